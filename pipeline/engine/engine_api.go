@@ -1,0 +1,56 @@
+// Package engine owns one data folder: it loads the model, keeps the index
+// store, runs reindexes and answers searches. The MCP server and the CLI
+// both talk to it, so they share one code path.
+package engine
+
+import "errors"
+
+// ErrBusy is returned when another reindex (in this process or another)
+// holds the index lock.
+var ErrBusy = errors.New("a reindex is already running on this index; try again when it finishes")
+
+// SearchRequest is one query. The caller applies defaults and validation.
+type SearchRequest struct {
+	Query          string
+	TopK           int
+	ScoreThreshold float64
+}
+
+// Result is one hit. Path is relative to the data folder, with "/" separators.
+type Result struct {
+	Path       string  `json:"path"`
+	Score      float64 `json:"score"` // cosine similarity
+	Snippet    string  `json:"snippet"`
+	ChunkIndex int     `json:"chunk_index"`
+	CharStart  int     `json:"char_start"`
+	CharEnd    int     `json:"char_end"`
+	Mtime      float64 `json:"mtime"`
+	Ext        string  `json:"ext"`
+	Page       int     `json:"page,omitempty"`
+	LineStart  int     `json:"line_start,omitempty"`
+	LineEnd    int     `json:"line_end,omitempty"`
+}
+
+// ReindexRequest mirrors the reindex tool's arguments.
+type ReindexRequest struct {
+	Force    bool
+	PathGlob string
+}
+
+// ReindexResult is what a reindex did.
+type ReindexResult struct {
+	FilesAdded   int   `json:"files_added"`
+	FilesUpdated int   `json:"files_updated"`
+	FilesRemoved int   `json:"files_removed"`
+	FilesFailed  int   `json:"files_failed"`
+	ChunksTotal  int   `json:"chunks_total"`
+	ElapsedMS    int64 `json:"elapsed_ms"`
+}
+
+// Progress is reported during a reindex, at most a few times per second.
+type Progress struct {
+	FilesDone   int
+	FilesTotal  int
+	ChunksDone  int
+	ChunksTotal int
+}

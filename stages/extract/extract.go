@@ -1,0 +1,98 @@
+// Package extract turns one file into normalised text: UTF-8, NFC, "\n" line
+// ends, no NUL bytes. Each format has its own reader; Extract picks one by
+// extension and turns any panic of a third-party parser into a per-file error.
+package extract
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+)
+
+// Document is the extracted, normalised text of one file.
+type Document struct {
+	Text string
+	// PageStarts[i] is the code-point offset in Text where page i+1 begins.
+	// Nil for formats without pages.
+	PageStarts []int
+	// Skipped lists parts that could not be read (for example a PDF page),
+	// each with its reason; the rest of the document is kept.
+	Skipped []string
+}
+
+// Limits bound the work one file may cause.
+type Limits struct {
+	MaxFileBytes int64 // size on disk
+	MaxChars     int   // code points of extracted text
+}
+
+// DefaultLimits suit document folders; larger files are reported, not read.
+var DefaultLimits = Limits{MaxFileBytes: 256 << 20, MaxChars: 32 << 20}
+
+// reader reads one format. It may panic; Extract recovers.
+type reader func(path string, lim Limits) (*Document, error)
+
+var readers = map[string]reader{
+	".txt":  readText,
+	".md":   readText,
+	".pdf":  readPDF,
+	".docx": readDOCX,
+	".html": readHTML,
+	".htm":  readHTML,
+	".csv":  readCSV,
+}
+
+// Supported reports whether ext (with its dot, any case) has a reader.
+func Supported(ext string) bool {
+	_, ok := readers[strings.ToLower(ext)]
+	return ok
+}
+
+// FileError is a per-file failure: the file is skipped, the run goes on.
+type FileError struct {
+	Path   string
+	Reason string
+	Err    error
+}
+
+func (e *FileError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Path, e.Reason, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Path, e.Reason)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Extract reads path with the reader for its extension. Every failure,
+// including a parser panic, comes back as a *FileError.
+func Extract(path string, lim Limits) (doc *Document, err error) {
+	r, ok := readers[strings.ToLower(filepath.Ext(path))]
+	if !ok {
+		return nil, &FileError{Path: path, Reason: "unsupported file type"}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			doc = nil
+			err = &FileError{Path: path, Reason: "parser panic", Err: fmt.Errorf("%v\n%s", p, debug.Stack())}
+		}
+	}()
+	doc, err = r(path, lim)
+	if err != nil {
+		if _, ok := err.(*FileError); !ok {
+			err = &FileError{Path: path, Reason: "read failed", Err: err}
+		}
+		return nil, err
+	}
+	return doc, nil
+}
+
+// Checksum is "sha256:<hex>" of the normalised text, so a file saved again
+// with the same content is recognised as unchanged.
+func Checksum(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,422 @@
+// Package faiss is a small cgo binding over Debian's static FAISS 1.7.3,
+// shaped like go-faiss. Debian's libfaiss lacks the FAISS C API, so the
+// package carries its own C++ shim (shim.cpp) that turns C++ exceptions into
+// Go errors.
+//
+// Thread safety: an Index is not safe for concurrent mutation. Concurrent
+// Search/SearchInto/Reconstruct calls on one index that nobody mutates are
+// safe for the flat and IDMap2 indexes this project uses (FAISS searches
+// are const). Mutating calls (Add, AddWithIDs, RemoveIDs, Train,
+// SetParameter) need exclusive access. Close must not run while any other
+// call on the same index is in flight: callers reference-count snapshots and
+// close only after the last reader is done.
+package faiss
+
+/*
+#cgo CXXFLAGS: -std=c++17 -fopenmp -O2
+#cgo LDFLAGS: -lfaiss -lopenblas -llapack -lgomp -lstdc++ -lm
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// Metric types, with FAISS's numeric values.
+const (
+	MetricInnerProduct = 0
+	MetricL2           = 1
+)
+
+// ErrClosed is returned by calls on an index that was closed or whose
+// ownership moved into another index.
+var ErrClosed = errors.New("faiss: index is closed")
+
+// Index is a FAISS index in C++ memory. Call Close when done; a cleanup
+// frees a forgotten index at garbage collection only as a safety net.
+type Index struct {
+	ptr     C.fs_index
+	d       int
+	mu      sync.Mutex // serialises Close/ownership transfer only
+	cleanup runtime.Cleanup
+}
+
+func wrap(ptr C.fs_index) *Index {
+	idx := &Index{ptr: ptr, d: int(C.fs_index_d(ptr))}
+	idx.cleanup = runtime.AddCleanup(idx, func(p C.fs_index) { C.fs_index_free(p) }, ptr)
+	return idx
+}
+
+// cError turns a shim error string into a Go error and frees it.
+func cError(op string, msg *C.char) error {
+	if msg == nil {
+		return nil
+	}
+	defer C.free(unsafe.Pointer(msg))
+	return fmt.Errorf("faiss: %s: %s", op, C.GoString(msg))
+}
+
+// NewIndexFlatIP returns an exact inner-product index of dimension d.
+func NewIndexFlatIP(d int) (*Index, error) {
+	return newFlat(d, MetricInnerProduct)
+}
+
+// NewIndexFlatL2 returns an exact L2 index of dimension d.
+func NewIndexFlatL2(d int) (*Index, error) {
+	return newFlat(d, MetricL2)
+}
+
+func newFlat(d, metric int) (*Index, error) {
+	if d <= 0 {
+		return nil, fmt.Errorf("faiss: dimension %d must be positive", d)
+	}
+	var p C.fs_index
+	if err := cError("IndexFlat", C.fs_index_flat(C.int(d), C.int(metric), &p)); err != nil {
+		return nil, err
+	}
+	return wrap(p), nil
+}
+
+// NewIDMap2 wraps inner in an IndexIDMap2, which maps caller-chosen int64
+// ids to vectors and supports Reconstruct by id. It takes ownership of
+// inner: afterwards inner's methods return ErrClosed and inner.Close is a
+// no-op; closing the returned index frees both.
+func NewIDMap2(inner *Index) (*Index, error) {
+	inner.mu.Lock()
+	defer inner.mu.Unlock()
+	if inner.ptr == nil {
+		return nil, ErrClosed
+	}
+	var p C.fs_index
+	if err := cError("IndexIDMap2", C.fs_index_idmap2(inner.ptr, &p)); err != nil {
+		return nil, err
+	}
+	inner.detach()
+	return wrap(p), nil
+}
+
+// NewIndexShards joins shards of equal dimension into one IndexShards and
+// takes ownership of them (as NewIDMap2 does). With threaded, a search runs
+// one thread per shard, which helps single queries on flat shards. With
+// successiveIDs, shard i's labels are shifted by the sizes of shards before
+// it and the index accepts only one Add; without it, shards must accept
+// AddWithIDs (e.g. IDMap2 shards) and AddWithIDs splits a batch evenly.
+func NewIndexShards(threaded, successiveIDs bool, shards ...*Index) (*Index, error) {
+	if len(shards) == 0 {
+		return nil, errors.New("faiss: IndexShards needs at least one shard")
+	}
+	for i, s := range shards {
+		for _, t := range shards[:i] {
+			if s == t {
+				return nil, errors.New("faiss: IndexShards given the same shard twice")
+			}
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.ptr == nil {
+			return nil, ErrClosed
+		}
+	}
+	// The pointer array lives in C memory so cgo's pointer checks see no Go
+	// memory holding pointers.
+	arr := unsafe.Slice((*C.fs_index)(C.malloc(C.size_t(len(shards))*C.size_t(unsafe.Sizeof(C.fs_index(nil))))), len(shards))
+	defer C.free(unsafe.Pointer(&arr[0]))
+	for i, s := range shards {
+		arr[i] = s.ptr
+	}
+	var p C.fs_index
+	err := cError("IndexShards", C.fs_index_shards(C.int(shards[0].d), cBool(threaded), cBool(successiveIDs), &arr[0], C.int(len(shards)), &p))
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range shards {
+		s.detach()
+	}
+	return wrap(p), nil
+}
+
+func cBool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// IndexFactory builds an index from a FAISS factory description such as
+// "Flat", "IDMap2,Flat" or "IDMap2,HNSW32,Flat"; metric is MetricInnerProduct
+// or MetricL2.
+func IndexFactory(d int, description string, metric int) (*Index, error) {
+	if d <= 0 {
+		return nil, fmt.Errorf("faiss: dimension %d must be positive", d)
+	}
+	cs := C.CString(description)
+	defer C.free(unsafe.Pointer(cs))
+	var p C.fs_index
+	if err := cError("index_factory", C.fs_index_factory(C.int(d), cs, C.int(metric), &p)); err != nil {
+		return nil, err
+	}
+	return wrap(p), nil
+}
+
+// ReadIndex loads an index written by WriteIndex or by FAISS itself.
+func ReadIndex(path string) (*Index, error) {
+	cs := C.CString(path)
+	defer C.free(unsafe.Pointer(cs))
+	var p C.fs_index
+	if err := cError("read_index", C.fs_read_index(cs, &p)); err != nil {
+		return nil, err
+	}
+	return wrap(p), nil
+}
+
+// WriteIndex serialises idx to path in FAISS's own format. It writes path
+// in place; callers wanting atomic replacement write a temporary file and
+// rename it.
+func WriteIndex(idx *Index, path string) error {
+	if idx.ptr == nil {
+		return ErrClosed
+	}
+	cs := C.CString(path)
+	defer C.free(unsafe.Pointer(cs))
+	err := cError("write_index", C.fs_write_index(idx.ptr, cs))
+	runtime.KeepAlive(idx)
+	return err
+}
+
+// SetOMPThreads sets how many OpenMP threads each FAISS call may use; n <= 0
+// restores the default OpenMP chose at start-up (OMP_NUM_THREADS or the
+// number of CPUs). A single flat-index query uses one thread regardless.
+func SetOMPThreads(n int) {
+	C.fs_set_omp_threads(C.int(n))
+}
+
+// OMPThreads reports the OpenMP thread count FAISS calls will use.
+func OMPThreads() int {
+	return int(C.fs_omp_max_threads())
+}
+
+// detach gives up ownership of the C++ index without freeing it; the
+// caller holds idx.mu.
+func (idx *Index) detach() {
+	idx.cleanup.Stop()
+	idx.ptr = nil
+}
+
+// Close frees the index. It is idempotent and must not run concurrently
+// with other calls on the same index.
+func (idx *Index) Close() error {
+	idx.mu.Lock()
+	defer idx.mu.Unlock()
+	if idx.ptr == nil {
+		return nil
+	}
+	idx.cleanup.Stop()
+	C.fs_index_free(idx.ptr)
+	idx.ptr = nil
+	return nil
+}
+
+// D is the vector dimension.
+func (idx *Index) D() int { return idx.d }
+
+// Ntotal is the number of vectors in the index (0 once closed).
+func (idx *Index) Ntotal() int64 {
+	if idx.ptr == nil {
+		return 0
+	}
+	n := int64(C.fs_index_ntotal(idx.ptr))
+	runtime.KeepAlive(idx)
+	return n
+}
+
+// IsTrained reports whether the index is ready for Add (flat indexes always
+// are; IVF and PQ indexes need Train first).
+func (idx *Index) IsTrained() bool {
+	if idx.ptr == nil {
+		return false
+	}
+	t := C.fs_index_is_trained(idx.ptr) != 0
+	runtime.KeepAlive(idx)
+	return t
+}
+
+// MetricType is MetricInnerProduct or MetricL2 (or another FAISS metric).
+func (idx *Index) MetricType() int {
+	if idx.ptr == nil {
+		return -1
+	}
+	m := int(C.fs_index_metric(idx.ptr))
+	runtime.KeepAlive(idx)
+	return m
+}
+
+// rows checks that x holds whole vectors and returns how many.
+func (idx *Index) rows(x []float32) (int, error) {
+	if idx.ptr == nil {
+		return 0, ErrClosed
+	}
+	if len(x)%idx.d != 0 {
+		return 0, fmt.Errorf("faiss: vector data length %d is not a multiple of dimension %d", len(x), idx.d)
+	}
+	return len(x) / idx.d, nil
+}
+
+// Train trains the index on the row-major vectors in x.
+func (idx *Index) Train(x []float32) error {
+	n, err := idx.rows(x)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errors.New("faiss: train needs at least one vector")
+	}
+	err = cError("train", C.fs_index_train(idx.ptr, C.int64_t(n), (*C.float)(&x[0])))
+	runtime.KeepAlive(idx)
+	return err
+}
+
+// Add appends the row-major vectors in x with sequential ids.
+func (idx *Index) Add(x []float32) error {
+	n, err := idx.rows(x)
+	if err != nil || n == 0 {
+		return err
+	}
+	err = cError("add", C.fs_index_add(idx.ptr, C.int64_t(n), (*C.float)(&x[0])))
+	runtime.KeepAlive(idx)
+	return err
+}
+
+// AddWithIDs appends the row-major vectors in x under the given ids, one
+// per vector. Flat indexes refuse it; wrap them with NewIDMap2.
+func (idx *Index) AddWithIDs(x []float32, ids []int64) error {
+	n, err := idx.rows(x)
+	if err != nil {
+		return err
+	}
+	if len(ids) != n {
+		return fmt.Errorf("faiss: %d ids for %d vectors", len(ids), n)
+	}
+	if n == 0 {
+		return nil
+	}
+	err = cError("add_with_ids", C.fs_index_add_with_ids(idx.ptr, C.int64_t(n), (*C.float)(&x[0]), (*C.int64_t)(&ids[0])))
+	runtime.KeepAlive(idx)
+	return err
+}
+
+// RemoveIDs removes the vectors with the given ids and returns how many
+// were removed. On a bare flat index ids are positions, and the remaining
+// vectors shift down.
+func (idx *Index) RemoveIDs(ids []int64) (int, error) {
+	if idx.ptr == nil {
+		return 0, ErrClosed
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	var removed C.int64_t
+	err := cError("remove_ids", C.fs_index_remove_ids(idx.ptr, C.int64_t(len(ids)), (*C.int64_t)(&ids[0]), &removed))
+	runtime.KeepAlive(idx)
+	return int(removed), err
+}
+
+// Search returns the k nearest neighbours of each query in x, row-major:
+// distances[i*k+j] and labels[i*k+j] are query i's j-th hit. When fewer
+// than k vectors exist, the missing hits have label -1.
+func (idx *Index) Search(x []float32, k int) (distances []float32, labels []int64, err error) {
+	n, err := idx.rows(x)
+	if err != nil {
+		return nil, nil, err
+	}
+	if k <= 0 {
+		return nil, nil, fmt.Errorf("faiss: k = %d must be positive", k)
+	}
+	distances = make([]float32, n*k)
+	labels = make([]int64, n*k)
+	if err := idx.SearchInto(x, k, distances, labels); err != nil {
+		return nil, nil, err
+	}
+	return distances, labels, nil
+}
+
+// SearchInto is Search writing into caller-owned buffers, so a hot path
+// can reuse them and allocate nothing: distances and labels must each hold
+// at least len(x)/D()*k elements; the first len(x)/D()*k are overwritten.
+func (idx *Index) SearchInto(x []float32, k int, distances []float32, labels []int64) error {
+	n, err := idx.rows(x)
+	if err != nil {
+		return err
+	}
+	if k <= 0 {
+		return fmt.Errorf("faiss: k = %d must be positive", k)
+	}
+	if len(distances) < n*k || len(labels) < n*k {
+		return fmt.Errorf("faiss: result buffers hold %d distances and %d labels, need %d", len(distances), len(labels), n*k)
+	}
+	if n == 0 {
+		return nil
+	}
+	msg := C.fs_index_search(idx.ptr, C.int64_t(n), (*C.float)(&x[0]), C.int64_t(k), (*C.float)(&distances[0]), (*C.int64_t)(&labels[0]))
+	runtime.KeepAlive(idx)
+	return cError("search", msg)
+}
+
+// Reconstruct returns the stored vector for id: the external id on an
+// IDMap2 index, the position on a flat one. It writes into dst when dst
+// has capacity for D() values, else allocates.
+func (idx *Index) Reconstruct(id int64, dst []float32) ([]float32, error) {
+	if idx.ptr == nil {
+		return nil, ErrClosed
+	}
+	if cap(dst) >= idx.d {
+		dst = dst[:idx.d]
+	} else {
+		dst = make([]float32, idx.d)
+	}
+	err := cError("reconstruct", C.fs_index_reconstruct(idx.ptr, C.int64_t(id), (*C.float)(&dst[0])))
+	runtime.KeepAlive(idx)
+	if err != nil {
+		return nil, err
+	}
+	return dst, nil
+}
+
+// Clone returns a deep copy (faiss::clone_index) that shares nothing with
+// idx; the copy must be closed separately.
+func (idx *Index) Clone() (*Index, error) {
+	if idx.ptr == nil {
+		return nil, ErrClosed
+	}
+	var p C.fs_index
+	err := cError("clone_index", C.fs_index_clone(idx.ptr, &p))
+	runtime.KeepAlive(idx)
+	if err != nil {
+		return nil, err
+	}
+	return wrap(p), nil
+}
+
+// SetParameter sets a search-time parameter through faiss::ParameterSpace,
+// e.g. "efSearch" on HNSW or "nprobe" on IVF (reached through IDMap2).
+// Unknown names are an error. It mutates the index.
+func (idx *Index) SetParameter(name string, value float64) error {
+	if idx.ptr == nil {
+		return ErrClosed
+	}
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	err := cError("set_index_parameter", C.fs_index_set_parameter(idx.ptr, cs, C.double(value)))
+	runtime.KeepAlive(idx)
+	return err
+}
+
+// SetHNSWEfSearch sets efSearch on an HNSW index (or one wrapped by IDMap2).
+func (idx *Index) SetHNSWEfSearch(ef int) error {
+	return idx.SetParameter("efSearch", float64(ef))
+}

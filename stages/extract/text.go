@@ -2,7 +2,16 @@ package extract
 
 import "errors"
 
-// readText is a placeholder until the text reader lands.
+// readText reads a .txt or .md file in any common encoding (see
+// decodeBytes). A 0-byte file is an empty Document, not an error.
 func readText(path string, lim Limits) (*Document, error) {
-	return nil, errors.New("text reader not implemented")
+	b, err := readLimited(path, lim)
+	if err != nil {
+		return nil, err
+	}
+	s, err := decodeBytes(b)
+	if errors.Is(err, errBinary) {
+		return nil, &FileError{Path: path, Reason: "binary file"}
+	}
+	return finish(path, s, lim)
 }

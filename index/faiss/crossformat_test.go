@@ -17,9 +17,9 @@ var update = flag.Bool("update", false, "rewrite testdata/go_written.index")
 
 // Must match the GO_* constants in testdata/crosswrite.py.
 const (
-	goSeed, goQSeed       = 7, 8
-	goN, goD, goNQ, goK   = 100, 8, 4, 5
-	goID0           int64 = 2000
+	goSeed, goQSeed           = 7, 8
+	goN, goD, goNQ, goK       = 100, 8, 4, 5
+	goID0               int64 = 2000
 )
 
 // lcgVectors makes unit vectors from a 32-bit LCG that crosswrite.py

@@ -1,13 +1,105 @@
 // Command micro-rag-mcp serves semantic search over one folder of documents
-// through the Model Context Protocol on stdio.
+// through the Model Context Protocol on stdio. The subcommands search,
+// reindex and status run the same engine once, for humans at a terminal.
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
 )
 
+// version is set at link time (-ldflags "-X main.version=..."); otherwise
+// the module version from the build info is used.
+var version = ""
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// exitError carries an exit code: 2 for usage errors, 1 for the rest.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func usageErr(format string, a ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, a...)}
+}
+
 func main() {
-	fmt.Fprintln(os.Stderr, "micro-rag-mcp: not yet wired")
-	os.Exit(2)
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is main without os.Exit, so deferred profile writers finish.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var err error
+	cmd := ""
+	if len(args) > 0 {
+		cmd = args[0]
+	}
+	switch cmd {
+	case "search":
+		err = runSearch(ctx, args[1:], stdout, stderr)
+	case "reindex":
+		err = runReindex(ctx, args[1:], stdout, stderr)
+	case "status":
+		err = runStatus(ctx, args[1:], stdout, stderr)
+	case "help":
+		printMainUsage(stdout)
+		return 0
+	default:
+		err = runServe(ctx, args, stdin, stdout, stderr)
+	}
+	if err == nil || errors.Is(err, errHelp) {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		fmt.Fprintf(stderr, "micro-rag-mcp: %v\n", ee.err)
+		if ee.code == 2 {
+			fmt.Fprintln(stderr, "Run 'micro-rag-mcp --help' for usage.")
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "micro-rag-mcp: %v\n", err)
+	return 1
+}
+
+func printMainUsage(w io.Writer) {
+	fmt.Fprint(w, `micro-rag-mcp: local semantic search over a folder, as an MCP server on stdio.
+
+Usage:
+  micro-rag-mcp --data-folder DIR --title NAME --inst TEXT [options]   serve MCP on stdio
+  micro-rag-mcp search  --data-folder DIR [--top-k N] [--score-threshold X] QUERY
+  micro-rag-mcp reindex --data-folder DIR [--force] [--path-glob GLOB]
+  micro-rag-mcp status  --data-folder DIR
+
+Run 'micro-rag-mcp COMMAND --help' for the options of a command.
+`)
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageErr("--log-level: %q is not one of debug, info, warn, error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+)
+
+// runServe is the MCP server on stdio.
+func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	var c common
+	var title, inst string
+	fs := newFlagSet("micro-rag-mcp",
+		"micro-rag-mcp --data-folder DIR --title NAME --inst TEXT [options]\n"+
+			"  micro-rag-mcp search|reindex|status --help", stderr)
+	c.register(fs)
+	fs.StringVar(&title, "title", "", "MCP server name shown to clients (required)")
+	fs.StringVar(&inst, "inst", "", "MCP instructions sent verbatim to clients (required)")
+	pos, err := parseFlags(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if c.version {
+		fmt.Fprintln(stdout, buildVersion())
+		return nil
+	}
+	if len(pos) > 0 {
+		fs.Usage()
+		return usageErr("unexpected argument %q (subcommands are search, reindex, status)", pos[0])
+	}
+	if err := required(fs, "data-folder", "title", "inst"); err != nil {
+		return err
+	}
+	cfg, log, cleanup, err := c.setup(stderr)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+
+	out := stdout
+	if stdout == os.Stdout {
+		f, err := protectStdout()
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = f
+	}
+
+	eng, err := engine.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := eng.Close(); err != nil {
+			log.Error("closing engine", "err", err)
+		}
+	}()
+	s := mcpserver.New(eng, mcpserver.Options{
+		Name: title, Version: buildVersion(), Instructions: inst, Logger: log,
+	})
+	// Start right away: initialize and tools/list are answered while the
+	// model loads and the first reindex runs in the background.
+	eng.Start(ctx)
+	log.Info("serving MCP on stdio", "title", title, "data_folder", cfg.DataFolder, "version", buildVersion())
+
+	stdio := server.NewStdioServer(s)
+	stdio.SetErrorLogger(slog.NewLogLogger(log.Handler(), slog.LevelError))
+	err = stdio.Listen(ctx, stdin, out)
+	if errors.Is(err, context.Canceled) {
+		err = nil // SIGINT/SIGTERM
+	}
+	log.Info("MCP session ended")
+	return err
+}
+
+// openEngine starts an engine for a one-shot command and waits for its model.
+func openEngine(ctx context.Context, cfg engine.Config, log *slog.Logger) (*engine.Engine, error) {
+	cfg.NoInitialReindex = true
+	eng, err := engine.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	eng.Start(ctx)
+	if err := eng.WaitModel(ctx); err != nil {
+		eng.Close()
+		return nil, fmt.Errorf("loading the model: %w", err)
+	}
+	return eng, nil
+}
+
+func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var c common
+	var topK int
+	var threshold float64
+	var asJSON bool
+	fs := newFlagSet("search", `micro-rag-mcp search --data-folder DIR [--top-k N] [--score-threshold X] [--json] "QUERY"`, stderr)
+	c.register(fs)
+	fs.IntVar(&topK, "top-k", mcpserver.DefaultTopK, "number of passages to show (1-50)")
+	fs.Float64Var(&threshold, "score-threshold", mcpserver.DefaultScoreThreshold, "minimum cosine similarity (0-1)")
+	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
+	pos, err := parseFlags(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if c.version {
+		fmt.Fprintln(stdout, buildVersion())
+		return nil
+	}
+	if err := required(fs, "data-folder"); err != nil {
+		return err
+	}
+	query := strings.TrimSpace(strings.Join(pos, " "))
+	if query == "" {
+		fs.Usage()
+		return usageErr("search needs a query")
+	}
+	req, err := mcpserver.ParseSearch(map[string]any{
+		"query": query, "top_k": float64(topK), "score_threshold": threshold,
+	})
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	cfg, log, cleanup, err := c.setup(stderr)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	eng, err := openEngine(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	res, err := eng.Search(ctx, req)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if res == nil {
+			res = []engine.Result{}
+		}
+		return writeJSON(stdout, mcpserver.SearchOutput{Results: res})
+	}
+	printResults(stdout, res)
+	return nil
+}
+
+// printResults writes a ranked table: rank, score, where, snippet.
+func printResults(w io.Writer, res []engine.Result) {
+	if len(res) == 0 {
+		fmt.Fprintln(w, "no results (is the folder indexed? run: micro-rag-mcp reindex --data-folder DIR)")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RANK\tSCORE\tWHERE\tSNIPPET")
+	for i, r := range res {
+		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", i+1, r.Score, mcpserver.Citation(r), oneLine(r.Snippet, 90))
+	}
+	tw.Flush()
+}
+
+// oneLine collapses whitespace and cuts s to at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var c common
+	var force, asJSON bool
+	var glob string
+	fs := newFlagSet("reindex", "micro-rag-mcp reindex --data-folder DIR [--force] [--path-glob GLOB] [--json]", stderr)
+	c.register(fs)
+	fs.BoolVar(&force, "force", false, "re-extract and re-embed every file")
+	fs.StringVar(&glob, "path-glob", "", "only files matching this shell pattern, relative to the data folder")
+	fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	pos, err := parseFlags(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if c.version {
+		fmt.Fprintln(stdout, buildVersion())
+		return nil
+	}
+	if len(pos) > 0 {
+		fs.Usage()
+		return usageErr("unexpected argument %q", pos[0])
+	}
+	if err := required(fs, "data-folder"); err != nil {
+		return err
+	}
+	cfg, log, cleanup, err := c.setup(stderr)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	eng, err := openEngine(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	bar := newProgressBar(stderr)
+	res, err := eng.Reindex(ctx, engine.ReindexRequest{Force: force, PathGlob: glob}, bar.update)
+	bar.done()
+	switch {
+	case errors.Is(err, engine.ErrBusy):
+		return fmt.Errorf("busy: %w", err)
+	case err != nil && ctx.Err() != nil:
+		return errors.New("reindex interrupted; the previous index is unchanged")
+	case err != nil:
+		return err
+	}
+	if asJSON {
+		return writeJSON(stdout, res)
+	}
+	fmt.Fprintf(stdout, "files added:   %d\nfiles updated: %d\nfiles removed: %d\nfiles failed:  %d\nchunks total:  %d\nelapsed:       %s\n",
+		res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal,
+		(time.Duration(res.ElapsedMS) * time.Millisecond).String())
+	return nil
+}
+
+func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var c common
+	var asJSON bool
+	fs := newFlagSet("status", "micro-rag-mcp status --data-folder DIR [--json]", stderr)
+	c.register(fs)
+	fs.BoolVar(&asJSON, "json", false, "print the status as JSON")
+	pos, err := parseFlags(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if c.version {
+		fmt.Fprintln(stdout, buildVersion())
+		return nil
+	}
+	if len(pos) > 0 {
+		fs.Usage()
+		return usageErr("unexpected argument %q", pos[0])
+	}
+	if err := required(fs, "data-folder"); err != nil {
+		return err
+	}
+	cfg, _, cleanup, err := c.setup(stderr)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	cfg.NoInitialReindex = true
+	// TODO(engine): Status is read without Start, assuming New (or Status
+	// itself) reads the stored index; revisit if the engine loads it in Start.
+	eng, err := engine.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	st := eng.Status()
+	if asJSON {
+		return writeJSON(stdout, st)
+	}
+	last := "never"
+	if !st.LastReindex.IsZero() {
+		last = st.LastReindex.Local().Format(time.RFC3339)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "data folder:\t%s\n", st.DataFolder)
+	fmt.Fprintf(tw, "index folder:\t%s\n", st.IndexFolder)
+	fmt.Fprintf(tw, "files:\t%d\n", st.Files)
+	fmt.Fprintf(tw, "chunks:\t%d\n", st.Chunks)
+	fmt.Fprintf(tw, "tombstones:\t%d\n", st.Tombstones)
+	fmt.Fprintf(tw, "model:\t%s\n", st.Model)
+	fmt.Fprintf(tw, "index size:\t%s\n", humanBytes(st.IndexBytes))
+	fmt.Fprintf(tw, "last reindex:\t%s\n", last)
+	if st.Reindexing {
+		fmt.Fprintf(tw, "reindexing:\tyes (another process holds the lock)\n")
+	}
+	return tw.Flush()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"path/filepath"
+	rpprof "runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+	"github.com/micro-rag/micro-rag-mcp/stages/extract"
+)
+
+// errHelp ends a command after --help printed its usage (exit 0).
+var errHelp = errors.New("help requested")
+
+const defaultExts = ".txt,.md,.pdf,.docx"
+
+// common holds the flags every command takes.
+type common struct {
+	dataFolder  string
+	indexFolder string
+	exts        string
+	modelDir    string
+	ortLib      string
+	logLevel    string
+	cpuProfile  string
+	pprofAddr   string
+	version     bool
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.dataFolder, "data-folder", "", "folder of documents to index (required)")
+	fs.StringVar(&c.indexFolder, "index-folder", "", "where the index lives (default <data-folder>/index)")
+	fs.StringVar(&c.exts, "exts", defaultExts, "comma-separated file extensions to index")
+	fs.StringVar(&c.modelDir, "model-dir", "", "folder holding model.onnx and tokenizer.json (default: the user cache)")
+	fs.StringVar(&c.ortLib, "ort-lib", "", "path of libonnxruntime.so (default: the user cache)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until exit")
+	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)")
+	fs.BoolVar(&c.version, "version", false, "print the version and exit")
+}
+
+// newFlagSet returns a flag set whose usage goes to stderr after the given synopsis.
+func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage:\n  %s\n\nOptions:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args, allowing positional arguments between flags
+// ("search "query" --top-k 3"). --help prints usage to stdout.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(stdout)
+				fs.Usage()
+				return nil, errHelp
+			}
+			// flag already printed the error and usage to stderr.
+			return nil, &exitError{code: 2, err: err}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// required reports a usage error (with usage on stderr) when any named flag is empty.
+func required(fs *flag.FlagSet, names ...string) error {
+	var missing []string
+	for _, n := range names {
+		if fs.Lookup(n).Value.String() == "" {
+			missing = append(missing, "--"+n)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	fs.Usage()
+	return usageErr("missing required flag(s): %s", strings.Join(missing, ", "))
+}
+
+// parseExts normalises "--exts": lower case, leading dot, known readers only.
+func parseExts(s string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, e := range strings.Split(s, ",") {
+		e = strings.ToLower(strings.TrimSpace(e))
+		if e == "" {
+			continue
+		}
+		if !strings.HasPrefix(e, ".") {
+			e = "." + e
+		}
+		if !extract.Supported(e) {
+			return nil, usageErr("--exts: no reader for %q", e)
+		}
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return nil, usageErr("--exts: no extensions given")
+	}
+	return out, nil
+}
+
+// checkDataFolder makes sure the folder exists, is a directory and can be listed.
+func checkDataFolder(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("data folder %s does not exist", abs)
+	case err != nil:
+		return "", fmt.Errorf("data folder %s: %w", abs, err)
+	case !fi.IsDir():
+		return "", fmt.Errorf("data folder %s is not a directory", abs)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", fmt.Errorf("data folder %s is not readable: %w", abs, err)
+	}
+	defer f.Close()
+	if _, err := f.Readdirnames(1); err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("data folder %s is not readable: %w", abs, err)
+	}
+	return abs, nil
+}
+
+// setup turns the common flags into an engine configuration and starts the
+// profilers. cleanup stops them; call it before exiting.
+func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, cleanup func(), err error) {
+	cleanup = func() {}
+	log, err = newLogger(stderr, c.logLevel)
+	if err != nil {
+		return cfg, nil, cleanup, err
+	}
+	exts, err := parseExts(c.exts)
+	if err != nil {
+		return cfg, nil, cleanup, err
+	}
+	data, err := checkDataFolder(c.dataFolder)
+	if err != nil {
+		return cfg, nil, cleanup, err
+	}
+	index := c.indexFolder
+	if index != "" {
+		if index, err = filepath.Abs(index); err != nil {
+			return cfg, nil, cleanup, err
+		}
+	}
+	var stops []func()
+	cleanup = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	if c.pprofAddr != "" {
+		stop, err := servePprof(c.pprofAddr, log)
+		if err != nil {
+			return cfg, nil, cleanup, err
+		}
+		stops = append(stops, stop)
+	}
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			cleanup()
+			return cfg, nil, func() {}, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := rpprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			cleanup()
+			return cfg, nil, func() {}, fmt.Errorf("--cpuprofile: %w", err)
+		}
+		stops = append(stops, func() {
+			rpprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				log.Error("writing CPU profile", "err", err)
+			}
+		})
+	}
+	cfg = engine.Config{
+		DataFolder:  data,
+		IndexFolder: index,
+		Exts:        exts,
+		ModelDir:    c.modelDir,
+		ORTLibrary:  c.ortLib,
+		Logger:      log,
+	}
+	return cfg, log, cleanup, nil
+}
+
+// checkLoopback refuses pprof addresses that would listen beyond this machine.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageErr("--pprof: %v", err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return usageErr("--pprof: %q is not a loopback address (use 127.0.0.1:PORT or localhost:PORT)", addr)
+}
+
+// servePprof serves the profiling endpoints on their own mux, never the default one.
+func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
+	if err := checkLoopback(addr); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--pprof: %w", err)
+	}
+	if tcp, ok := ln.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
+		ln.Close()
+		return nil, usageErr("--pprof: %s resolved to a non-loopback address", addr)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("pprof server", "err", err)
+		}
+	}()
+	log.Info("pprof listening", "addr", "http://"+ln.Addr().String()+"/debug/pprof/")
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	}, nil
+}

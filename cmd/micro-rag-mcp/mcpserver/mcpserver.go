@@ -1,0 +1,376 @@
+// Package mcpserver exposes one engine as an MCP server with exactly two
+// tools, search and reindex. It validates arguments and applies defaults
+// itself because mcp-go only advertises them in the schema.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+)
+
+// Engine is the part of *engine.Engine the tools use.
+type Engine interface {
+	Search(ctx context.Context, req engine.SearchRequest) ([]engine.Result, error)
+	Reindex(ctx context.Context, req engine.ReindexRequest, progress func(engine.Progress)) (engine.ReindexResult, error)
+}
+
+// Argument limits and defaults, shared with the CLI.
+const (
+	DefaultTopK           = 5
+	MinTopK               = 1
+	MaxTopK               = 50
+	DefaultScoreThreshold = 0.2
+)
+
+// progressInterval keeps progress notifications to about four a second, far
+// below what the 100-slot notification channel can absorb.
+const progressInterval = 250 * time.Millisecond
+
+// Options describe the server as clients see it.
+type Options struct {
+	Name         string // serverInfo.name (--title)
+	Version      string // serverInfo.version
+	Instructions string // sent verbatim (--inst)
+	Logger       *slog.Logger
+}
+
+// New builds the MCP server. It does not start the engine.
+func New(eng Engine, opts Options) *server.MCPServer {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := server.NewMCPServer(opts.Name, opts.Version,
+		server.WithInstructions(opts.Instructions),
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+	)
+	t := &tools{eng: eng, srv: s, log: log}
+	s.AddTool(SearchTool(), t.search)
+	s.AddTool(ReindexTool(), t.reindex)
+	return s
+}
+
+// SearchTool describes the search tool.
+func SearchTool() mcp.Tool {
+	return mcp.NewTool("search",
+		mcp.WithDescription("Semantic search over the documents of this folder. "+
+			"Returns the best-matching passages with their file path, cosine score and location."),
+		mcp.WithString("query", mcp.Required(), mcp.MinLength(1),
+			mcp.Description("What to look for, in natural language.")),
+		mcp.WithInteger("top_k", mcp.DefaultNumber(DefaultTopK), mcp.Min(MinTopK), mcp.Max(MaxTopK),
+			mcp.Description("How many passages to return at most.")),
+		mcp.WithNumber("score_threshold", mcp.DefaultNumber(DefaultScoreThreshold), mcp.Min(0.0), mcp.Max(1.0),
+			mcp.Description("Drop passages whose cosine similarity is below this.")),
+		mcp.WithRawOutputSchema([]byte(searchOutputSchema)),
+		mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	)
+}
+
+// ReindexTool describes the reindex tool.
+func ReindexTool() mcp.Tool {
+	return mcp.NewTool("reindex",
+		mcp.WithDescription("Bring the index up to date with the folder: new and changed files are "+
+			"indexed, deleted files are dropped. Unchanged files are skipped unless force is set."),
+		mcp.WithBoolean("force", mcp.DefaultBool(false),
+			mcp.Description("Re-extract and re-embed every file, changed or not.")),
+		mcp.WithString("path_glob",
+			mcp.Description("Only consider files matching this shell pattern, relative to the data folder (e.g. \"docs/*.md\").")),
+		mcp.WithRawOutputSchema([]byte(reindexOutputSchema)),
+		mcp.WithReadOnlyHintAnnotation(false),
+		mcp.WithDestructiveHintAnnotation(false),
+		mcp.WithIdempotentHintAnnotation(true),
+		mcp.WithOpenWorldHintAnnotation(false),
+	)
+}
+
+const searchOutputSchema = `{
+  "type": "object",
+  "properties": {
+    "results": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "path": {"type": "string", "description": "relative to the data folder, / separated"},
+          "score": {"type": "number", "description": "cosine similarity"},
+          "snippet": {"type": "string"},
+          "chunk_index": {"type": "integer"},
+          "char_start": {"type": "integer"},
+          "char_end": {"type": "integer"},
+          "mtime": {"type": "number", "description": "seconds since the Unix epoch"},
+          "ext": {"type": "string"},
+          "page": {"type": "integer", "description": "PDF page, from 1"},
+          "line_start": {"type": "integer"},
+          "line_end": {"type": "integer"}
+        },
+        "required": ["path", "score", "snippet", "chunk_index", "char_start", "char_end", "mtime", "ext"]
+      }
+    }
+  },
+  "required": ["results"]
+}`
+
+const reindexOutputSchema = `{
+  "type": "object",
+  "properties": {
+    "files_added": {"type": "integer"},
+    "files_updated": {"type": "integer"},
+    "files_removed": {"type": "integer"},
+    "files_failed": {"type": "integer"},
+    "chunks_total": {"type": "integer"},
+    "elapsed_ms": {"type": "integer"}
+  },
+  "required": ["files_added", "files_updated", "files_removed", "files_failed", "chunks_total", "elapsed_ms"]
+}`
+
+// SearchOutput is the structured result of the search tool.
+type SearchOutput struct {
+	Results []engine.Result `json:"results"`
+}
+
+type tools struct {
+	eng Engine
+	srv *server.MCPServer
+	log *slog.Logger
+}
+
+// ParseSearch applies defaults and checks ranges. Its error text is meant for
+// the model calling the tool.
+func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
+	req := engine.SearchRequest{TopK: DefaultTopK, ScoreThreshold: DefaultScoreThreshold}
+	if err := knownArgs(args, "query", "top_k", "score_threshold"); err != nil {
+		return req, err
+	}
+	q, ok := args["query"]
+	if !ok || q == nil {
+		return req, errors.New(`missing required argument "query" (a non-empty string)`)
+	}
+	qs, ok := q.(string)
+	if !ok {
+		return req, fmt.Errorf(`argument "query" must be a string, got %s`, jsonType(q))
+	}
+	if strings.TrimSpace(qs) == "" {
+		return req, errors.New(`argument "query" must not be empty`)
+	}
+	req.Query = qs
+	if v, ok := args["top_k"]; ok && v != nil {
+		f, ok := v.(float64)
+		if !ok {
+			return req, fmt.Errorf(`argument "top_k" must be an integer, got %s`, jsonType(v))
+		}
+		if f != math.Trunc(f) {
+			return req, fmt.Errorf(`argument "top_k" must be an integer, got %v`, f)
+		}
+		if f < MinTopK || f > MaxTopK {
+			return req, fmt.Errorf(`argument "top_k" must be between %d and %d, got %v`, MinTopK, MaxTopK, f)
+		}
+		req.TopK = int(f)
+	}
+	if v, ok := args["score_threshold"]; ok && v != nil {
+		f, ok := v.(float64)
+		if !ok {
+			return req, fmt.Errorf(`argument "score_threshold" must be a number, got %s`, jsonType(v))
+		}
+		if f < 0 || f > 1 || math.IsNaN(f) {
+			return req, fmt.Errorf(`argument "score_threshold" must be between 0 and 1, got %v`, f)
+		}
+		req.ScoreThreshold = f
+	}
+	return req, nil
+}
+
+// ParseReindex applies defaults and checks types.
+func ParseReindex(args map[string]any) (engine.ReindexRequest, error) {
+	var req engine.ReindexRequest
+	if err := knownArgs(args, "force", "path_glob"); err != nil {
+		return req, err
+	}
+	if v, ok := args["force"]; ok && v != nil {
+		b, ok := v.(bool)
+		if !ok {
+			return req, fmt.Errorf(`argument "force" must be a boolean, got %s`, jsonType(v))
+		}
+		req.Force = b
+	}
+	if v, ok := args["path_glob"]; ok && v != nil {
+		s, ok := v.(string)
+		if !ok {
+			return req, fmt.Errorf(`argument "path_glob" must be a string, got %s`, jsonType(v))
+		}
+		req.PathGlob = s
+	}
+	return req, nil
+}
+
+// knownArgs rejects misspelt arguments, which would otherwise be ignored silently.
+func knownArgs(args map[string]any, names ...string) error {
+	for k := range args {
+		found := false
+		for _, n := range names {
+			if k == n {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return fmt.Errorf("unknown argument %q (expected %s)", k, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// arguments returns the call's arguments as an object, or an error text when
+// the client sent something else.
+func arguments(req mcp.CallToolRequest) (map[string]any, error) {
+	raw := req.GetRawArguments()
+	if raw == nil {
+		return map[string]any{}, nil
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("arguments must be a JSON object, got %s", jsonType(raw))
+	}
+	return m, nil
+}
+
+func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args, err := arguments(call)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	req, err := ParseSearch(args)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	res, err := t.eng.Search(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return mcp.NewToolResultError("search cancelled"), nil
+		}
+		t.log.Warn("search failed", "err", err)
+		return mcp.NewToolResultError("search failed: " + err.Error()), nil
+	}
+	if res == nil {
+		res = []engine.Result{} // "results": [] rather than null
+	}
+	return mcp.NewToolResultStructured(SearchOutput{Results: res}, FormatResults(req.Query, res)), nil
+}
+
+func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	args, err := arguments(call)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	req, err := ParseReindex(args)
+	if err != nil {
+		return mcp.NewToolResultError(err.Error()), nil
+	}
+	var progress func(engine.Progress)
+	if call.Params.Meta != nil && call.Params.Meta.ProgressToken != nil {
+		progress = t.progressSender(ctx, call.Params.Meta.ProgressToken)
+	}
+	res, err := t.eng.Reindex(ctx, req, progress)
+	switch {
+	case errors.Is(err, engine.ErrBusy):
+		return mcp.NewToolResultError("busy: " + err.Error()), nil
+	case err != nil && ctx.Err() != nil:
+		return mcp.NewToolResultError("reindex cancelled; the previous index is still in use"), nil
+	case err != nil:
+		t.log.Warn("reindex failed", "err", err)
+		return mcp.NewToolResultError("reindex failed: " + err.Error()), nil
+	}
+	text := fmt.Sprintf("Reindexed in %d ms: %d added, %d updated, %d removed, %d failed; %d chunks in the index.",
+		res.ElapsedMS, res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal)
+	return mcp.NewToolResultStructured(res, text), nil
+}
+
+// progressSender turns engine progress into notifications/progress, at most
+// one per progressInterval. A failed send (full channel, gone client) is
+// logged and dropped: progress must never fail the reindex.
+func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) func(engine.Progress) {
+	var (
+		mu   sync.Mutex // the engine may report from more than one goroutine
+		last time.Time
+	)
+	return func(p engine.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		final := p.FilesTotal > 0 && p.FilesDone >= p.FilesTotal
+		if !final && now.Sub(last) < progressInterval {
+			return
+		}
+		last = now
+		params := map[string]any{
+			"progressToken": token,
+			"progress":      p.FilesDone,
+			"message": fmt.Sprintf("files %d/%d, chunks %d/%d",
+				p.FilesDone, p.FilesTotal, p.ChunksDone, p.ChunksTotal),
+		}
+		if p.FilesTotal > 0 {
+			params["total"] = p.FilesTotal
+		}
+		if err := t.srv.SendNotificationToClient(ctx, "notifications/progress", params); err != nil {
+			t.log.Debug("progress notification dropped", "err", err)
+		}
+	}
+}
+
+// FormatResults renders hits as readable text for the model.
+func FormatResults(query string, res []engine.Result) string {
+	if len(res) == 0 {
+		return fmt.Sprintf("No passages matched %q (the index may still be building).", query)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d passages for %q:\n", len(res), query)
+	for i, r := range res {
+		fmt.Fprintf(&b, "\n%d. %s (score %.3f)\n%s\n", i+1, Citation(r), r.Score, r.Snippet)
+	}
+	return b.String()
+}
+
+// Citation names where a hit is: path plus page or line range when known.
+func Citation(r engine.Result) string {
+	switch {
+	case r.Page > 0:
+		return fmt.Sprintf("%s, page %d", r.Path, r.Page)
+	case r.LineStart > 0 && r.LineEnd > r.LineStart:
+		return fmt.Sprintf("%s, lines %d-%d", r.Path, r.LineStart, r.LineEnd)
+	case r.LineStart > 0:
+		return fmt.Sprintf("%s, line %d", r.Path, r.LineStart)
+	}
+	return r.Path
+}

@@ -172,11 +172,20 @@ func mostlyUTF8(b []byte) bool {
 // windows-1252. The WHATWG "replacement" encoding (for ISO-2022-KR/CN and
 // similar) would turn the whole file into one U+FFFD, so it is refused.
 func lookupCharset(name string) encoding.Encoding {
+	if enc, ok := charsetByName(name); ok {
+		return enc
+	}
+	return charmap.Windows1252
+}
+
+// charsetByName resolves a WHATWG label; ok is false for unknown labels and
+// for the "replacement" encoding.
+func charsetByName(name string) (encoding.Encoding, bool) {
 	enc, err := htmlindex.Get(name)
 	if err != nil || enc == nil || enc == encoding.Replacement {
-		return charmap.Windows1252
+		return nil, false
 	}
-	return enc
+	return enc, true
 }
 
 // decodeWith decodes b, replacing invalid sequences with U+FFFD. Should a

@@ -1,8 +1,272 @@
 package extract
 
-import "errors"
+import (
+	"archive/zip"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+)
 
-// readDOCX is a placeholder until the docx reader lands.
-func readDOCX(path string, lim Limits) (*Document, error) {
-	return nil, errors.New("docx reader not implemented")
+// Zip bomb guards for the main document part of a DOCX.
+const (
+	maxDocxPart  = 64 << 20 // uncompressed bytes of word/document.xml
+	maxDocxRatio = 200      // uncompressed/compressed; real documents stay far below
+	ratioFloor   = 1 << 20  // parts smaller than this are never refused for ratio
+)
+
+// WordprocessingML namespaces: transitional (what Word and LibreOffice
+// write) and strict ISO 29500.
+const (
+	nsW       = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+	nsWStrict = "http://purl.oclc.org/ooxml/wordprocessingml/main"
+	nsMC      = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+)
+
+// readDOCX reads the body text of a Word document.
+//
+// Paragraphs are joined by "\n\n" and empty ones dropped; w:tab is "\t",
+// w:br and w:cr are "\n". Deleted text (w:del, w:delText, w:moveFrom),
+// field instructions (w:instrText) and the mc:Fallback copies of text
+// boxes are skipped; a field's displayed result is kept.
+//
+// A table becomes one paragraph with one line per row and the cells of a
+// row joined by "\t"; inside a cell, paragraphs, breaks and tabs become
+// single spaces so that each row stays on one line. Headers, footers,
+// footnotes and comments live in other parts and are not read.
+func readDOCX(p string, lim Limits) (*Document, error) {
+	if _, err := checkSize(p, lim); err != nil {
+		return nil, err
+	}
+	zr, err := zip.OpenReader(p)
+	if err != nil {
+		return nil, &FileError{Path: p, Reason: "not a Word document: not a valid zip archive", Err: err}
+	}
+	defer zr.Close()
+
+	name := mainPartName(&zr.Reader)
+	var part *zip.File
+	for _, f := range zr.File {
+		if f.Name == name {
+			part = f
+			break
+		}
+	}
+	if part == nil {
+		return nil, &FileError{Path: p, Reason: "not a Word document: " + name + " missing"}
+	}
+	if part.UncompressedSize64 > maxDocxPart {
+		return nil, &FileError{Path: p, Reason: fmt.Sprintf("document part too large: %s exceeds limit %s",
+			humanBytes(int64(min(part.UncompressedSize64, 1<<62))), humanBytes(maxDocxPart))}
+	}
+	if part.UncompressedSize64 > ratioFloor && part.UncompressedSize64/max(part.CompressedSize64, 1) > maxDocxRatio {
+		return nil, &FileError{Path: p, Reason: fmt.Sprintf("suspicious compression ratio %d:1 (zip bomb?)",
+			part.UncompressedSize64/max(part.CompressedSize64, 1))}
+	}
+	rc, err := part.Open()
+	if err != nil {
+		return nil, &FileError{Path: p, Reason: "cannot open document part", Err: err}
+	}
+	defer rc.Close()
+	// The declared size may lie; count what is really inflated.
+	lr := &io.LimitedReader{R: rc, N: maxDocxPart + 1}
+	text, err := docxText(lr)
+	if lr.N <= 0 {
+		return nil, &FileError{Path: p, Reason: fmt.Sprintf("document part too large: exceeds limit %s", humanBytes(maxDocxPart))}
+	}
+	if err != nil {
+		return nil, &FileError{Path: p, Reason: "malformed document XML", Err: err}
+	}
+	return finish(p, text, lim)
+}
+
+// mainPartName finds the main document part through _rels/.rels, as Word
+// does; generators may name it other than word/document.xml.
+func mainPartName(zr *zip.Reader) string {
+	const fallback = "word/document.xml"
+	for _, f := range zr.File {
+		if f.Name != "_rels/.rels" || f.UncompressedSize64 > 1<<20 {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return fallback
+		}
+		defer rc.Close()
+		var rels struct {
+			Rel []struct {
+				Type   string `xml:"Type,attr"`
+				Target string `xml:"Target,attr"`
+			} `xml:"Relationship"`
+		}
+		if xml.NewDecoder(io.LimitReader(rc, 1<<20)).Decode(&rels) != nil {
+			return fallback
+		}
+		for _, r := range rels.Rel {
+			if strings.HasSuffix(r.Type, "/officeDocument") && r.Target != "" {
+				return strings.TrimPrefix(path.Clean("/"+r.Target), "/")
+			}
+		}
+	}
+	return fallback
+}
+
+// docxBody collects text while document.xml streams past.
+type docxBody struct {
+	out    strings.Builder   // finished paragraphs, "\n\n" apart
+	paras  []strings.Builder // open paragraphs; text boxes nest them
+	tables [][]string        // open tables: their finished row lines
+	rows   [][]string        // open rows: their cells
+	runs   int               // depth of open w:r
+	inText bool              // inside w:t
+}
+
+func isW(n xml.Name) bool { return n.Space == nsW || n.Space == nsWStrict }
+
+// docxText streams WordprocessingML and returns the body text.
+func docxText(r io.Reader) (string, error) {
+	d := xml.NewDecoder(r)
+	d.CharsetReader = func(label string, in io.Reader) (io.Reader, error) {
+		enc := lookupCharset(label)
+		return enc.NewDecoder().Reader(in), nil
+	}
+	var b docxBody
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if t.Name.Space == nsMC && t.Name.Local == "Fallback" {
+				if err := d.Skip(); err != nil {
+					return "", err
+				}
+				continue
+			}
+			if !isW(t.Name) {
+				continue
+			}
+			switch t.Name.Local {
+			case "del", "moveFrom", "delText", "instrText":
+				if err := d.Skip(); err != nil {
+					return "", err
+				}
+			case "p":
+				b.paras = append(b.paras, strings.Builder{})
+			case "r":
+				b.runs++
+			case "t":
+				b.inText = b.runs > 0
+			case "tab":
+				b.write("\t") // a tab stop definition in w:pPr is outside any run
+			case "br", "cr":
+				b.write("\n")
+			case "noBreakHyphen":
+				b.write("-")
+			case "tbl":
+				b.tables = append(b.tables, nil)
+			case "tr":
+				b.rows = append(b.rows, nil)
+			case "tc":
+				if n := len(b.rows); n > 0 {
+					b.rows[n-1] = append(b.rows[n-1], "")
+				}
+			}
+		case xml.EndElement:
+			if !isW(t.Name) {
+				continue
+			}
+			switch t.Name.Local {
+			case "p":
+				b.endParagraph()
+			case "r":
+				b.runs = max(b.runs-1, 0)
+			case "t":
+				b.inText = false
+			case "tr":
+				b.endRow()
+			case "tbl":
+				b.endTable()
+			}
+		case xml.CharData:
+			if b.inText {
+				b.write(string(t))
+			}
+		}
+	}
+	// Unclosed elements at EOF already made the decoder fail; nothing is pending.
+	return b.out.String(), nil
+}
+
+// write appends run content to the innermost open paragraph.
+func (b *docxBody) write(s string) {
+	if b.runs == 0 || len(b.paras) == 0 {
+		return
+	}
+	b.paras[len(b.paras)-1].WriteString(s)
+}
+
+func (b *docxBody) endParagraph() {
+	n := len(b.paras)
+	if n == 0 {
+		return
+	}
+	text := strings.TrimSpace(b.paras[n-1].String())
+	b.paras = b.paras[:n-1]
+	b.emit(text)
+}
+
+// emit hands a finished block to the open table cell, or to the body.
+func (b *docxBody) emit(text string) {
+	if text == "" {
+		return
+	}
+	if n := len(b.rows); n > 0 && len(b.rows[n-1]) > 0 {
+		row := b.rows[n-1]
+		cell := &row[len(row)-1]
+		flat := strings.Join(strings.Fields(text), " ")
+		if *cell == "" {
+			*cell = flat
+		} else {
+			*cell += " " + flat
+		}
+		return
+	}
+	if b.out.Len() > 0 {
+		b.out.WriteString("\n\n")
+	}
+	b.out.WriteString(text)
+}
+
+func (b *docxBody) endRow() {
+	n := len(b.rows)
+	if n == 0 {
+		return
+	}
+	line := strings.TrimRight(strings.Join(b.rows[n-1], "\t"), "\t")
+	b.rows = b.rows[:n-1]
+	if line == "" {
+		return
+	}
+	if t := len(b.tables); t > 0 {
+		b.tables[t-1] = append(b.tables[t-1], line)
+		return
+	}
+	b.emit(line) // a row outside any table: malformed, keep its text
+}
+
+func (b *docxBody) endTable() {
+	n := len(b.tables)
+	if n == 0 {
+		return
+	}
+	block := strings.Join(b.tables[n-1], "\n")
+	b.tables = b.tables[:n-1]
+	b.emit(block)
 }

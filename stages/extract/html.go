@@ -1,8 +1,232 @@
 package extract
 
-import "errors"
+import (
+	"bytes"
+	"errors"
+	"strings"
 
-// readHTML is a placeholder until the html reader lands.
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// readHTML reads the visible text of an HTML page. The <title> comes
+// first, as its own paragraph. Script, style, noscript, template, and
+// embedded SVG, MathML and iframe content are dropped. Block elements end a
+// paragraph ("\n\n"); br, li, tr, dt and dd end a line; table cells in a
+// row are joined by "\t". White space collapses to one space except inside
+// <pre>, <textarea> and <listing>.
 func readHTML(path string, lim Limits) (*Document, error) {
-	return nil, errors.New("html reader not implemented")
+	b, err := readLimited(path, lim)
+	if err != nil {
+		return nil, err
+	}
+	s, err := decodeHTML(b)
+	if errors.Is(err, errBinary) {
+		return nil, &FileError{Path: path, Reason: "binary file"}
+	}
+	return finish(path, htmlText(s), lim)
+}
+
+// decodeHTML decodes by byte order mark, then a charset named in a <meta>
+// within the first 1024 bytes, then like a text file.
+func decodeHTML(b []byte) (string, error) {
+	if enc, n := bomEncoding(b); enc != nil {
+		return decodeWith(enc, b[n:]), nil
+	}
+	if label := metaCharset(b[:min(len(b), 1024)]); label != "" {
+		// A page that says UTF-16 in ASCII bytes cannot be UTF-16 (WHATWG).
+		if strings.HasPrefix(label, "utf-16") {
+			label = "utf-8"
+		}
+		if enc, ok := charsetByName(label); ok {
+			return decodeWith(enc, b), nil
+		}
+	}
+	return decodeBytes(b)
+}
+
+// metaCharset finds `charset=LABEL` as written in <meta charset> and in
+// <meta http-equiv content="...; charset=...">; it returns the lower-case
+// label or "".
+func metaCharset(b []byte) string {
+	lower := bytes.ToLower(b)
+	for {
+		i := bytes.Index(lower, []byte("charset"))
+		if i < 0 {
+			return ""
+		}
+		rest := bytes.TrimLeft(lower[i+len("charset"):], " \t\n\r\f")
+		lower = lower[i+len("charset"):]
+		if len(rest) == 0 || rest[0] != '=' {
+			continue
+		}
+		rest = bytes.TrimLeft(rest[1:], " \t\n\r\f\"'")
+		end := bytes.IndexAny(rest, " \t\n\r\f\"';>/")
+		if end < 0 {
+			end = len(rest)
+		}
+		if end > 0 {
+			return string(rest[:end])
+		}
+	}
+}
+
+// Breaks between pieces of text, from weakest to strongest.
+const (
+	brNone = iota
+	brSpace
+	brCell
+	brLine
+	brPara
+)
+
+var htmlBreak = map[atom.Atom]int{
+	atom.Br: brLine, atom.Li: brLine, atom.Tr: brLine, atom.Dt: brLine, atom.Dd: brLine,
+	atom.Option: brLine, atom.Caption: brLine,
+	atom.Td: brCell, atom.Th: brCell,
+}
+
+var htmlBlocks = []atom.Atom{
+	atom.P, atom.Div, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6,
+	atom.Section, atom.Article, atom.Header, atom.Footer, atom.Nav, atom.Aside,
+	atom.Main, atom.Blockquote, atom.Pre, atom.Ul, atom.Ol, atom.Dl, atom.Table,
+	atom.Form, atom.Figure, atom.Figcaption, atom.Hr, atom.Address, atom.Fieldset,
+	atom.Details, atom.Summary, atom.Body, atom.Listing, atom.Textarea, atom.Legend,
+}
+
+// Elements whose content is never shown as text.
+var htmlHidden = map[atom.Atom]bool{
+	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true,
+	atom.Svg: true, atom.Math: true, atom.Iframe: true, atom.Object: true,
+	atom.Noembed: true, atom.Noframes: true,
+}
+
+func init() {
+	for _, a := range htmlBlocks {
+		htmlBreak[a] = brPara
+	}
+}
+
+// htmlWriter joins text pieces with the strongest break asked for
+// between them; breaks at the start and end are dropped.
+type htmlWriter struct {
+	sb      strings.Builder
+	pending int
+}
+
+func (w *htmlWriter) brk(level int) { w.pending = max(w.pending, level) }
+
+func (w *htmlWriter) text(s string) {
+	if s == "" {
+		return
+	}
+	if w.sb.Len() > 0 {
+		switch w.pending {
+		case brSpace:
+			w.sb.WriteByte(' ')
+		case brCell:
+			w.sb.WriteByte('\t')
+		case brLine:
+			w.sb.WriteByte('\n')
+		case brPara:
+			w.sb.WriteString("\n\n")
+		}
+	}
+	w.pending = brNone
+	w.sb.WriteString(s)
+}
+
+// collapse writes s with white-space runs as single (pending) spaces.
+func (w *htmlWriter) collapse(s string) {
+	s = strings.ReplaceAll(s, "\u00a0", " ")
+	lead := s != "" && isHTMLSpace(s[0])
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r < 0x80 && isHTMLSpace(byte(r)) })
+	if lead {
+		w.brk(brSpace)
+	}
+	for i, f := range fields {
+		if i > 0 {
+			w.brk(brSpace)
+		}
+		w.text(f)
+	}
+	if len(fields) > 0 && isHTMLSpace(s[len(s)-1]) {
+		w.brk(brSpace)
+	}
+}
+
+func isHTMLSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
+}
+
+// htmlText tokenises s and returns its visible text.
+func htmlText(s string) string {
+	z := html.NewTokenizer(strings.NewReader(s))
+	var (
+		w       htmlWriter
+		title   strings.Builder
+		inTitle bool
+		hidden  int // depth inside hidden elements
+		pre     int // depth inside pre-formatted elements
+	)
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			t := strings.Join(strings.Fields(title.String()), " ")
+			if t == "" {
+				return w.sb.String()
+			}
+			if w.sb.Len() == 0 {
+				return t
+			}
+			return t + "\n\n" + w.sb.String()
+		case html.TextToken:
+			switch {
+			case hidden > 0:
+			case inTitle:
+				title.Write(z.Text())
+			case pre > 0:
+				w.text(string(z.Text()))
+			default:
+				w.collapse(string(z.Text()))
+			}
+		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			start := tt != html.EndTagToken
+			selfClosing := tt == html.SelfClosingTagToken
+			switch {
+			case htmlHidden[a]:
+				if selfClosing {
+					continue
+				}
+				if start {
+					hidden++
+				} else {
+					hidden = max(hidden-1, 0)
+				}
+				continue
+			case a == atom.Title:
+				inTitle = start && !selfClosing
+				continue
+			}
+			if hidden > 0 {
+				continue
+			}
+			if a == atom.Pre || a == atom.Textarea || a == atom.Listing {
+				if start && !selfClosing {
+					pre++
+				} else if !start {
+					pre = max(pre-1, 0)
+				}
+			}
+			if level, ok := htmlBreak[a]; ok {
+				// A cell break belongs before a cell, not after it.
+				if level != brCell || start {
+					w.brk(level)
+				}
+			}
+		}
+	}
 }

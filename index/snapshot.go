@@ -1,0 +1,166 @@
+package index
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"sync/atomic"
+
+	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+)
+
+// Snapshot is an immutable view of a committed index: its own FAISS copy, the
+// live chunks and the files. Searches hold a reference (Store.Acquire) and
+// Release it; the C memory is freed when the last reference goes.
+type Snapshot struct {
+	refs     atomic.Int64
+	index    *faiss.Index
+	live     map[int64]*liveChunk
+	files    map[string]*FileEntry
+	doc      filesDoc // header only; Files is nil
+	manifest *os.File // nil when the manifest is empty
+}
+
+// Hit is one search result: the chunk's manifest record and its score.
+type Hit struct {
+	Record Record
+	Score  float32 // inner product of normalised vectors = cosine similarity
+}
+
+func (s *Store) emptySnapshot() (*Snapshot, error) {
+	st, err := s.emptyState()
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	return s.snapshotOf(st)
+}
+
+// snapshotOf copies the writer state into a new snapshot with one reference.
+func (s *Store) snapshotOf(st *state) (*Snapshot, error) {
+	idx, err := st.index.Clone()
+	if err != nil {
+		return nil, err
+	}
+	snap := &Snapshot{index: idx, live: maps.Clone(st.live), files: maps.Clone(st.files), doc: st.doc}
+	snap.doc.Files = nil
+	if st.doc.ManifestBytes > 0 {
+		f, err := os.Open(s.path(ManifestFile))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			idx.Close()
+			return nil, err
+		}
+		snap.manifest = f
+	}
+	snap.refs.Store(1)
+	return snap, nil
+}
+
+func (sn *Snapshot) tryRef() bool {
+	for {
+		n := sn.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if sn.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// Release drops a reference taken by Store.Acquire.
+func (sn *Snapshot) Release() {
+	if sn.refs.Add(-1) == 0 {
+		sn.index.Close()
+		if sn.manifest != nil {
+			sn.manifest.Close()
+		}
+	}
+}
+
+// Files is the number of indexed files.
+func (sn *Snapshot) Files() int { return len(sn.files) }
+
+// Chunks is the number of live (searchable) chunks.
+func (sn *Snapshot) Chunks() int { return len(sn.live) }
+
+// Tombstones is the number of deleted chunks still recorded in the manifest.
+func (sn *Snapshot) Tombstones() int { return sn.doc.Tombstones }
+
+// Generation counts commits; it changes whenever the index does.
+func (sn *Snapshot) Generation() int64 { return sn.doc.Generation }
+
+// LastReindex is the RFC 3339 time of the last completed reindex, or "".
+func (sn *Snapshot) LastReindex() string { return sn.doc.LastReindex }
+
+// File returns the entry for a path relative to the data folder.
+func (sn *Snapshot) File(path string) (*FileEntry, bool) {
+	f, ok := sn.files[path]
+	return f, ok
+}
+
+// Search returns up to k hits for a normalised query vector, best first.
+func (sn *Snapshot) Search(query []float32, k int) ([]Hit, error) {
+	if k <= 0 || len(sn.live) == 0 {
+		return nil, nil
+	}
+	k = min(k, len(sn.live))
+	dist := make([]float32, k)
+	labels := make([]int64, k)
+	if err := sn.index.SearchInto(query, k, dist, labels); err != nil {
+		return nil, err
+	}
+	hits := make([]Hit, 0, k)
+	for i, id := range labels {
+		if id < 0 {
+			break
+		}
+		rec, err := sn.record(id)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, Hit{Record: rec, Score: dist[i]})
+	}
+	return hits, nil
+}
+
+// record reads one live chunk's manifest line back.
+func (sn *Snapshot) record(id int64) (Record, error) {
+	c, ok := sn.live[id]
+	if !ok || sn.manifest == nil {
+		return Record{}, fmt.Errorf("chunk %d is not in the snapshot's manifest", id)
+	}
+	buf := make([]byte, c.Length)
+	if _, err := sn.manifest.ReadAt(buf, c.Offset); err != nil {
+		return Record{}, fmt.Errorf("read manifest record %d: %w", id, err)
+	}
+	var rec Record
+	if err := json.Unmarshal(buf, &rec); err != nil || rec.ID != id {
+		return Record{}, fmt.Errorf("manifest record %d unreadable at byte %d", id, c.Offset)
+	}
+	return rec, nil
+}
+
+// ChunkVectors returns the stored vectors of a file's chunks keyed by chunk
+// text hash, so a changed file re-embeds only chunks whose text changed.
+// Safe to call concurrently with searches.
+func (sn *Snapshot) ChunkVectors(path string) map[uint64][]float32 {
+	f, ok := sn.files[path]
+	if !ok {
+		return nil
+	}
+	out := make(map[uint64][]float32, len(f.ChunkIDs))
+	for _, id := range f.ChunkIDs {
+		c, ok := sn.live[id]
+		if !ok {
+			continue
+		}
+		if v, err := sn.index.Reconstruct(id, nil); err == nil {
+			out[c.TextHash] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,479 @@
+package index
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+)
+
+// File names inside the index folder (SPEC: storage layout).
+const (
+	FaissFile    = "faiss.index"
+	ManifestFile = "manifest.jsonl"
+	FilesFile    = "files.json"
+	VersionFile  = "version"
+	LockFile     = "index.lock"
+
+	newSuffix = ".new" // a complete file waiting to be renamed into place
+	tmpSuffix = ".tmp" // a file being written
+)
+
+// ErrLocked means another reindex holds index.lock.
+var ErrLocked = errors.New("index is locked by another reindex")
+
+// errInconsistent marks committed files that disagree with each other.
+var errInconsistent = errors.New("index files disagree")
+
+// Options tune a Store.
+type Options struct {
+	// Compaction runs when tombstones exceed CompactRatio × live chunks and
+	// CompactMin in number.
+	CompactRatio float64
+	CompactMin   int
+	Logger       *slog.Logger
+}
+
+// Store is the index of one data folder. Searches read Snapshot values; all
+// changes go through one Writer at a time, guarded by index.lock.
+type Store struct {
+	dir     string
+	version Version
+	opts    Options
+	log     *slog.Logger
+	lock    *flock.Flock
+
+	current atomic.Pointer[Snapshot]
+
+	writerMu sync.Mutex // serialises writers and refreshes inside this process
+	loaded   fileStamp  // files.json as of the current snapshot
+}
+
+type fileStamp struct {
+	size  int64
+	mtime time.Time
+	ino   uint64
+}
+
+// Open opens (creating if needed) the index folder and publishes the
+// committed state as the first snapshot. It takes no lock: a writer in
+// another process may be running. A version mismatch or a damaged index is
+// served as empty and rebuilt by the next writer.
+func Open(dir string, v Version, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.CompactRatio == 0 {
+		opts.CompactRatio = 0.25
+	}
+	if opts.CompactMin == 0 {
+		opts.CompactMin = 1000
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create index folder: %w", err)
+	}
+	s := &Store{dir: dir, version: v, opts: opts, log: opts.Logger, lock: flock.New(filepath.Join(dir, LockFile))}
+	empty, err := s.emptySnapshot()
+	if err != nil {
+		return nil, err
+	}
+	s.current.Store(empty)
+	if _, err := s.Refresh(); err != nil {
+		s.log.Warn("index not loaded; it will be rebuilt by the next reindex", "dir", dir, "err", err)
+	}
+	return s, nil
+}
+
+// Dir is the index folder.
+func (s *Store) Dir() string { return s.dir }
+
+// Close releases the current snapshot. Searches holding it finish first.
+func (s *Store) Close() error {
+	if old := s.current.Swap(nil); old != nil {
+		old.Release()
+	}
+	return nil
+}
+
+// Acquire returns the current snapshot with a reference the caller must
+// Release. It never waits for a writer.
+func (s *Store) Acquire() *Snapshot {
+	for {
+		snap := s.current.Load()
+		if snap == nil || snap.tryRef() {
+			return snap
+		}
+	}
+}
+
+func (s *Store) publish(next *Snapshot) {
+	if old := s.current.Swap(next); old != nil {
+		old.Release()
+	}
+}
+
+func (s *Store) path(name string) string { return filepath.Join(s.dir, name) }
+
+func (s *Store) stampFiles() fileStamp {
+	fi, err := os.Stat(s.path(FilesFile))
+	if err != nil {
+		return fileStamp{}
+	}
+	return stampOf(fi)
+}
+
+// Refresh loads the committed state from disk when files.json changed since
+// the current snapshot (another process committed). It reports whether a new
+// snapshot was published. A half-finished commit is left for the writer to
+// complete; the current snapshot stays.
+func (s *Store) Refresh() (bool, error) {
+	if !s.writerMu.TryLock() {
+		return false, nil // our own writer is running; it publishes when it commits
+	}
+	defer s.writerMu.Unlock()
+	stamp := s.stampFiles()
+	if stamp == s.loaded {
+		return false, nil
+	}
+	ok, err := s.versionMatches()
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		return false, errors.New("index was built by another model or chunking; it will be rebuilt")
+	}
+	st, err := s.loadCommitted()
+	if err != nil {
+		return false, err
+	}
+	defer st.close()
+	snap, err := s.snapshotOf(st)
+	if err != nil {
+		return false, err
+	}
+	s.loaded = stamp
+	s.publish(snap)
+	return true, nil
+}
+
+func (s *Store) versionMatches() (bool, error) {
+	b, err := os.ReadFile(s.path(VersionFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		// A folder without a version holds no index we wrote.
+		_, ferr := os.Stat(s.path(FilesFile))
+		return errors.Is(ferr, fs.ErrNotExist), nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var v Version
+	if json.Unmarshal(b, &v) != nil {
+		return false, nil
+	}
+	return v == s.version, nil
+}
+
+// state is the writer's mutable view of the index.
+type state struct {
+	doc   filesDoc
+	files map[string]*FileEntry
+	live  map[int64]*liveChunk
+	index *faiss.Index // IDMap2 over IndexFlatIP; live vectors only
+}
+
+func (st *state) close() {
+	if st.index != nil {
+		st.index.Close()
+		st.index = nil
+	}
+}
+
+func newIndex(dim int) (*faiss.Index, error) {
+	flat, err := faiss.NewIndexFlatIP(dim)
+	if err != nil {
+		return nil, err
+	}
+	return faiss.NewIDMap2(flat)
+}
+
+func (s *Store) emptyState() (*state, error) {
+	idx, err := newIndex(s.version.Dim)
+	if err != nil {
+		return nil, err
+	}
+	return &state{
+		doc:   filesDoc{Schema: SchemaVersion, NextID: 1},
+		files: map[string]*FileEntry{},
+		live:  map[int64]*liveChunk{},
+		index: idx,
+	}, nil
+}
+
+// loadCommitted reads files.json, faiss.index and the committed part of
+// manifest.jsonl, and checks that they agree.
+func (s *Store) loadCommitted() (*state, error) {
+	raw, err := os.ReadFile(s.path(FilesFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return s.emptyState()
+	}
+	if err != nil {
+		return nil, err
+	}
+	var doc filesDoc
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("%w: files.json: %v", errInconsistent, err)
+	}
+	if doc.Schema != SchemaVersion {
+		return nil, fmt.Errorf("%w: files.json schema %d", errInconsistent, doc.Schema)
+	}
+	fi, err := os.Stat(s.path(FaissFile))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errInconsistent, err)
+	}
+	if fi.Size() != doc.FaissBytes {
+		return nil, fmt.Errorf("%w: faiss.index has %d bytes, files.json expects %d", errInconsistent, fi.Size(), doc.FaissBytes)
+	}
+	idx, err := faiss.ReadIndex(s.path(FaissFile))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errInconsistent, err)
+	}
+	st := &state{doc: doc, index: idx, files: make(map[string]*FileEntry, len(doc.Files))}
+	fail := func(format string, a ...any) (*state, error) {
+		st.close()
+		return nil, fmt.Errorf("%w: "+format, append([]any{errInconsistent}, a...)...)
+	}
+	if idx.D() != s.version.Dim || idx.Ntotal() != doc.FaissNtotal {
+		return fail("faiss.index holds %d vectors of dim %d, files.json expects %d of dim %d", idx.Ntotal(), idx.D(), doc.FaissNtotal, s.version.Dim)
+	}
+	live, err := readManifest(s.path(ManifestFile), doc.ManifestBytes)
+	if err != nil {
+		return fail("%v", err)
+	}
+	st.live = live
+	if int64(len(live)) != doc.FaissNtotal {
+		return fail("manifest has %d live chunks, faiss.index %d", len(live), doc.FaissNtotal)
+	}
+	n := 0
+	for _, f := range doc.Files {
+		st.files[f.Path] = f
+		for _, id := range f.ChunkIDs {
+			c, ok := live[id]
+			if !ok || c.Path != f.Path {
+				return fail("chunk %d of %s is not live in the manifest", id, f.Path)
+			}
+			n++
+		}
+	}
+	if n != len(live) {
+		return fail("files.json lists %d chunks, the manifest %d", n, len(live))
+	}
+	st.doc.Files = nil
+	return st, nil
+}
+
+// readManifest parses the first limit bytes of manifest.jsonl into the live
+// chunk map. Bytes past limit are an uncommitted tail and are ignored.
+func readManifest(path string, limit int64) (map[int64]*liveChunk, error) {
+	live := map[int64]*liveChunk{}
+	if limit == 0 {
+		return live, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(io.LimitReader(f, limit), 1<<20)
+	var off int64
+	for {
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// Long record: collect the rest of the line.
+			buf := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = r.ReadSlice('\n')
+				buf = append(buf, line...)
+			}
+			line = buf
+		}
+		if len(line) > 0 {
+			if line[len(line)-1] != '\n' {
+				return nil, fmt.Errorf("manifest torn at byte %d", off)
+			}
+			var rec Record
+			if jerr := json.Unmarshal(line, &rec); jerr != nil {
+				return nil, fmt.Errorf("manifest line at byte %d: %v", off, jerr)
+			}
+			if rec.Deleted {
+				delete(live, rec.ID)
+			} else {
+				live[rec.ID] = chunkOf(&rec, off, len(line))
+			}
+			off += int64(len(line))
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if off != limit {
+		return nil, fmt.Errorf("manifest has %d bytes, files.json expects %d", off, limit)
+	}
+	return live, nil
+}
+
+func chunkOf(r *Record, off int64, length int) *liveChunk {
+	return &liveChunk{
+		Path: r.Path, Ext: r.Ext, Mtime: r.Mtime, ChunkIndex: r.ChunkIndex,
+		CharStart: r.CharStart, CharEnd: r.CharEnd, Page: r.Page,
+		LineStart: r.LineStart, LineEnd: r.LineEnd,
+		TextHash: TextHash(r.Text), Offset: off, Length: int32(length),
+	}
+}
+
+// recover finishes or undoes a commit that a crash interrupted. files.json.new
+// appears (by rename, complete) only after every other new file is complete,
+// so its presence means "roll forward"; its absence means "roll back".
+// It also cuts an uncommitted manifest tail. Call with index.lock held.
+func (s *Store) recover() error {
+	_, err := os.Stat(s.path(FilesFile + newSuffix))
+	rollForward := err == nil
+	for _, name := range []string{FaissFile, ManifestFile} {
+		pending := s.path(name + newSuffix)
+		if _, err := os.Stat(pending); err != nil {
+			continue
+		}
+		if rollForward {
+			s.log.Warn("finishing an interrupted commit", "file", name)
+			if err := os.Rename(pending, s.path(name)); err != nil {
+				return err
+			}
+		} else {
+			s.log.Warn("discarding an interrupted commit", "file", name+newSuffix)
+			if err := os.Remove(pending); err != nil {
+				return err
+			}
+		}
+	}
+	if rollForward {
+		if err := os.Rename(s.path(FilesFile+newSuffix), s.path(FilesFile)); err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{FilesFile, FaissFile, ManifestFile, VersionFile} {
+		os.Remove(s.path(name + tmpSuffix))
+	}
+	if err := syncDir(s.dir); err != nil {
+		return err
+	}
+	// Cut a torn or uncommitted manifest tail.
+	raw, err := os.ReadFile(s.path(FilesFile))
+	if err != nil {
+		return nil
+	}
+	var doc filesDoc
+	if json.Unmarshal(raw, &doc) != nil {
+		return nil
+	}
+	if fi, err := os.Stat(s.path(ManifestFile)); err == nil && fi.Size() > doc.ManifestBytes {
+		s.log.Warn("cutting uncommitted manifest tail", "bytes", fi.Size()-doc.ManifestBytes)
+		if err := os.Truncate(s.path(ManifestFile), doc.ManifestBytes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reset removes every index file but the lock and writes the version: the
+// next commit starts from nothing. files.json goes first, so a crash part way
+// leaves an index that loads as empty.
+func (s *Store) reset() error {
+	for _, name := range []string{FilesFile, FaissFile, ManifestFile} {
+		for _, suffix := range []string{"", newSuffix, tmpSuffix} {
+			if err := os.Remove(s.path(name + suffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	if err := writeFileAtomic(s.path(VersionFile), []byte(s.version.String()+"\n")); err != nil {
+		return err
+	}
+	return syncDir(s.dir)
+}
+
+// writeFileAtomic writes data beside path, fsyncs it and renames it into place.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + tmpSuffix
+	if err := writeSynced(tmp, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func writeSynced(path string, fill func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = fill(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func syncDir(dir string) error { return syncFile(dir) }
+
+func marshalLine(r *Record) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(r) // a Record always encodes
+	return buf.Bytes()
+}
+
+func marshalIndent(doc *filesDoc) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	err := enc.Encode(doc)
+	return buf.Bytes(), err
+}

@@ -1,0 +1,379 @@
+package index
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+)
+
+// Writer is the only thing that changes an index. It holds index.lock from
+// Begin to Close; changes become durable and visible to searches at Commit.
+// A Writer is used by one goroutine.
+type Writer struct {
+	s      *Store
+	st     *state
+	base   *Snapshot             // the index as the run began; read-only
+	before map[string]*FileEntry // files as the run began; read-only
+	// pending holds manifest lines not yet appended to manifest.jsonl.
+	pending bytes.Buffer
+	dirty   bool
+	rebuilt bool
+}
+
+// Begin takes index.lock and prepares a writer over the committed index. It
+// fails at once with ErrLocked when another reindex runs, in this process
+// or another. It finishes or undoes a commit that a crash interrupted, and
+// rebuilds from scratch when the version differs or the files disagree.
+func (s *Store) Begin() (*Writer, error) {
+	if !s.writerMu.TryLock() {
+		return nil, ErrLocked
+	}
+	w, err := s.begin()
+	if err != nil {
+		s.writerMu.Unlock()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (s *Store) begin() (*Writer, error) {
+	ok, err := s.lock.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("index.lock: %w", err)
+	}
+	if !ok {
+		return nil, ErrLocked
+	}
+	w := &Writer{s: s}
+	if err := s.recover(); err != nil {
+		s.lock.Unlock()
+		return nil, fmt.Errorf("recover interrupted commit: %w", err)
+	}
+	st, rebuilt, err := s.writerState()
+	if err != nil {
+		s.lock.Unlock()
+		return nil, err
+	}
+	w.st, w.rebuilt = st, rebuilt
+	w.before = maps.Clone(st.files)
+	if !rebuilt {
+		w.base = s.Acquire()
+	}
+	return w, nil
+}
+
+// writerState returns the committed state to start from, reusing the current
+// snapshot when it is what disk holds (the common case: no other process
+// wrote since), else reading disk.
+func (s *Store) writerState() (*state, bool, error) {
+	ok, err := s.versionMatches()
+	if err != nil {
+		return nil, false, err
+	}
+	if !ok {
+		s.log.Warn("index was built by another model, chunking or schema: rebuilding from scratch", "dir", s.dir)
+		return s.resetState()
+	}
+	if _, err := os.Stat(s.path(VersionFile)); err != nil {
+		if err := writeFileAtomic(s.path(VersionFile), []byte(s.version.String()+"\n")); err != nil {
+			return nil, false, err
+		}
+	}
+	stamp := s.stampFiles()
+	if snap := s.Acquire(); snap != nil {
+		defer snap.Release()
+		if stamp == s.loaded {
+			idx, err := snap.index.Clone()
+			if err != nil {
+				return nil, false, err
+			}
+			return &state{doc: snap.doc, files: maps.Clone(snap.files), live: maps.Clone(snap.live), index: idx}, false, nil
+		}
+	}
+	st, err := s.loadCommitted()
+	if errors.Is(err, errInconsistent) {
+		s.log.Error("index files disagree: rebuilding from scratch (every file is indexed again)", "dir", s.dir, "err", err)
+		return s.resetState()
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	snap, err := s.snapshotOf(st)
+	if err != nil {
+		st.close()
+		return nil, false, err
+	}
+	s.loaded = stamp
+	s.publish(snap)
+	return st, false, nil
+}
+
+func (s *Store) resetState() (*state, bool, error) {
+	if err := s.reset(); err != nil {
+		return nil, false, err
+	}
+	st, err := s.emptyState()
+	if err != nil {
+		return nil, false, err
+	}
+	empty, err := s.snapshotOf(st)
+	if err != nil {
+		st.close()
+		return nil, false, err
+	}
+	s.loaded = fileStamp{}
+	s.publish(empty)
+	return st, true, nil
+}
+
+// Rebuilt reports whether Begin discarded the old index.
+func (w *Writer) Rebuilt() bool { return w.rebuilt }
+
+// Before returns the files as they were when the run began. Read-only.
+func (w *Writer) Before() map[string]*FileEntry { return w.before }
+
+// Base is the snapshot as the run began (nil after a rebuild), for reusing
+// vectors of unchanged chunks. Read-only; valid until Close.
+func (w *Writer) Base() *Snapshot { return w.base }
+
+// Chunks is the number of live chunks in the writer's state.
+func (w *Writer) Chunks() int { return len(w.st.live) }
+
+// Files is the number of files in the writer's state.
+func (w *Writer) Files() int { return len(w.st.files) }
+
+// PutFile replaces everything indexed for f.Path with chunks and their
+// vectors (len(chunks)×dim values, normalised). It sets the records' ids,
+// path, ext, mtime, checksum and dimension; f.ChunkIDs is filled in.
+func (w *Writer) PutFile(f FileEntry, chunks []Record, vectors []float32) error {
+	dim := w.s.version.Dim
+	if len(vectors) != len(chunks)*dim {
+		return fmt.Errorf("put %s: %d vectors for %d chunks", f.Path, len(vectors)/dim, len(chunks))
+	}
+	if err := w.RemoveFile(f.Path); err != nil {
+		return err
+	}
+	ids := make([]int64, len(chunks))
+	for i := range chunks {
+		ids[i] = w.st.doc.NextID
+		w.st.doc.NextID++
+	}
+	if len(chunks) > 0 {
+		if err := w.st.index.AddWithIDs(vectors, ids); err != nil {
+			return fmt.Errorf("put %s: %w", f.Path, err)
+		}
+	}
+	for i := range chunks {
+		r := &chunks[i]
+		r.ID, r.Path, r.Ext, r.Mtime, r.Checksum, r.EmbeddingDim, r.Deleted = ids[i], f.Path, f.Ext, f.Mtime, f.Checksum, dim, false
+		off := w.st.doc.ManifestBytes + int64(w.pending.Len())
+		line := marshalLine(r)
+		w.pending.Write(line)
+		w.st.live[r.ID] = chunkOf(r, off, len(line))
+	}
+	entry := f
+	entry.ChunkIDs = ids
+	w.st.files[f.Path] = &entry
+	w.dirty = true
+	return nil
+}
+
+// TouchFile records a new mtime and size for a file whose text is unchanged.
+func (w *Writer) TouchFile(path string, mtime float64, size int64) {
+	old, ok := w.st.files[path]
+	if !ok || (old.Mtime == mtime && old.Size == size) {
+		return
+	}
+	entry := *old
+	entry.Mtime, entry.Size = mtime, size
+	w.st.files[path] = &entry
+	w.dirty = true
+}
+
+// RemoveFile tombstones a file's chunks and forgets the file.
+func (w *Writer) RemoveFile(path string) error {
+	old, ok := w.st.files[path]
+	if !ok {
+		return nil
+	}
+	if len(old.ChunkIDs) > 0 {
+		if _, err := w.st.index.RemoveIDs(old.ChunkIDs); err != nil {
+			return fmt.Errorf("remove %s: %w", path, err)
+		}
+	}
+	for _, id := range old.ChunkIDs {
+		c := w.st.live[id]
+		if c == nil {
+			continue
+		}
+		w.pending.Write(marshalLine(&Record{
+			ID: id, Path: c.Path, Ext: c.Ext, Mtime: c.Mtime, Checksum: old.Checksum,
+			ChunkIndex: c.ChunkIndex, CharStart: c.CharStart, CharEnd: c.CharEnd,
+			Page: c.Page, LineStart: c.LineStart, LineEnd: c.LineEnd,
+			EmbeddingDim: w.s.version.Dim, Deleted: true,
+		}))
+		delete(w.st.live, id)
+		w.st.doc.Tombstones++
+	}
+	delete(w.st.files, path)
+	w.dirty = true
+	return nil
+}
+
+// Commit makes every change so far durable and publishes a new snapshot.
+// finished marks the end of a reindex run (recorded as the last reindex).
+// A commit with nothing to write does nothing.
+func (w *Writer) Commit(finished bool) error {
+	if !w.dirty && !(finished && w.rebuilt) {
+		return nil
+	}
+	s, st := w.s, w.st
+	// 1. Manifest lines go after the committed bytes; until files.json says
+	// otherwise they are an uncommitted tail.
+	if w.pending.Len() > 0 {
+		if err := appendSynced(s.path(ManifestFile), st.doc.ManifestBytes, w.pending.Bytes()); err != nil {
+			return fmt.Errorf("append manifest: %w", err)
+		}
+	}
+	doc := st.doc
+	doc.ManifestBytes += int64(w.pending.Len())
+	live := st.live
+	compact := doc.Tombstones > 0 && doc.Tombstones >= s.opts.CompactMin &&
+		float64(doc.Tombstones) > s.opts.CompactRatio*float64(len(st.live))
+	if compact {
+		var err error
+		live, doc.ManifestBytes, err = s.writeCompactManifest(st.live)
+		if err != nil {
+			return fmt.Errorf("compact manifest: %w", err)
+		}
+		doc.Tombstones = 0
+	}
+	// 2. FAISS beside the old one.
+	if err := faiss.WriteIndex(st.index, s.path(FaissFile+newSuffix)); err != nil {
+		return err
+	}
+	fi, err := os.Stat(s.path(FaissFile + newSuffix))
+	if err == nil {
+		err = syncFile(s.path(FaissFile + newSuffix))
+	}
+	if err != nil {
+		return err
+	}
+	// 3. files.json.new is the commit point.
+	doc.Generation++
+	doc.FaissNtotal = st.index.Ntotal()
+	doc.FaissBytes = fi.Size()
+	if finished {
+		doc.LastReindex = time.Now().UTC().Format(time.RFC3339)
+	}
+	doc.Files = slices.SortedFunc(maps.Values(st.files), func(a, b *FileEntry) int { return strings.Compare(a.Path, b.Path) })
+	raw, err := marshalIndent(&doc)
+	if err != nil {
+		return err
+	}
+	doc.Files = nil
+	if err := writeFileAtomic(s.path(FilesFile+newSuffix), raw); err != nil {
+		return err
+	}
+	if err := syncDir(s.dir); err != nil {
+		return err
+	}
+	// 4. Rename into place; recover() completes this if we crash here.
+	if err := os.Rename(s.path(FaissFile+newSuffix), s.path(FaissFile)); err != nil {
+		return err
+	}
+	if compact {
+		if err := os.Rename(s.path(ManifestFile+newSuffix), s.path(ManifestFile)); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(s.path(FilesFile+newSuffix), s.path(FilesFile)); err != nil {
+		return err
+	}
+	if err := syncDir(s.dir); err != nil {
+		return err
+	}
+	st.doc, st.live = doc, live
+	w.pending.Reset()
+	w.dirty = false
+	if compact {
+		s.log.Info("compacted index", "live_chunks", len(live))
+	}
+	snap, err := s.snapshotOf(st)
+	if err != nil {
+		return err
+	}
+	s.loaded = s.stampFiles()
+	s.publish(snap)
+	return nil
+}
+
+// writeCompactManifest writes manifest.jsonl.new holding only live records,
+// read back from the current manifest, and returns their new locations.
+func (s *Store) writeCompactManifest(live map[int64]*liveChunk) (map[int64]*liveChunk, int64, error) {
+	src, err := os.Open(s.path(ManifestFile))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer src.Close()
+	ids := slices.Sorted(maps.Keys(live))
+	moved := make(map[int64]*liveChunk, len(live))
+	var size int64
+	err = writeSynced(s.path(ManifestFile+newSuffix), func(out io.Writer) error {
+		var buf []byte
+		for _, id := range ids {
+			c := live[id]
+			buf = slices.Grow(buf[:0], int(c.Length))[:c.Length]
+			if _, err := src.ReadAt(buf, c.Offset); err != nil {
+				return err
+			}
+			if _, err := out.Write(buf); err != nil {
+				return err
+			}
+			nc := *c
+			nc.Offset = size
+			moved[id] = &nc
+			size += int64(c.Length)
+		}
+		return nil
+	})
+	return moved, size, err
+}
+
+// Close releases the lock. Changes not committed are dropped.
+func (w *Writer) Close() error {
+	if w.s == nil {
+		return nil
+	}
+	if w.base != nil {
+		w.base.Release()
+	}
+	w.st.close()
+	err := w.s.lock.Unlock()
+	w.s.writerMu.Unlock()
+	w.s = nil
+	return err
+}
+
+func appendSynced(path string, at int64, data []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, at)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,39 @@
+// Package stages holds the reindex stages — walker, checksum filter,
+// extractor pool, chunker, embedder and index writer — and wires them into
+// one pipeline run with Reindex.
+package stages
+
+import (
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
+	"github.com/micro-rag/micro-rag-mcp/stages/extract"
+)
+
+// Kind says what a reindex does with a file.
+type Kind int
+
+const (
+	Unchanged Kind = iota // same mtime and size: not read
+	Touched               // read, same checksum: only mtime/size refreshed
+	Changed               // new or different text: chunked and embedded
+	Failed                // could not be read; any old entry is kept
+)
+
+// FileJob is one file travelling through the stages. Each stage fills in
+// its part; the writer consumes it.
+type FileJob struct {
+	Rel   string // slash-separated path relative to the data folder
+	Abs   string
+	Ext   string
+	Size  int64
+	Mtime float64 // seconds since the epoch
+	Old   *index.FileEntry
+
+	Kind     Kind
+	Doc      *extract.Document
+	Checksum string
+	Chunks   []chunk.Chunk
+	Vectors  []float32 // len(Chunks) × dim, set by the embedder
+	Reused   int       // chunks whose vectors came from the old index
+	Err      error
+}

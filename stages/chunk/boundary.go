@@ -41,7 +41,7 @@ func extends(r rune) bool {
 	}
 	switch {
 	case r == 0x200D, // ZWJ
-		r >= 0xFE00 && r <= 0xFE0F, // variation selectors
+		r >= 0xFE00 && r <= 0xFE0F,   // variation selectors
 		r >= 0x1F3FB && r <= 0x1F3FF, // skin-tone modifiers
 		r >= 0xE0020 && r <= 0xE007F, // tags
 		r >= 0xE0100 && r <= 0xE01EF: // variation selectors supplement

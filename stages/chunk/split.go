@@ -408,7 +408,12 @@ func (sp *splitter) nextStart(end int, shrunk bool) int {
 			return i
 		}
 	}
-	// One long word (a hash, base64): keep the overlap, cut it whole-character.
+	// No word starts in the overlap. If the chunk was cut inside a long word
+	// (a hash, base64), overlap within it, whole characters only; otherwise
+	// its last word ended properly and the next chunk starts after it.
+	if isSpace(buf[end]) || cjkBoundary(buf[end-1], buf[end]) {
+		return end
+	}
 	for i := p; i < end; i++ {
 		if cur, prev := buf[i], buf[i-1]; !isSpace(cur) && clusterBreak(prev, cur) {
 			return i

@@ -1,0 +1,393 @@
+package model
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// hub is a tiny stand-in for the model hub: it serves files by resolve URL
+// and lets each test decide how to misbehave.
+type hub struct {
+	files    map[string][]byte // remote path -> content
+	requests atomic.Int64
+	serve    func(w http.ResponseWriter, r *http.Request, body []byte, n int64) // n: 1-based request count
+}
+
+func newHub(t *testing.T, files map[string][]byte) (*hub, *httptest.Server) {
+	h := &hub{files: files}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := h.requests.Add(1)
+		remote, ok := strings.CutPrefix(r.URL.Path, "/org/model/resolve/rev/")
+		body, found := h.files[remote]
+		if !ok || !found {
+			http.NotFound(w, r)
+			return
+		}
+		if h.serve != nil {
+			h.serve(w, r, body, n)
+			return
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return h, srv
+}
+
+// testONNX is a seeded stand-in for model.onnx, large enough for many reads.
+var testONNX = sync.OnceValue(func() []byte {
+	b := make([]byte, 3<<20)
+	rand.NewChaCha8([32]byte{1}).Read(b)
+	return b
+})
+
+func testFiles() map[string][]byte {
+	onnx := testONNX()
+	return map[string][]byte{
+		"onnx/model.onnx": onnx,
+		"tokenizer.json":  []byte(`{"model":{"type":"WordPiece"}}`),
+	}
+}
+
+func testSource(url string) Source {
+	return Source{BaseURL: url, Repo: "org/model", Revision: "rev", Files: []RemoteFile{
+		{Remote: "onnx/model.onnx", Local: ONNXName},
+		{Remote: "tokenizer.json", Local: TokenizerName},
+	}}
+}
+
+func fastDownloader() *downloader {
+	d := newDownloader()
+	d.backoff = time.Millisecond
+	d.stall = 10 * time.Second
+	return d
+}
+
+func sum(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
+
+// dirNames lists everything in dir, hidden temp files included.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func TestEnsureDownloadsThenReuses(t *testing.T) {
+	files := testFiles()
+	h, srv := newHub(t, files)
+	src := testSource(srv.URL)
+	src.Files[0].SHA256 = sum(files["onnx/model.onnx"]) // pinned: also rechecked on reuse
+	dir := filepath.Join(t.TempDir(), "models", "m")
+
+	got, err := fastDownloader().ensure(context.Background(), dir, src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ONNX != filepath.Join(dir, ONNXName) || got.Tokenizer != filepath.Join(dir, TokenizerName) {
+		t.Fatalf("paths %+v", got)
+	}
+	for local, remote := range map[string]string{got.ONNX: "onnx/model.onnx", got.Tokenizer: "tokenizer.json"} {
+		b, err := os.ReadFile(local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, files[remote]) {
+			t.Errorf("%s: content differs from the served file", local)
+		}
+	}
+	if names := dirNames(t, dir); len(names) != 2 {
+		t.Errorf("dir holds %v, want exactly the two model files", names)
+	}
+	if n := h.requests.Load(); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+
+	if _, err := fastDownloader().ensure(context.Background(), dir, src, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.requests.Load(); n != 2 {
+		t.Errorf("second Ensure made %d more requests, want none", n-2)
+	}
+}
+
+func TestEnsureReplacesCorruptPinnedFile(t *testing.T) {
+	files := testFiles()
+	h, srv := newHub(t, files)
+	src := testSource(srv.URL)
+	src.Files[1].SHA256 = sum(files["tokenizer.json"])
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, ONNXName), files["onnx/model.onnx"], 0o644) // unpinned: kept as is
+	os.WriteFile(filepath.Join(dir, TokenizerName), []byte(`{"damaged":true}`), 0o644)
+
+	if _, err := fastDownloader().ensure(context.Background(), dir, src, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, TokenizerName)); !bytes.Equal(b, files["tokenizer.json"]) {
+		t.Errorf("damaged tokenizer.json was not replaced: %q", b)
+	}
+	if n := h.requests.Load(); n != 1 {
+		t.Errorf("%d requests, want 1 (only the damaged file)", n)
+	}
+}
+
+// expectNothingLanded checks that a failed Ensure left no file at all.
+func expectNothingLanded(t *testing.T, dir string) {
+	t.Helper()
+	for _, name := range dirNames(t, dir) {
+		if name == TokenizerName {
+			continue // fetched before the failing file in some tests; whole either way
+		}
+		t.Errorf("dir holds %q after a failed download", name)
+	}
+}
+
+func TestEnsureTruncatedBody(t *testing.T) {
+	for _, mode := range []string{"short-content-length", "hijack-close"} {
+		t.Run(mode, func(t *testing.T) {
+			files := testFiles()
+			h, srv := newHub(t, files)
+			h.serve = func(w http.ResponseWriter, r *http.Request, body []byte, n int64) {
+				w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+				if len(body) < 1000 {
+					w.Write(body)
+					return
+				}
+				if mode == "short-content-length" {
+					w.Write(body[:len(body)/2]) // the server then closes the connection
+					return
+				}
+				w.WriteHeader(http.StatusOK)
+				w.Write(body[:len(body)/3])
+				w.(http.Flusher).Flush()
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				conn.Close()
+			}
+			src := testSource(srv.URL)
+			src.Files[0], src.Files[1] = src.Files[1], src.Files[0] // tokenizer first: a good file must survive
+			dir := t.TempDir()
+			_, err := fastDownloader().ensure(context.Background(), dir, src, nil)
+			if err == nil {
+				t.Fatal("Ensure succeeded on a truncated body")
+			}
+			t.Log(err)
+			expectNothingLanded(t, dir)
+			if n := h.requests.Load(); n != 1+3 {
+				t.Errorf("%d requests, want 1 + 3 attempts", n)
+			}
+		})
+	}
+}
+
+func TestEnsureChecksumMismatch(t *testing.T) {
+	files := testFiles()
+	for _, how := range []string{"pinned", "x-linked-etag", "etag"} {
+		t.Run(how, func(t *testing.T) {
+			h, srv := newHub(t, files)
+			wrong := sum([]byte("something else"))
+			src := testSource(srv.URL)
+			if how == "pinned" {
+				src.Files[0].SHA256 = wrong
+			} else {
+				h.serve = func(w http.ResponseWriter, r *http.Request, body []byte, n int64) {
+					if how == "x-linked-etag" {
+						w.Header().Set("X-Linked-Etag", `"`+wrong+`"`)
+					} else {
+						w.Header().Set("ETag", `"`+wrong+`"`)
+					}
+					w.Write(body)
+				}
+			}
+			dir := t.TempDir()
+			_, err := fastDownloader().ensure(context.Background(), dir, src, nil)
+			if err == nil || !strings.Contains(err.Error(), "checksum mismatch") {
+				t.Fatalf("err = %v, want a checksum mismatch", err)
+			}
+			if names := dirNames(t, dir); len(names) != 0 {
+				t.Errorf("dir holds %v after a checksum failure", names)
+			}
+		})
+	}
+}
+
+// The hub sends the LFS sha256 on its redirect to the CDN; it must be
+// honoured even though the CDN's own ETag says something else.
+func TestEnsureVerifiesLinkedEtagAcrossRedirect(t *testing.T) {
+	files := testFiles()
+	for _, good := range []bool{true, false} {
+		t.Run(fmt.Sprint("good=", good), func(t *testing.T) {
+			cdn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("ETag", `"cdn-opaque-tag"`)
+				w.Write(files[strings.TrimPrefix(r.URL.Path, "/")])
+			}))
+			defer cdn.Close()
+			h, srv := newHub(t, files)
+			h.serve = func(w http.ResponseWriter, r *http.Request, body []byte, n int64) {
+				s := sum(body)
+				if !good {
+					s = sum(append(body, 'x'))
+				}
+				w.Header().Set("X-Linked-Etag", `"`+s+`"`)
+				w.Header().Set("X-Linked-Size", strconv.Itoa(len(body)))
+				http.Redirect(w, r, cdn.URL+"/"+strings.TrimPrefix(r.URL.Path, "/org/model/resolve/rev/"), http.StatusFound)
+			}
+			dir := t.TempDir()
+			_, err := fastDownloader().ensure(context.Background(), dir, testSource(srv.URL), nil)
+			if good && err != nil {
+				t.Fatal(err)
+			}
+			if !good {
+				if err == nil || !strings.Contains(err.Error(), "checksum mismatch") {
+					t.Fatalf("err = %v, want a checksum mismatch", err)
+				}
+				if names := dirNames(t, dir); len(names) != 0 {
+					t.Errorf("dir holds %v", names)
+				}
+			}
+		})
+	}
+}
+
+func TestEnsureRetriesServerErrors(t *testing.T) {
+	files := testFiles()
+	h, srv := newHub(t, files)
+	var mu sync.Mutex
+	failed := map[string]bool{}
+	h.serve = func(w http.ResponseWriter, r *http.Request, body []byte, n int64) {
+		mu.Lock()
+		first := !failed[r.URL.Path]
+		failed[r.URL.Path] = true
+		mu.Unlock()
+		if first {
+			http.Error(w, "try later", http.StatusInternalServerError)
+			return
+		}
+		w.Write(body)
+	}
+	dir := t.TempDir()
+	got, err := fastDownloader().ensure(context.Background(), dir, testSource(srv.URL), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(got.ONNX); !bytes.Equal(b, files["onnx/model.onnx"]) {
+		t.Error("model.onnx content differs after a retried download")
+	}
+	if n := h.requests.Load(); n != 4 {
+		t.Errorf("%d requests, want 4 (one 500 and one success per file)", n)
+	}
+}
+
+func TestEnsureNotFoundIsNotRetried(t *testing.T) {
+	h, srv := newHub(t, map[string][]byte{"tokenizer.json": []byte("{}")})
+	src := testSource(srv.URL) // model.onnx is missing: 404
+	dir := t.TempDir()
+	_, err := fastDownloader().ensure(context.Background(), dir, src, nil)
+	if err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("err = %v, want a 404", err)
+	}
+	if n := h.requests.Load(); n != 1 {
+		t.Errorf("%d requests, want exactly 1 (no retry on 404)", n)
+	}
+	if names := dirNames(t, dir); len(names) != 0 {
+		t.Errorf("dir holds %v", names)
+	}
+}
+
+func TestEnsureCancelMidDownload(t *testing.T) {
+	files := testFiles()
+	h, srv := newHub(t, files)
+	started := make(chan struct{})
+	h.serve = func(w http.ResponseWriter, r *http.Request, body []byte, n int64) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Write(body[:len(body)/2])
+		w.(http.Flusher).Flush()
+		close(started)
+		<-r.Context().Done() // hold the rest until the client goes away
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }()
+	dir := t.TempDir()
+	_, err := fastDownloader().ensure(ctx, dir, testSource(srv.URL), nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if names := dirNames(t, dir); len(names) != 0 {
+		t.Errorf("dir holds %v after cancel", names)
+	}
+	if n := h.requests.Load(); n != 1 {
+		t.Errorf("%d requests, want 1 (no retry after cancel)", n)
+	}
+}
+
+func TestEnsureStalledBodyIsRetriedThenFails(t *testing.T) {
+	files := testFiles()
+	h, srv := newHub(t, files)
+	h.serve = func(w http.ResponseWriter, r *http.Request, body []byte, n int64) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Write(body[:100])
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}
+	d := fastDownloader()
+	d.stall = 50 * time.Millisecond
+	d.attempts = 2
+	dir := t.TempDir()
+	_, err := d.ensure(context.Background(), dir, testSource(srv.URL), nil)
+	if !errors.Is(err, errStalled) {
+		t.Fatalf("err = %v, want errStalled", err)
+	}
+	if n := h.requests.Load(); n != 2 {
+		t.Errorf("%d requests, want 2 attempts", n)
+	}
+	if names := dirNames(t, dir); len(names) != 0 {
+		t.Errorf("dir holds %v", names)
+	}
+}
+
+func TestSha256ETag(t *testing.T) {
+	s := sum(nil)
+	for in, want := range map[string]string{
+		`"` + s + `"`:                    s,
+		`W/"` + strings.ToUpper(s) + `"`: s,
+		`"` + s[:40] + `"`:               "", // git blob id
+		`"` + s[:63] + `z"`:              "",
+		"":                               "",
+	} {
+		if got := sha256ETag(in); got != want {
+			t.Errorf("sha256ETag(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestHubSourceURL(t *testing.T) {
+	got := HubSource.URL(HubSource.Files[0])
+	want := "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2/resolve/main/onnx/model.onnx"
+	if got != want {
+		t.Errorf("URL = %q, want %q", got, want)
+	}
+}

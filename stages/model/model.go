@@ -1,0 +1,129 @@
+// Package model says where the embedding model and the ONNX Runtime library
+// live on disk, and fetches the model once, verified, on an end user's first
+// run.
+package model
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Names of the model files inside a model directory.
+const (
+	ONNXName      = "model.onnx"
+	TokenizerName = "tokenizer.json"
+)
+
+// ModelName is the directory under CacheDir()/models that holds the model.
+const ModelName = "all-MiniLM-L6-v2"
+
+// Environment variables that override the defaults.
+const (
+	EnvCacheDir = "MICRO_RAG_CACHE_DIR"
+	EnvModelDir = "MICRO_RAG_MODEL_DIR"
+	EnvORTLib   = "MICRO_RAG_ORT_LIB"
+)
+
+// CacheDir is where model and runtime files live:
+// $MICRO_RAG_CACHE_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/micro-rag-mcp.
+// It is the same folder scripts/setup.sh installs into.
+func CacheDir() string {
+	if d := os.Getenv(EnvCacheDir); d != "" {
+		return d
+	}
+	// XDG says relative values are invalid and must be ignored.
+	if x := os.Getenv("XDG_CACHE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "micro-rag-mcp")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		// No home at all (some service accounts): keep working from /tmp.
+		return filepath.Join(os.TempDir(), "micro-rag-mcp")
+	}
+	return filepath.Join(home, ".cache", "micro-rag-mcp")
+}
+
+// DefaultModelDir is CacheDir()/models/all-MiniLM-L6-v2.
+func DefaultModelDir() string {
+	return filepath.Join(CacheDir(), "models", ModelName)
+}
+
+// Files are the absolute paths of the model's two files.
+type Files struct {
+	ONNX, Tokenizer string
+}
+
+// FilesIn names the model files inside dir without checking them.
+func FilesIn(dir string) (Files, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Files{}, err
+	}
+	return Files{ONNX: filepath.Join(abs, ONNXName), Tokenizer: filepath.Join(abs, TokenizerName)}, nil
+}
+
+// ModelDir picks the model directory: the flag, else $MICRO_RAG_MODEL_DIR,
+// else DefaultModelDir().
+func ModelDir(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if d := os.Getenv(EnvModelDir); d != "" {
+		return d
+	}
+	return DefaultModelDir()
+}
+
+// Locate finds an already installed model (see ModelDir for the order) and
+// checks that both files are there. It never downloads; see Ensure.
+func Locate(modelDir string) (Files, error) {
+	dir := ModelDir(modelDir)
+	f, err := FilesIn(dir)
+	if err != nil {
+		return Files{}, err
+	}
+	for _, p := range []string{f.ONNX, f.Tokenizer} {
+		if err := regularFile(p); err != nil {
+			return Files{}, fmt.Errorf("model not found in %s: %w (run `make setup`, or pass --model-dir pointing at a folder with %s and %s)",
+				dir, err, ONNXName, TokenizerName)
+		}
+	}
+	return f, nil
+}
+
+// ORTLibrary finds the ONNX Runtime shared library: the flag, else
+// $MICRO_RAG_ORT_LIB, else CacheDir()/lib/libonnxruntime.so.
+func ORTLibrary(flag string) (string, error) {
+	p := flag
+	if p == "" {
+		p = os.Getenv(EnvORTLib)
+	}
+	if p == "" {
+		p = filepath.Join(CacheDir(), "lib", "libonnxruntime.so")
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	if err := regularFile(abs); err != nil {
+		return "", fmt.Errorf("ONNX Runtime library (1.24 or newer) not found: %w (run `make setup`, or pass --ort-lib or set %s)", err, EnvORTLib)
+	}
+	return abs, nil
+}
+
+// regularFile fails unless p (after symlinks) is a non-empty regular file.
+func regularFile(p string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", p)
+	}
+	if st.Size() == 0 {
+		return errors.New(p + " is empty")
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package model
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCacheDirOrder(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv(EnvCacheDir, "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	if got, want := CacheDir(), filepath.Join(home, ".cache", "micro-rag-mcp"); got != want {
+		t.Errorf("HOME only: %q, want %q", got, want)
+	}
+	t.Setenv("XDG_CACHE_HOME", "relative/ignored")
+	if got, want := CacheDir(), filepath.Join(home, ".cache", "micro-rag-mcp"); got != want {
+		t.Errorf("relative XDG: %q, want %q", got, want)
+	}
+	t.Setenv("XDG_CACHE_HOME", "/xdg")
+	if got := CacheDir(); got != "/xdg/micro-rag-mcp" {
+		t.Errorf("XDG: %q", got)
+	}
+	t.Setenv(EnvCacheDir, "/explicit")
+	if got := CacheDir(); got != "/explicit" {
+		t.Errorf("override: %q", got)
+	}
+}
+
+func writeModel(t *testing.T, dir string) {
+	t.Helper()
+	os.MkdirAll(dir, 0o755)
+	for _, n := range []string{ONNXName, TokenizerName} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestLocateOrder(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv(EnvCacheDir, cache)
+	t.Setenv(EnvModelDir, "")
+
+	_, err := Locate("")
+	if err == nil || !strings.Contains(err.Error(), "make setup") || !strings.Contains(err.Error(), "--model-dir") {
+		t.Fatalf("missing model: err = %v, want a hint at make setup and --model-dir", err)
+	}
+
+	def := filepath.Join(cache, "models", ModelName)
+	writeModel(t, def)
+	f, err := Locate("")
+	if err != nil || f.ONNX != filepath.Join(def, ONNXName) || f.Tokenizer != filepath.Join(def, TokenizerName) {
+		t.Fatalf("default: %+v, %v", f, err)
+	}
+
+	env := t.TempDir()
+	writeModel(t, env)
+	t.Setenv(EnvModelDir, env)
+	if f, err := Locate(""); err != nil || filepath.Dir(f.ONNX) != env {
+		t.Fatalf("env: %+v, %v", f, err)
+	}
+
+	flag := t.TempDir()
+	writeModel(t, flag)
+	if f, err := Locate(flag); err != nil || filepath.Dir(f.Tokenizer) != flag {
+		t.Fatalf("flag: %+v, %v", f, err)
+	}
+
+	// Only one of the two files: not a model.
+	half := t.TempDir()
+	os.WriteFile(filepath.Join(half, ONNXName), []byte("x"), 0o644)
+	if _, err := Locate(half); err == nil || !strings.Contains(err.Error(), TokenizerName) {
+		t.Fatalf("half model: err = %v", err)
+	}
+}
+
+func TestORTLibraryOrder(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv(EnvCacheDir, cache)
+	t.Setenv(EnvORTLib, "")
+
+	_, err := ORTLibrary("")
+	if err == nil || !strings.Contains(err.Error(), "make setup") || !strings.Contains(err.Error(), "--ort-lib") {
+		t.Fatalf("missing lib: err = %v", err)
+	}
+	lib := filepath.Join(cache, "lib", "libonnxruntime.so")
+	os.MkdirAll(filepath.Dir(lib), 0o755)
+	os.WriteFile(lib+".1.24.3", []byte("elf"), 0o644)
+	os.Symlink("libonnxruntime.so.1.24.3", lib) // as setup installs it
+	if got, err := ORTLibrary(""); err != nil || got != lib {
+		t.Fatalf("default: %q, %v", got, err)
+	}
+	other := filepath.Join(t.TempDir(), "libort.so")
+	os.WriteFile(other, []byte("elf"), 0o644)
+	t.Setenv(EnvORTLib, other)
+	if got, err := ORTLibrary(""); err != nil || got != other {
+		t.Fatalf("env: %q, %v", got, err)
+	}
+	if _, err := ORTLibrary(filepath.Join(t.TempDir(), "nope.so")); err == nil {
+		t.Fatal("flag naming a missing file was accepted")
+	}
+}

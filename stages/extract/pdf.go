@@ -1,8 +1,396 @@
 package extract
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
 
-// readPDF is a placeholder until the pdf reader lands.
+	"github.com/klippa-app/go-pdfium"
+	pdfiumerr "github.com/klippa-app/go-pdfium/errors"
+	"github.com/klippa-app/go-pdfium/references"
+	"github.com/klippa-app/go-pdfium/requests"
+	"github.com/klippa-app/go-pdfium/structs"
+	"github.com/klippa-app/go-pdfium/webassembly"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// PDFOptions configure the PDF engine: PDFium compiled to WebAssembly and
+// run by wazero, so no cgo and no shared library. See docs/pdf-engines.md
+// for why this engine was chosen.
+type PDFOptions struct {
+	// Instances is how many PDFs may be parsed at once (default 2, the
+	// extractor pool's size). Each instance is a separate WebAssembly
+	// module with its own memory.
+	Instances int
+	// CacheDir holds wazero's compiled machine code so later starts take
+	// a fraction of a second instead of several. Empty means
+	// ${XDG_CACHE_HOME:-~/.cache}/micro-rag-mcp/wazero; "off" disables it.
+	CacheDir string
+	// FileTimeout bounds the time one PDF may take (default 2 minutes);
+	// a hostile file that loops is stopped and reported.
+	FileTimeout time.Duration
+	// MemoryLimitBytes caps each instance's WebAssembly memory (default
+	// 2 GiB).
+	MemoryLimitBytes uint64
+}
+
+// pdfEngine is the process-wide PDFium pool, started by the first PDF so
+// that a folder without PDFs never pays for compiling PDFium.
+var pdfEngine struct {
+	mu   sync.Mutex
+	opts PDFOptions
+	pool pdfium.Pool
+	// cache is closed with the pool; nil when caching is off.
+	cache wazero.CompilationCache
+}
+
+// SetPDFOptions replaces the PDF engine options. It takes effect at the next
+// start of the engine, that is on the first PDF after start-up or ClosePDF.
+func SetPDFOptions(o PDFOptions) {
+	pdfEngine.mu.Lock()
+	defer pdfEngine.mu.Unlock()
+	pdfEngine.opts = o
+}
+
+// ClosePDF stops the PDF engine and frees its instances. Call it once at
+// shutdown after the last Extract has returned; a later PDF starts the
+// engine again.
+func ClosePDF() error {
+	pdfEngine.mu.Lock()
+	defer pdfEngine.mu.Unlock()
+	if pdfEngine.pool == nil {
+		return nil
+	}
+	err := pdfEngine.pool.Close()
+	if pdfEngine.cache != nil {
+		err = errors.Join(err, pdfEngine.cache.Close(context.Background()))
+	}
+	pdfEngine.pool, pdfEngine.cache = nil, nil
+	return err
+}
+
+func (o PDFOptions) withDefaults() PDFOptions {
+	if o.Instances <= 0 {
+		o.Instances = 2
+	}
+	if o.FileTimeout <= 0 {
+		o.FileTimeout = 2 * time.Minute
+	}
+	if o.MemoryLimitBytes == 0 {
+		o.MemoryLimitBytes = 2 << 30
+	}
+	if o.CacheDir == "" {
+		base := os.Getenv("XDG_CACHE_HOME")
+		if base == "" {
+			if home, err := os.UserHomeDir(); err == nil {
+				base = filepath.Join(home, ".cache")
+			}
+		}
+		if base != "" {
+			o.CacheDir = filepath.Join(base, "micro-rag-mcp", "wazero")
+		} else {
+			o.CacheDir = "off"
+		}
+	}
+	return o
+}
+
+// pdfPool returns the running pool, starting it if needed.
+func pdfPool() (pdfium.Pool, PDFOptions, error) {
+	pdfEngine.mu.Lock()
+	defer pdfEngine.mu.Unlock()
+	opts := pdfEngine.opts.withDefaults()
+	if pdfEngine.pool != nil {
+		return pdfEngine.pool, opts, nil
+	}
+	rc := wazero.NewRuntimeConfig().
+		// The bundled PDFium lowers setjmp/longjmp to WebAssembly
+		// exceptions, so that feature must stay on.
+		WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
+		// Lets the per-file timeout interrupt a running call.
+		WithCloseOnContextDone(true).
+		WithMemoryLimitPages(uint32(min(opts.MemoryLimitBytes>>16, 65536)))
+	var cache wazero.CompilationCache
+	if opts.CacheDir != "off" {
+		c, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
+		if err != nil {
+			// A read-only home only costs start-up time.
+			slog.Warn("pdf: no wazero compilation cache", "dir", opts.CacheDir, "err", err)
+		} else {
+			cache = c
+			rc = rc.WithCompilationCache(c)
+		}
+	}
+	pool, err := webassembly.Init(webassembly.Config{
+		MinIdle:  0,
+		MaxIdle:  opts.Instances,
+		MaxTotal: opts.Instances,
+		// PDFium may print diagnostics; stdout carries the MCP protocol.
+		Stdout: io.Discard,
+		Stderr: io.Discard,
+		// Mount nothing: files are handed over as bytes, so the module
+		// needs no view of the host file system.
+		FSConfig:      wazero.NewFSConfig(),
+		RuntimeConfig: rc,
+		ReuseWorkers:  true,
+	})
+	if err != nil {
+		if cache != nil {
+			cache.Close(context.Background())
+		}
+		return nil, opts, fmt.Errorf("start PDF engine: %w", err)
+	}
+	pdfEngine.pool, pdfEngine.cache = pool, cache
+	return pool, opts, nil
+}
+
+// readPDF extracts the text of each page with PDFium. Pages are joined by
+// "\n\n"; a page PDFium cannot load is listed in Skipped.
 func readPDF(path string, lim Limits) (*Document, error) {
-	return nil, errors.New("pdf reader not implemented")
+	data, err := readLimited(path, lim)
+	if err != nil {
+		return nil, err
+	}
+	return readPDFBytes(path, data, lim)
+}
+
+// readPDFBytes is readPDF on bytes already in memory.
+func readPDFBytes(path string, data []byte, lim Limits) (*Document, error) {
+	pool, opts, err := pdfPool()
+	if err != nil {
+		return nil, &FileError{Path: path, Reason: "PDF engine unavailable", Err: err}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opts.FileTimeout)
+	defer cancel()
+	inst, err := pool.GetInstanceWithContext(ctx)
+	if err != nil {
+		return nil, &FileError{Path: path, Reason: "PDF engine busy", Err: err}
+	}
+	// Past the deadline, Kill interrupts the running call (the runtime
+	// closes modules on context cancel) and retires the instance, whose
+	// state cannot be trusted afterwards.
+	var killed bool
+	var killMu sync.Mutex
+	timer := time.AfterFunc(opts.FileTimeout, func() {
+		killMu.Lock()
+		defer killMu.Unlock()
+		killed = true
+		inst.Kill()
+	})
+	doc, err := pdfText(inst, data, lim)
+	stopped := timer.Stop()
+	killMu.Lock()
+	defer killMu.Unlock()
+	if killed || !stopped {
+		return nil, &FileError{Path: path, Reason: fmt.Sprintf("PDF took longer than %v", opts.FileTimeout)}
+	}
+	if err != nil {
+		// The instance may have trapped half-way; do not reuse it.
+		inst.Kill()
+		var fe *FileError
+		if errors.As(err, &fe) {
+			fe.Path = path
+			return nil, fe
+		}
+		return nil, &FileError{Path: path, Reason: "corrupt PDF", Err: err}
+	}
+	inst.Close()
+	return doc, nil
+}
+
+// pdfText reads every page of data with one PDFium instance.
+func pdfText(inst pdfium.Pdfium, data []byte, lim Limits) (*Document, error) {
+	opened, err := inst.OpenDocument(&requests.OpenDocument{File: &data})
+	if err != nil {
+		switch {
+		case errors.Is(err, pdfiumerr.ErrPassword):
+			return nil, &FileError{Reason: "encrypted PDF (password required)"}
+		case errors.Is(err, pdfiumerr.ErrSecurity):
+			return nil, &FileError{Reason: "unsupported PDF encryption", Err: err}
+		}
+		return nil, &FileError{Reason: "corrupt PDF", Err: err}
+	}
+	docRef := opened.Document
+	defer inst.FPDF_CloseDocument(&requests.FPDF_CloseDocument{Document: docRef})
+
+	count, err := inst.FPDF_GetPageCount(&requests.FPDF_GetPageCount{Document: docRef})
+	if err != nil {
+		return nil, &FileError{Reason: "corrupt PDF", Err: err}
+	}
+	doc := &Document{PageStarts: make([]int, 0, count.PageCount)}
+	var b strings.Builder
+	chars := 0
+	for i := 0; i < count.PageCount; i++ {
+		text, err := pageText(inst, docRef, i)
+		if err != nil {
+			doc.Skipped = append(doc.Skipped, fmt.Sprintf("page %d: %v", i+1, err))
+			continue
+		}
+		text = normalise(pdfControls(text))
+		text = strings.TrimRight(text, " \t\n")
+		if len(doc.PageStarts) > 0 {
+			b.WriteString("\n\n")
+			chars += 2
+		}
+		doc.PageStarts = append(doc.PageStarts, chars)
+		b.WriteString(text)
+		chars += utf8.RuneCountInString(text)
+		if lim.MaxChars > 0 && chars > lim.MaxChars {
+			return nil, &FileError{Reason: fmt.Sprintf("extracted text exceeds %d characters", lim.MaxChars)}
+		}
+	}
+	doc.Text = b.String()
+	return doc, nil
+}
+
+// pageText returns the text of page i (0-based). PDFium's own word breaks
+// fail on files whose words are placed by position alone (ghostscript's
+// pdfwrite output, for example: "slowriv eroverthree"), so spaces are
+// decided here from the gaps between glyph boxes, as pdftotext does: a
+// space character, PDFium's or the file's, counts only where the glyphs
+// around it stand apart (ghostscript writes "riv er" with a space glyph
+// drawn over the letters). PDFium's line breaks are kept.
+func pageText(inst pdfium.Pdfium, docRef references.FPDF_DOCUMENT, i int) (string, error) {
+	tp, err := inst.FPDFText_LoadPage(&requests.FPDFText_LoadPage{
+		Page: requests.Page{ByIndex: &requests.PageByIndex{Document: docRef, Index: i}},
+	})
+	if err != nil {
+		return "", pdfPageErr(err)
+	}
+	defer inst.FPDFText_ClosePage(&requests.FPDFText_ClosePage{TextPage: tp.TextPage})
+	n, err := inst.FPDFText_CountChars(&requests.FPDFText_CountChars{TextPage: tp.TextPage})
+	if err != nil {
+		return "", pdfPageErr(err)
+	}
+	var w spacer
+	for c := 0; c < n.Count; c++ {
+		u, err := inst.FPDFText_GetUnicode(&requests.FPDFText_GetUnicode{TextPage: tp.TextPage, Index: c})
+		if err != nil {
+			return "", err
+		}
+		r := rune(u.Unicode)
+		switch {
+		case r == ' ':
+			w.space()
+		case r == 0x02:
+			// A hyphen PDFium found at a line end: like pdftotext,
+			// join the word halves.
+			w.prev, w.pending = nil, false
+		case r == '\r' || r == '\n' || r == 0 || r >= 0xFFFE:
+			// PDFium ends a line with "\r\n"; 0 means no Unicode
+			// mapping.
+			if r == '\n' || r == '\r' {
+				w.newline()
+			}
+		default:
+			box, err := inst.FPDFText_GetLooseCharBox(&requests.FPDFText_GetLooseCharBox{TextPage: tp.TextPage, Index: c})
+			if err != nil {
+				// No box (for example a zero-size glyph): keep the
+				// character and PDFium's spacing.
+				w.glyph(r, nil)
+				continue
+			}
+			w.glyph(r, &box.Rect)
+		}
+	}
+	return w.b.String(), nil
+}
+
+// spacer assembles page text, deciding where word spaces go.
+type spacer struct {
+	b strings.Builder
+	// prev is the box of the last glyph on the current line.
+	prev    *structs.FPDF_FS_RECTF
+	pending bool // PDFium generated a space after prev
+	lastNL  bool
+}
+
+// wordGap is the gap between glyph boxes, as a fraction of the line
+// height, above which two glyphs belong to different words. Word spaces
+// are about 0.25 em, kerning is under 0.05 em and a loose box is about
+// 1.1 em high.
+const wordGap = 0.15
+
+func (w *spacer) space() {
+	if w.prev != nil {
+		w.pending = true // decided by the next glyph
+		return
+	}
+	w.flushPending(true)
+	w.b.WriteByte(' ')
+}
+
+func (w *spacer) newline() {
+	w.pending = false
+	w.prev = nil
+	if !w.lastNL {
+		w.b.WriteByte('\n')
+	}
+	w.lastNL = !w.lastNL
+}
+
+func (w *spacer) flushPending(keep bool) {
+	if w.pending && keep {
+		w.b.WriteByte(' ')
+	}
+	w.pending = false
+}
+
+func (w *spacer) glyph(r rune, box *structs.FPDF_FS_RECTF) {
+	w.lastNL = false
+	if w.prev != nil && box != nil && sameLine(w.prev, box) {
+		gap := float64(box.Left - w.prev.Right)
+		h := float64(min(w.prev.Top-w.prev.Bottom, box.Top-box.Bottom))
+		w.pending = false
+		if gap > wordGap*h {
+			w.b.WriteByte(' ')
+		}
+	} else {
+		// No geometry to go by (another line, rotated or missing
+		// boxes): trust PDFium.
+		w.flushPending(true)
+	}
+	w.b.WriteRune(r)
+	w.prev = box
+}
+
+// sameLine reports whether b follows a on one horizontal line, left to
+// right, so that the gap between them is meaningful.
+func sameLine(a, b *structs.FPDF_FS_RECTF) bool {
+	ha, hb := a.Top-a.Bottom, b.Top-b.Bottom
+	if ha <= 0 || hb <= 0 {
+		return false
+	}
+	overlap := min(a.Top, b.Top) - max(a.Bottom, b.Bottom)
+	return overlap >= 0.5*min(ha, hb) && b.Left >= a.Left
+}
+
+func pdfPageErr(err error) error {
+	if errors.Is(err, pdfiumerr.ErrPage) {
+		return errors.New("page cannot be loaded")
+	}
+	return err
+}
+
+// pdfControls drops C0 controls, keeping tab and line ends for normalise.
+func pdfControls(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return r
+		case r < 0x20 || r == 0x7f || r == 0xFFFE || r == 0xFFFF:
+			return -1
+		}
+		return r
+	}, s)
 }

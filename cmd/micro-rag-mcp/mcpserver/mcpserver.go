@@ -5,6 +5,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -256,6 +257,15 @@ func jsonType(v any) string {
 // the client sent something else.
 func arguments(req mcp.CallToolRequest) (map[string]any, error) {
 	raw := req.GetRawArguments()
+	// Over the wire mcp-go keeps the arguments as raw JSON.
+	if b, ok := raw.(json.RawMessage); ok {
+		raw = nil
+		if len(b) > 0 {
+			if err := json.Unmarshal(b, &raw); err != nil {
+				return nil, fmt.Errorf("arguments are not valid JSON: %v", err)
+			}
+		}
+	}
 	if raw == nil {
 		return map[string]any{}, nil
 	}

@@ -1,0 +1,381 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+const testDim = 8
+
+var testVersion = Version{Schema: SchemaVersion, Model: "test-model", Dim: testDim, ChunkSize: 1000, ChunkOverlap: 200, MaxTokens: 256}
+
+func unitVec(rng *rand.Rand) []float32 {
+	v := make([]float32, testDim)
+	var n float64
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+		n += float64(v[i] * v[i])
+	}
+	for i := range v {
+		v[i] /= float32(math.Sqrt(n))
+	}
+	return v
+}
+
+// putFile indexes n chunks for path and returns their vectors.
+func putFile(t *testing.T, w *Writer, rng *rand.Rand, path string, n int) [][]float32 {
+	t.Helper()
+	recs := make([]Record, n)
+	var flat []float32
+	var vecs [][]float32
+	for i := range recs {
+		recs[i] = Record{ChunkIndex: i, CharStart: i * 800, CharEnd: i*800 + 1000, Text: fmt.Sprintf("%s chunk %d", path, i)}
+		v := unitVec(rng)
+		vecs = append(vecs, v)
+		flat = append(flat, v...)
+	}
+	err := w.PutFile(FileEntry{Path: path, Mtime: 1739650000.123, Size: int64(n), Checksum: "sha256:" + path, Ext: filepath.Ext(path)}, recs, flat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vecs
+}
+
+func openStore(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := Open(dir, testVersion, Options{CompactMin: 4, CompactRatio: 0.4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func topHit(t *testing.T, s *Store, q []float32) Hit {
+	t.Helper()
+	snap := s.Acquire()
+	defer snap.Release()
+	hits, err := snap.Search(q, 1)
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("search: %v hits=%d", err, len(hits))
+	}
+	return hits[0]
+}
+
+func TestCommitReopenSearch(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := openStore(t, dir)
+	w, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := putFile(t, w, rng, "a.md", 3)
+	putFile(t, w, rng, "dir/b.txt", 2)
+	if got := s.Acquire(); got.Chunks() != 0 {
+		t.Fatalf("uncommitted chunks visible: %d", got.Chunks())
+	} else {
+		got.Release()
+	}
+	if err := w.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	h := topHit(t, s, a[1])
+	if h.Record.Path != "a.md" || h.Record.ChunkIndex != 1 || h.Record.Text != "a.md chunk 1" || h.Score < 0.9999 {
+		t.Fatalf("hit = %+v", h)
+	}
+	for _, name := range []string{FaissFile, ManifestFile, FilesFile, VersionFile, LockFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("missing %s: %v", name, err)
+		}
+	}
+	s2 := openStore(t, dir)
+	h2 := topHit(t, s2, a[1])
+	if h2.Record.ID != h.Record.ID || h2.Record.Text != h.Record.Text {
+		t.Fatalf("after reopen: %+v vs %+v", h2, h)
+	}
+	snap := s2.Acquire()
+	defer snap.Release()
+	if snap.Files() != 2 || snap.Chunks() != 5 {
+		t.Fatalf("files=%d chunks=%d", snap.Files(), snap.Chunks())
+	}
+}
+
+func TestReplaceRemoveTombstonesAndCompaction(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(3, 4))
+	s := openStore(t, dir)
+	w, _ := s.Begin()
+	old := putFile(t, w, rng, "a.md", 4)
+	keep := putFile(t, w, rng, "keep.md", 10)
+	gone := putFile(t, w, rng, "gone.md", 2)
+	if err := w.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+
+	w, _ = s.Begin()
+	fresh := putFile(t, w, rng, "a.md", 2) // replaces 4 chunks: 4 tombstones
+	if err := w.RemoveFile("gone.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	snap := s.Acquire()
+	if snap.Chunks() != 12 {
+		t.Fatalf("live chunks = %d, want 12", snap.Chunks())
+	}
+	if snap.Tombstones() != 0 {
+		t.Fatalf("6 tombstones over 12 live should have compacted, have %d", snap.Tombstones())
+	}
+	snap.Release()
+	for _, v := range append(old, gone...) {
+		h := topHit(t, s, v)
+		if h.Record.Path == "gone.md" || (h.Record.Path == "a.md" && h.Score > 0.9999) {
+			t.Fatalf("deleted chunk returned: %+v", h)
+		}
+	}
+	if h := topHit(t, s, fresh[1]); h.Record.Path != "a.md" || h.Score < 0.9999 {
+		t.Fatalf("new chunk not found: %+v", h)
+	}
+	if h := topHit(t, s, keep[7]); h.Record.Path != "keep.md" || h.Record.ChunkIndex != 7 {
+		t.Fatalf("kept chunk not found after compaction: %+v", h)
+	}
+	// Compaction rewrote the manifest with live records only.
+	raw, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if n := countLines(raw); n != 12 {
+		t.Fatalf("manifest lines after compaction = %d, want 12", n)
+	}
+	// And reopening agrees.
+	s2 := openStore(t, dir)
+	if h := topHit(t, s2, keep[7]); h.Record.Path != "keep.md" || h.Record.ChunkIndex != 7 {
+		t.Fatalf("after reopen: %+v", h)
+	}
+}
+
+func countLines(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c == '\n' {
+			n++
+		}
+	}
+	return n
+}
+
+func TestBusyInProcess(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	w, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Begin(); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Begin: %v, want ErrLocked", err)
+	}
+	w.Close()
+	w2, err := s.Begin()
+	if err != nil {
+		t.Fatalf("Begin after Close: %v", err)
+	}
+	w2.Close()
+	if _, err := os.Stat(filepath.Join(s.Dir(), LockFile)); err != nil {
+		t.Fatalf("lock file removed: %v", err)
+	}
+}
+
+func TestVersionMismatchRebuilds(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 6))
+	s := openStore(t, dir)
+	w, _ := s.Begin()
+	putFile(t, w, rng, "a.md", 3)
+	w.Commit(true)
+	w.Close()
+	s.Close()
+
+	other := testVersion
+	other.ChunkSize = 500
+	s2, err := Open(dir, other, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	snap := s2.Acquire()
+	if snap.Chunks() != 0 {
+		t.Fatalf("vectors of another version served: %d chunks", snap.Chunks())
+	}
+	snap.Release()
+	w2, err := s2.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w2.Rebuilt() || len(w2.Before()) != 0 {
+		t.Fatalf("rebuilt=%v before=%d", w2.Rebuilt(), len(w2.Before()))
+	}
+	w2.Close()
+}
+
+// TestInterruptedCommits simulates a crash at each step of a commit by
+// leaving the files a crash would leave, then checks Begin recovers a
+// consistent index: the old one before the commit point, the new one after.
+func TestInterruptedCommits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	build := func(t *testing.T) (string, []float32, []float32) {
+		dir := t.TempDir()
+		s, _ := Open(dir, testVersion, Options{})
+		w, _ := s.Begin()
+		a := putFile(t, w, rng, "a.md", 2)
+		w.Commit(true)
+		w.Close()
+		// Second commit prepared by hand: copy what Commit would write.
+		w, _ = s.Begin()
+		b := putFile(t, w, rng, "b.md", 2)
+		w.Commit(true)
+		w.Close()
+		s.Close()
+		return dir, a[0], b[0]
+	}
+	t.Run("torn manifest tail is cut", func(t *testing.T) {
+		dir, a, _ := build(t)
+		f, _ := os.OpenFile(filepath.Join(dir, ManifestFile), os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString(`{"id":99,"path":"x.md","te`)
+		f.Close()
+		s := openStore(t, dir)
+		if h := topHit(t, s, a); h.Record.Path != "a.md" {
+			t.Fatalf("%+v", h)
+		}
+		w, err := s.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		raw, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
+		if raw[len(raw)-1] != '\n' || countLines(raw) != 4 {
+			t.Fatalf("tail not cut: %q", raw[len(raw)-40:])
+		}
+	})
+	t.Run("crash before commit point rolls back", func(t *testing.T) {
+		dir, a, _ := build(t)
+		os.WriteFile(filepath.Join(dir, FaissFile+newSuffix), []byte("half a faiss file"), 0o644)
+		s := openStore(t, dir)
+		w, err := s.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		if _, err := os.Stat(filepath.Join(dir, FaissFile+newSuffix)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatal("faiss.index.new not discarded")
+		}
+		if h := topHit(t, s, a); h.Record.Path != "a.md" {
+			t.Fatalf("%+v", h)
+		}
+	})
+	t.Run("crash after commit point rolls forward", func(t *testing.T) {
+		dir, a, b := build(t)
+		// Pretend the last commit stopped after writing files.json.new:
+		// move the committed files back to their .new names and restore
+		// the previous files.json from a one-file index.
+		s := openStore(t, dir)
+		w, _ := s.Begin()
+		w.RemoveFile("b.md")
+		w.Commit(true)
+		w.Close()
+		s.Close()
+		for _, name := range []string{FaissFile, FilesFile} {
+			os.Rename(filepath.Join(dir, name), filepath.Join(dir, name+newSuffix))
+		}
+		os.WriteFile(filepath.Join(dir, FilesFile), []byte(`{"schema":1,"generation":1,"next_id":1,"files":[]}`), 0o644)
+		s2 := openStore(t, dir)
+		w2, err := s2.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w2.Close()
+		snap := s2.Acquire()
+		defer snap.Release()
+		if snap.Files() != 1 {
+			t.Fatalf("files after roll forward = %d, want 1", snap.Files())
+		}
+		if h := topHit(t, s2, a); h.Record.Path != "a.md" {
+			t.Fatalf("%+v", h)
+		}
+		if h := topHit(t, s2, b); h.Record.Path == "b.md" {
+			t.Fatalf("removed file served: %+v", h)
+		}
+	})
+	t.Run("disagreeing files are rebuilt, never served", func(t *testing.T) {
+		dir, _, _ := build(t)
+		os.WriteFile(filepath.Join(dir, FaissFile), []byte("garbage"), 0o644)
+		s := openStore(t, dir)
+		if snap := s.Acquire(); snap.Chunks() != 0 {
+			t.Fatal("damaged index served")
+		} else {
+			snap.Release()
+		}
+		w, err := s.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		if !w.Rebuilt() || len(w.Before()) != 0 {
+			t.Fatal("damaged index not rebuilt")
+		}
+	})
+}
+
+// TestSearchDuringWrites runs searches while a writer commits: none fails,
+// every snapshot is internally consistent, and old snapshots stay usable.
+func TestSearchDuringWrites(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	rng := rand.New(rand.NewPCG(9, 10))
+	q := unitVec(rng)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				snap := s.Acquire()
+				hits, err := snap.Search(q, 5)
+				if err != nil {
+					t.Error(err)
+				}
+				for _, h := range hits {
+					if _, ok := snap.File(h.Record.Path); !ok {
+						t.Errorf("hit from a file the snapshot does not hold: %s", h.Record.Path)
+					}
+				}
+				snap.Release()
+			}
+		}()
+	}
+	wrng := rand.New(rand.NewPCG(11, 12))
+	for i := range 30 {
+		w, err := s.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		putFile(t, w, wrng, fmt.Sprintf("f%d.md", i%7), 3)
+		if err := w.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+	}
+	close(stop)
+	wg.Wait()
+}

@@ -143,7 +143,9 @@ func detectLegacy(b []byte) encoding.Encoding {
 		return unicode.UTF8
 	}
 	res, err := chardet.NewTextDetector().DetectBest(sample)
-	if err != nil || res == nil {
+	if err != nil || res == nil || res.Charset == "UTF-8" {
+		// Not mostly UTF-8, whatever chardet says: windows-1252 keeps
+		// every byte readable.
 		return charmap.Windows1252
 	}
 	return lookupCharset(res.Charset)
@@ -157,9 +159,7 @@ func mostlyUTF8(b []byte) bool {
 		r, size := utf8.DecodeRune(b)
 		switch {
 		case r == utf8.RuneError && size == 1:
-			if len(b) >= utf8.UTFMax || utf8.FullRune(b) {
-				bad++
-			}
+			bad++
 		case size > 1:
 			multi++
 		}

@@ -2,6 +2,7 @@ package extract
 
 import (
 	"archive/zip"
+	"compress/flate"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -76,7 +77,12 @@ func readDOCX(p string, lim Limits) (*Document, error) {
 	if lr.N <= 0 {
 		return nil, &FileError{Path: p, Reason: fmt.Sprintf("document part too large: exceeds limit %s", humanBytes(maxDocxPart))}
 	}
-	if err != nil {
+	var corrupt flate.CorruptInputError
+	switch {
+	case errors.Is(err, zip.ErrFormat), errors.Is(err, zip.ErrChecksum),
+		errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &corrupt):
+		return nil, &FileError{Path: p, Reason: "corrupt document part", Err: err}
+	case err != nil:
 		return nil, &FileError{Path: p, Reason: "malformed document XML", Err: err}
 	}
 	return finish(p, text, lim)

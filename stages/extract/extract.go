@@ -30,7 +30,7 @@ type Limits struct {
 }
 
 // DefaultLimits suit document folders; larger files are reported, not read.
-var DefaultLimits = Limits{MaxFileBytes: 256 << 20, MaxChars: 32 << 20}
+var DefaultLimits = Limits{MaxFileBytes: 256 << 20, MaxChars: 64 << 20}
 
 // reader reads one format. It may panic; Extract recovers.
 type reader func(path string, lim Limits) (*Document, error)

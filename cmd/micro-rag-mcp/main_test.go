@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// binary is the micro-rag-mcp built once by TestMain for the tests that exec it.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "micro-rag-mcp-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "micro-rag-mcp")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version=9.9.9-test", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building micro-rag-mcp:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	if bigDir != "" {
+		os.RemoveAll(bigDir)
+	}
+	os.Exit(code)
+}
+
+// runBinary runs the built binary to completion and returns its exit code and output.
+func runBinary(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	cmd.Stdin = strings.NewReader("")
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), o.String(), e.String()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, o.String(), e.String()
+}
+
+func TestFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file.txt")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		args     []string
+		code     int
+		stderr   []string // all must appear
+		usageOut bool     // usage text expected on stderr
+	}{
+		{"no flags", nil, 2, []string{"missing required flag(s): --data-folder, --title, --inst"}, true},
+		{"missing inst", []string{"--data-folder", dir, "--title", "t"}, 2, []string{"--inst"}, true},
+		{"missing title", []string{"--data-folder", dir, "--inst", "i"}, 2, []string{"--title"}, true},
+		{"unknown flag", []string{"--data-folder", dir, "--title", "t", "--inst", "i", "--bogus"}, 2, []string{"flag provided but not defined: -bogus"}, true},
+		{"bad exts", []string{"--data-folder", dir, "--title", "t", "--inst", "i", "--exts", ".txt,.exe"}, 2, []string{`no reader for ".exe"`}, false},
+		{"bad log level", []string{"--data-folder", dir, "--title", "t", "--inst", "i", "--log-level", "loud"}, 2, []string{"--log-level"}, false},
+		{"pprof on all interfaces", []string{"--data-folder", dir, "--title", "t", "--inst", "i", "--pprof", ":6060"}, 2, []string{"not a loopback address"}, false},
+		{"pprof on a public address", []string{"--data-folder", dir, "--title", "t", "--inst", "i", "--pprof", "8.8.8.8:6060"}, 2, []string{"not a loopback address"}, false},
+		{"data folder missing", []string{"--data-folder", filepath.Join(dir, "nope"), "--title", "t", "--inst", "i"}, 1, []string{"does not exist"}, false},
+		{"data folder is a file", []string{"--data-folder", file, "--title", "t", "--inst", "i"}, 1, []string{"is not a directory"}, false},
+		{"stray argument", []string{"--data-folder", dir, "--title", "t", "--inst", "i", "extra"}, 2, []string{`unexpected argument "extra"`}, true},
+		{"search without query", []string{"search", "--data-folder", dir}, 2, []string{"search needs a query"}, true},
+		{"search without folder", []string{"search", "query"}, 2, []string{"--data-folder"}, true},
+		{"search top-k out of range", []string{"search", "--data-folder", dir, "--top-k", "0", "q"}, 2, []string{`"top_k" must be between 1 and 50`}, false},
+		{"reindex without folder", []string{"reindex"}, 2, []string{"--data-folder"}, true},
+		{"status without folder", []string{"status"}, 2, []string{"--data-folder"}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runBinary(t, tc.args...)
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.code, stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout not empty: %q", stdout)
+			}
+			for _, want := range tc.stderr {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			if tc.usageOut && !strings.Contains(stderr, "Usage:") {
+				t.Errorf("no usage on stderr:\n%s", stderr)
+			}
+		})
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	code, stdout, _ := runBinary(t, "--version")
+	if code != 0 || strings.TrimSpace(stdout) != "9.9.9-test" {
+		t.Errorf("--version: code %d, stdout %q", code, stdout)
+	}
+	code, stdout, _ = runBinary(t, "--help")
+	if code != 0 || !strings.Contains(stdout, "--data-folder") || !strings.Contains(stdout, "--inst") {
+		t.Errorf("--help: code %d, stdout %q", code, stdout)
+	}
+	code, stdout, _ = runBinary(t, "search", "--help")
+	if code != 0 || !strings.Contains(stdout, "--top-k") {
+		t.Errorf("search --help: code %d, stdout %q", code, stdout)
+	}
+}
+
+func TestParseExts(t *testing.T) {
+	got, err := parseExts(" TXT, .Md,pdf,.docx,.txt ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{".txt", ".md", ".pdf", ".docx"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	for _, bad := range []string{"", " , ", ".exe", "txt,.zip"} {
+		if _, err := parseExts(bad); err == nil {
+			t.Errorf("parseExts(%q) accepted", bad)
+		}
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	for _, ok := range []string{"127.0.0.1:6060", "localhost:0", "[::1]:6060", "127.1.2.3:9"} {
+		if err := checkLoopback(ok); err != nil {
+			t.Errorf("%s refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{":6060", "0.0.0.0:6060", "[::]:1", "10.0.0.1:80", "example.com:80", "6060"} {
+		if err := checkLoopback(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+func TestParseFlagsInterleaved(t *testing.T) {
+	var c common
+	var topK int
+	fs := newFlagSet("search", "x", io.Discard)
+	c.register(fs)
+	fs.IntVar(&topK, "top-k", 5, "")
+	pos, err := parseFlags(fs, []string{"parental", "--data-folder", "/d", "leave", "--top-k", "3", "--", "--literal"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(pos, "|") != "parental|leave|--literal" || c.dataFolder != "/d" || topK != 3 {
+		t.Errorf("pos %q, folder %q, topK %d", pos, c.dataFolder, topK)
+	}
+}
+
+// copySample copies testdata/sample into a fresh temporary folder.
+func copySample(t *testing.T) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "docs")
+	if err := os.CopyFS(dst, os.DirFS("../../testdata/sample")); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+var (
+	bigOnce sync.Once
+	bigDir  string
+)
+
+// bigFolder returns a shared, read-only folder of generated text files large
+// enough that reindexing it takes several seconds. Callers copy it if they
+// need to change it; index folders must be placed elsewhere.
+func bigFolder(t *testing.T) string {
+	t.Helper()
+	bigOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "micro-rag-mcp-big-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		words := strings.Fields(`ledger invoice payment warehouse replica cluster
+			latency throughput partition schema deploy rollback incident pager
+			budget hiring roadmap quarterly vendor contract audit backup restore
+			compliance onboarding mentor review release feature customer
+			support ticket escalation network storage compute memory kernel`)
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range 400 {
+			var b strings.Builder
+			for p := range 4 {
+				for s := range 8 {
+					fmt.Fprintf(&b, "Note %d.%d.%d: ", i, p, s)
+					for range 10 {
+						b.WriteString(words[rng.IntN(len(words))])
+						b.WriteByte(' ')
+					}
+					b.WriteString("done. ")
+				}
+				b.WriteString("\n\n")
+			}
+			name := filepath.Join(dir, fmt.Sprintf("note-%03d.txt", i))
+			if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bigDir = dir
+	})
+	if bigDir == "" {
+		t.Fatal("big folder was not generated")
+	}
+	return bigDir
+}

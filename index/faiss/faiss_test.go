@@ -2,6 +2,7 @@ package faiss
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -547,27 +548,42 @@ func TestConcurrentSearchOneIndex(t *testing.T) {
 	if err := idx.Add(data); err != nil {
 		t.Fatal(err)
 	}
-	queries := randNormalized(14, 3, d)
-	wantD, wantL, err := idx.Search(queries, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var bad sync.Once
-	failed := false
-	for range 4 {
-		wg.Go(func() {
-			for range 50 {
-				dist, labels, err := idx.Search(queries, k)
-				if err != nil || !slices.Equal(dist, wantD) || !slices.Equal(labels, wantL) {
-					bad.Do(func() { failed = true })
+	// 3 queries take FAISS's sequential path, 32 take the BLAS path.
+	for _, nq := range []int{3, 32} {
+		queries := randNormalized(uint64(14+nq), nq, d)
+		wantD, wantL, err := idx.Search(queries, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for range 4 {
+			wg.Go(func() {
+				for range 30 {
+					dist, labels, err := idx.Search(queries, k)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if !slices.Equal(labels, wantL) {
+						errs <- fmt.Errorf("%d queries: labels changed under concurrency", nq)
+						return
+					}
+					for i := range dist {
+						// BLAS may split the work differently when busy.
+						if math.Abs(float64(dist[i]-wantD[i])) > 1e-5 {
+							errs <- fmt.Errorf("%d queries: distance %v, alone %v", nq, dist[i], wantD[i])
+							return
+						}
+					}
 				}
-			}
-		})
-	}
-	wg.Wait()
-	if failed {
-		t.Fatal("concurrent searches disagreed")
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -47,9 +47,9 @@ type Progress struct {
 // Result is what a run did.
 type Result struct {
 	FilesAdded, FilesUpdated, FilesRemoved, FilesFailed, FilesTouched int
-	ChunksTotal, ChunksEmbedded, ChunksReused                       int
-	Failures                                                        []error
-	Stats                                                           pipeline.Stats
+	ChunksTotal, ChunksEmbedded, ChunksReused                         int
+	Failures                                                          []error
+	Stats                                                             pipeline.Stats
 }
 
 type counters struct {

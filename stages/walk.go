@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 )
@@ -160,7 +161,9 @@ func globRegexp(p string) string {
 				b.WriteString(regexp.QuoteMeta(p[i : i+1]))
 			}
 		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
+			_, size := utf8.DecodeRuneInString(p[i:])
+			b.WriteString(regexp.QuoteMeta(p[i : i+size]))
+			i += size - 1
 		}
 	}
 	return b.String()

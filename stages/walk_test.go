@@ -1,0 +1,110 @@
+package stages
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/pipeline"
+)
+
+func TestParseGlob(t *testing.T) {
+	for _, tc := range []struct {
+		pattern string
+		match   []string
+		miss    []string
+	}{
+		{"*.md", []string{"a.md", "docs/deep/b.md"}, []string{"a.txt", "a.md.txt"}},
+		{"docs/*.md", []string{"docs/a.md"}, []string{"docs/x/a.md", "a.md"}},
+		{"docs/**", []string{"docs/a.md", "docs/x/y/z.pdf"}, []string{"other/a.md"}},
+		{"**/notes?.txt", []string{"notes1.txt", "a/b/notesX.txt"}, []string{"notes12.txt"}},
+		{"[ab]*.txt", []string{"a1.txt", "sub/b.txt"}, []string{"c.txt"}},
+		{"[!ab]*.txt", []string{"c.txt"}, []string{"a.txt"}},
+		{"./docs/*.md", []string{"docs/a.md"}, []string{"a.md"}},
+		{"résumé *.md", []string{"résumé 1.md"}, []string{"resume 1.md"}},
+	} {
+		g, err := ParseGlob(tc.pattern)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.pattern, err)
+		}
+		for _, p := range tc.match {
+			if !g.Match(p) {
+				t.Errorf("%q should match %q", tc.pattern, p)
+			}
+		}
+		for _, p := range tc.miss {
+			if g.Match(p) {
+				t.Errorf("%q should not match %q", tc.pattern, p)
+			}
+		}
+	}
+	for _, bad := range []string{"/etc/*", "../*.md", "docs/../../x", "[a-"} {
+		if _, err := ParseGlob(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if g, err := ParseGlob(""); g != nil || err != nil || !g.Match("anything") {
+		t.Errorf("empty glob: %v %v", g, err)
+	}
+}
+
+func TestWalkerScope(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	write := func(rel string) {
+		p := filepath.Join(root, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.md")
+	write("B.TXT")
+	write("skip.bin")
+	write("sub/c.pdf")
+	write("index/faiss-notes.md") // inside the index folder: never walked
+	write(".git/config.md")       // hidden folder: skipped
+	os.WriteFile(filepath.Join(outside, "secret.md"), []byte("x"), 0o644)
+	os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(root, "escape.md"))
+	os.Symlink(filepath.Join(root, "a.md"), filepath.Join(root, "alias.md"))
+	os.Symlink(outside, filepath.Join(root, "outdir"))
+
+	w := &Walker{DataFolder: root, IndexFolder: filepath.Join(root, "index"),
+		Exts: map[string]bool{".md": true, ".txt": true, ".pdf": true}}
+	got := walkAll(t, w)
+	want := []string{"B.TXT", "a.md", "alias.md", "sub/c.pdf"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("walked %v, want %v", got, want)
+	}
+	w.Glob, _ = ParseGlob("sub/**")
+	if got := walkAll(t, w); !slices.Equal(got, []string{"sub/c.pdf"}) {
+		t.Fatalf("with glob: %v", got)
+	}
+}
+
+func walkAll(t *testing.T, w *Walker) []string {
+	t.Helper()
+	out := make(chan *FileJob, 1)
+	run, ctx := pipeline.New(context.Background())
+	var got []string
+	run.Go("walk", 1, func(ctx context.Context, m *pipeline.Meter) error {
+		return w.Walk(ctx, m, out, func() {})
+	}, nil)
+	run.Go("collect", 1, func(ctx context.Context, m *pipeline.Meter) error {
+		for {
+			j, ok, err := pipeline.Recv(ctx, m, out)
+			if !ok {
+				return err
+			}
+			got = append(got, j.Rel)
+		}
+	}, nil)
+	if _, err := run.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	_ = ctx
+	slices.Sort(got)
+	return got
+}

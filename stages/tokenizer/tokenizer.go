@@ -232,6 +232,7 @@ type state struct {
 func (s *state) reset(record bool) {
 	s.limit, s.count = 0, 0
 	s.word, s.runes = s.word[:0], 0
+	s.wStart, s.wEnd = 0, 0
 	s.pending = s.pending[:0]
 	s.record = record
 	s.spans = s.spans[:0]
@@ -384,7 +385,7 @@ func (t *Tokenizer) settle(s *state) {
 
 func (t *Tokenizer) add(s *state, c byte, start, end int) {
 	if len(s.word) == 0 {
-		s.wStart = start
+		s.wStart, s.wEnd = start, end
 	}
 	s.word = append(s.word, c)
 	s.runes++

@@ -1,0 +1,670 @@
+package main
+
+// End-to-end tests: the built binary over real stdio, with the real model
+// (installed by make setup), FAISS and the sample documents.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+)
+
+// indexTimeout bounds the wait for an initial index of the sample folder
+// (model load plus a few dozen chunks) on a slow, busy CI machine.
+const indexTimeout = 120 * time.Second
+
+const testInst = "Search the sample docs.\nCite the path and page."
+
+// syncBuffer collects a child's stderr.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServer runs the binary as an MCP server on data and initializes it.
+func startServer(t *testing.T, data string, extra ...string) *client.Client {
+	t.Helper()
+	args := append([]string{"--data-folder", data, "--title", "docs-" + filepath.Base(data),
+		"--inst", testInst, "--log-level", "debug"}, extra...)
+	return startCommand(t, binary, args)
+}
+
+func startCommand(t *testing.T, command string, args []string) *client.Client {
+	t.Helper()
+	logs := &syncBuffer{}
+	c, err := client.NewStdioMCPClientWithOptions(command, nil, args, transport.WithCommandStderrWriter(logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		if t.Failed() {
+			t.Logf("%s stderr:\n%s", filepath.Base(command), logs.String())
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "e2e", Version: "0"}
+	res, err := c.Initialize(ctx, init)
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	if res.Instructions != testInst && command == binary {
+		t.Errorf("instructions = %q", res.Instructions)
+	}
+	return c
+}
+
+func callTool(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	return c.CallTool(ctx, req)
+}
+
+func toolText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// decode converts structuredContent (a generic map after JSON) into v.
+func decode(t *testing.T, structured any, v any) {
+	t.Helper()
+	b, err := json.Marshal(structured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("structuredContent %s: %v", b, err)
+	}
+}
+
+func search(t *testing.T, c *client.Client, query string, topK int, threshold float64) []engine.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := callTool(ctx, c, "search", map[string]any{"query": query, "top_k": topK, "score_threshold": threshold})
+	if err != nil {
+		t.Fatalf("search %q: %v", query, err)
+	}
+	if res.IsError {
+		t.Fatalf("search %q: tool error %s", query, toolText(res))
+	}
+	var out mcpserver.SearchOutput
+	decode(t, res.StructuredContent, &out)
+	return out.Results
+}
+
+// waitForTop polls search until wantPath ranks first.
+func waitForTop(t *testing.T, c *client.Client, query, wantPath string) []engine.Result {
+	t.Helper()
+	deadline := time.Now().Add(indexTimeout)
+	for {
+		res := search(t, c, query, 5, 0.2)
+		if len(res) > 0 && res[0].Path == wantPath {
+			return res
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("search %q never ranked %s first; last results %+v", query, wantPath, res)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func reindex(t *testing.T, c *client.Client, args map[string]any) engine.ReindexResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	deadline := time.Now().Add(indexTimeout)
+	for {
+		res, err := callTool(ctx, c, "reindex", args)
+		if err != nil {
+			t.Fatalf("reindex: %v", err)
+		}
+		// The server's own initial reindex may still hold the lock.
+		if res.IsError && strings.HasPrefix(toolText(res), "busy:") && time.Now().Before(deadline) {
+			time.Sleep(300 * time.Millisecond)
+			continue
+		}
+		if res.IsError {
+			t.Fatalf("reindex: tool error %s", toolText(res))
+		}
+		var out engine.ReindexResult
+		decode(t, res.StructuredContent, &out)
+		return out
+	}
+}
+
+// sampleQueries have one clearly right file each in testdata/sample.
+var sampleQueries = []struct {
+	query, path string
+	page        int
+}{
+	{"Redis connection pool exhausted after the TLS certificate rotation", "postmortem-checkout-outage.txt", 0},
+	{"how many weeks of paid parental leave do parents get", "employee-handbook-leave.docx", 0},
+	{"loader workers commit micro-batches together with log offsets for exactly-once delivery", "event-ingestion-design.pdf", 2},
+	{"promote a replica with patronictl during a manual database failover", "ops/database-failover-runbook.md", 0},
+	{"when will version 1 of the public REST API be switched off", "release-notes-2.4.txt", 0},
+	{"pick up the hardware security key at the front desk on your first day", "onboarding-guide.md", 0},
+}
+
+// TestE2ESampleSearchUpdateDelete is the SPEC test plan over real stdio.
+func TestE2ESampleSearchUpdateDelete(t *testing.T) {
+	data := copySample(t)
+	c := startServer(t, data)
+
+	list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil || len(list.Tools) != 2 {
+		t.Fatalf("tools/list: %v %v", list, err)
+	}
+
+	waitForTop(t, c, sampleQueries[0].query, sampleQueries[0].path)
+	for _, q := range sampleQueries {
+		res := search(t, c, q.query, 3, 0.2)
+		if len(res) == 0 || res[0].Path != q.path {
+			t.Errorf("%q: top result %+v, want %s", q.query, res, q.path)
+			continue
+		}
+		top := res[0]
+		if top.Score <= 0.2 || top.Score > 1.0001 {
+			t.Errorf("%q: score %v outside (0.2, 1]", q.query, top.Score)
+		}
+		if top.Snippet == "" || top.CharEnd <= top.CharStart || top.Mtime <= 0 || top.Ext != filepath.Ext(q.path) {
+			t.Errorf("%q: incomplete result %+v", q.query, top)
+		}
+		if q.page != 0 && top.Page != q.page {
+			t.Errorf("%q: page %d, want %d", q.query, top.Page, q.page)
+		}
+		for i := 1; i < len(res); i++ {
+			if res[i].Score > res[i-1].Score {
+				t.Errorf("%q: results not sorted by score: %+v", q.query, res)
+			}
+		}
+	}
+
+	// Modify a file: the new text is found after a reindex.
+	notes := filepath.Join(data, "release-notes-2.4.txt")
+	f, err := os.OpenFile(notes, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, "\nKnown issue: the tangerine-colored export button crashes the app on tablets held upside down.")
+	f.Close()
+	later := time.Now().Add(2 * time.Second)
+	os.Chtimes(notes, later, later)
+	r := reindex(t, c, map[string]any{})
+	if r.FilesUpdated != 1 || r.FilesAdded != 0 || r.FilesRemoved != 0 {
+		t.Errorf("after modify: %+v, want files_updated=1 only", r)
+	}
+	res := search(t, c, "the tangerine export button crashes on upside-down tablets", 3, 0.2)
+	if len(res) == 0 || res[0].Path != "release-notes-2.4.txt" {
+		t.Errorf("modified text not found first: %+v", res)
+	}
+
+	// Delete a file: its chunks are never returned again.
+	if err := os.Remove(filepath.Join(data, "postmortem-checkout-outage.txt")); err != nil {
+		t.Fatal(err)
+	}
+	r = reindex(t, c, map[string]any{})
+	if r.FilesRemoved != 1 || r.FilesAdded != 0 || r.FilesUpdated != 0 {
+		t.Errorf("after delete: %+v, want files_removed=1 only", r)
+	}
+	for _, q := range []string{sampleQueries[0].query, "thundering herd of TLS handshakes", "SEV-1 checkout outage postmortem"} {
+		for _, hit := range search(t, c, q, 50, 0) {
+			if hit.Path == "postmortem-checkout-outage.txt" {
+				t.Errorf("%q: deleted file returned: %+v", q, hit)
+			}
+		}
+	}
+}
+
+// TestE2EFirstRun: initialize and tools/list answer at once; a search right
+// away returns (empty or not) without error; later searches find content.
+func TestE2EFirstRun(t *testing.T) {
+	data := copySample(t)
+	start := time.Now()
+	c := startServer(t, data)
+	if _, err := c.ListTools(context.Background(), mcp.ListToolsRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("initialize + tools/list answered after %v", time.Since(start))
+	before := time.Now()
+	res := search(t, c, sampleQueries[1].query, 5, 0.2)
+	took := time.Since(before)
+	t.Logf("first search: %d results after %v", len(res), took)
+	// The engine waits up to 5 s for the model; allow slack for a loaded machine.
+	if took > 15*time.Second {
+		t.Errorf("first search took %v; it must give up waiting for the model after about 5 s", took)
+	}
+	waitForTop(t, c, sampleQueries[1].query, sampleQueries[1].path)
+}
+
+// TestE2ETwoInstances runs two servers on different folders at once.
+func TestE2ETwoInstances(t *testing.T) {
+	docs := copySample(t)
+	other := filepath.Join(t.TempDir(), "kitchen")
+	os.MkdirAll(other, 0o755)
+	os.WriteFile(filepath.Join(other, "sourdough.md"), []byte("# Sourdough\n\nFeed the starter twice a day with equal weights of rye flour and water. "+
+		"Bake the loaf in a covered cast-iron pot at 250 degrees for twenty minutes, then uncover it.\n"), 0o644)
+	os.WriteFile(filepath.Join(other, "tomatoes.txt"), []byte("Tomato seedlings go into the greenhouse in April. "+
+		"Pinch out the side shoots every week and water at the base, never on the leaves.\n"), 0o644)
+
+	var a, b *client.Client
+	var wg sync.WaitGroup
+	wg.Go(func() { a = startServer(t, docs) })
+	wg.Go(func() { b = startServer(t, other) })
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	wg.Go(func() { waitForTop(t, a, sampleQueries[3].query, sampleQueries[3].path) })
+	wg.Go(func() { waitForTop(t, b, "how often should I feed the sourdough starter", "sourdough.md") })
+	wg.Wait()
+	for _, hit := range search(t, a, "feed the sourdough starter with rye flour", 50, 0) {
+		if hit.Path == "sourdough.md" || hit.Path == "tomatoes.txt" {
+			t.Errorf("instance A returned B's file %s", hit.Path)
+		}
+	}
+	for _, hit := range search(t, b, sampleQueries[3].query, 50, 0) {
+		if !strings.HasPrefix(hit.Path, "sourdough") && !strings.HasPrefix(hit.Path, "tomatoes") {
+			t.Errorf("instance B returned A's file %s", hit.Path)
+		}
+	}
+}
+
+// TestE2EBusyAcrossProcesses: while one process reindexes into an index
+// folder, another process's reindex on that folder is refused as busy, and
+// succeeds once the first process is gone.
+func TestE2EBusyAcrossProcesses(t *testing.T) {
+	index := filepath.Join(t.TempDir(), "shared-index")
+	big := bigFolder(t)
+	logs := &syncBuffer{}
+	a := exec.Command(binary, "reindex", "--data-folder", big, "--index-folder", index)
+	a.Stderr = logs
+	a.Stdout = io.Discard
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- a.Wait() }()
+	defer func() {
+		a.Process.Signal(syscall.SIGINT)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			a.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("reindex process stderr:\n%s", logs.String())
+		}
+	}()
+	// Wait until process A reports progress, so it holds the lock.
+	deadline := time.Now().Add(indexTimeout)
+	for !strings.Contains(logs.String(), "reindex: files") {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("reindex process ended before reporting progress: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("reindex process reported no progress")
+		}
+	}
+
+	b := startServer(t, copySample(t), "--index-folder", index)
+	res, err := callTool(context.Background(), b, "reindex", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		t.Fatalf("process A finished (%v) before B's reindex could be tested; make the big folder larger", err)
+	default:
+	}
+	if !res.IsError || !strings.HasPrefix(toolText(res), "busy:") {
+		t.Fatalf("reindex during another process's reindex: IsError=%v %q, want a busy error", res.IsError, toolText(res))
+	}
+
+	// Interrupt A; its lock goes with it and B can reindex.
+	a.Process.Signal(syscall.SIGINT)
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("reindex process did not stop on SIGINT")
+	}
+	exited <- nil
+	r := reindex(t, b, map[string]any{})
+	if r.ChunksTotal == 0 {
+		t.Errorf("reindex after A exited: %+v", r)
+	}
+}
+
+// TestE2ECancelReindex cancels a long reindex from the client
+// (notifications/cancelled); the previous index keeps answering.
+func TestE2ECancelReindex(t *testing.T) {
+	data := copySample(t)
+	c := startServer(t, data)
+	waitForTop(t, c, sampleQueries[2].query, sampleQueries[2].path)
+	reindex(t, c, map[string]any{}) // the initial reindex is over
+
+	if err := os.CopyFS(filepath.Join(data, "notes"), os.DirFS(bigFolder(t))); err != nil {
+		t.Fatal(err)
+	}
+	progressed := make(chan struct{}, 1)
+	var progressCount int
+	var mu sync.Mutex
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == "notifications/progress" {
+			mu.Lock()
+			progressCount++
+			mu.Unlock()
+			select {
+			case progressed <- struct{}{}:
+			default:
+			}
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-progressed:
+		case <-time.After(5 * time.Second):
+		}
+		cancel()
+	}()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "reindex"
+	req.Params.Arguments = map[string]any{}
+	req.Params.Meta = &mcp.Meta{ProgressToken: "cancel-me"}
+	res, err := c.CallTool(ctx, req)
+	if err == nil {
+		t.Fatalf("reindex was not cancelled: %+v", res)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("reindex error %v, want context.Canceled", err)
+	}
+	mu.Lock()
+	if progressCount == 0 {
+		t.Error("no progress notification before the cancel")
+	}
+	mu.Unlock()
+
+	// The previous index answers, and none of the cancelled run's files made it in.
+	res2 := search(t, c, sampleQueries[2].query, 3, 0.2)
+	if len(res2) == 0 || res2[0].Path != sampleQueries[2].path {
+		t.Errorf("after cancel: %+v", res2)
+	}
+	for _, hit := range search(t, c, "Note 12.1.3: ledger invoice payment warehouse replica done.", 50, 0) {
+		if strings.HasPrefix(hit.Path, "notes/") {
+			t.Errorf("cancelled reindex committed %s", hit.Path)
+			break
+		}
+	}
+	// The lock was released: a reindex limited to one note runs.
+	r := reindex(t, c, map[string]any{"path_glob": "notes/note-007.txt"})
+	if r.FilesAdded != 1 {
+		t.Errorf("reindex after cancel: %+v, want files_added=1", r)
+	}
+}
+
+// TestE2EOffline runs a whole session with networking disabled (unshare -n):
+// with the model cached, nothing needs the network.
+func TestE2EOffline(t *testing.T) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Fatal("unshare (util-linux) is required: ", err)
+	}
+	probe := exec.Command("unshare", "-n", "true")
+	if out, err := probe.CombinedOutput(); err != nil {
+		t.Fatalf("unshare -n needs root or user namespaces: %v %s", err, out)
+	}
+	data := copySample(t)
+	c := startCommand(t, "unshare", []string{"-n", binary, "--data-folder", data, "--title", "offline", "--inst", "x"})
+	waitForTop(t, c, sampleQueries[4].query, sampleQueries[4].path)
+}
+
+// TestE2EStdoutIsProtocol speaks JSON-RPC to the binary directly and checks
+// that every byte it writes to stdout is a JSON-RPC 2.0 message, with hostile
+// files in the folder that the reindex must count as failed.
+func TestE2EStdoutIsProtocol(t *testing.T) {
+	data := copySample(t)
+	rng := rand.New(rand.NewPCG(7, 7))
+	junk := make([]byte, 8192)
+	for i := range junk {
+		junk[i] = byte(rng.UintN(256))
+	}
+	os.WriteFile(filepath.Join(data, "random-bytes.txt"), junk, 0o644)
+	os.WriteFile(filepath.Join(data, "corrupt.pdf"), append([]byte("%PDF-1.7\n1 0 obj\n<< /Type /Catalog"), junk[:2000]...), 0o644)
+	os.WriteFile(filepath.Join(data, "not-really.docx"), []byte("This is plain text pretending to be a Word document.\n"), 0o644)
+
+	cmd := exec.Command(binary, "--data-folder", data, "--title", "raw", "--inst", "raw\nsession", "--log-level", "debug")
+	logs := &syncBuffer{}
+	cmd.Stderr = logs
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", logs.String())
+		}
+	}()
+
+	var lines []string
+	msgs := make(chan map[string]any, 256)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		defer close(msgs)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			lines = append(lines, line)
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil {
+				msgs <- m
+			}
+		}
+	}()
+	send := func(v map[string]any) {
+		v["jsonrpc"] = "2.0"
+		b, _ := json.Marshal(v)
+		if _, err := stdin.Write(append(b, '\n')); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var notifications []map[string]any
+	await := func(id int) map[string]any {
+		timeout := time.After(indexTimeout)
+		for {
+			select {
+			case m, ok := <-msgs:
+				if !ok {
+					t.Fatalf("stdout closed while waiting for response %d", id)
+				}
+				if got, ok := m["id"].(float64); ok && int(got) == id {
+					return m
+				}
+				notifications = append(notifications, m)
+			case <-timeout:
+				t.Fatalf("no response to request %d", id)
+			}
+		}
+	}
+
+	send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "raw", "version": "0"}}})
+	init := await(1)
+	if info := init["result"].(map[string]any); info["instructions"] != "raw\nsession" {
+		t.Errorf("initialize result %v", info)
+	}
+	send(map[string]any{"method": "notifications/initialized"})
+	send(map[string]any{"id": 2, "method": "tools/list"})
+	await(2)
+
+	id := 3
+	deadline := time.Now().Add(indexTimeout)
+	for {
+		send(map[string]any{"id": id, "method": "tools/call", "params": map[string]any{
+			"name": "search", "arguments": map[string]any{"query": sampleQueries[0].query}}})
+		m := await(id)
+		id++
+		sc, _ := m["result"].(map[string]any)["structuredContent"].(map[string]any)
+		if r, _ := sc["results"].([]any); len(r) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("sample never became searchable")
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	var rr engine.ReindexResult
+	for {
+		send(map[string]any{"id": id, "method": "tools/call", "params": map[string]any{
+			"name": "reindex", "arguments": map[string]any{"force": true},
+			"_meta": map[string]any{"progressToken": "p1"}}})
+		m := await(id)
+		id++
+		result := m["result"].(map[string]any)
+		if result["isError"] == true {
+			if time.Now().Before(deadline) && strings.Contains(fmt.Sprint(result["content"]), "busy:") {
+				time.Sleep(300 * time.Millisecond)
+				continue
+			}
+			t.Fatalf("reindex: %v", result)
+		}
+		decode(t, result["structuredContent"], &rr)
+		break
+	}
+	if rr.FilesFailed != 3 {
+		t.Errorf("files_failed = %d, want 3 (random bytes .txt, corrupt .pdf, text .docx): %+v", rr.FilesFailed, rr)
+	}
+	if rr.ChunksTotal == 0 {
+		t.Errorf("reindex result %+v", rr)
+	}
+
+	stdin.Close() // EOF ends the session
+	select {
+	case <-readDone:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("server did not exit after stdin closed")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("server exit: %v", err)
+	}
+	if len(lines) == 0 {
+		t.Fatal("no output")
+	}
+	for i, line := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Errorf("stdout line %d is not JSON: %q", i+1, line)
+			continue
+		}
+		_, hasID := m["id"]
+		_, hasMethod := m["method"]
+		if m["jsonrpc"] != "2.0" || (!hasID && !hasMethod) {
+			t.Errorf("stdout line %d is not a JSON-RPC 2.0 message: %q", i+1, line)
+		}
+	}
+	for _, n := range notifications {
+		if n["method"] == "notifications/progress" {
+			p := n["params"].(map[string]any)
+			if p["progressToken"] != "p1" || !strings.Contains(fmt.Sprint(p["message"]), "files") {
+				t.Errorf("progress notification %v", p)
+			}
+		}
+	}
+}
+
+// TestPythonClient drives the server with the PyPI mcp SDK, an independent
+// client implementation (installed by make setup).
+func TestPythonClient(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is required (make setup)")
+	}
+	if out, err := exec.Command(py, "-c", "import mcp").CombinedOutput(); err != nil {
+		t.Fatalf("the Python mcp package is missing; run make setup: %s", out)
+	}
+	data := copySample(t)
+	cmd := exec.Command(py, "testdata/pyclient.py", binary, data, sampleQueries[3].query)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("pyclient: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var out struct {
+		ServerName     string                 `json:"server_name"`
+		Instructions   string                 `json:"instructions"`
+		Tools          []string               `json:"tools"`
+		SearchRequired []string               `json:"search_required"`
+		Search         mcpserver.SearchOutput `json:"search"`
+		Reindex        engine.ReindexResult   `json:"reindex"`
+		ReindexError   bool                   `json:"reindex_error"`
+		BadTopKError   bool                   `json:"bad_top_k_error"`
+		BadTopKText    string                 `json:"bad_top_k_text"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("pyclient output %q: %v\nstderr:\n%s", stdout.String(), err, stderr.String())
+	}
+	if out.ServerName != "py-docs" || out.Instructions != "Answers from the team docs.\nCite paths." {
+		t.Errorf("server info: %q %q", out.ServerName, out.Instructions)
+	}
+	if strings.Join(out.Tools, ",") != "reindex,search" || strings.Join(out.SearchRequired, ",") != "query" {
+		t.Errorf("tools %v, search required %v", out.Tools, out.SearchRequired)
+	}
+	if len(out.Search.Results) == 0 || out.Search.Results[0].Path != sampleQueries[3].path {
+		t.Errorf("search: %+v", out.Search)
+	}
+	if out.ReindexError || out.Reindex.ChunksTotal == 0 {
+		t.Errorf("reindex: error=%v %+v", out.ReindexError, out.Reindex)
+	}
+	if !out.BadTopKError || !strings.Contains(out.BadTopKText, "top_k") {
+		t.Errorf("top_k=99: error=%v %q", out.BadTopKError, out.BadTopKText)
+	}
+}

@@ -13,7 +13,8 @@ import (
 // first, as its own paragraph. Script, style, noscript, template, and
 // embedded SVG, MathML and iframe content are dropped. Block elements end a
 // paragraph ("\n\n"); br, li, tr, dt and dd end a line; table cells in a
-// row are joined by "\t". White space collapses to one space except inside
+// row are joined by "\t", and blocks inside a cell become spaces so that
+// each row stays on one line. White space collapses to one space except inside
 // <pre>, <textarea> and <listing>.
 func readHTML(path string, lim Limits) (*Document, error) {
 	b, err := readLimited(path, lim)
@@ -168,6 +169,7 @@ func htmlText(s string) string {
 		inTitle bool
 		hidden  int // depth inside hidden elements
 		pre     int // depth inside pre-formatted elements
+		cells   int // depth inside td/th
 	)
 	for {
 		tt := z.Next()
@@ -221,11 +223,26 @@ func htmlText(s string) string {
 					pre = max(pre-1, 0)
 				}
 			}
-			if level, ok := htmlBreak[a]; ok {
+			level, ok := htmlBreak[a]
+			switch {
+			case !ok:
+			case level == brCell:
 				// A cell break belongs before a cell, not after it.
-				if level != brCell || start {
+				if start {
 					w.brk(level)
+					if !selfClosing {
+						cells++
+					}
+				} else {
+					cells = max(cells-1, 0)
 				}
+			case a == atom.Tr:
+				w.brk(level)
+			case cells > 0:
+				// Blocks inside a cell stay on the row's line.
+				w.brk(brSpace)
+			default:
+				w.brk(level)
 			}
 		}
 	}

@@ -1,0 +1,62 @@
+package extract
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// fuzzReader writes data to a file with extension ext and calls read
+// directly, so a panic in our own code fails the fuzz run instead of
+// being recovered by Extract.
+func fuzzReader(f *testing.F, ext string, read reader, seeds ...string) {
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	matches, _ := filepath.Glob(filepath.Join(hostileDir, "*"+ext))
+	for _, m := range matches {
+		if b, err := os.ReadFile(m); err == nil && len(b) <= 1<<16 {
+			f.Add(b)
+		}
+	}
+	lim := Limits{MaxFileBytes: 1 << 20, MaxChars: 1 << 20}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(t.TempDir(), "f"+ext)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := read(p, lim)
+		if err != nil {
+			var fe *FileError
+			if !errors.As(err, &fe) || fe.Reason == "" {
+				t.Fatalf("error without a reason: %v (%T)", err, err)
+			}
+			return
+		}
+		checkText(t, doc.Text)
+	})
+}
+
+func FuzzReadText(f *testing.F) {
+	fuzzReader(f, ".txt", readText,
+		"", "hello\r\nworld\r", "\xff\xfeh\x00i\x00", "\xfe\xff\x00h", "\x00\x00\xfe\xff\x00\x00\x00a",
+		"a\u0301\u0308", "caf\xe9", "\xef\xbb\xbf\xef\xbb\xbf", "\u2028\u2029", "a\x00b")
+}
+
+func FuzzReadDOCX(f *testing.F) {
+	fuzzReader(f, ".docx", readDOCX, "PK\x03\x04", "")
+}
+
+func FuzzReadHTML(f *testing.F) {
+	fuzzReader(f, ".html", readHTML,
+		"<title>t</title><p>a<br>b</p><pre> x\r\n y</pre>",
+		`<meta charset="shift_jis"><p>`+"\x82\xa0",
+		"<table><tr><td>a<td>b</table><script>x", "<svg><title>s</title></svg>z",
+		"&nbsp;&#0;&#x10FFFF;&#xD800;", "<textarea>  a  </textarea><plaintext><p>")
+}
+
+func FuzzReadCSV(f *testing.F) {
+	fuzzReader(f, ".csv", readCSV,
+		"a,b\n1,2\n", "\"x\ny\",z\r\n", "a;b;c\n\"\"\"\n", "k\tv\nx\ty", "\"unterminated")
+}

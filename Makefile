@@ -21,5 +21,10 @@ test: setup vet build
 bench: setup
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/
 
+# Runs the built server on testdata/sample through MCP on stdio; the index
+# goes to a temporary folder so the repository stays clean.
+demo: setup build
+	$(GO) run ./cmd/micro-rag-mcp/demo -bin $(BIN) -data testdata/sample
+
 clean:
 	rm -rf bin

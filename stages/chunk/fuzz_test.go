@@ -27,15 +27,19 @@ func fuzzSeeds() []string {
 // FuzzSplit checks Split's invariants (see checkChunks: exact offsets and
 // text, order and progress, coverage of every non-space code point, overlap
 // at most Overlap, no empty or space-bounded chunk, Size and token budget)
-// over random texts and configurations. The counter treats words longer
-// than a fuzzed length as one piece, so counts are not monotone in the
-// prefix, as with WordPiece's [UNK].
+// over random texts and configurations, with the real MiniLM WordPiece
+// (FitPrefix path or Count alone) or the test counter, which treats words
+// longer than a fuzzed length as one piece, so counts are not monotone in
+// the prefix, as with WordPiece's [UNK].
 func FuzzSplit(f *testing.F) {
 	for i, s := range fuzzSeeds() {
 		f.Add(s, uint16(100+i*37), uint16(20+i), uint8(40+i*9), uint8(i))
 		f.Add(s, uint16(1000), uint16(200), uint8(0), uint8(99))
+		f.Add(s, uint16(1000), uint16(200), uint8(0), uint8(0))
+		f.Add(s, uint16(300+i), uint16(50), uint8(60+i), uint8(1))
 	}
-	f.Fuzz(func(t *testing.T, text string, size, overlap uint16, maxTokens, longWord uint8) {
+	tok := realTokenizer(f)
+	f.Fuzz(func(t *testing.T, text string, size, overlap uint16, maxTokens, counter uint8) {
 		// Split's input is extracted text: valid UTF-8.
 		text = strings.ToValidUTF8(text, "\uFFFD")
 		cfg := Config{
@@ -43,7 +47,22 @@ func FuzzSplit(f *testing.F) {
 			Overlap:   int(overlap%1300) - 50, // negative and too large are clamped
 			MaxTokens: int(maxTokens % 130),   // 0 disables the budget
 		}
-		tc := pieceCounter{longWord: 1 + int(longWord%120)}
+		if cfg.MaxTokens > 0 && cfg.MaxTokens < 16 {
+			// Budgets of a few tokens make chunks of a few code points; with
+			// a large Size each costs O(Size) and the fuzzer crawls.
+			cfg.Size %= 64
+		}
+		var tc TokenCounter
+		switch {
+		case counter == 0:
+			tc, cfg.MaxTokens = tok, 256 // production
+		case counter == 1:
+			tc = countOnly{tok}
+		case counter%2 == 0:
+			tc = tok
+		default:
+			tc = pieceCounter{longWord: int(counter % 120)}
+		}
 		chunks := Split(text, nil, cfg, tc)
 		if msg := checkChunks(text, cfg, tc, chunks); msg != "" {
 			t.Fatalf("cfg %+v: %s", cfg, msg)

@@ -196,7 +196,11 @@ func (sp *splitter) cut(minEnd int) (end int, shrunk, ok bool) {
 	if sp.limit == 0 {
 		return end, false, true
 	}
-	for sp.tc.Count(sp.text[sp.off[0]:sp.off[end]]) > sp.limit {
+	for {
+		n := sp.tc.Count(sp.text[sp.off[0]:sp.off[end]])
+		if n <= sp.limit {
+			break
+		}
 		shrunk = true
 		if end <= minEnd {
 			if minEnd > 1 {
@@ -204,7 +208,7 @@ func (sp *splitter) cut(minEnd int) (end int, shrunk, ok bool) {
 			}
 			break // one code point over budget: nothing smaller exists
 		}
-		w = sp.fit(end)
+		w = sp.fit(end, n)
 		if w < minEnd {
 			return 0, true, false
 		}
@@ -214,8 +218,9 @@ func (sp *splitter) cut(minEnd int) (end int, shrunk, ok bool) {
 }
 
 // fit returns the largest window w < end whose prefix fits the token budget,
-// assuming counts grow with the prefix (cut verifies the result).
-func (sp *splitter) fit(end int) int {
+// given that the prefix of length end holds total > limit tokens. It
+// assumes counts grow with the prefix (cut verifies the result).
+func (sp *splitter) fit(end, total int) int {
 	base := sp.off[0]
 	if sp.fitter != nil {
 		n := sp.fitter.FitPrefix(sp.text[base:sp.off[end]], sp.limit)
@@ -228,10 +233,31 @@ func (sp *splitter) fit(end int) int {
 			return min(w, end-1)
 		}
 	}
-	lo, hi := 1, end-1
+	fits := func(w int) bool { return sp.tc.Count(sp.text[base:sp.off[w]]) <= sp.limit }
+	// Tokens grow about in proportion to length: gallop from that estimate,
+	// then bisect, so most searches cost a few Counts rather than log2(end).
+	lo, hi := 1, end-1 // prefix lo fits (assumed for 1), hi+1 does not
+	if est := end * sp.limit / total; est > lo && est < hi {
+		step := max(4, est/32)
+		if fits(est) {
+			lo = est
+			for lo+step <= hi && fits(lo+step) {
+				lo += step
+				step *= 2
+			}
+			hi = min(hi, lo+step-1)
+		} else {
+			hi = est - 1
+			for hi-step > lo && !fits(hi-step) {
+				hi -= step + 1
+				step *= 2
+			}
+			lo = max(lo, hi-step)
+		}
+	}
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if sp.tc.Count(sp.text[base:sp.off[mid]]) <= sp.limit {
+		if fits(mid) {
 			lo = mid
 		} else {
 			hi = mid - 1

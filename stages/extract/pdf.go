@@ -187,16 +187,20 @@ func readPDFBytes(path string, data []byte, lim Limits) (*Document, error) {
 		killed = true
 		inst.Kill()
 	})
-	doc, err := pdfText(inst, data, lim)
+	doc, reusable, err := pdfText(inst, data, lim)
 	stopped := timer.Stop()
 	killMu.Lock()
 	defer killMu.Unlock()
 	if killed || !stopped {
 		return nil, &FileError{Path: path, Reason: fmt.Sprintf("PDF took longer than %v", opts.FileTimeout)}
 	}
-	if err != nil {
+	if reusable {
+		inst.Close()
+	} else {
 		// The instance may have trapped half-way; do not reuse it.
 		inst.Kill()
+	}
+	if err != nil {
 		var fe *FileError
 		if errors.As(err, &fe) {
 			fe.Path = path
@@ -204,36 +208,42 @@ func readPDFBytes(path string, data []byte, lim Limits) (*Document, error) {
 		}
 		return nil, &FileError{Path: path, Reason: "corrupt PDF", Err: err}
 	}
-	inst.Close()
 	return doc, nil
 }
 
-// pdfText reads every page of data with one PDFium instance.
-func pdfText(inst pdfium.Pdfium, data []byte, lim Limits) (*Document, error) {
+// pdfText reads every page of data with one PDFium instance. On error,
+// reusable says whether PDFium declined the file cleanly, leaving the
+// instance fit for the next file.
+func pdfText(inst pdfium.Pdfium, data []byte, lim Limits) (doc *Document, reusable bool, err error) {
 	opened, err := inst.OpenDocument(&requests.OpenDocument{File: &data})
 	if err != nil {
 		switch {
 		case errors.Is(err, pdfiumerr.ErrPassword):
-			return nil, &FileError{Reason: "encrypted PDF (password required)"}
+			return nil, true, &FileError{Reason: "encrypted PDF (password required)"}
 		case errors.Is(err, pdfiumerr.ErrSecurity):
-			return nil, &FileError{Reason: "unsupported PDF encryption", Err: err}
+			return nil, true, &FileError{Reason: "unsupported PDF encryption", Err: err}
+		case errors.Is(err, pdfiumerr.ErrFormat), errors.Is(err, pdfiumerr.ErrFile), errors.Is(err, pdfiumerr.ErrUnknown):
+			return nil, true, &FileError{Reason: "corrupt PDF", Err: err}
 		}
-		return nil, &FileError{Reason: "corrupt PDF", Err: err}
+		return nil, false, &FileError{Reason: "corrupt PDF", Err: err}
 	}
 	docRef := opened.Document
 	defer inst.FPDF_CloseDocument(&requests.FPDF_CloseDocument{Document: docRef})
 
 	count, err := inst.FPDF_GetPageCount(&requests.FPDF_GetPageCount{Document: docRef})
 	if err != nil {
-		return nil, &FileError{Reason: "corrupt PDF", Err: err}
+		return nil, false, &FileError{Reason: "corrupt PDF", Err: err}
 	}
-	doc := &Document{PageStarts: make([]int, 0, count.PageCount)}
+	doc = &Document{PageStarts: make([]int, 0, count.PageCount)}
 	var b strings.Builder
 	chars := 0
+	reusable = true
 	for i := 0; i < count.PageCount; i++ {
 		text, err := pageText(inst, docRef, i)
 		if err != nil {
-			doc.Skipped = append(doc.Skipped, fmt.Sprintf("page %d: %v", i+1, err))
+			doc.Skipped = append(doc.Skipped, fmt.Sprintf("page %d: %v", i+1, pdfPageErr(err)))
+			// Only a page PDFium refused leaves the instance sound.
+			reusable = reusable && errors.Is(err, pdfiumerr.ErrPage)
 			continue
 		}
 		text = normalise(pdfControls(text))
@@ -246,11 +256,11 @@ func pdfText(inst pdfium.Pdfium, data []byte, lim Limits) (*Document, error) {
 		b.WriteString(text)
 		chars += utf8.RuneCountInString(text)
 		if lim.MaxChars > 0 && chars > lim.MaxChars {
-			return nil, &FileError{Reason: fmt.Sprintf("extracted text exceeds %d characters", lim.MaxChars)}
+			return nil, true, &FileError{Reason: fmt.Sprintf("extracted text exceeds %d characters", lim.MaxChars)}
 		}
 	}
 	doc.Text = b.String()
-	return doc, nil
+	return doc, reusable, nil
 }
 
 // pageText returns the text of page i (0-based). PDFium's own word breaks
@@ -265,12 +275,12 @@ func pageText(inst pdfium.Pdfium, docRef references.FPDF_DOCUMENT, i int) (strin
 		Page: requests.Page{ByIndex: &requests.PageByIndex{Document: docRef, Index: i}},
 	})
 	if err != nil {
-		return "", pdfPageErr(err)
+		return "", err
 	}
 	defer inst.FPDFText_ClosePage(&requests.FPDFText_ClosePage{TextPage: tp.TextPage})
 	n, err := inst.FPDFText_CountChars(&requests.FPDFText_CountChars{TextPage: tp.TextPage})
 	if err != nil {
-		return "", pdfPageErr(err)
+		return "", err
 	}
 	var w spacer
 	for c := 0; c < n.Count; c++ {

@@ -1,0 +1,204 @@
+package extract
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// pageTexts splits doc.Text at PageStarts (code-point offsets).
+func pageTexts(t *testing.T, doc *Document) []string {
+	t.Helper()
+	runes := []rune(doc.Text)
+	var pages []string
+	for i, start := range doc.PageStarts {
+		end := len(runes)
+		if i+1 < len(doc.PageStarts) {
+			end = doc.PageStarts[i+1]
+		}
+		if start > end || end > len(runes) {
+			t.Fatalf("PageStarts %v out of order or past the text (%d code points)", doc.PageStarts, len(runes))
+		}
+		pages = append(pages, string(runes[start:end]))
+	}
+	return pages
+}
+
+// checkPDFInvariants holds for every document readPDF returns.
+func checkPDFInvariants(t testing.TB, doc *Document) {
+	t.Helper()
+	if !utf8.ValidString(doc.Text) {
+		t.Fatal("text is not valid UTF-8")
+	}
+	if !norm.NFC.IsNormalString(doc.Text) {
+		t.Fatal("text is not NFC")
+	}
+	if strings.ContainsAny(doc.Text, "\x00\r") {
+		t.Fatal("text holds NUL or CR")
+	}
+	n := utf8.RuneCountInString(doc.Text)
+	for i, s := range doc.PageStarts {
+		if s < 0 || s > n || (i > 0 && s <= doc.PageStarts[i-1]) {
+			t.Fatalf("PageStarts %v not increasing within %d code points", doc.PageStarts, n)
+		}
+	}
+}
+
+// Every sentence of the source must come out with its words separated as
+// written, on the page it was typeset on.
+func TestReadPDFToolOutputs(t *testing.T) {
+	ss := sourceSentences(t)
+	files := append([]string{}, toolPDFs...)
+	files = append(files, "encrypted-empty-user-password.pdf")
+	for _, name := range files {
+		t.Run(name, func(t *testing.T) {
+			doc, err := Extract(filepath.Join("testdata/pdf", name), DefaultLimits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPDFInvariants(t, doc)
+			if len(doc.Skipped) != 0 {
+				t.Errorf("skipped: %v", doc.Skipped)
+			}
+			pages := pageTexts(t, doc)
+			if len(pages) != 3 {
+				t.Fatalf("got %d pages, want 3", len(pages))
+			}
+			for i, p := range pages[:2] {
+				if !strings.HasSuffix(p, "\n\n") || strings.HasSuffix(p, "\n\n\n") {
+					t.Errorf("page %d does not end with exactly one blank line: %q", i+1, p[max(0, len(p)-20):])
+				}
+			}
+			for _, s := range ss {
+				if !strings.Contains(squash(pages[s.page-1]), s.text) {
+					t.Errorf("page %d lacks %q", s.page, s.text)
+				}
+			}
+			// Lines survive: the text is not one run-on line.
+			if lines := strings.Count(doc.Text, "\n"); lines < 20 {
+				t.Errorf("only %d line breaks", lines)
+			}
+		})
+	}
+}
+
+func TestReadPDFFailures(t *testing.T) {
+	for _, tc := range []struct {
+		file, reason string
+	}{
+		{"testdata/hostile/encrypted-user-password.pdf", "encrypted PDF (password required)"},
+		{"testdata/hostile/garbage.pdf", "corrupt PDF"},
+		{"testdata/hostile/not-a-pdf.pdf", "corrupt PDF"},
+		{"testdata/hostile/empty.pdf", "corrupt PDF"},
+		{"testdata/hostile/truncated.pdf", "corrupt PDF"}, // first half of river-pdflatex.pdf
+	} {
+		t.Run(filepath.Base(tc.file), func(t *testing.T) {
+			doc, err := Extract(tc.file, DefaultLimits)
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				t.Fatalf("got %v, %v; want a *FileError", doc, err)
+			}
+			if fe.Reason != tc.reason || fe.Path != tc.file {
+				t.Fatalf("got reason %q path %q, want %q %q", fe.Reason, fe.Path, tc.reason, tc.file)
+			}
+		})
+	}
+}
+
+func TestReadPDFImageOnly(t *testing.T) {
+	doc, err := Extract("testdata/pdf/image-only.pdf", DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Text != "" || len(doc.PageStarts) != 1 || len(doc.Skipped) != 0 {
+		t.Fatalf("got text %q, PageStarts %v, skipped %v; want one empty page", doc.Text, doc.PageStarts, doc.Skipped)
+	}
+}
+
+// Page 2 of broken-page.pdf is the integer 42 instead of a page
+// dictionary: it is skipped with its number, pages 1 and 3 are kept.
+func TestReadPDFBrokenPageIsSkipped(t *testing.T) {
+	doc, err := Extract("testdata/hostile/broken-page.pdf", DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPDFInvariants(t, doc)
+	if doc.Text != "First page stands.\n\nThird page stands." {
+		t.Errorf("text %q", doc.Text)
+	}
+	if len(doc.Skipped) != 1 || !strings.HasPrefix(doc.Skipped[0], "page 2: ") {
+		t.Errorf("skipped %q, want one entry for page 2", doc.Skipped)
+	}
+	if len(doc.PageStarts) != 2 || doc.PageStarts[1] != len("First page stands.\n\n") {
+		t.Errorf("PageStarts %v", doc.PageStarts)
+	}
+}
+
+func TestReadPDFLimits(t *testing.T) {
+	path := "testdata/pdf/river-pdflatex.pdf"
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Extract(path, Limits{MaxFileBytes: fi.Size() - 1})
+	var fe *FileError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Reason, "too large") {
+		t.Errorf("file over MaxFileBytes: got %v", err)
+	}
+	_, err = Extract(path, Limits{MaxChars: 100})
+	if !errors.As(err, &fe) || !strings.Contains(fe.Reason, "exceeds 100 characters") {
+		t.Errorf("text over MaxChars: got %v", err)
+	}
+}
+
+// The extractor pool reads PDFs from two goroutines; -race checks the
+// shared engine.
+func TestReadPDFConcurrent(t *testing.T) {
+	want, err := Extract("testdata/pdf/river-groff.pdf", DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for range 3 {
+				doc, err := Extract("testdata/pdf/river-groff.pdf", DefaultLimits)
+				if err == nil && doc.Text != want.Text {
+					err = errors.New("concurrent read gave different text")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// ClosePDF stops the engine; the next PDF starts it again.
+func TestClosePDFRestarts(t *testing.T) {
+	if _, err := Extract("testdata/pdf/river-groff.pdf", DefaultLimits); err != nil {
+		t.Fatal(err)
+	}
+	if err := ClosePDF(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ClosePDF(); err != nil {
+		t.Fatalf("second ClosePDF: %v", err)
+	}
+	doc, err := Extract("testdata/pdf/river-groff.pdf", DefaultLimits)
+	if err != nil || !strings.Contains(doc.Text, "River Restoration") {
+		t.Fatalf("after ClosePDF: %v", err)
+	}
+}

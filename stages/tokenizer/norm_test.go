@@ -89,6 +89,8 @@ func TestEveryCodePoint(t *testing.T) {
 	tk := &Tokenizer{vocab: map[string]int32{}, cont: map[string]int32{}, maxChars: 100, maxPiece: 1}
 	s := new(state)
 	bad := 0
+	var got []string
+	trace := func(w []byte) { got = append(got, string(w)) }
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		if 0xD800 <= r && r < 0xE000 {
 			continue
@@ -97,9 +99,9 @@ func TestEveryCodePoint(t *testing.T) {
 		if !ok {
 			want = []rune{r}
 		}
-		var got []string
+		got = got[:0]
 		s.reset(false)
-		s.trace = func(w []byte) { got = append(got, string(w)) }
+		s.trace = trace
 		tk.run(string(r), s)
 		if exp := preTokens(want); !slices.Equal(got, exp) {
 			if bad++; bad <= 50 {

@@ -518,4 +518,3 @@ func lower(r rune) rune {
 	}
 	return unicode.ToLower(r)
 }
-

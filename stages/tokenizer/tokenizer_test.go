@@ -184,7 +184,7 @@ func TestFitPrefix(t *testing.T) {
 			}
 			// Maximality: no longer cut that leaves the tokenisation intact
 			// (a pre-token boundary) adds pieces and still fits.
-			if len(text) > 400 {
+			if len(text) > 200 {
 				continue
 			}
 			base := tk.Count(text[:n])

@@ -2,22 +2,49 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/stages"
+	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
+	"github.com/micro-rag/micro-rag-mcp/stages/embed"
+	"github.com/micro-rag/micro-rag-mcp/stages/extract"
+	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
+
+// DefaultExts are the file types indexed unless --exts says otherwise.
+var DefaultExts = []string{".txt", ".md", ".pdf", ".docx"}
+
+// ModelWait is how long a search waits for the model before answering empty.
+const ModelWait = 5 * time.Second
 
 // Config names the folders and files one engine works on.
 type Config struct {
 	DataFolder  string
 	IndexFolder string   // default <DataFolder>/index
-	Exts        []string // with dots, lower case; default .txt .md .pdf .docx
+	Exts        []string // with dots, lower case; default DefaultExts
 	ModelDir    string   // folder holding model.onnx and tokenizer.json; "" = cache
 	ORTLibrary  string   // path of libonnxruntime; "" = cache
 	// NoInitialReindex stops Start from reindexing once the model is ready
 	// (the CLI's one-shot commands reindex or search explicitly).
 	NoInitialReindex bool
-	Logger           *slog.Logger
+	// RefreshEvery is how often the engine looks for commits made by another
+	// process on the same index folder; 0 = 2 s.
+	RefreshEvery time.Duration
+	// Checkpoint is how often a long reindex commits; 0 = 30 s.
+	Checkpoint time.Duration
+	Logger     *slog.Logger
 }
 
 // Status describes the index for humans (the CLI's status command).
@@ -36,35 +63,335 @@ type Status struct {
 
 // Engine serves one data folder. Create with New, then Start; Close when done.
 type Engine struct {
-	cfg Config
+	cfg  Config
+	log  *slog.Logger
+	exts map[string]bool
+
+	ready    chan struct{} // closed when the model and store are loaded (or failed)
+	loadErr  error
+	embedder *embed.Embedder
+	store    *index.Store
+	model    string
+
+	reindexing atomic.Bool
+	stop       context.CancelFunc
+	bg         sync.WaitGroup
 }
 
 // New checks the configuration; it loads nothing (Start does, in the background).
 func New(cfg Config) (*Engine, error) {
-	return nil, errors.New("engine: not implemented")
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.DataFolder == "" {
+		return nil, errors.New("data folder not set")
+	}
+	data, err := resolveDir(cfg.DataFolder)
+	if err != nil {
+		return nil, fmt.Errorf("data folder: %w", err)
+	}
+	if _, err := os.ReadDir(data); err != nil {
+		return nil, fmt.Errorf("data folder is not readable: %w", err)
+	}
+	cfg.DataFolder = data
+	if cfg.IndexFolder == "" {
+		cfg.IndexFolder = filepath.Join(data, "index")
+	}
+	if err := os.MkdirAll(cfg.IndexFolder, 0o755); err != nil {
+		return nil, fmt.Errorf("index folder: %w", err)
+	}
+	if cfg.IndexFolder, err = resolveDir(cfg.IndexFolder); err != nil {
+		return nil, fmt.Errorf("index folder: %w", err)
+	}
+	if len(cfg.Exts) == 0 {
+		cfg.Exts = DefaultExts
+	}
+	exts := map[string]bool{}
+	for _, e := range cfg.Exts {
+		e = strings.ToLower(strings.TrimSpace(e))
+		if !strings.HasPrefix(e, ".") {
+			e = "." + e
+		}
+		if !extract.Supported(e) {
+			return nil, fmt.Errorf("unsupported file type %q", e)
+		}
+		exts[e] = true
+	}
+	if cfg.RefreshEvery <= 0 {
+		cfg.RefreshEvery = 2 * time.Second
+	}
+	return &Engine{cfg: cfg, log: cfg.Logger, exts: exts, ready: make(chan struct{}), stop: func() {}}, nil
 }
+
+func resolveDir(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	abs, err = filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a folder", abs)
+	}
+	return abs, nil
+}
+
+// DataFolder is the resolved data folder.
+func (e *Engine) DataFolder() string { return e.cfg.DataFolder }
+
+// IndexFolder is the resolved index folder.
+func (e *Engine) IndexFolder() string { return e.cfg.IndexFolder }
 
 // Start locates (or downloads) and loads the model in the background, then
 // runs the initial reindex unless NoInitialReindex. It returns at once.
-func (e *Engine) Start(ctx context.Context) {}
+func (e *Engine) Start(ctx context.Context) {
+	ctx, e.stop = context.WithCancel(ctx)
+	e.bg.Add(1)
+	go func() {
+		defer e.bg.Done()
+		e.loadErr = e.load(ctx)
+		close(e.ready)
+		if e.loadErr != nil {
+			e.log.Error("model not loaded; search answers empty and reindex fails", "err", e.loadErr)
+			return
+		}
+		if !e.cfg.NoInitialReindex {
+			res, err := e.Reindex(ctx, ReindexRequest{}, nil)
+			switch {
+			case errors.Is(err, ErrBusy):
+				e.log.Info("initial reindex skipped: another process is reindexing this index")
+			case err != nil:
+				e.log.Error("initial reindex failed", "err", err)
+			default:
+				e.log.Info("initial reindex done", "added", res.FilesAdded, "updated", res.FilesUpdated,
+					"removed", res.FilesRemoved, "failed", res.FilesFailed, "chunks", res.ChunksTotal, "ms", res.ElapsedMS)
+			}
+		}
+		e.watch(ctx)
+	}()
+}
+
+func (e *Engine) load(ctx context.Context) error {
+	start := time.Now()
+	files, err := model.Locate(e.cfg.ModelDir)
+	if err != nil {
+		if e.cfg.ModelDir != "" || os.Getenv(model.EnvModelDir) != "" {
+			return err
+		}
+		e.log.Info("model not cached: downloading it once", "dir", model.DefaultModelDir())
+		if files, err = model.Ensure(ctx, model.DefaultModelDir(), model.HubSource, e.log); err != nil {
+			return fmt.Errorf("download model: %w", err)
+		}
+	}
+	lib, err := model.ORTLibrary(e.cfg.ORTLibrary)
+	if err != nil {
+		return err
+	}
+	id, err := modelIdentity(files.ONNX)
+	if err != nil {
+		return err
+	}
+	emb, err := embed.New(embed.Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, ORTLibrary: lib})
+	if err != nil {
+		return err
+	}
+	store, err := index.Open(e.cfg.IndexFolder, e.version(id), index.Options{Logger: e.log})
+	if err != nil {
+		emb.Close()
+		return err
+	}
+	e.embedder, e.store, e.model = emb, store, id
+	e.log.Info("model ready", "model", id, "ms", time.Since(start).Milliseconds())
+	return nil
+}
+
+func (e *Engine) version(modelID string) index.Version {
+	return index.Version{
+		Schema: index.SchemaVersion, Model: modelID, Dim: embed.Dim,
+		ChunkSize: chunk.Default.Size, ChunkOverlap: chunk.Default.Overlap, MaxTokens: chunk.Default.MaxTokens,
+	}
+}
+
+// modelIdentity names the model by the hash of its ONNX file, so an index
+// built with other weights is never mixed with this one's vectors.
+func modelIdentity(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return model.ModelName + " sha256:" + hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// watch picks up commits made by another process on the same index folder.
+func (e *Engine) watch(ctx context.Context) {
+	t := time.NewTicker(e.cfg.RefreshEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if changed, err := e.store.Refresh(); err != nil {
+				e.log.Debug("index refresh", "err", err)
+			} else if changed {
+				e.log.Info("loaded index committed by another process")
+			}
+		}
+	}
+}
 
 // WaitModel waits until the model is loaded or ctx ends.
-func (e *Engine) WaitModel(ctx context.Context) error { return errors.New("engine: not implemented") }
+func (e *Engine) WaitModel(ctx context.Context) error {
+	select {
+	case <-e.ready:
+		return e.loadErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // Search answers from the current snapshot without waiting for a reindex.
 // Before the model is ready it waits up to 5 s, then returns no results.
 func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error) {
-	return nil, errors.New("engine: not implemented")
+	wctx, cancel := context.WithTimeout(ctx, ModelWait)
+	err := e.WaitModel(wctx)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e.log.Warn("search before the model is ready: no results", "err", err)
+		return []Result{}, nil
+	}
+	snap := e.store.Acquire()
+	if snap == nil {
+		return []Result{}, nil
+	}
+	defer snap.Release()
+	if snap.Chunks() == 0 {
+		e.log.Warn("search on an empty or missing index: no results", "index", e.cfg.IndexFolder)
+		return []Result{}, nil
+	}
+	q, err := e.embedder.Embed(make([]float32, 0, embed.Dim), []string{req.Query})
+	if err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
+	}
+	hits, err := snap.Search(q, req.TopK)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, 0, len(hits))
+	for _, h := range hits {
+		score := float64(h.Score)
+		if score < req.ScoreThreshold {
+			break
+		}
+		r := h.Record
+		out = append(out, Result{
+			Path: r.Path, Score: min(score, 1), Snippet: Snippet(r.Text, req.Query, 300),
+			ChunkIndex: r.ChunkIndex, CharStart: r.CharStart, CharEnd: r.CharEnd, Mtime: r.Mtime, Ext: r.Ext,
+			Page: r.Page, LineStart: r.LineStart, LineEnd: r.LineEnd,
+		})
+	}
+	return out, nil
 }
 
 // Reindex runs one incremental reindex. It fails at once with ErrBusy when
-// another reindex holds the index lock. progress may be nil.
+// another reindex (in this process or another) holds the index lock.
+// progress may be nil.
 func (e *Engine) Reindex(ctx context.Context, req ReindexRequest, progress func(Progress)) (ReindexResult, error) {
-	return ReindexResult{}, errors.New("engine: not implemented")
+	start := time.Now()
+	glob, err := stages.ParseGlob(req.PathGlob)
+	if err != nil {
+		return ReindexResult{}, err
+	}
+	if err := e.WaitModel(ctx); err != nil {
+		return ReindexResult{}, fmt.Errorf("model not ready: %w", err)
+	}
+	w, err := e.store.Begin()
+	if errors.Is(err, index.ErrLocked) {
+		return ReindexResult{}, ErrBusy
+	}
+	if err != nil {
+		return ReindexResult{}, err
+	}
+	defer w.Close()
+	e.reindexing.Store(true)
+	defer e.reindexing.Store(false)
+	cfg := stages.Config{
+		Walker: stages.Walker{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Exts: e.exts, Glob: glob},
+		Force:  req.Force, Chunking: chunk.Default, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
+		Dim: embed.Dim, Limits: extract.DefaultLimits, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
+	}
+	if progress != nil {
+		cfg.Progress = func(p stages.Progress) {
+			progress(Progress{FilesDone: p.FilesDone, FilesTotal: p.FilesTotal, ChunksDone: p.ChunksDone, ChunksTotal: p.ChunksTotal})
+		}
+	}
+	res, err := stages.Reindex(ctx, cfg, w)
+	if err != nil {
+		return ReindexResult{}, err
+	}
+	out := ReindexResult{
+		FilesAdded: res.FilesAdded, FilesUpdated: res.FilesUpdated, FilesRemoved: res.FilesRemoved,
+		FilesFailed: res.FilesFailed, ChunksTotal: res.ChunksTotal, ElapsedMS: time.Since(start).Milliseconds(),
+	}
+	e.log.Info("reindex done", "added", out.FilesAdded, "updated", out.FilesUpdated, "removed", out.FilesRemoved,
+		"failed", out.FilesFailed, "touched", res.FilesTouched, "embedded", res.ChunksEmbedded, "reused", res.ChunksReused,
+		"chunks", out.ChunksTotal, "ms", out.ElapsedMS)
+	return out, nil
 }
 
 // Status reports what the index holds.
-func (e *Engine) Status() Status { return Status{} }
+func (e *Engine) Status() Status {
+	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Reindexing: e.reindexing.Load()}
+	select {
+	case <-e.ready:
+	default:
+		return st
+	}
+	if e.loadErr != nil {
+		return st
+	}
+	st.ModelReady, st.Model = true, e.model
+	if snap := e.store.Acquire(); snap != nil {
+		st.Files, st.Chunks, st.Tombstones = snap.Files(), snap.Chunks(), snap.Tombstones()
+		st.LastReindex, _ = time.Parse(time.RFC3339, snap.LastReindex())
+		snap.Release()
+	}
+	for _, name := range []string{index.FaissFile, index.ManifestFile, index.FilesFile} {
+		if fi, err := os.Stat(filepath.Join(e.cfg.IndexFolder, name)); err == nil {
+			st.IndexBytes += fi.Size()
+		}
+	}
+	return st
+}
 
 // Close stops background work and frees the model and index.
-func (e *Engine) Close() error { return nil }
+func (e *Engine) Close() error {
+	e.stop()
+	e.bg.Wait()
+	select {
+	case <-e.ready:
+	default:
+		return nil
+	}
+	if e.store != nil {
+		e.store.Close()
+	}
+	if e.embedder != nil {
+		return e.embedder.Close()
+	}
+	return nil
+}

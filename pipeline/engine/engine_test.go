@@ -1,0 +1,252 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Each test file holds one sentence no other file has, so a search for it
+// must return that file first.
+var corpus = map[string]string{
+	"alpaca.md":          "# Alpacas\n\nAlpacas are domesticated camelids from the Andes, kept for their soft fleece.\n\nThey hum when they are curious or anxious.",
+	"kernel.txt":         "The scheduler picks the next runnable thread from a red-black tree ordered by virtual runtime.",
+	"notes/sourdough.md": "A sourdough starter is a culture of wild yeast and lactobacilli fed with flour and water every day.",
+	"notes/tides.txt":    "Spring tides happen when the sun and moon line up, making high tides higher and low tides lower.",
+}
+
+func writeCorpus(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for rel, text := range files {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func newEngine(t *testing.T, cfg Config) *Engine {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	cfg.NoInitialReindex = true
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Start(context.Background())
+	t.Cleanup(func() { e.Close() })
+	if err := e.WaitModel(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func reindex(t *testing.T, e *Engine, req ReindexRequest) ReindexResult {
+	t.Helper()
+	res, err := e.Reindex(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func search(t *testing.T, e *Engine, q string) []Result {
+	t.Helper()
+	res, err := e.Search(context.Background(), SearchRequest{Query: q, TopK: 5, ScoreThreshold: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func checkCounts(t *testing.T, step string, got ReindexResult, added, updated, removed, failed, chunks int) {
+	t.Helper()
+	if got.FilesAdded != added || got.FilesUpdated != updated || got.FilesRemoved != removed || got.FilesFailed != failed || got.ChunksTotal != chunks {
+		t.Fatalf("%s: got %+v, want added=%d updated=%d removed=%d failed=%d chunks=%d", step, got, added, updated, removed, failed, chunks)
+	}
+}
+
+func top(t *testing.T, e *Engine, q string) Result {
+	t.Helper()
+	res := search(t, e, q)
+	if len(res) == 0 {
+		t.Fatalf("no results for %q", q)
+	}
+	return res[0]
+}
+
+func TestIncrementalReindex(t *testing.T) {
+	data := t.TempDir()
+	writeCorpus(t, data, corpus)
+	e := newEngine(t, Config{DataFolder: data})
+
+	checkCounts(t, "first", reindex(t, e, ReindexRequest{}), 4, 0, 0, 0, 4)
+	if r := top(t, e, "wild yeast culture for bread"); r.Path != "notes/sourdough.md" || r.Score <= 0.2 || r.Score > 1 || r.Ext != ".md" || r.LineStart != 1 {
+		t.Fatalf("top = %+v", r)
+	}
+	checkCounts(t, "no-op", reindex(t, e, ReindexRequest{}), 0, 0, 0, 0, 4)
+
+	// Touch without change: mtime differs, checksum equal → not updated.
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(filepath.Join(data, "kernel.txt"), later, later)
+	checkCounts(t, "touch", reindex(t, e, ReindexRequest{}), 0, 0, 0, 0, 4)
+
+	// Modify: the update shows, the old text is gone.
+	writeCorpus(t, data, map[string]string{"kernel.txt": "Garbage collection in Go is concurrent, tri-colour and non-moving."})
+	checkCounts(t, "modify", reindex(t, e, ReindexRequest{}), 0, 1, 0, 0, 4)
+	if r := top(t, e, "concurrent garbage collector"); r.Path != "kernel.txt" {
+		t.Fatalf("modified text not found: %+v", r)
+	}
+	for _, r := range search(t, e, "red-black tree of runnable threads ordered by virtual runtime") {
+		if strings.Contains(r.Snippet, "red-black") {
+			t.Fatalf("old text still returned: %+v", r)
+		}
+	}
+
+	// Delete: tombstoned and gone.
+	os.Remove(filepath.Join(data, "notes/tides.txt"))
+	checkCounts(t, "delete", reindex(t, e, ReindexRequest{}), 0, 0, 1, 0, 3)
+	for _, r := range search(t, e, "spring tides sun and moon") {
+		if r.Path == "notes/tides.txt" {
+			t.Fatalf("deleted file returned: %+v", r)
+		}
+	}
+	if st := e.Status(); st.Tombstones == 0 || st.Files != 3 {
+		t.Fatalf("status %+v", st)
+	}
+
+	// Rename: one removed, one added, still found under the new name.
+	os.Rename(filepath.Join(data, "alpaca.md"), filepath.Join(data, "camelids.md"))
+	checkCounts(t, "rename", reindex(t, e, ReindexRequest{}), 1, 0, 1, 0, 3)
+	if r := top(t, e, "animals that hum when curious"); r.Path != "camelids.md" {
+		t.Fatalf("renamed file: %+v", r)
+	}
+
+	// Force: everything re-read and re-embedded, counted as updated.
+	checkCounts(t, "force", reindex(t, e, ReindexRequest{Force: true}), 0, 3, 0, 0, 3)
+
+	// path_glob: only matching files are considered, others untouched.
+	writeCorpus(t, data, map[string]string{"notes/new.md": "Octopuses have three hearts and blue blood.", "outside.md": "Basalt columns form as lava cools and contracts."})
+	checkCounts(t, "glob", reindex(t, e, ReindexRequest{PathGlob: "notes/**"}), 1, 0, 0, 0, 4)
+	for _, r := range search(t, e, "basalt columns cooling lava") {
+		if r.Path == "outside.md" {
+			t.Fatal("file outside path_glob indexed")
+		}
+	}
+	if _, err := e.Reindex(context.Background(), ReindexRequest{PathGlob: "../*"}, nil); err == nil {
+		t.Fatal("glob reaching outside accepted")
+	}
+
+	// Emptied folder: everything removed.
+	for rel := range map[string]bool{"camelids.md": true, "kernel.txt": true, "notes/sourdough.md": true, "notes/new.md": true, "outside.md": true} {
+		os.Remove(filepath.Join(data, rel))
+	}
+	checkCounts(t, "emptied", reindex(t, e, ReindexRequest{}), 0, 0, 4, 0, 0)
+	if res := search(t, e, "alpacas"); len(res) != 0 {
+		t.Fatalf("results from an empty index: %+v", res)
+	}
+}
+
+func TestChangedExtsAndFailures(t *testing.T) {
+	data := t.TempDir()
+	writeCorpus(t, data, corpus)
+	writeCorpus(t, data, map[string]string{"broken.pdf": "%PDF-1.4 this is not really a pdf", "page.html": "<p>Hello</p>"})
+	index := t.TempDir()
+	e := newEngine(t, Config{DataFolder: data, IndexFolder: index})
+	checkCounts(t, "with pdf", reindex(t, e, ReindexRequest{}), 4, 0, 0, 1, 4)
+	e.Close()
+
+	// Same index, fewer extensions: .txt files leave the index.
+	e2 := newEngine(t, Config{DataFolder: data, IndexFolder: index, Exts: []string{".md", ".html"}})
+	checkCounts(t, "md+html", reindex(t, e2, ReindexRequest{}), 1, 0, 2, 0, 3)
+}
+
+func TestBusyAndCancel(t *testing.T) {
+	data := t.TempDir()
+	big := map[string]string{}
+	for i := range 40 {
+		big[fmt.Sprintf("doc%02d.txt", i)] = strings.Repeat(fmt.Sprintf("Paragraph %d of a long report about harbour logistics and cranes. ", i), 60)
+	}
+	writeCorpus(t, data, corpus)
+	e := newEngine(t, Config{DataFolder: data})
+	checkCounts(t, "base", reindex(t, e, ReindexRequest{}), 4, 0, 0, 0, 4)
+	writeCorpus(t, data, big)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		_, err := e.Reindex(ctx, ReindexRequest{}, func(p Progress) {
+			select {
+			case <-started:
+			default:
+				close(started)
+			}
+		})
+		done <- err
+	}()
+	<-started
+	if _, err := e.Reindex(context.Background(), ReindexRequest{}, nil); !errors.Is(err, ErrBusy) {
+		t.Fatalf("second reindex: %v, want ErrBusy", err)
+	}
+	// Searches answer from the previous snapshot while the reindex runs.
+	if r := top(t, e, "wild yeast culture"); r.Path != "notes/sourdough.md" {
+		t.Fatalf("search during reindex: %+v", r)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("cancelled reindex reported success")
+	}
+	if r := top(t, e, "wild yeast culture"); r.Path != "notes/sourdough.md" {
+		t.Fatalf("after cancel: %+v", r)
+	}
+	// The next run finishes the job.
+	res := reindex(t, e, ReindexRequest{})
+	if res.FilesAdded != 40 || res.ChunksTotal < 44 {
+		t.Fatalf("after cancel, rerun: %+v", res)
+	}
+}
+
+func TestSearchBeforeModelAndEmptyIndex(t *testing.T) {
+	data := t.TempDir()
+	e, err := New(Config{DataFolder: data, NoInitialReindex: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	// Not started: the model never arrives; search waits 5 s, then empty.
+	res, err := e.Search(context.Background(), SearchRequest{Query: "x", TopK: 5})
+	if err != nil || res == nil || len(res) != 0 {
+		t.Fatalf("before model: %v %v", res, err)
+	}
+	e.Start(context.Background())
+	res, err = e.Search(context.Background(), SearchRequest{Query: "x", TopK: 5})
+	if err != nil || len(res) != 0 {
+		t.Fatalf("empty index: %v %v", res, err)
+	}
+}
+
+func TestNewRejectsBadFolders(t *testing.T) {
+	if _, err := New(Config{DataFolder: filepath.Join(t.TempDir(), "nope")}); err == nil {
+		t.Fatal("missing folder accepted")
+	}
+	f := filepath.Join(t.TempDir(), "file.txt")
+	os.WriteFile(f, []byte("x"), 0o644)
+	if _, err := New(Config{DataFolder: f}); err == nil {
+		t.Fatal("file accepted as folder")
+	}
+	if _, err := New(Config{DataFolder: t.TempDir(), Exts: []string{".exe"}}); err == nil {
+		t.Fatal("unsupported extension accepted")
+	}
+}

@@ -269,7 +269,7 @@ func (t *Tokenizer) run(text string, s *state) {
 		}
 		a := t.added[best]
 		s.wStart, s.wEnd = i, i+len(a.content)
-		t.emit(s, 1, a.id)
+		t.emit(s, a.id)
 		i += len(a.content) - 1
 		seg = i + 1
 	}
@@ -460,13 +460,13 @@ func (t *Tokenizer) flush(s *state) {
 }
 
 // emit records a pre-token that is already an id (an added token).
-func (t *Tokenizer) emit(s *state, n int, id int32) {
+func (t *Tokenizer) emit(s *state, id int32) {
 	if !s.counting {
 		s.ids = append(s.ids, id)
 	}
-	s.count += n
+	s.count++
 	if s.record {
-		s.spans = append(s.spans, span{s.wStart, s.wEnd, n})
+		s.spans = append(s.spans, span{s.wStart, s.wEnd, 1})
 	}
 }
 

@@ -52,7 +52,8 @@ const (
 // in the last half of the window, else at a sentence end, a line break or a
 // word boundary in the last 40%, else with a hard cut at the window's edge.
 // The next chunk starts cfg.Overlap code points before the previous end,
-// snapped forward to the next word start; after a chunk shortened to fit the
+// snapped forward to a sentence or line start in the first half of that
+// overlap, else to the next word start; after a chunk shortened to fit the
 // token budget the overlap shrinks in proportion, so progress stays steady.
 //
 // pageStarts are code-point offsets where pages begin (nil without pages).
@@ -133,6 +134,15 @@ func (sp *splitter) run(pageStarts []int) []Chunk {
 			sr, sb = qr, qb
 		}
 	}
+}
+
+func hasNewline(rs []rune) bool {
+	for _, r := range rs {
+		if r == '\n' {
+			return true
+		}
+	}
+	return false
 }
 
 // skipSpace returns the code-point and byte offsets of the first non-space
@@ -416,7 +426,8 @@ func (sp *splitter) lowerNext(c int) bool {
 }
 
 // nextStart returns where, in buf, the chunk after buf[:end] starts: the
-// overlap back from end, snapped forward to a word start. end means no
+// overlap back from end, snapped forward to a sentence or line start in the
+// first half of the overlap, else to the first word start. end means no
 // overlap (start at the next non-space instead).
 func (sp *splitter) nextStart(end int, shrunk bool) int {
 	ov := sp.cfg.Overlap
@@ -429,6 +440,24 @@ func (sp *splitter) nextStart(end int, shrunk bool) int {
 	}
 	buf := sp.buf
 	p := end - ov
+	// Best: a sentence or line start in the first half of the overlap, so
+	// the chunk begins cleanly and still overlaps by at least ov/2.
+	for i := p; i <= p+ov/2; i++ {
+		cur, prev := buf[i], buf[i-1]
+		switch {
+		case isSpace(cur):
+		case isSpace(prev):
+			c := i - 1
+			for isSpace(buf[c-1]) { // buf[0] is not space
+				c--
+			}
+			if sp.sentenceEnd(c) || hasNewline(buf[c:i]) {
+				return i
+			}
+		case cjkBoundary(prev, cur) && sp.cjkSentenceEnd(i):
+			return i
+		}
+	}
 	for i := p; i < end; i++ {
 		if cur, prev := buf[i], buf[i-1]; !isSpace(cur) && (isSpace(prev) || cjkBoundary(prev, cur)) {
 			return i

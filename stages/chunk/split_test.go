@@ -134,6 +134,22 @@ func TestSplitOverlapSnapsToWordStart(t *testing.T) {
 	}
 }
 
+func TestSplitOverlapPrefersSentenceStart(t *testing.T) {
+	s1 := "A first sentence that is long enough to take us to the sixty mark here."
+	s2 := " Yes it is."
+	text := s1 + s2 + " Then more words that go on and on past the end of the window for sure without stop"
+	chunks := Split(text, nil, small, nil)
+	mustCheck(t, text, small, nil, chunks)
+	if chunks[0].Text != s1+s2 {
+		t.Fatalf("chunk 0 = %q", chunks[0].Text)
+	}
+	// The overlap [end-20, end) holds word starts from "mark" on; "Yes"
+	// starts a sentence within its first half.
+	if want := len(s1) + 1; chunks[1].CharStart != want {
+		t.Errorf("chunk 1 starts at %d (%q), want %d", chunks[1].CharStart, chunks[1].Text, want)
+	}
+}
+
 func TestSplitLongWord(t *testing.T) {
 	text := strings.Repeat("a", 100_000)
 	cfg := Default

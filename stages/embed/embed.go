@@ -1,0 +1,392 @@
+// Package embed turns text into all-MiniLM-L6-v2 sentence embeddings with
+// ONNX Runtime, matching sentence-transformers: WordPiece ids truncated at
+// 256, mean pooling over the attention mask, L2 normalisation.
+//
+// It is the only package that talks to ONNX Runtime (cgo); the runtime is
+// loaded once per process.
+package embed
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/micro-rag/micro-rag-mcp/stages/model"
+	"github.com/micro-rag/micro-rag-mcp/stages/tokenizer"
+)
+
+// Dim is the length of one embedding.
+const Dim = 384
+
+// DefaultMaxBatch is the largest number of sequences sent to one Run.
+const DefaultMaxBatch = 64
+
+// Config says where the files are and how hard to run.
+type Config struct {
+	// ModelPath and TokenizerPath name model.onnx and tokenizer.json;
+	// empty means model.Locate("").
+	ModelPath, TokenizerPath string
+	// ORTLibrary is libonnxruntime.so (1.24 or newer); empty means
+	// model.ORTLibrary(""). Only the first Embedder of a process loads it.
+	ORTLibrary string
+	// Threads is ONNX Runtime's intra-op thread count; 0 means NumCPU.
+	Threads int
+	// MaxBatch caps the sequences per Run; 0 means DefaultMaxBatch.
+	MaxBatch int
+}
+
+// Embedder owns one ONNX Runtime session. Its methods are safe for
+// concurrent use, but calls run one at a time: the session already uses
+// Threads cores, and the reusable buffers are shared. Call Close when done.
+type Embedder struct {
+	tok        *tokenizer.Tokenizer
+	session    *ort.DynamicAdvancedSession
+	hasTypes   bool // the model takes token_type_ids
+	maxBatch   int
+	runPenalty int // a Run's fixed cost, in padded tokens (see plan)
+
+	mu     sync.Mutex
+	closed bool
+	// Reused across calls, grown to the largest batch seen.
+	flat   []int32   // token ids of all texts of one call
+	starts []int     // where each text begins in flat
+	seqs   [][]int32 // views into flat
+	order  []int     // sequence indices, longest first
+	runs   []int     // run boundaries in order, from plan
+	cost   []int     // plan scratch
+	prev   []int     // plan scratch
+	ids    []int64
+	mask   []int64
+	types  []int64 // always zero: single-segment input
+	hidden []float32
+	sum    []float32
+}
+
+var ortInit struct {
+	once sync.Once
+	lib  string
+	err  error
+}
+
+// initORT loads the runtime once per process; a later call naming another
+// library is an error rather than a silent mismatch.
+func initORT(lib string) error {
+	ortInit.once.Do(func() {
+		ortInit.lib = lib
+		ort.SetSharedLibraryPath(lib)
+		// Warnings such as unused initialisers are noise for our users;
+		// errors still reach stderr.
+		ortInit.err = ort.InitializeEnvironment(ort.WithLogLevelError())
+		if ortInit.err != nil {
+			ortInit.err = fmt.Errorf("embed: loading ONNX Runtime from %s: %w", lib, ortInit.err)
+		}
+	})
+	if ortInit.err != nil {
+		return ortInit.err
+	}
+	if lib != ortInit.lib {
+		return fmt.Errorf("embed: ONNX Runtime already loaded from %s, cannot switch to %s", ortInit.lib, lib)
+	}
+	return nil
+}
+
+// New loads the tokenizer and the model and creates the session.
+func New(cfg Config) (*Embedder, error) {
+	if cfg.ModelPath == "" || cfg.TokenizerPath == "" {
+		f, err := model.Locate("")
+		if err != nil {
+			return nil, err
+		}
+		if cfg.ModelPath == "" {
+			cfg.ModelPath = f.ONNX
+		}
+		if cfg.TokenizerPath == "" {
+			cfg.TokenizerPath = f.Tokenizer
+		}
+	}
+	lib, err := model.ORTLibrary(cfg.ORTLibrary)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Threads <= 0 {
+		cfg.Threads = runtime.NumCPU()
+	}
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = DefaultMaxBatch
+	}
+	tok, err := tokenizer.Load(cfg.TokenizerPath)
+	if err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	if err := initORT(lib); err != nil {
+		return nil, err
+	}
+	inNames, outName, err := discoverNames(cfg.ModelPath)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	defer opts.Destroy()
+	if err := opts.SetIntraOpNumThreads(cfg.Threads); err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	if err := opts.SetInterOpNumThreads(1); err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	// Shapes change with every batch; memory patterns only help fixed ones.
+	if err := opts.SetMemPattern(false); err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	s, err := ort.NewDynamicAdvancedSession(cfg.ModelPath, inNames, []string{outName}, opts)
+	if err != nil {
+		return nil, fmt.Errorf("embed: creating session for %s: %w", cfg.ModelPath, err)
+	}
+	return &Embedder{
+		tok:        tok,
+		session:    s,
+		hasTypes:   len(inNames) == 3,
+		maxBatch:   cfg.MaxBatch,
+		runPenalty: 128,
+	}, nil
+}
+
+// discoverNames checks the model's signature and returns its inputs in the
+// order Embed feeds them (input_ids, attention_mask[, token_type_ids]) and
+// the token-level output.
+func discoverNames(path string) ([]string, string, error) {
+	ins, outs, err := ort.GetInputOutputInfo(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("embed: reading %s: %w", path, err)
+	}
+	byName := map[string]ort.InputOutputInfo{}
+	for _, in := range ins {
+		byName[in.Name] = in
+	}
+	names := []string{"input_ids", "attention_mask", "token_type_ids"}
+	for i, n := range names {
+		in, ok := byName[n]
+		if !ok {
+			if n == "token_type_ids" {
+				names = names[:i] // some exports drop it; it is all zeros anyway
+				break
+			}
+			return nil, "", fmt.Errorf("embed: %s has no input %q (inputs: %v)", path, n, ins)
+		}
+		if in.DataType != ort.TensorElementDataTypeInt64 {
+			return nil, "", fmt.Errorf("embed: input %q is %s, want int64", n, in.DataType)
+		}
+	}
+	if len(ins) != len(names) {
+		return nil, "", fmt.Errorf("embed: %s has unexpected inputs %v", path, ins)
+	}
+	var out *ort.InputOutputInfo
+	for i := range outs {
+		o := &outs[i]
+		if o.OrtValueType == ort.ONNXTypeTensor && o.DataType == ort.TensorElementDataTypeFloat && len(o.Dimensions) == 3 &&
+			(out == nil || o.Name == "last_hidden_state") {
+			out = o
+		}
+	}
+	if out == nil {
+		return nil, "", fmt.Errorf("embed: %s has no [batch, seq, hidden] float output (outputs: %v)", path, outs)
+	}
+	if d := out.Dimensions[2]; d != Dim && d > 0 {
+		return nil, "", fmt.Errorf("embed: output %q has %d dims, want %d", out.Name, d, Dim)
+	}
+	return names, out.Name, nil
+}
+
+// Tokenizer is the embedder's tokenizer (read-only, safe to share).
+func (e *Embedder) Tokenizer() *tokenizer.Tokenizer { return e.tok }
+
+// Close releases the session. Calls after Close fail.
+func (e *Embedder) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	return e.session.Destroy()
+}
+
+// Embed appends len(texts)*Dim floats to dst, the L2-normalised embedding of
+// each text in order, and returns the extended slice. dst is owned by the
+// caller and may be reused across calls (pass dst[:0]). Texts longer than
+// tokenizer.MaxSeqLen word pieces are truncated, as sentence-transformers
+// does. Any number of texts is fine; they are run in batches of similar
+// length so padding stays small.
+func (e *Embedder) Embed(dst []float32, texts []string) ([]float32, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.flat, e.starts = e.flat[:0], e.starts[:0]
+	for _, t := range texts {
+		e.starts = append(e.starts, len(e.flat))
+		e.flat = e.tok.Encode(e.flat, t, tokenizer.MaxSeqLen)
+	}
+	// Views are taken only now: Encode may have moved flat.
+	e.seqs = e.seqs[:0]
+	for i, s := range e.starts {
+		end := len(e.flat)
+		if i+1 < len(e.starts) {
+			end = e.starts[i+1]
+		}
+		e.seqs = append(e.seqs, e.flat[s:end])
+	}
+	return e.embedLocked(dst, e.seqs)
+}
+
+// EmbedTokens is Embed for texts already tokenised with Tokenizer().Encode
+// (each sequence holds [CLS] ... [SEP], at most tokenizer.MaxSeqLen ids).
+// It appends to the caller-owned dst like Embed.
+func (e *Embedder) EmbedTokens(dst []float32, ids [][]int32) ([]float32, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.embedLocked(dst, ids)
+}
+
+func (e *Embedder) embedLocked(dst []float32, seqs [][]int32) ([]float32, error) {
+	if e.closed {
+		return dst, errors.New("embed: embedder is closed")
+	}
+	for i, s := range seqs {
+		if len(s) == 0 || len(s) > tokenizer.MaxSeqLen {
+			return dst, fmt.Errorf("embed: sequence %d has %d ids, want 1..%d", i, len(s), tokenizer.MaxSeqLen)
+		}
+	}
+	base := len(dst)
+	dst = slices.Grow(dst, len(seqs)*Dim)[:base+len(seqs)*Dim]
+	out := dst[base:]
+
+	e.order = e.order[:0]
+	for i := range seqs {
+		e.order = append(e.order, i)
+	}
+	slices.SortStableFunc(e.order, func(a, b int) int { return len(seqs[b]) - len(seqs[a]) })
+	e.plan(seqs)
+	for r := 0; r+1 < len(e.runs); r++ {
+		if err := e.run(seqs, e.order[e.runs[r]:e.runs[r+1]], out); err != nil {
+			return dst[:base], err
+		}
+	}
+	return dst, nil
+}
+
+// plan cuts e.order (longest first) into runs of at most maxBatch sequences,
+// each padded to its first (longest) member, minimising padded tokens plus a
+// fixed cost per Run. Without it, one long text would pad a batch of short
+// ones to 256. Result: e.runs holds the boundaries, from 0 to len(order).
+func (e *Embedder) plan(seqs [][]int32) {
+	n := len(e.order)
+	e.cost = grow(e.cost, n+1)
+	e.prev = grow(e.prev, n+1) // prev[j]: start of the last run ending at j
+	e.cost[0] = 0
+	for j := 1; j <= n; j++ {
+		e.cost[j] = math.MaxInt
+		for i := j - 1; i >= 0 && j-i <= e.maxBatch; i-- {
+			c := e.cost[i] + (j-i)*len(seqs[e.order[i]]) + e.runPenalty
+			if c < e.cost[j] {
+				e.cost[j], e.prev[j] = c, i
+			}
+		}
+	}
+	e.runs = e.runs[:0]
+	for j := n; j > 0; j = e.prev[j] {
+		e.runs = append(e.runs, j)
+	}
+	e.runs = append(e.runs, 0)
+	slices.Reverse(e.runs)
+}
+
+// run embeds the sequences idx (longest first) in one ONNX Runtime call and
+// writes each pooled, normalised vector to its slot in out.
+func (e *Embedder) run(seqs [][]int32, idx []int, out []float32) error {
+	b, l := len(idx), len(seqs[idx[0]])
+	n := b * l
+	e.ids = grow(e.ids, n)
+	e.mask = grow(e.mask, n)
+	e.types = grow(e.types, n)
+	e.hidden = grow(e.hidden, n*Dim)
+	e.sum = grow(e.sum, Dim)
+	for r, i := range idx {
+		s := seqs[i]
+		row, mrow := e.ids[r*l:(r+1)*l], e.mask[r*l:(r+1)*l]
+		for t, id := range s {
+			row[t], mrow[t] = int64(id), 1
+		}
+		clear(row[len(s):])
+		clear(mrow[len(s):])
+	}
+
+	shape := ort.NewShape(int64(b), int64(l))
+	var vals []ort.Value
+	defer func() {
+		for _, v := range vals {
+			v.Destroy()
+		}
+	}()
+	inputs := [][]int64{e.ids, e.mask, e.types}
+	if !e.hasTypes {
+		inputs = inputs[:2]
+	}
+	for _, buf := range inputs {
+		t, err := ort.NewTensor(shape, buf)
+		if err != nil {
+			return fmt.Errorf("embed: %w", err)
+		}
+		vals = append(vals, t)
+	}
+	hid, err := ort.NewTensor(ort.NewShape(int64(b), int64(l), Dim), e.hidden)
+	if err != nil {
+		return fmt.Errorf("embed: %w", err)
+	}
+	vals = append(vals, hid)
+	if err := e.session.Run(vals[:len(vals)-1], vals[len(vals)-1:]); err != nil {
+		return fmt.Errorf("embed: %w", err)
+	}
+
+	for r, i := range idx {
+		pool(out[i*Dim:(i+1)*Dim], e.hidden[r*l*Dim:], len(seqs[i]), e.sum)
+	}
+	return nil
+}
+
+// pool writes the mean of the first n token vectors of hidden (the unmasked
+// ones: padding always follows them), L2-normalised, to v.
+func pool(v, hidden []float32, n int, sum []float32) {
+	sum = sum[:Dim]
+	copy(sum, hidden[:Dim])
+	for t := 1; t < n; t++ {
+		tok := hidden[t*Dim : (t+1)*Dim]
+		for k := range sum {
+			sum[k] += tok[k]
+		}
+	}
+	var sq float64
+	for _, x := range sum {
+		sq += float64(x) * float64(x)
+	}
+	// Dividing by n before normalising changes nothing but rounding; the
+	// norm floor mirrors torch.nn.functional.normalize's eps.
+	norm := math.Sqrt(sq) / float64(n)
+	scale := 1 / (float64(n) * max(norm, 1e-12))
+	for k, x := range sum {
+		v[k] = float32(float64(x) * scale)
+	}
+}
+
+// grow returns buf with length n, reallocating only when capacity is short.
+func grow[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n)
+	}
+	return buf[:n]
+}

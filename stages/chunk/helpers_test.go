@@ -53,6 +53,7 @@ func checkChunks(text string, cfg Config, tc TokenCounter, chunks []Chunk) strin
 	if cfg.Size < 1 {
 		cfg.Size = Default.Size
 	}
+	cfg.Size = min(cfg.Size, 1<<30)
 	overlap := max(0, min(cfg.Overlap, cfg.Size-1))
 	limit := 0
 	if cfg.MaxTokens > 0 {

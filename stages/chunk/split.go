@@ -26,6 +26,8 @@ const (
 	cutMinPercent  = 60
 	// Hard cuts step back at most this far to keep a character whole.
 	maxClusterBackoff = 16
+	// Keeps Overlap*Size products far from overflow.
+	maxSize = 1 << 30
 )
 
 // Cut levels, best last.
@@ -57,7 +59,7 @@ const (
 // token budget the overlap shrinks in proportion, so progress stays steady.
 //
 // pageStarts are code-point offsets where pages begin (nil without pages).
-// cfg.Size < 1 means Default.Size; Overlap is clamped to [0, Size-1];
+// cfg.Size < 1 means Default.Size, and Size is capped at 1<<30; Overlap is clamped to [0, Size-1];
 // MaxTokens <= 0 disables the token budget. tc may not be nil unless the
 // budget is disabled. If tc implements PrefixFitter, Split uses it to find
 // the token window faster.
@@ -65,14 +67,18 @@ func Split(text string, pageStarts []int, cfg Config, tc TokenCounter) []Chunk {
 	if cfg.Size < 1 {
 		cfg.Size = Default.Size
 	}
+	cfg.Size = min(cfg.Size, maxSize)
 	cfg.Overlap = max(0, min(cfg.Overlap, cfg.Size-1))
 	sp := splitter{text: text, cfg: cfg, tc: tc}
 	if cfg.MaxTokens > 0 {
 		sp.limit = max(1, cfg.MaxTokens-2)
 		sp.fitter, _ = tc.(PrefixFitter)
 	}
-	sp.buf = make([]rune, 0, cfg.Size+1)
-	sp.off = make([]int, 0, cfg.Size+2)
+	// A window holds at most Size+1 code points, and never more than text has
+	// bytes (a huge Size must not allocate a huge buffer).
+	n := min(cfg.Size, len(text)) + 1
+	sp.buf = make([]rune, 0, n)
+	sp.off = make([]int, 0, n+1)
 	return sp.run(pageStarts)
 }
 
@@ -136,6 +142,7 @@ func (sp *splitter) run(pageStarts []int) []Chunk {
 	}
 }
 
+// hasNewline reports a line break in a run of space.
 func hasNewline(rs []rune) bool {
 	for _, r := range rs {
 		if r == '\n' {

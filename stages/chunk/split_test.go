@@ -321,6 +321,7 @@ func TestSplitConfigEdges(t *testing.T) {
 		{Size: 2, Overlap: 5, MaxTokens: 3},
 		{Size: 50, Overlap: 49, MaxTokens: 1},
 		{Size: 0, Overlap: -3, MaxTokens: 0},
+		{Size: 1 << 62, Overlap: 1 << 62, MaxTokens: 1 << 62},
 	} {
 		chunks := Split(text, nil, cfg, pieceCounter{})
 		if msg := checkChunks(text, cfg, pieceCounter{}, chunks); msg != "" {

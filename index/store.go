@@ -92,7 +92,18 @@ func Open(dir string, v Version, opts Options) (*Store, error) {
 	}
 	s.current.Store(empty)
 	if _, err := s.Refresh(); err != nil {
-		s.log.Warn("index not loaded; it will be rebuilt by the next reindex", "dir", dir, "err", err)
+		// Perhaps a crash interrupted a commit: finish or undo it if no
+		// writer is running, then try again.
+		if ok, _ := s.lock.TryLock(); ok {
+			if rerr := s.recover(); rerr != nil {
+				s.log.Warn("recovering index", "err", rerr)
+			}
+			s.lock.Unlock()
+			_, err = s.Refresh()
+		}
+		if err != nil {
+			s.log.Warn("index not loaded; the next reindex rebuilds it", "dir", dir, "err", err)
+		}
 	}
 	return s, nil
 }

@@ -44,7 +44,10 @@ type Config struct {
 	RefreshEvery time.Duration
 	// Checkpoint is how often a long reindex commits; 0 = 30 s.
 	Checkpoint time.Duration
-	Logger     *slog.Logger
+	// Compaction thresholds (see index.Options); zero values take defaults.
+	CompactRatio float64
+	CompactMin   int
+	Logger       *slog.Logger
 }
 
 // Status describes the index for humans (the CLI's status command).
@@ -201,7 +204,7 @@ func (e *Engine) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	store, err := index.Open(e.cfg.IndexFolder, e.version(id), index.Options{Logger: e.log})
+	store, err := index.Open(e.cfg.IndexFolder, e.version(id), index.Options{Logger: e.log, CompactRatio: e.cfg.CompactRatio, CompactMin: e.cfg.CompactMin})
 	if err != nil {
 		emb.Close()
 		return err

@@ -200,7 +200,7 @@ func TestLimitsEveryReader(t *testing.T) {
 
 // writeDocx builds a DOCX whose document part is body, in the test's
 // temporary directory.
-func writeDocx(t *testing.T, name, body string) string {
+func writeDocx(t testing.TB, name, body string) string {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -419,4 +420,26 @@ func (idx *Index) SetParameter(name string, value float64) error {
 // SetHNSWEfSearch sets efSearch on an HNSW index (or one wrapped by IDMap2).
 func (idx *Index) SetHNSWEfSearch(ef int) error {
 	return idx.SetParameter("efSearch", float64(ef))
+}
+
+// Export copies every vector and its external id out of an IDMap2 index, in
+// storage order, appending to vecs and ids (caller-owned buffers).
+func (idx *Index) Export(vecs []float32, ids []int64) ([]float32, []int64, error) {
+	if idx.ptr == nil {
+		return nil, nil, ErrClosed
+	}
+	n := int(idx.Ntotal())
+	vecs = slices.Grow(vecs, n*idx.d)
+	ids = slices.Grow(ids, n)
+	if n == 0 {
+		return vecs, ids, nil
+	}
+	v := vecs[len(vecs) : len(vecs)+n*idx.d]
+	l := ids[len(ids) : len(ids)+n]
+	err := cError("export", C.fs_index_export(idx.ptr, (*C.float)(&v[0]), (*C.int64_t)(&l[0])))
+	runtime.KeepAlive(idx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return vecs[:len(vecs)+n*idx.d], ids[:len(ids)+n], nil
 }

@@ -743,3 +743,30 @@ func TestOMPThreads(t *testing.T) {
 		t.Fatalf("OMPThreads %d on some thread after SetOMPThreads(2)", got)
 	}
 }
+
+func TestExport(t *testing.T) {
+	flat, _ := NewIndexFlatIP(4)
+	idx, err := NewIDMap2(flat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	vecs := []float32{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}
+	if err := idx.AddWithIDs(vecs, []int64{7, 9, 11}); err != nil {
+		t.Fatal(err)
+	}
+	idx.RemoveIDs([]int64{9})
+	gotV, gotIDs, err := idx.Export([]float32{42}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(gotIDs, []int64{7, 11}) || !slices.Equal(gotV, []float32{42, 1, 0, 0, 0, 0, 0, 1, 0}) {
+		t.Fatalf("export = %v %v", gotV, gotIDs)
+	}
+	flat2, _ := NewIndexFlatIP(4)
+	defer flat2.Close()
+	flat2.Add([]float32{1, 0, 0, 0})
+	if _, _, err := flat2.Export(nil, nil); err == nil {
+		t.Fatal("export of a bare flat index should fail")
+	}
+}

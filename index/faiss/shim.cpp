@@ -201,4 +201,19 @@ int fs_omp_max_threads(void) {
     return omp_get_max_threads();
 }
 
+// Copies every stored vector and its external id out of an IDMap2 index, in
+// storage order, for callers that build their own scan structures.
+char* fs_index_export(fs_index idx, float* vecs, int64_t* ids) {
+    return guard([&] {
+        auto* m = dynamic_cast<faiss::IndexIDMap2*>(ix(idx));
+        if (m == nullptr) {
+            throw std::invalid_argument("export needs an IDMap2 index");
+        }
+        if (m->ntotal > 0) {
+            m->index->reconstruct_n(0, m->ntotal, vecs);
+            std::memcpy(ids, m->id_map.data(), sizeof(int64_t) * m->ntotal);
+        }
+    });
+}
+
 } // extern "C"

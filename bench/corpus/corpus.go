@@ -1,0 +1,440 @@
+// Package corpus builds seeded, reproducible document folders for the
+// benchmarks out of real text already on the machine (licences, package
+// documentation, man pages). PDF and DOCX files are made by real tools:
+// LibreOffice (one batched call per format) and groff. Built folders are
+// cached, so only the first benchmark run pays for them; nothing is
+// committed to the repository.
+package corpus
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"html"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// generatorVersion changes whenever the same Config would build different
+// files; cached corpora of another version are rebuilt.
+const generatorVersion = 1
+
+// manTextPages is how many man pages join the text sources.
+const manTextPages = 40
+
+// MetaFile is written last into a finished corpus folder; it describes it.
+const MetaFile = "corpus.json"
+
+// Mtime is the modification time of every generated file, so two builds of
+// one Config are identical on disk.
+var Mtime = time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// Config describes one corpus.
+type Config struct {
+	Seed  uint64
+	Files int
+	// Exts is the mix: each file draws its type uniformly from this list,
+	// so repeat an extension to weight it. Supported: .txt .md .html .csv
+	// .pdf .docx. Empty means DefaultExts.
+	Exts []string
+	// Text per file in bytes, log-uniform in [MinChars, MaxChars]; PDFs
+	// made by groff hold a whole man page instead. Zero means 300..20000.
+	MinChars, MaxChars int
+	// Root is the cache folder holding corpora; "" means CacheRoot().
+	Root string
+}
+
+// DefaultExts is the mix of the product's default file types.
+var DefaultExts = []string{".txt", ".txt", ".txt", ".md", ".md", ".md", ".pdf", ".pdf", ".docx", ".docx"}
+
+// CacheRoot is ${XDG_CACHE_HOME:-~/.cache}/micro-rag-mcp/bench-corpus.
+func CacheRoot() string {
+	base := os.Getenv("XDG_CACHE_HOME")
+	if base == "" {
+		home, _ := os.UserHomeDir()
+		base = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(base, "micro-rag-mcp", "bench-corpus")
+}
+
+func (c Config) withDefaults() Config {
+	if len(c.Exts) == 0 {
+		c.Exts = DefaultExts
+	}
+	if c.MinChars <= 0 {
+		c.MinChars = 300
+	}
+	if c.MaxChars < c.MinChars {
+		c.MaxChars = max(20000, c.MinChars)
+	}
+	if c.Root == "" {
+		c.Root = CacheRoot()
+	}
+	return c
+}
+
+type meta struct {
+	Version  int      `json:"version"`
+	Seed     uint64   `json:"seed"`
+	Files    int      `json:"files"`
+	Exts     []string `json:"exts"`
+	MinChars int      `json:"min_chars"`
+	MaxChars int      `json:"max_chars"`
+	Sources  uint64   `json:"sources"` // hash of the source file list
+	Bytes    int64    `json:"bytes"`   // total size of the generated files
+	Counts   map[string]int
+}
+
+// Name is the cache folder name: <seed>-<files>, plus a short hash when the
+// mix or sizes differ from the defaults.
+func (c Config) Name() string {
+	c = c.withDefaults()
+	name := fmt.Sprintf("%d-%d", c.Seed, c.Files)
+	if !slices.Equal(c.Exts, DefaultExts) || c.MinChars != 300 || c.MaxChars != 20000 {
+		h := fnv.New32a()
+		fmt.Fprintf(h, "%v/%d/%d", c.Exts, c.MinChars, c.MaxChars)
+		name += fmt.Sprintf("-%08x", h.Sum32())
+	}
+	return name
+}
+
+// Corpus is a built folder.
+type Corpus struct {
+	Dir    string
+	Bytes  int64          // total size of the documents
+	Counts map[string]int // files per extension
+}
+
+// Build returns the corpus for cfg, generating it under cfg.Root unless a
+// finished copy from the same generator and sources is already there.
+func Build(ctx context.Context, cfg Config) (Corpus, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Files <= 0 {
+		return Corpus{}, errors.New("corpus: Files must be positive")
+	}
+	for _, e := range cfg.Exts {
+		if !slices.Contains([]string{".txt", ".md", ".html", ".csv", ".pdf", ".docx"}, e) {
+			return Corpus{}, fmt.Errorf("corpus: unsupported extension %q", e)
+		}
+	}
+	plain := candidates(append([]string{licenseGlob}, docGlobs...))
+	// Man pages are many (~20k): globbed only, checked when drawn.
+	mans, _ := filepath.Glob(manGlob)
+	sort.Strings(mans)
+	if len(plain) == 0 {
+		return Corpus{}, errors.New("corpus: no text found under /usr/share/doc or /usr/share/common-licenses")
+	}
+	want := meta{Version: generatorVersion, Seed: cfg.Seed, Files: cfg.Files, Exts: cfg.Exts,
+		MinChars: cfg.MinChars, MaxChars: cfg.MaxChars, Sources: listHash(plain, mans)}
+	dir := filepath.Join(cfg.Root, cfg.Name())
+	if got, ok := readMeta(dir); ok && got.Version == want.Version && got.Sources == want.Sources &&
+		got.Seed == want.Seed && got.Files == want.Files && slices.Equal(got.Exts, want.Exts) &&
+		got.MinChars == want.MinChars && got.MaxChars == want.MaxChars {
+		return Corpus{Dir: dir, Bytes: got.Bytes, Counts: got.Counts}, nil
+	}
+	if err := os.MkdirAll(cfg.Root, 0o755); err != nil {
+		return Corpus{}, err
+	}
+	tmp, err := os.MkdirTemp(cfg.Root, ".build-")
+	if err != nil {
+		return Corpus{}, err
+	}
+	defer os.RemoveAll(tmp)
+	g := &generator{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), plain: plain, mans: mans,
+		texts: map[string]string{}, out: filepath.Join(tmp, "corpus"), stage: filepath.Join(tmp, "stage")}
+	m, err := g.run(ctx)
+	if err != nil {
+		return Corpus{}, err
+	}
+	want.Bytes, want.Counts = m.Bytes, m.Counts
+	b, _ := json.MarshalIndent(want, "", "  ")
+	if err := os.WriteFile(filepath.Join(g.out, MetaFile), b, 0o644); err != nil {
+		return Corpus{}, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return Corpus{}, err
+	}
+	if err := os.Rename(g.out, dir); err != nil {
+		return Corpus{}, err
+	}
+	return Corpus{Dir: dir, Bytes: want.Bytes, Counts: want.Counts}, nil
+}
+
+func readMeta(dir string) (meta, bool) {
+	var m meta
+	b, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		return m, false
+	}
+	return m, true
+}
+
+func listHash(lists ...[]string) uint64 {
+	h := fnv.New64a()
+	for _, l := range lists {
+		for _, p := range l {
+			h.Write([]byte(p))
+			h.Write([]byte{0})
+		}
+	}
+	return h.Sum64()
+}
+
+type generator struct {
+	cfg        Config
+	rng        *rand.Rand
+	plain      []string
+	mans       []string
+	texts      map[string]string // path → text, loaded on first use
+	manText    []string          // man pages rendered to text as sources
+	ctx        context.Context
+	out, stage string
+	convert    map[string][]converted // target ext → files for LibreOffice
+	groff      []converted            // man page → PDF
+	bytes      int64
+	counts     map[string]int
+}
+
+type converted struct{ src, dst string }
+
+func (g *generator) run(ctx context.Context) (meta, error) {
+	g.convert = map[string][]converted{}
+	g.ctx = ctx
+	// A fixed handful of man pages rendered as text: groff costs ~50 ms each.
+	for range min(manTextPages, len(g.mans)) {
+		g.manText = append(g.manText, g.mans[g.rng.IntN(len(g.mans))])
+	}
+	g.counts = map[string]int{}
+	if err := os.MkdirAll(g.stage, 0o755); err != nil {
+		return meta{}, err
+	}
+	// Draw every decision first, in one fixed order, so the files depend on
+	// the seed alone and not on which tools ran.
+	for i := range g.cfg.Files {
+		ext := g.cfg.Exts[g.rng.IntN(len(g.cfg.Exts))]
+		sub := filepath.Join(fmt.Sprintf("d%02d", g.rng.IntN(8)), fmt.Sprintf("e%02d", g.rng.IntN(8)))
+		if ext == ".pdf" && len(g.mans) > 0 && g.rng.IntN(2) == 0 {
+			man := g.mans[g.rng.IntN(len(g.mans))]
+			if _, ok := readRoff(man); !ok {
+				man = g.mans[0]
+			}
+			dst := filepath.Join(g.out, sub, fmt.Sprintf("f%05d-man-%s.pdf", i, sourceName(man)))
+			g.groff = append(g.groff, converted{man, dst})
+			g.counts[ext]++
+			continue
+		}
+		src, text := g.window()
+		dst := filepath.Join(g.out, sub, fmt.Sprintf("f%05d-%s%s", i, sourceName(src), ext))
+		if err := g.write(ext, dst, src, text); err != nil {
+			return meta{}, err
+		}
+		g.counts[ext]++
+	}
+	if err := g.runGroff(ctx); err != nil {
+		return meta{}, err
+	}
+	for _, ext := range []string{".pdf", ".docx"} {
+		if err := g.runOffice(ctx, ext); err != nil {
+			return meta{}, err
+		}
+	}
+	err := filepath.WalkDir(g.out, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		g.bytes += fi.Size()
+		return os.Chtimes(p, Mtime, Mtime)
+	})
+	return meta{Bytes: g.bytes, Counts: g.counts}, err
+}
+
+// window picks a source and a paragraph-aligned slice of it of a
+// log-uniform length.
+func (g *generator) window() (string, string) {
+	for {
+		src := g.plain[g.rng.IntN(len(g.plain))]
+		if len(g.manText) > 0 && g.rng.IntN(5) == 0 {
+			src = g.manText[g.rng.IntN(len(g.manText))]
+		}
+		want := int(float64(g.cfg.MinChars) * math.Pow(float64(g.cfg.MaxChars)/float64(g.cfg.MinChars), g.rng.Float64()))
+		start := g.rng.Float64()
+		text, ok := g.texts[src]
+		if !ok {
+			if strings.HasPrefix(src, "/usr/share/man/") {
+				text, ok = renderMan(g.ctx, src)
+			} else {
+				text, ok = readPlain(src)
+			}
+			if !ok {
+				text = ""
+			}
+			g.texts[src] = text
+		}
+		if text == "" {
+			continue
+		}
+		if len(text) <= want {
+			return src, text
+		}
+		from := int(start * float64(len(text)-want))
+		if i := strings.Index(text[from:], "\n\n"); i >= 0 && from+i+2+want <= len(text) {
+			from += i + 2
+		} else if i := strings.IndexByte(text[from:], '\n'); i >= 0 && from+i+1+want <= len(text) {
+			from += i + 1
+		}
+		to := from + want
+		if j := strings.LastIndexAny(text[from:to], "\n "); j > want/2 {
+			to = from + j
+		}
+		return src, strings.ToValidUTF8(text[from:to], "")
+	}
+}
+
+func (g *generator) write(ext, dst, src, text string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	switch ext {
+	case ".txt":
+		return os.WriteFile(dst, []byte(text), 0o644)
+	case ".md":
+		return os.WriteFile(dst, []byte(markdown(src, text)), 0o644)
+	case ".html":
+		return os.WriteFile(dst, []byte(htmlDoc(src, text)), 0o644)
+	case ".csv":
+		return os.WriteFile(dst, csvDoc(text), 0o644)
+	default: // .pdf, .docx: staged as text, converted by LibreOffice later
+		staged := filepath.Join(g.stage, ext[1:], fmt.Sprintf("s%05d.txt", len(g.convert[ext])))
+		if err := os.MkdirAll(filepath.Dir(staged), 0o755); err != nil {
+			return err
+		}
+		g.convert[ext] = append(g.convert[ext], converted{staged, dst})
+		return os.WriteFile(staged, []byte(text), 0o644)
+	}
+}
+
+func paragraphs(text string) []string {
+	var out []string
+	for p := range strings.SplitSeq(text, "\n\n") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func markdown(src, text string) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "# %s\n\n", sourceName(src))
+	for i, p := range paragraphs(text) {
+		if i > 0 && i%4 == 0 {
+			fmt.Fprintf(&sb, "## Part %d\n\n", i/4+1)
+		}
+		sb.WriteString(p)
+		sb.WriteString("\n\n")
+	}
+	return sb.String()
+}
+
+func htmlDoc(src, text string) string {
+	var sb strings.Builder
+	name := html.EscapeString(sourceName(src))
+	fmt.Fprintf(&sb, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title></head>\n<body>\n<h1>%s</h1>\n", name, name)
+	for _, p := range paragraphs(text) {
+		fmt.Fprintf(&sb, "<p>%s</p>\n", html.EscapeString(p))
+	}
+	sb.WriteString("</body></html>\n")
+	return sb.String()
+}
+
+func csvDoc(text string) []byte {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write([]string{"line", "words", "text"})
+	for i, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			w.Write([]string{fmt.Sprint(i + 1), fmt.Sprint(len(strings.Fields(l))), l})
+		}
+	}
+	w.Flush()
+	return buf.Bytes()
+}
+
+// runGroff typesets man pages straight to PDF.
+func (g *generator) runGroff(ctx context.Context) error {
+	for _, c := range g.groff {
+		src, ok := readRoff(c.src)
+		if !ok {
+			return fmt.Errorf("corpus: man page %s is unreadable", c.src)
+		}
+		cmd := exec.CommandContext(ctx, "groff", "-mandoc", "-t", "-Tpdf")
+		cmd.Stdin = bytes.NewReader(src)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("corpus: groff -Tpdf %s: %v: %s", c.src, err, stderr.String())
+		}
+		if err := os.MkdirAll(filepath.Dir(c.dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(c.dst, out, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runOffice converts every staged text for ext in one LibreOffice call:
+// its start-up costs seconds, the conversions a fraction each.
+func (g *generator) runOffice(ctx context.Context, ext string) error {
+	files := g.convert[ext]
+	if len(files) == 0 {
+		return nil
+	}
+	outDir := filepath.Join(g.stage, "out"+ext)
+	profile := filepath.Join(g.stage, "lo-profile")
+	filter := map[string]string{".pdf": "pdf:writer_pdf_Export", ".docx": "docx:MS Word 2007 XML"}[ext]
+	args := []string{"-env:UserInstallation=file://" + profile, "--headless", "--norestore",
+		"--infilter=Text (encoded):UTF8,LF,Liberation Serif,en-US", "--convert-to", filter, "--outdir", outDir}
+	for _, f := range files {
+		args = append(args, f.src)
+	}
+	cmd := exec.CommandContext(ctx, "soffice", args...)
+	cmd.Env = append(os.Environ(), "HOME="+g.stage)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("corpus: soffice --convert-to %s (install with scripts/bench-setup.sh): %v: %s", ext, err, lastLines(out.String()))
+	}
+	for _, f := range files {
+		made := filepath.Join(outDir, strings.TrimSuffix(filepath.Base(f.src), ".txt")+ext)
+		if err := os.MkdirAll(filepath.Dir(f.dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(made, f.dst); err != nil {
+			return fmt.Errorf("corpus: soffice made no %s for %s: %v: %s", ext, f.src, err, lastLines(out.String()))
+		}
+	}
+	return nil
+}
+
+func lastLines(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-5):], "\n")
+}

@@ -236,7 +236,7 @@ func pdfText(inst pdfium.Pdfium, data []byte, lim Limits) (doc *Document, reusab
 	}
 	doc = &Document{PageStarts: make([]int, 0, count.PageCount)}
 	var b strings.Builder
-	chars := 0
+	chars, failedInARow := 0, 0
 	reusable = true
 	for i := 0; i < count.PageCount; i++ {
 		text, err := pageText(inst, docRef, i)
@@ -244,8 +244,16 @@ func pdfText(inst pdfium.Pdfium, data []byte, lim Limits) (doc *Document, reusab
 			doc.Skipped = append(doc.Skipped, fmt.Sprintf("page %d: %v", i+1, pdfPageErr(err)))
 			// Only a page PDFium refused leaves the instance sound.
 			reusable = reusable && errors.Is(err, pdfiumerr.ErrPage)
+			failedInARow++
+			// A damaged page count can claim billions of pages; give
+			// up on the rest rather than list each one.
+			if failedInARow == maxFailedPagesInARow && i+1 < count.PageCount {
+				doc.Skipped = append(doc.Skipped, fmt.Sprintf("pages %d-%d: not read after %d unreadable pages in a row", i+2, count.PageCount, maxFailedPagesInARow))
+				break
+			}
 			continue
 		}
+		failedInARow = 0
 		text = normalise(pdfControls(text))
 		text = strings.TrimRight(text, " \t\n")
 		if len(doc.PageStarts) > 0 {
@@ -262,6 +270,10 @@ func pdfText(inst pdfium.Pdfium, data []byte, lim Limits) (doc *Document, reusab
 	doc.Text = b.String()
 	return doc, reusable, nil
 }
+
+// maxFailedPagesInARow ends the page loop of a file whose page tree is
+// broken.
+const maxFailedPagesInARow = 50
 
 // pageText returns the text of page i (0-based). PDFium's own word breaks
 // fail on files whose words are placed by position alone (ghostscript's

@@ -261,7 +261,7 @@ func TestPDFEngineComparison(t *testing.T) {
 	// -race, where each is about ten times slower.
 	perFile := 80
 	if raceEnabled {
-		perFile = 15
+		perFile = 5
 	}
 	fmt.Fprintf(&table, "\n| engine | mutated PDFs | panics | errors | opened |\n|---|---|---|---|---|\n")
 	rng := rand.New(rand.NewPCG(1, 2))

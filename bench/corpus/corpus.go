@@ -225,10 +225,15 @@ func (g *generator) run(ctx context.Context) (meta, error) {
 		ext := g.cfg.Exts[g.rng.IntN(len(g.cfg.Exts))]
 		sub := filepath.Join(fmt.Sprintf("d%02d", g.rng.IntN(8)), fmt.Sprintf("e%02d", g.rng.IntN(8)))
 		if ext == ".pdf" && len(g.mans) > 0 && g.rng.IntN(2) == 0 {
-			man := g.mans[g.rng.IntN(len(g.mans))]
-			if _, ok := readRoff(man); !ok {
-				man = g.mans[0]
+			// Stubs (".so" redirects, tiny pages) pass to the next page.
+			j := g.rng.IntN(len(g.mans))
+			for k := 0; k < 50; k++ {
+				if _, ok := readRoff(g.mans[(j+k)%len(g.mans)]); ok {
+					j = (j + k) % len(g.mans)
+					break
+				}
 			}
+			man := g.mans[j]
 			dst := filepath.Join(g.out, sub, fmt.Sprintf("f%05d-man-%s.pdf", i, sourceName(man)))
 			g.groff = append(g.groff, converted{man, dst})
 			g.counts[ext]++

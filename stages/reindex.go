@@ -33,8 +33,8 @@ type Config struct {
 	Extractors int           // extractor pool size; default NumCPU
 	Checkpoint time.Duration // commit and publish this often during a long run; 0 = 30 s
 	Logger     *slog.Logger
-	// Progress, when set, is called from the writer at most every 250 ms
-	// and once at the end.
+	// Progress, when set, is called from one goroutine at most every 250 ms
+	// while counts change, and once at the end of a successful run.
 	Progress func(Progress)
 }
 
@@ -53,7 +53,33 @@ type Result struct {
 }
 
 type counters struct {
-	filesTotal, chunksTotal, chunksDone atomic.Int64
+	filesTotal, filesDone, chunksTotal, chunksDone atomic.Int64
+}
+
+func (c *counters) progress() Progress {
+	return Progress{
+		FilesDone: int(c.filesDone.Load()), FilesTotal: int(c.filesTotal.Load()),
+		ChunksDone: int(c.chunksDone.Load()), ChunksTotal: int(c.chunksTotal.Load()),
+	}
+}
+
+// reportProgress calls report every interval while the counters move, until
+// stop closes. It runs beside the stages so a slow batch still shows progress.
+func reportProgress(c *counters, report func(Progress), interval time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	var last Progress
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if p := c.progress(); p != last {
+				last = p
+				report(p)
+			}
+		}
+	}
 }
 
 // Reindex runs walker → checksum filter → extractor pool → chunker →
@@ -97,7 +123,20 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	run.Go("write", 1, func(ctx context.Context, m *pipeline.Meter) error {
 		return writeFiles(ctx, m, embedded, w, cfg, &cnt, &res)
 	}, nil)
+	stopProgress := make(chan struct{})
+	progressDone := make(chan struct{})
+	go func() {
+		defer close(progressDone)
+		if cfg.Progress != nil {
+			reportProgress(&cnt, cfg.Progress, 250*time.Millisecond, stopProgress)
+		}
+	}()
 	stats, err := run.Wait()
+	close(stopProgress)
+	<-progressDone
+	if err == nil && cfg.Progress != nil {
+		cfg.Progress(cnt.progress())
+	}
 	res.Stats = stats
 	stats.Log(cfg.Logger, "reindex stages")
 	return res, err
@@ -269,18 +308,7 @@ func embedFiles(ctx context.Context, m *pipeline.Meter, in <-chan *FileJob, out 
 // writeFiles is the single goroutine that changes the index.
 func writeFiles(ctx context.Context, m *pipeline.Meter, in <-chan *FileJob, w *index.Writer, cfg Config, cnt *counters, res *Result) error {
 	seen := map[string]bool{}
-	filesDone := 0
-	lastProgress, lastCommit := time.Time{}, time.Now()
-	report := func(force bool) {
-		if cfg.Progress == nil || (!force && time.Since(lastProgress) < 250*time.Millisecond) {
-			return
-		}
-		lastProgress = time.Now()
-		cfg.Progress(Progress{
-			FilesDone: filesDone, FilesTotal: int(cnt.filesTotal.Load()),
-			ChunksDone: int(cnt.chunksDone.Load()), ChunksTotal: int(cnt.chunksTotal.Load()),
-		})
-	}
+	lastCommit := time.Now()
 	for {
 		job, ok, err := pipeline.Recv(ctx, m, in)
 		if err != nil {
@@ -314,7 +342,7 @@ func writeFiles(ctx context.Context, m *pipeline.Meter, in <-chan *FileJob, w *i
 				cfg.Logger.Warn("part of file skipped", "path", job.Rel, "reason", s)
 			}
 		}
-		filesDone++
+		cnt.filesDone.Add(1)
 		if time.Since(lastCommit) >= cfg.Checkpoint {
 			// A checkpoint: early results become searchable during a long run.
 			if err := w.Commit(false); err != nil {
@@ -323,7 +351,6 @@ func writeFiles(ctx context.Context, m *pipeline.Meter, in <-chan *FileJob, w *i
 			lastCommit = time.Now()
 		}
 		m.Busy(start)
-		report(false)
 	}
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
@@ -340,7 +367,6 @@ func writeFiles(ctx context.Context, m *pipeline.Meter, in <-chan *FileJob, w *i
 		return err
 	}
 	res.ChunksTotal = w.Chunks()
-	report(true)
 	return nil
 }
 

@@ -88,7 +88,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 }
 
 // openEngine starts an engine for a one-shot command and waits for its model.
-func openEngine(ctx context.Context, cfg engine.Config, log *slog.Logger) (*engine.Engine, error) {
+func openEngine(ctx context.Context, cfg engine.Config) (*engine.Engine, error) {
 	cfg.NoInitialReindex = true
 	eng, err := engine.New(cfg)
 	if err != nil {
@@ -134,12 +134,12 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	cfg, log, cleanup, err := c.setup(stderr)
+	cfg, _, cleanup, err := c.setup(stderr)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	eng, err := openEngine(ctx, cfg, log)
+	eng, err := openEngine(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -206,12 +206,12 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := required(fs, "data-folder"); err != nil {
 		return err
 	}
-	cfg, log, cleanup, err := c.setup(stderr)
+	cfg, _, cleanup, err := c.setup(stderr)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	eng, err := openEngine(ctx, cfg, log)
+	eng, err := openEngine(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -262,10 +262,8 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer cleanup()
-	cfg.NoInitialReindex = true
-	// TODO(engine): Status is read without Start, assuming New (or Status
-	// itself) reads the stored index; revisit if the engine loads it in Start.
-	eng, err := engine.New(cfg)
+	// Status needs the store, which the engine opens with the model.
+	eng, err := openEngine(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -288,7 +286,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(tw, "index size:\t%s\n", humanBytes(st.IndexBytes))
 	fmt.Fprintf(tw, "last reindex:\t%s\n", last)
 	if st.Reindexing {
-		fmt.Fprintf(tw, "reindexing:\tyes (another process holds the lock)\n")
+		fmt.Fprintf(tw, "reindexing:\tyes\n")
 	}
 	return tw.Flush()
 }

@@ -194,7 +194,7 @@ func bigFolder(t *testing.T) string {
 			compliance onboarding mentor review release feature customer
 			support ticket escalation network storage compute memory kernel`)
 		rng := rand.New(rand.NewPCG(1, 2))
-		for i := range 400 {
+		for i := range 200 {
 			var b strings.Builder
 			for p := range 4 {
 				for s := range 8 {

@@ -1,0 +1,275 @@
+#include "scan.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SCAN_X86 1
+#endif
+
+// Rows are scored in blocks so the kernels stay free of selection logic.
+#define BLOCK 64
+
+typedef void (*dots_fn)(const int8_t *rows, int64_t stride, int nrows,
+                        const uint8_t *prep, int32_t *out);
+
+// ---- generic ----
+
+static void prep_generic(const int8_t *q, int64_t stride, uint8_t *prep) {
+  memcpy(prep, q, (size_t)stride);
+}
+
+static void dots_generic(const int8_t *rows, int64_t stride, int nrows,
+                         const uint8_t *prep, int32_t *out) {
+  const int8_t *q = (const int8_t *)prep;
+  for (int r = 0; r < nrows; r++) {
+    const int8_t *x = rows + (int64_t)r * stride;
+    int32_t acc = 0;
+    for (int64_t j = 0; j < stride; j++) acc += (int32_t)x[j] * (int32_t)q[j];
+    out[r] = acc;
+  }
+}
+
+#ifdef SCAN_X86
+
+// ---- AVX2: |q| (u8) times sign(q)*x (s8) with vpmaddubsw. Codes lie in
+// [-127, 127], so a pair sums to at most 2*127*127 and never saturates. ----
+
+// prep layout: stride bytes of |q|, then stride bytes of q.
+static void prep_abs_sign(const int8_t *q, int64_t stride, uint8_t *prep) {
+  for (int64_t j = 0; j < stride; j++) {
+    int v = q[j];
+    prep[j] = (uint8_t)(v < 0 ? -v : v);
+  }
+  memcpy(prep + stride, q, (size_t)stride);
+}
+
+__attribute__((target("avx2,fma"))) static inline __m256i
+avx2_step(__m256i acc, __m256i qa, __m256i qs, const int8_t *x) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i v = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x), qs);
+  __m256i p = _mm256_maddubs_epi16(qa, v);
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(p, ones));
+}
+
+__attribute__((target("avx2,fma"))) static inline int32_t
+avx2_hsum(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v),
+                            _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return _mm_cvtsi128_si32(s);
+}
+
+__attribute__((target("avx2,fma"))) static void
+dots_avx2(const int8_t *rows, int64_t stride, int nrows, const uint8_t *prep,
+          int32_t *out) {
+  const uint8_t *qa = prep, *qs = prep + stride;
+  int r = 0;
+  for (; r + 4 <= nrows; r += 4) {
+    const int8_t *x0 = rows + (int64_t)r * stride;
+    const int8_t *x1 = x0 + stride, *x2 = x1 + stride, *x3 = x2 + stride;
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t j = 0; j < stride; j += 32) {
+      __m256i va = _mm256_load_si256((const __m256i *)(qa + j));
+      __m256i vs = _mm256_load_si256((const __m256i *)(qs + j));
+      a0 = avx2_step(a0, va, vs, x0 + j);
+      a1 = avx2_step(a1, va, vs, x1 + j);
+      a2 = avx2_step(a2, va, vs, x2 + j);
+      a3 = avx2_step(a3, va, vs, x3 + j);
+    }
+    out[r] = avx2_hsum(a0);
+    out[r + 1] = avx2_hsum(a1);
+    out[r + 2] = avx2_hsum(a2);
+    out[r + 3] = avx2_hsum(a3);
+  }
+  for (; r < nrows; r++) {
+    const int8_t *x = rows + (int64_t)r * stride;
+    __m256i a = _mm256_setzero_si256();
+    for (int64_t j = 0; j < stride; j += 32) {
+      __m256i va = _mm256_load_si256((const __m256i *)(qa + j));
+      __m256i vs = _mm256_load_si256((const __m256i *)(qs + j));
+      a = avx2_step(a, va, vs, x + j);
+    }
+    out[r] = avx2_hsum(a);
+  }
+}
+
+// ---- AVX-512 VNNI: vpdpbusd takes u8 x s8, so it gets |q| and x with its
+// sign flipped where q < 0 (a masked subtract from zero). ----
+
+#define VNNI_TARGET "avx512f,avx512bw,avx512vnni"
+
+// prep layout: stride bytes of |q|, then one 64-bit mask of q < 0 per
+// 64-byte chunk.
+static void prep_vnni(const int8_t *q, int64_t stride, uint8_t *prep) {
+  uint64_t *masks = (uint64_t *)(prep + stride);
+  for (int64_t c = 0; c < stride / 64; c++) {
+    uint64_t m = 0;
+    for (int b = 0; b < 64; b++) {
+      int v = q[c * 64 + b];
+      prep[c * 64 + b] = (uint8_t)(v < 0 ? -v : v);
+      if (v < 0) m |= (uint64_t)1 << b;
+    }
+    masks[c] = m;
+  }
+}
+
+__attribute__((target(VNNI_TARGET))) static inline __m512i
+vnni_step(__m512i acc, __m512i qa, __mmask64 neg, const int8_t *x) {
+  __m512i v = _mm512_loadu_si512((const void *)x);
+  v = _mm512_mask_sub_epi8(v, neg, _mm512_setzero_si512(), v);
+  return _mm512_dpbusd_epi32(acc, qa, v);
+}
+
+__attribute__((target(VNNI_TARGET))) static void
+dots_vnni(const int8_t *rows, int64_t stride, int nrows, const uint8_t *prep,
+          int32_t *out) {
+  const uint8_t *qa = prep;
+  const uint64_t *masks = (const uint64_t *)(prep + stride);
+  int r = 0;
+  for (; r + 4 <= nrows; r += 4) {
+    const int8_t *x0 = rows + (int64_t)r * stride;
+    const int8_t *x1 = x0 + stride, *x2 = x1 + stride, *x3 = x2 + stride;
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t j = 0, c = 0; j < stride; j += 64, c++) {
+      __m512i va = _mm512_load_si512((const void *)(qa + j));
+      __mmask64 m = _cvtu64_mask64(masks[c]);
+      a0 = vnni_step(a0, va, m, x0 + j);
+      a1 = vnni_step(a1, va, m, x1 + j);
+      a2 = vnni_step(a2, va, m, x2 + j);
+      a3 = vnni_step(a3, va, m, x3 + j);
+    }
+    out[r] = _mm512_reduce_add_epi32(a0);
+    out[r + 1] = _mm512_reduce_add_epi32(a1);
+    out[r + 2] = _mm512_reduce_add_epi32(a2);
+    out[r + 3] = _mm512_reduce_add_epi32(a3);
+  }
+  for (; r < nrows; r++) {
+    const int8_t *x = rows + (int64_t)r * stride;
+    __m512i a = _mm512_setzero_si512();
+    for (int64_t j = 0, c = 0; j < stride; j += 64, c++) {
+      __m512i va = _mm512_load_si512((const void *)(qa + j));
+      a = vnni_step(a, va, _cvtu64_mask64(masks[c]), x + j);
+    }
+    out[r] = _mm512_reduce_add_epi32(a);
+  }
+}
+
+#endif  // SCAN_X86
+
+int scan_has_kernel(int k) {
+  switch (k) {
+    case SCAN_GENERIC:
+      return 1;
+#ifdef SCAN_X86
+    case SCAN_AVX2:
+      __builtin_cpu_init();
+      return __builtin_cpu_supports("avx2") != 0;
+    case SCAN_AVX512VNNI:
+      __builtin_cpu_init();
+      return __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vnni");
+#endif
+  }
+  return 0;
+}
+
+int scan_best_kernel(void) {
+  if (scan_has_kernel(SCAN_AVX512VNNI)) return SCAN_AVX512VNNI;
+  if (scan_has_kernel(SCAN_AVX2)) return SCAN_AVX2;
+  return SCAN_GENERIC;
+}
+
+// ---- top-n selection: a min-heap whose root is the worst kept hit ----
+
+static inline int worse(float sa, int32_t ia, float sb, int32_t ib) {
+  return sa < sb || (sa == sb && ia > ib);
+}
+
+static void sift_down(float *hs, int32_t *hi, int len, int at) {
+  float s = hs[at];
+  int32_t id = hi[at];
+  for (;;) {
+    int c = 2 * at + 1;
+    if (c >= len) break;
+    if (c + 1 < len && worse(hs[c + 1], hi[c + 1], hs[c], hi[c])) c++;
+    if (!worse(hs[c], hi[c], s, id)) break;
+    hs[at] = hs[c];
+    hi[at] = hi[c];
+    at = c;
+  }
+  hs[at] = s;
+  hi[at] = id;
+}
+
+static void sift_up(float *hs, int32_t *hi, int at) {
+  float s = hs[at];
+  int32_t id = hi[at];
+  while (at > 0) {
+    int p = (at - 1) / 2;
+    if (!worse(s, id, hs[p], hi[p])) break;
+    hs[at] = hs[p];
+    hi[at] = hi[p];
+    at = p;
+  }
+  hs[at] = s;
+  hi[at] = id;
+}
+
+int scan_topn(const int8_t *codes, const float *scales, int64_t stride,
+              int64_t lo, int64_t hi, const int8_t *q, int32_t n, int kernel,
+              uint8_t *scratch, float *out_s, int32_t *out_i) {
+  if (n <= 0 || hi <= lo) return 0;
+  // 64-byte aligned query preparation so kernels may use aligned loads.
+  uint8_t *prep = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+  dots_fn dots = dots_generic;
+  switch (kernel) {
+#ifdef SCAN_X86
+    case SCAN_AVX2:
+      prep_abs_sign(q, stride, prep);
+      dots = dots_avx2;
+      break;
+    case SCAN_AVX512VNNI:
+      prep_vnni(q, stride, prep);
+      dots = dots_vnni;
+      break;
+#endif
+    default:
+      prep_generic(q, stride, prep);
+  }
+
+  int len = 0;
+  int32_t d[BLOCK];
+  for (int64_t r0 = lo; r0 < hi; r0 += BLOCK) {
+    int cnt = hi - r0 < BLOCK ? (int)(hi - r0) : BLOCK;
+    dots(codes + r0 * stride, stride, cnt, prep, d);
+    for (int k = 0; k < cnt; k++) {
+      int32_t id = (int32_t)(r0 + k);
+      float s = (float)d[k] * scales[id];
+      if (len < n) {
+        out_s[len] = s;
+        out_i[len] = id;
+        sift_up(out_s, out_i, len);
+        len++;
+      } else if (s > out_s[0]) {  // rows come in order: a tie loses
+        out_s[0] = s;
+        out_i[0] = id;
+        sift_down(out_s, out_i, len, 0);
+      }
+    }
+  }
+  // Heap sort in place: repeatedly move the worst to the end.
+  for (int end = len - 1; end > 0; end--) {
+    float ts = out_s[0];
+    int32_t ti = out_i[0];
+    out_s[0] = out_s[end];
+    out_i[0] = out_i[end];
+    out_s[end] = ts;
+    out_i[end] = ti;
+    sift_down(out_s, out_i, end, 0);
+  }
+  return len;
+}

@@ -39,12 +39,11 @@ func (s *Store) emptySnapshot() (*Snapshot, error) {
 	return s.snapshotOf(st)
 }
 
-// snapshotOf copies the writer state into a new snapshot with one reference.
+// snapshotOf makes a snapshot with one reference from st. The snapshot takes
+// st's FAISS index (st.index is nil afterwards) and copies the maps.
 func (s *Store) snapshotOf(st *state) (*Snapshot, error) {
-	idx, err := st.index.Clone()
-	if err != nil {
-		return nil, err
-	}
+	idx := st.index
+	st.index = nil
 	snap := &Snapshot{index: idx, live: maps.Clone(st.live), files: maps.Clone(st.files), doc: st.doc}
 	snap.doc.Files = nil
 	if st.doc.ManifestBytes > 0 {

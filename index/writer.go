@@ -19,9 +19,15 @@ import (
 // A Writer is used by one goroutine.
 type Writer struct {
 	s      *Store
-	st     *state
+	st     *state                // doc, files and live chunks; st.index is unused
+	head   *Snapshot             // the last commit; changes apply on top of it
 	base   *Snapshot             // the index as the run began; read-only
 	before map[string]*FileEntry // files as the run began; read-only
+	// Changes since head, applied to a copy of head's FAISS index at Commit,
+	// so between commits the vectors are held once, by the snapshot.
+	addVecs   []float32
+	addIDs    []int64
+	removeIDs []int64
 	// pending holds manifest lines not yet appended to manifest.jsonl.
 	pending bytes.Buffer
 	dirty   bool
@@ -64,15 +70,16 @@ func (s *Store) begin() (*Writer, error) {
 	}
 	w.st, w.rebuilt = st, rebuilt
 	w.before = maps.Clone(st.files)
+	w.head = s.Acquire()
 	if !rebuilt {
 		w.base = s.Acquire()
 	}
 	return w, nil
 }
 
-// writerState returns the committed state to start from, reusing the current
-// snapshot when it is what disk holds (the common case: no other process
-// wrote since), else reading disk.
+// writerState returns the committed state to start from and publishes it as
+// the current snapshot if it is not already (another process wrote since).
+// The returned state holds no FAISS index: the writer builds on the snapshot.
 func (s *Store) writerState() (*state, bool, error) {
 	ok, err := s.versionMatches()
 	if err != nil {
@@ -88,50 +95,39 @@ func (s *Store) writerState() (*state, bool, error) {
 		}
 	}
 	stamp := s.stampFiles()
-	if snap := s.Acquire(); snap != nil {
-		defer snap.Release()
-		if stamp == s.loaded {
-			idx, err := snap.index.Clone()
-			if err != nil {
-				return nil, false, err
-			}
-			return &state{doc: snap.doc, files: maps.Clone(snap.files), live: maps.Clone(snap.live), index: idx}, false, nil
+	if stamp != s.loaded {
+		st, err := s.loadCommitted()
+		if errors.Is(err, errInconsistent) {
+			s.log.Error("index files disagree: rebuilding from scratch (every file is indexed again)", "dir", s.dir, "err", err)
+			return s.resetState()
 		}
+		if err != nil {
+			return nil, false, err
+		}
+		snap, err := s.snapshotOf(st)
+		if err != nil {
+			st.close()
+			return nil, false, err
+		}
+		s.loaded = stamp
+		s.publish(snap)
 	}
-	st, err := s.loadCommitted()
-	if errors.Is(err, errInconsistent) {
-		s.log.Error("index files disagree: rebuilding from scratch (every file is indexed again)", "dir", s.dir, "err", err)
-		return s.resetState()
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	snap, err := s.snapshotOf(st)
-	if err != nil {
-		st.close()
-		return nil, false, err
-	}
-	s.loaded = stamp
-	s.publish(snap)
-	return st, false, nil
+	snap := s.Acquire()
+	defer snap.Release()
+	return &state{doc: snap.doc, files: maps.Clone(snap.files), live: maps.Clone(snap.live)}, false, nil
 }
 
 func (s *Store) resetState() (*state, bool, error) {
 	if err := s.reset(); err != nil {
 		return nil, false, err
 	}
-	st, err := s.emptyState()
+	empty, err := s.emptySnapshot()
 	if err != nil {
-		return nil, false, err
-	}
-	empty, err := s.snapshotOf(st)
-	if err != nil {
-		st.close()
 		return nil, false, err
 	}
 	s.loaded = fileStamp{}
 	s.publish(empty)
-	return st, true, nil
+	return &state{doc: empty.doc, files: map[string]*FileEntry{}, live: map[int64]*liveChunk{}}, true, nil
 }
 
 // Rebuilt reports whether Begin discarded the old index.
@@ -166,11 +162,8 @@ func (w *Writer) PutFile(f FileEntry, chunks []Record, vectors []float32) error 
 		ids[i] = w.st.doc.NextID
 		w.st.doc.NextID++
 	}
-	if len(chunks) > 0 {
-		if err := w.st.index.AddWithIDs(vectors, ids); err != nil {
-			return fmt.Errorf("put %s: %w", f.Path, err)
-		}
-	}
+	w.addVecs = append(w.addVecs, vectors...)
+	w.addIDs = append(w.addIDs, ids...)
 	for i := range chunks {
 		r := &chunks[i]
 		r.ID, r.Path, r.Ext, r.Mtime, r.Checksum, r.EmbeddingDim, r.Deleted = ids[i], f.Path, f.Ext, f.Mtime, f.Checksum, dim, false
@@ -204,11 +197,7 @@ func (w *Writer) RemoveFile(path string) error {
 	if !ok {
 		return nil
 	}
-	if len(old.ChunkIDs) > 0 {
-		if _, err := w.st.index.RemoveIDs(old.ChunkIDs); err != nil {
-			return fmt.Errorf("remove %s: %w", path, err)
-		}
-	}
+	w.dropVectors(old.ChunkIDs)
 	for _, id := range old.ChunkIDs {
 		c := w.st.live[id]
 		if c == nil {
@@ -226,6 +215,54 @@ func (w *Writer) RemoveFile(path string) error {
 	delete(w.st.files, path)
 	w.dirty = true
 	return nil
+}
+
+// dropVectors forgets vectors added since the last commit, and marks the
+// rest for removal from the committed index.
+func (w *Writer) dropVectors(ids []int64) {
+	gone := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		gone[id] = true
+	}
+	dim := w.s.version.Dim
+	keep := 0
+	for i, id := range w.addIDs {
+		if gone[id] {
+			delete(gone, id)
+			continue
+		}
+		copy(w.addVecs[keep*dim:(keep+1)*dim], w.addVecs[i*dim:(i+1)*dim])
+		w.addIDs[keep] = id
+		keep++
+	}
+	w.addIDs, w.addVecs = w.addIDs[:keep], w.addVecs[:keep*dim]
+	for _, id := range ids {
+		if gone[id] {
+			w.removeIDs = append(w.removeIDs, id)
+		}
+	}
+}
+
+// nextIndex builds the FAISS index of the next commit: a copy of head's with
+// this window's removals and additions applied.
+func (w *Writer) nextIndex() (*faiss.Index, error) {
+	idx, err := w.head.index.Clone()
+	if err != nil {
+		return nil, err
+	}
+	if len(w.removeIDs) > 0 {
+		if _, err := idx.RemoveIDs(w.removeIDs); err != nil {
+			idx.Close()
+			return nil, err
+		}
+	}
+	if len(w.addIDs) > 0 {
+		if err := idx.AddWithIDs(w.addVecs, w.addIDs); err != nil {
+			idx.Close()
+			return nil, err
+		}
+	}
+	return idx, nil
 }
 
 // Commit makes every change so far durable and publishes a new snapshot.
@@ -257,7 +294,13 @@ func (w *Writer) Commit(finished bool) error {
 		doc.Tombstones = 0
 	}
 	// 2. FAISS beside the old one.
-	if err := faiss.WriteIndex(st.index, s.path(FaissFile+newSuffix)); err != nil {
+	idx, err := w.nextIndex()
+	if err != nil {
+		return err
+	}
+	st.index = idx
+	defer st.close() // unless a snapshot took it
+	if err := faiss.WriteIndex(idx, s.path(FaissFile+newSuffix)); err != nil {
 		return err
 	}
 	fi, err := os.Stat(s.path(FaissFile + newSuffix))
@@ -269,7 +312,7 @@ func (w *Writer) Commit(finished bool) error {
 	}
 	// 3. files.json.new is the commit point.
 	doc.Generation++
-	doc.FaissNtotal = st.index.Ntotal()
+	doc.FaissNtotal = idx.Ntotal()
 	doc.FaissBytes = fi.Size()
 	if finished {
 		doc.LastReindex = time.Now().UTC().Format(time.RFC3339)
@@ -303,6 +346,7 @@ func (w *Writer) Commit(finished bool) error {
 	}
 	st.doc, st.live = doc, live
 	w.pending.Reset()
+	w.addVecs, w.addIDs, w.removeIDs = w.addVecs[:0], w.addIDs[:0], w.removeIDs[:0]
 	w.dirty = false
 	if compact {
 		s.log.Info("compacted index", "live_chunks", len(live))
@@ -312,6 +356,9 @@ func (w *Writer) Commit(finished bool) error {
 		return err
 	}
 	s.loaded = s.stampFiles()
+	snap.tryRef() // the writer's reference, as head
+	w.head.Release()
+	w.head = snap
 	s.publish(snap)
 	return nil
 }
@@ -356,7 +403,7 @@ func (w *Writer) Close() error {
 	if w.base != nil {
 		w.base.Release()
 	}
-	w.st.close()
+	w.head.Release()
 	err := w.s.lock.Unlock()
 	w.s.writerMu.Unlock()
 	w.s = nil

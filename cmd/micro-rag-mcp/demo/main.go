@@ -100,8 +100,7 @@ func run(bin, data string, verbose bool) error {
 		}
 		break
 	}
-	fmt.Printf("index ready after %v: %d chunks (last reindex: +%d ~%d -%d, %d failed)\n\n",
-		time.Since(start).Round(time.Millisecond), rr.ChunksTotal, rr.FilesAdded, rr.FilesUpdated, rr.FilesRemoved, rr.FilesFailed)
+	fmt.Printf("index ready after %v: %d chunks in the index\n\n", time.Since(start).Round(time.Millisecond), rr.ChunksTotal)
 
 	for _, q := range queries {
 		res, err := call(ctx, c, "search", map[string]any{"query": q, "top_k": 3})

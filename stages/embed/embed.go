@@ -141,6 +141,12 @@ func New(cfg Config) (*Embedder, error) {
 	if err := opts.SetInterOpNumThreads(1); err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
 	}
+	// Idle pool threads would otherwise spin for work, burning the cores the
+	// extractors and chunker need (and measured no faster here with 2 cores
+	// shared among the pipeline's stages).
+	if err := opts.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
 	// Shapes change with every batch; memory patterns only help fixed ones.
 	if err := opts.SetMemPattern(false); err != nil {
 		return nil, fmt.Errorf("embed: %w", err)

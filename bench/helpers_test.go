@@ -48,7 +48,7 @@ func buildCorpus(b *testing.B, cfg corpus.Config) corpus.Corpus {
 
 // corpusFiles lists a corpus's documents in walk order, optionally of one
 // extension.
-func corpusFiles(b *testing.B, dir string, exts ...string) []string {
+func corpusFiles(b testing.TB, dir string, exts ...string) []string {
 	b.Helper()
 	var out []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -75,7 +75,7 @@ var shared struct {
 
 // embedder is one real MiniLM session for the whole process (sessions are
 // costly to create and are never closed before the process ends).
-func embedder(b *testing.B) *embed.Embedder {
+func embedder(b testing.TB) *embed.Embedder {
 	b.Helper()
 	shared.once.Do(func() { shared.emb, shared.err = embed.New(embed.Config{}) })
 	if shared.err != nil {
@@ -84,10 +84,10 @@ func embedder(b *testing.B) *embed.Embedder {
 	return shared.emb
 }
 
-func tok(b *testing.B) *tokenizer.Tokenizer { return embedder(b).Tokenizer() }
+func tok(b testing.TB) *tokenizer.Tokenizer { return embedder(b).Tokenizer() }
 
 // chunkTexts extracts and chunks files exactly as a reindex does.
-func chunkTexts(b *testing.B, files []string) []string {
+func chunkTexts(b testing.TB, files []string) []string {
 	b.Helper()
 	t := tok(b)
 	var out []string
@@ -114,7 +114,7 @@ func tokenize(t *tokenizer.Tokenizer, texts []string) [][]int32 {
 
 // embedRaw runs the model alone over pre-tokenised sequences in batches of
 // 64, the pipeline's batch size.
-func embedRaw(b *testing.B, e *embed.Embedder, seqs [][]int32, dst []float32) []float32 {
+func embedRaw(b testing.TB, e *embed.Embedder, seqs [][]int32, dst []float32) []float32 {
 	for i := 0; i < len(seqs); i += embed.DefaultMaxBatch {
 		var err error
 		dst, err = e.EmbedTokens(dst[:0], seqs[i:min(i+embed.DefaultMaxBatch, len(seqs))])

@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/micro-rag-mcp
 export CGO_ENABLED := 1
 
-.PHONY: setup build test test-short vet bench demo fuzz clean
+.PHONY: setup build test test-short vet bench bench-setup bench-report demo fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -18,8 +18,26 @@ vet: setup
 test: setup vet build
 	$(GO) test -race -timeout 45m ./...
 
-bench: setup
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bench/
+# Benchmarks: bench-setup installs the corpus tools (LibreOffice, groff,
+# Ghostscript); quick benchmarks run for 2 s each, the heavy ones (model,
+# ingest, 10k-file reindex, 1M-chunk search) once. Output goes to
+# bin/bench.txt with the load average before and after.
+BENCH_FAST := -bench '^Benchmark(Tokenize|Extract|Chunk)$$' -benchtime 2s
+BENCH_HEAVY := -bench '^Benchmark(EmbedRaw|Ingest|IngestMemory|Reindex|Search)$$' -benchtime 1x -timeout 90m
+
+bench-setup:
+	@bash scripts/bench-setup.sh
+
+bench: setup bench-setup
+	@mkdir -p bin
+	uptime > bin/bench.txt
+	bash -o pipefail -c "$(GO) test -run '^$$' $(BENCH_FAST) ./bench/ | tee -a bin/bench.txt"
+	bash -o pipefail -c "$(GO) test -run '^$$' $(BENCH_HEAVY) ./bench/ | tee -a bin/bench.txt"
+	uptime >> bin/bench.txt
+	$(GO) run ./bench/cmd/report -in bin/bench.txt
+
+bench-report: bench
+	$(GO) run ./bench/cmd/report -in bin/bench.txt -out BENCHMARKS.md
 
 # Runs the built server on testdata/sample through MCP on stdio; the index
 # goes to a temporary folder so the repository stays clean.

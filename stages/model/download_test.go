@@ -7,11 +7,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -389,5 +391,46 @@ func TestHubSourceURL(t *testing.T) {
 	want := "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2/resolve/main/onnx/model.onnx"
 	if got != want {
 		t.Errorf("URL = %q, want %q", got, want)
+	}
+}
+
+// recorder keeps the percent values of progress records.
+type recorder struct {
+	mu      sync.Mutex
+	percent []int64
+	ready   int
+}
+
+func (r *recorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *recorder) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *recorder) WithGroup(string) slog.Handler            { return r }
+func (r *recorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rec.Message == "model file ready" {
+		r.ready++
+	}
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == "percent" {
+			r.percent = append(r.percent, a.Value.Int64())
+		}
+		return true
+	})
+	return nil
+}
+
+func TestEnsureLogsProgress(t *testing.T) {
+	_, srv := newHub(t, testFiles())
+	d := fastDownloader()
+	d.progressEvery = 0 // every read
+	rec := &recorder{}
+	if _, err := d.ensure(context.Background(), t.TempDir(), testSource(srv.URL), slog.New(rec)); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.percent) < 2 || !slices.IsSorted(rec.percent) || rec.percent[len(rec.percent)-1] > 100 {
+		t.Errorf("progress percentages %v: want several, rising, at most 100", rec.percent)
+	}
+	if rec.ready != 2 {
+		t.Errorf("%d 'ready' records, want one per file", rec.ready)
 	}
 }

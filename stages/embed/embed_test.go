@@ -111,7 +111,7 @@ func TestMatchesSentenceTransformers(t *testing.T) {
 	if truncated < 4 {
 		t.Errorf("only %d golden texts reach the 256-token limit", truncated)
 	}
-	t.Logf("%d texts (%d truncated at %d tokens): min cosine %.7f (%.40q)", len(gs), truncated, tokenizer.MaxSeqLen, minCos, worst)
+	t.Logf("%d texts (%d truncated at %d tokens): min cosine %.9f, 1-cos %.2g (%.40q)", len(gs), truncated, tokenizer.MaxSeqLen, minCos, 1-minCos, worst)
 }
 
 func TestUnitLengthAndAppend(t *testing.T) {
@@ -164,7 +164,7 @@ func TestBatchInvariance(t *testing.T) {
 			t.Errorf("text %d %.40q: alone vs in a batch, cosine %.7f", i, text, c)
 		}
 	}
-	t.Logf("min cosine alone vs batch: %.8f", minCos)
+	t.Logf("min cosine alone vs batch: %.9f, 1-cos %.2g", minCos, 1-minCos)
 }
 
 func TestEmbedTokensMatchesEmbed(t *testing.T) {

@@ -11,8 +11,10 @@
 // Rows are scored in blocks so the kernels stay free of selection logic.
 #define BLOCK 64
 
+// rowsums (the sum of each row's codes) is only needed by the VNNI kernel.
 typedef void (*dots_fn)(const int8_t *rows, int64_t stride, int nrows,
-                        const uint8_t *prep, int32_t *out);
+                        const uint8_t *prep, const int32_t *rowsums,
+                        int32_t *out);
 
 // ---- generic ----
 
@@ -21,7 +23,9 @@ static void prep_generic(const int8_t *q, int64_t stride, uint8_t *prep) {
 }
 
 static void dots_generic(const int8_t *rows, int64_t stride, int nrows,
-                         const uint8_t *prep, int32_t *out) {
+                         const uint8_t *prep, const int32_t *rowsums,
+                         int32_t *out) {
+  (void)rowsums;
   const int8_t *q = (const int8_t *)prep;
   for (int r = 0; r < nrows; r++) {
     const int8_t *x = rows + (int64_t)r * stride;
@@ -64,7 +68,8 @@ avx2_hsum(__m256i v) {
 
 __attribute__((target("avx2,fma"))) static void
 dots_avx2(const int8_t *rows, int64_t stride, int nrows, const uint8_t *prep,
-          int32_t *out) {
+          const int32_t *rowsums, int32_t *out) {
+  (void)rowsums;
   const uint8_t *qa = prep, *qs = prep + stride;
   int r = 0;
   for (; r + 4 <= nrows; r += 4) {
@@ -96,64 +101,61 @@ dots_avx2(const int8_t *rows, int64_t stride, int nrows, const uint8_t *prep,
   }
 }
 
-// ---- AVX-512 VNNI: vpdpbusd takes u8 x s8, so it gets |q| and x with its
-// sign flipped where q < 0 (a masked subtract from zero). ----
+// ---- AVX-512 VNNI: vpdpbusd multiplies u8 by s8, so the query goes in as
+// q+128 and each row's dot is corrected by 128*sum(row) (rowsums, kept by
+// the caller). The row stays the memory operand: one instruction per 64
+// bytes. ----
 
 #define VNNI_TARGET "avx512f,avx512bw,avx512vnni"
 
-// prep layout: stride bytes of |q|, then one 64-bit mask of q < 0 per
-// 64-byte chunk.
 static void prep_vnni(const int8_t *q, int64_t stride, uint8_t *prep) {
-  uint64_t *masks = (uint64_t *)(prep + stride);
-  for (int64_t c = 0; c < stride / 64; c++) {
-    uint64_t m = 0;
-    for (int b = 0; b < 64; b++) {
-      int v = q[c * 64 + b];
-      prep[c * 64 + b] = (uint8_t)(v < 0 ? -v : v);
-      if (v < 0) m |= (uint64_t)1 << b;
-    }
-    masks[c] = m;
-  }
+  for (int64_t j = 0; j < stride; j++) prep[j] = (uint8_t)(q[j] + 128);
 }
 
-__attribute__((target(VNNI_TARGET))) static inline __m512i
-vnni_step(__m512i acc, __m512i qa, __mmask64 neg, const int8_t *x) {
-  __m512i v = _mm512_loadu_si512((const void *)x);
-  v = _mm512_mask_sub_epi8(v, neg, _mm512_setzero_si512(), v);
-  return _mm512_dpbusd_epi32(acc, qa, v);
+// vnni_sum4 adds the lanes of four accumulators: out[k] = sum(a_k).
+__attribute__((target(VNNI_TARGET))) static inline __m128i
+vnni_sum4(__m512i a0, __m512i a1, __m512i a2, __m512i a3) {
+  __m256i b0 = _mm256_add_epi32(_mm512_castsi512_si256(a0),
+                                _mm512_extracti64x4_epi64(a0, 1));
+  __m256i b1 = _mm256_add_epi32(_mm512_castsi512_si256(a1),
+                                _mm512_extracti64x4_epi64(a1, 1));
+  __m256i b2 = _mm256_add_epi32(_mm512_castsi512_si256(a2),
+                                _mm512_extracti64x4_epi64(a2, 1));
+  __m256i b3 = _mm256_add_epi32(_mm512_castsi512_si256(a3),
+                                _mm512_extracti64x4_epi64(a3, 1));
+  __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(b0, b1),
+                                _mm256_hadd_epi32(b2, b3));
+  return _mm_add_epi32(_mm256_castsi256_si128(h),
+                       _mm256_extracti128_si256(h, 1));
 }
 
 __attribute__((target(VNNI_TARGET))) static void
 dots_vnni(const int8_t *rows, int64_t stride, int nrows, const uint8_t *prep,
-          int32_t *out) {
-  const uint8_t *qa = prep;
-  const uint64_t *masks = (const uint64_t *)(prep + stride);
+          const int32_t *rowsums, int32_t *out) {
   int r = 0;
   for (; r + 4 <= nrows; r += 4) {
     const int8_t *x0 = rows + (int64_t)r * stride;
     const int8_t *x1 = x0 + stride, *x2 = x1 + stride, *x3 = x2 + stride;
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-    for (int64_t j = 0, c = 0; j < stride; j += 64, c++) {
-      __m512i va = _mm512_load_si512((const void *)(qa + j));
-      __mmask64 m = _cvtu64_mask64(masks[c]);
-      a0 = vnni_step(a0, va, m, x0 + j);
-      a1 = vnni_step(a1, va, m, x1 + j);
-      a2 = vnni_step(a2, va, m, x2 + j);
-      a3 = vnni_step(a3, va, m, x3 + j);
+    for (int64_t j = 0; j < stride; j += 64) {
+      __m512i q = _mm512_load_si512((const void *)(prep + j));
+      a0 = _mm512_dpbusd_epi32(a0, q, _mm512_loadu_si512((const void *)(x0 + j)));
+      a1 = _mm512_dpbusd_epi32(a1, q, _mm512_loadu_si512((const void *)(x1 + j)));
+      a2 = _mm512_dpbusd_epi32(a2, q, _mm512_loadu_si512((const void *)(x2 + j)));
+      a3 = _mm512_dpbusd_epi32(a3, q, _mm512_loadu_si512((const void *)(x3 + j)));
     }
-    out[r] = _mm512_reduce_add_epi32(a0);
-    out[r + 1] = _mm512_reduce_add_epi32(a1);
-    out[r + 2] = _mm512_reduce_add_epi32(a2);
-    out[r + 3] = _mm512_reduce_add_epi32(a3);
+    __m128i sums = vnni_sum4(a0, a1, a2, a3);
+    __m128i corr = _mm_slli_epi32(_mm_loadu_si128((const __m128i *)(rowsums + r)), 7);
+    _mm_storeu_si128((__m128i *)(out + r), _mm_sub_epi32(sums, corr));
   }
   for (; r < nrows; r++) {
     const int8_t *x = rows + (int64_t)r * stride;
     __m512i a = _mm512_setzero_si512();
-    for (int64_t j = 0, c = 0; j < stride; j += 64, c++) {
-      __m512i va = _mm512_load_si512((const void *)(qa + j));
-      a = vnni_step(a, va, _cvtu64_mask64(masks[c]), x + j);
+    for (int64_t j = 0; j < stride; j += 64) {
+      __m512i q = _mm512_load_si512((const void *)(prep + j));
+      a = _mm512_dpbusd_epi32(a, q, _mm512_loadu_si512((const void *)(x + j)));
     }
-    out[r] = _mm512_reduce_add_epi32(a);
+    out[r] = _mm512_reduce_add_epi32(a) - 128 * rowsums[r];
   }
 }
 
@@ -219,7 +221,8 @@ static void sift_up(float *hs, int32_t *hi, int at) {
   hi[at] = id;
 }
 
-int scan_topn(const int8_t *codes, const float *scales, int64_t stride,
+int scan_topn(const int8_t *codes, const float *scales,
+              const int32_t *rowsums, int64_t stride,
               int64_t lo, int64_t hi, const int8_t *q, int32_t n, int kernel,
               uint8_t *scratch, float *out_s, int32_t *out_i) {
   if (n <= 0 || hi <= lo) return 0;
@@ -245,7 +248,7 @@ int scan_topn(const int8_t *codes, const float *scales, int64_t stride,
   int32_t d[BLOCK];
   for (int64_t r0 = lo; r0 < hi; r0 += BLOCK) {
     int cnt = hi - r0 < BLOCK ? (int)(hi - r0) : BLOCK;
-    dots(codes + r0 * stride, stride, cnt, prep, d);
+    dots(codes + r0 * stride, stride, cnt, prep, rowsums + r0, d);
     for (int k = 0; k < cnt; k++) {
       int32_t id = (int32_t)(r0 + k);
       float s = (float)d[k] * scales[id];

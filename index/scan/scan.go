@@ -55,6 +55,7 @@ type Codes struct {
 	dim, stride, n int
 	codes          []int8    // n rows of stride bytes, zero padded, aligned
 	scales         []float32 // per row: code units back to vector units
+	rowsums        []int32   // per row: sum of its codes, for the VNNI kernel
 }
 
 // Build quantises vecs, n rows of dim float32 values laid end to end, to
@@ -82,15 +83,20 @@ func Build(vecs []float32, dim int) (*Codes, error) {
 	}
 	stride := (dim + align - 1) / align * align
 	c := &Codes{
-		dim:    dim,
-		stride: stride,
-		n:      n,
-		codes:  alignedInt8(n * stride),
-		scales: make([]float32, n),
+		dim:     dim,
+		stride:  stride,
+		n:       n,
+		codes:   alignedInt8(n * stride),
+		scales:  make([]float32, n),
+		rowsums: make([]int32, n),
 	}
 
 	for r := range n {
-		c.scales[r] = quantise(vecs[r*dim:(r+1)*dim], c.codes[r*stride:r*stride+dim])
+		row := c.codes[r*stride : r*stride+dim]
+		c.scales[r] = quantise(vecs[r*dim:(r+1)*dim], row)
+		for _, x := range row {
+			c.rowsums[r] += int32(x)
+		}
 	}
 	return c, nil
 }
@@ -217,6 +223,7 @@ func (c *Codes) scan(qcode []int8, lo, hi, n, kernel int, s *scratch) int {
 	got := C.scan_topn(
 		(*C.int8_t)(unsafe.Pointer(unsafe.SliceData(c.codes))),
 		(*C.float)(unsafe.Pointer(unsafe.SliceData(c.scales))),
+		(*C.int32_t)(unsafe.Pointer(unsafe.SliceData(c.rowsums))),
 		C.int64_t(c.stride), C.int64_t(lo), C.int64_t(hi),
 		(*C.int8_t)(unsafe.Pointer(unsafe.SliceData(qcode))),
 		C.int32_t(n), C.int(kernel),

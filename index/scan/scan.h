@@ -14,10 +14,12 @@ int scan_has_kernel(int k);
 
 // scan_topn scores rows [lo, hi) of codes (row stride `stride`, a multiple of
 // 64, zero padded) against the int8 query q (stride bytes, zero padded) as
-// dot(row, q) * scales[row], and writes the best n (score descending, row
+// dot(row, q) * scales[row] (rowsums[row] is the sum of the row's codes),
+// and writes the best n (score descending, row
 // ascending on ties) to out_s/out_i, best first. scratch holds 2*stride+64
 // bytes. Returns how many were written. All memory belongs to the caller.
-int scan_topn(const int8_t *codes, const float *scales, int64_t stride,
+int scan_topn(const int8_t *codes, const float *scales,
+              const int32_t *rowsums, int64_t stride,
               int64_t lo, int64_t hi, const int8_t *q, int32_t n, int kernel,
               uint8_t *scratch, float *out_s, int32_t *out_i);
 

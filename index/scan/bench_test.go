@@ -1,0 +1,113 @@
+package scan
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+)
+
+const benchDim, benchQueries = 384, 64
+
+// benchData holds seeded unit vectors per row count, built once per process.
+var benchData = map[int]func() []float32{
+	100_000:   sync.OnceValue(func() []float32 { return randUnit(42, 100_000, benchDim) }),
+	1_000_000: sync.OnceValue(func() []float32 { return randUnit(42, 1_000_000, benchDim) }),
+}
+
+var benchCodes = map[int]func() *Codes{
+	100_000:   sync.OnceValue(func() *Codes { c, _ := Build(benchData[100_000](), benchDim); return c }),
+	1_000_000: sync.OnceValue(func() *Codes { c, _ := Build(benchData[1_000_000](), benchDim); return c }),
+}
+
+func reportPerQuery(b *testing.B) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/query")
+}
+
+// BenchmarkCandidates times Candidates(n=100) on every kernel this CPU runs.
+func BenchmarkCandidates(b *testing.B) {
+	queries := randUnit(43, benchQueries, benchDim)
+	for _, rows := range []int{100_000, 1_000_000} {
+		for _, k := range allKernels {
+			if !hasKernel(k) {
+				continue
+			}
+			for _, workers := range []int{1, 2} {
+				name := fmt.Sprintf("rows=%d/kernel=%s/workers=%d", rows, kernelNames[k], workers)
+				b.Run(name, func(b *testing.B) {
+					c := benchCodes[rows]()
+					dst := make([]int32, 0, 100)
+					b.SetBytes(int64(rows) * int64(c.stride)) // code bytes scanned per query
+					b.ReportAllocs()
+					i := 0
+					for b.Loop() {
+						q := queries[(i%benchQueries)*benchDim : (i%benchQueries+1)*benchDim]
+						dst = c.candidates(q, 100, workers, dst[:0], k)
+						i++
+					}
+					if len(dst) != 100 {
+						b.Fatalf("%d candidates", len(dst))
+					}
+					reportPerQuery(b)
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkFP32Reference is the exact float32 scan in plain Go (eight
+// accumulators, top-100 kept by insertion), one goroutine, for comparison.
+func BenchmarkFP32Reference(b *testing.B) {
+	queries := randUnit(43, benchQueries, benchDim)
+	for _, rows := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			vecs := benchData[rows]()
+			top := make([]int32, 0, 100)
+			scores := make([]float32, 0, 100)
+			b.SetBytes(int64(len(vecs)) * 4)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				q := queries[(i%benchQueries)*benchDim : (i%benchQueries+1)*benchDim]
+				top, scores = fp32Top(vecs, q, 100, top[:0], scores[:0])
+				i++
+			}
+			if len(top) != 100 {
+				b.Fatalf("%d results", len(top))
+			}
+			reportPerQuery(b)
+		})
+	}
+}
+
+func fp32Top(vecs, q []float32, n int, top []int32, scores []float32) ([]int32, []float32) {
+	dim := len(q)
+	for r := 0; r*dim < len(vecs); r++ {
+		x := vecs[r*dim : (r+1)*dim : (r+1)*dim]
+		var s0, s1, s2, s3, s4, s5, s6, s7 float32
+		for j := 0; j+8 <= dim; j += 8 {
+			s0 += x[j] * q[j]
+			s1 += x[j+1] * q[j+1]
+			s2 += x[j+2] * q[j+2]
+			s3 += x[j+3] * q[j+3]
+			s4 += x[j+4] * q[j+4]
+			s5 += x[j+5] * q[j+5]
+			s6 += x[j+6] * q[j+6]
+			s7 += x[j+7] * q[j+7]
+		}
+		s := s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7
+		if len(top) == n && s <= scores[n-1] {
+			continue
+		}
+		p := len(top)
+		if p < n {
+			top, scores = append(top, 0), append(scores, 0)
+		} else {
+			p = n - 1
+		}
+		for ; p > 0 && scores[p-1] < s; p-- {
+			top[p], scores[p] = top[p-1], scores[p-1]
+		}
+		top[p], scores[p] = int32(r), s
+	}
+	return top, scores
+}

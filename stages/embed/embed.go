@@ -41,8 +41,10 @@ type Config struct {
 }
 
 // Embedder owns one ONNX Runtime session. Its methods are safe for
-// concurrent use, but calls run one at a time: the session already uses
-// Threads cores, and the reusable buffers are shared. Call Close when done.
+// concurrent use and do not wait for each other: each call takes its own
+// buffers, and the session's Run is goroutine-safe. So a one-text search
+// query runs beside a reindex's batch instead of queueing behind it.
+// Call Close when done.
 type Embedder struct {
 	tok        *tokenizer.Tokenizer
 	session    *ort.DynamicAdvancedSession
@@ -50,9 +52,14 @@ type Embedder struct {
 	maxBatch   int
 	runPenalty int // a Run's fixed cost, in padded tokens (see plan)
 
-	mu     sync.Mutex
-	closed bool
-	// Reused across calls, grown to the largest batch seen.
+	mu       sync.RWMutex // Close takes it for writing; calls for reading
+	closed   bool
+	scratchs sync.Pool // *scratch
+}
+
+// scratch holds one call's buffers, reused through the pool and grown to
+// the largest batch seen.
+type scratch struct {
 	flat   []int32   // token ids of all texts of one call
 	starts []int     // where each text begins in flat
 	seqs   [][]int32 // views into flat
@@ -215,7 +222,7 @@ func (e *Embedder) Tokenizer() *tokenizer.Tokenizer { return e.tok }
 
 // Close releases the session. Calls after Close fail.
 func (e *Embedder) Close() error {
-	e.mu.Lock()
+	e.mu.Lock() // waits for running calls
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil
@@ -231,35 +238,48 @@ func (e *Embedder) Close() error {
 // does. Any number of texts is fine; they are run in batches of similar
 // length so padding stays small.
 func (e *Embedder) Embed(dst []float32, texts []string) ([]float32, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.flat, e.starts = e.flat[:0], e.starts[:0]
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	sc := e.scratch()
+	defer e.scratchs.Put(sc)
+	sc.flat, sc.starts = sc.flat[:0], sc.starts[:0]
 	for _, t := range texts {
-		e.starts = append(e.starts, len(e.flat))
-		e.flat = e.tok.Encode(e.flat, t, tokenizer.MaxSeqLen)
+		sc.starts = append(sc.starts, len(sc.flat))
+		sc.flat = e.tok.Encode(sc.flat, t, tokenizer.MaxSeqLen)
 	}
 	// Views are taken only now: Encode may have moved flat.
-	e.seqs = e.seqs[:0]
-	for i, s := range e.starts {
-		end := len(e.flat)
-		if i+1 < len(e.starts) {
-			end = e.starts[i+1]
+	sc.seqs = sc.seqs[:0]
+	for i, s := range sc.starts {
+		end := len(sc.flat)
+		if i+1 < len(sc.starts) {
+			end = sc.starts[i+1]
 		}
-		e.seqs = append(e.seqs, e.flat[s:end])
+		sc.seqs = append(sc.seqs, sc.flat[s:end])
 	}
-	return e.embedLocked(dst, e.seqs)
+	return e.embed(sc, dst, sc.seqs)
+}
+
+func (e *Embedder) scratch() *scratch {
+	if sc, ok := e.scratchs.Get().(*scratch); ok {
+		return sc
+	}
+	return &scratch{}
 }
 
 // EmbedTokens is Embed for texts already tokenised with Tokenizer().Encode
 // (each sequence holds [CLS] ... [SEP], at most tokenizer.MaxSeqLen ids).
 // It appends to the caller-owned dst like Embed.
 func (e *Embedder) EmbedTokens(dst []float32, ids [][]int32) ([]float32, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.embedLocked(dst, ids)
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	sc := e.scratch()
+	defer e.scratchs.Put(sc)
+	return e.embed(sc, dst, ids)
 }
 
-func (e *Embedder) embedLocked(dst []float32, seqs [][]int32) ([]float32, error) {
+// embed runs seqs through the model with sc's buffers. Call with e.mu held
+// for reading.
+func (e *Embedder) embed(sc *scratch, dst []float32, seqs [][]int32) ([]float32, error) {
 	if e.closed {
 		return dst, errors.New("embed: embedder is closed")
 	}
@@ -272,59 +292,59 @@ func (e *Embedder) embedLocked(dst []float32, seqs [][]int32) ([]float32, error)
 	dst = slices.Grow(dst, len(seqs)*Dim)[:base+len(seqs)*Dim]
 	out := dst[base:]
 
-	e.order = e.order[:0]
+	sc.order = sc.order[:0]
 	for i := range seqs {
-		e.order = append(e.order, i)
+		sc.order = append(sc.order, i)
 	}
-	slices.SortStableFunc(e.order, func(a, b int) int { return len(seqs[b]) - len(seqs[a]) })
-	e.plan(seqs)
-	for r := 0; r+1 < len(e.runs); r++ {
-		if err := e.run(seqs, e.order[e.runs[r]:e.runs[r+1]], out); err != nil {
+	slices.SortStableFunc(sc.order, func(a, b int) int { return len(seqs[b]) - len(seqs[a]) })
+	e.plan(sc, seqs)
+	for r := 0; r+1 < len(sc.runs); r++ {
+		if err := e.run(sc, seqs, sc.order[sc.runs[r]:sc.runs[r+1]], out); err != nil {
 			return dst[:base], err
 		}
 	}
 	return dst, nil
 }
 
-// plan cuts e.order (longest first) into runs of at most maxBatch sequences,
+// plan cuts sc.order (longest first) into runs of at most maxBatch sequences,
 // each padded to its first (longest) member, minimising padded tokens plus a
 // fixed cost per Run. Without it, one long text would pad a batch of short
-// ones to 256. Result: e.runs holds the boundaries, from 0 to len(order).
-func (e *Embedder) plan(seqs [][]int32) {
-	n := len(e.order)
-	e.cost = grow(e.cost, n+1)
-	e.prev = grow(e.prev, n+1) // prev[j]: start of the last run ending at j
-	e.cost[0] = 0
+// ones to 256. Result: sc.runs holds the boundaries, from 0 to len(order).
+func (e *Embedder) plan(sc *scratch, seqs [][]int32) {
+	n := len(sc.order)
+	sc.cost = grow(sc.cost, n+1)
+	sc.prev = grow(sc.prev, n+1) // prev[j]: start of the last run ending at j
+	sc.cost[0] = 0
 	for j := 1; j <= n; j++ {
-		e.cost[j] = math.MaxInt
+		sc.cost[j] = math.MaxInt
 		for i := j - 1; i >= 0 && j-i <= e.maxBatch; i-- {
-			c := e.cost[i] + (j-i)*len(seqs[e.order[i]]) + e.runPenalty
-			if c < e.cost[j] {
-				e.cost[j], e.prev[j] = c, i
+			c := sc.cost[i] + (j-i)*len(seqs[sc.order[i]]) + e.runPenalty
+			if c < sc.cost[j] {
+				sc.cost[j], sc.prev[j] = c, i
 			}
 		}
 	}
-	e.runs = e.runs[:0]
-	for j := n; j > 0; j = e.prev[j] {
-		e.runs = append(e.runs, j)
+	sc.runs = sc.runs[:0]
+	for j := n; j > 0; j = sc.prev[j] {
+		sc.runs = append(sc.runs, j)
 	}
-	e.runs = append(e.runs, 0)
-	slices.Reverse(e.runs)
+	sc.runs = append(sc.runs, 0)
+	slices.Reverse(sc.runs)
 }
 
 // run embeds the sequences idx (longest first) in one ONNX Runtime call and
 // writes each pooled, normalised vector to its slot in out.
-func (e *Embedder) run(seqs [][]int32, idx []int, out []float32) error {
+func (e *Embedder) run(sc *scratch, seqs [][]int32, idx []int, out []float32) error {
 	b, l := len(idx), len(seqs[idx[0]])
 	n := b * l
-	e.ids = grow(e.ids, n)
-	e.mask = grow(e.mask, n)
-	e.types = grow(e.types, n)
-	e.hidden = grow(e.hidden, n*Dim)
-	e.sum = grow(e.sum, Dim)
+	sc.ids = grow(sc.ids, n)
+	sc.mask = grow(sc.mask, n)
+	sc.types = grow(sc.types, n)
+	sc.hidden = grow(sc.hidden, n*Dim)
+	sc.sum = grow(sc.sum, Dim)
 	for r, i := range idx {
 		s := seqs[i]
-		row, mrow := e.ids[r*l:(r+1)*l], e.mask[r*l:(r+1)*l]
+		row, mrow := sc.ids[r*l:(r+1)*l], sc.mask[r*l:(r+1)*l]
 		for t, id := range s {
 			row[t], mrow[t] = int64(id), 1
 		}
@@ -339,7 +359,7 @@ func (e *Embedder) run(seqs [][]int32, idx []int, out []float32) error {
 			v.Destroy()
 		}
 	}()
-	inputs := [][]int64{e.ids, e.mask, e.types}
+	inputs := [][]int64{sc.ids, sc.mask, sc.types}
 	if !e.hasTypes {
 		inputs = inputs[:2]
 	}
@@ -350,7 +370,7 @@ func (e *Embedder) run(seqs [][]int32, idx []int, out []float32) error {
 		}
 		vals = append(vals, t)
 	}
-	hid, err := ort.NewTensor(ort.NewShape(int64(b), int64(l), Dim), e.hidden)
+	hid, err := ort.NewTensor(ort.NewShape(int64(b), int64(l), Dim), sc.hidden)
 	if err != nil {
 		return fmt.Errorf("embed: %w", err)
 	}
@@ -360,7 +380,7 @@ func (e *Embedder) run(seqs [][]int32, idx []int, out []float32) error {
 	}
 
 	for r, i := range idx {
-		pool(out[i*Dim:(i+1)*Dim], e.hidden[r*l*Dim:], len(seqs[i]), e.sum)
+		pool(out[i*Dim:(i+1)*Dim], sc.hidden[r*l*Dim:], len(seqs[i]), sc.sum)
 	}
 	return nil
 }

@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/stages/tokenizer"
 )
@@ -316,26 +318,57 @@ func TestPlan(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := &Embedder{maxBatch: c.maxBatch, runPenalty: 128}
+			sc := &scratch{}
 			seqs := mk(c.lens...)
 			for i := range seqs {
-				e.order = append(e.order, i)
+				sc.order = append(sc.order, i)
 			}
-			e.plan(seqs)
+			e.plan(sc, seqs)
 			if c.name == "max batch" {
 				// Any split into runs of at most 4 costs the same; check the rule.
-				for r := 0; r+1 < len(e.runs); r++ {
-					if n := e.runs[r+1] - e.runs[r]; n > c.maxBatch || n == 0 {
-						t.Errorf("run of %d in %v", n, e.runs)
+				for r := 0; r+1 < len(sc.runs); r++ {
+					if n := sc.runs[r+1] - sc.runs[r]; n > c.maxBatch || n == 0 {
+						t.Errorf("run of %d in %v", n, sc.runs)
 					}
 				}
-				if len(e.runs) != 4 || e.runs[0] != 0 || e.runs[3] != 10 {
-					t.Errorf("runs %v, want 3 runs covering 0..10", e.runs)
+				if len(sc.runs) != 4 || sc.runs[0] != 0 || sc.runs[3] != 10 {
+					t.Errorf("runs %v, want 3 runs covering 0..10", sc.runs)
 				}
 				return
 			}
-			if !slices.Equal(e.runs, c.want) {
-				t.Errorf("runs %v, want %v", e.runs, c.want)
+			if !slices.Equal(sc.runs, c.want) {
+				t.Errorf("runs %v, want %v", sc.runs, c.want)
 			}
 		})
+	}
+}
+
+// TestQueryDoesNotQueueBehindBatch: a one-text query finishes while a large
+// batch started before it is still running, because calls do not share
+// buffers or a lock.
+func TestQueryDoesNotQueueBehindBatch(t *testing.T) {
+	e := testEmbedder(t)
+	long := strings.Repeat("The harbour cranes unload containers from ships all night long. ", 16)
+	batch := slices.Repeat([]string{long}, 64)
+	var batchDone atomic.Bool
+	started := make(chan struct{})
+	finished := make(chan error)
+	go func() {
+		close(started)
+		_, err := e.Embed(nil, batch)
+		batchDone.Store(true)
+		finished <- err
+	}()
+	<-started
+	time.Sleep(50 * time.Millisecond) // let the batch reach the model
+	q, err := e.Embed(nil, []string{"where are containers unloaded?"})
+	if err != nil || len(q) != Dim {
+		t.Fatalf("query: %v (%d floats)", err, len(q))
+	}
+	if batchDone.Load() {
+		t.Fatal("the query returned only after the batch finished")
+	}
+	if err := <-finished; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -64,6 +64,17 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 // parseFlags parses args, allowing positional arguments between flags
 // ("search "query" --top-k 3"). --help prints usage to stdout.
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
+	// Answer --help before parsing: flag would print the usage to stderr too.
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "-help" || a == "--h" || a == "--help" {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return nil, errHelp
+		}
+	}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {

@@ -165,8 +165,10 @@ func getScratch(stride, n int) *scratch {
 // Candidates appends to dst the row numbers of the approximately best n rows
 // by inner product with query, best first, and returns the extended slice;
 // dst and query stay the caller's. Fewer than n come back when there are
-// fewer rows. workers goroutines each scan a contiguous share of the rows
-// (workers <= 0 means runtime.NumCPU()). It panics if len(query) != Dim().
+// fewer rows. Equal approximate scores go to the lower row, so the result is
+// the same for any worker count and kernel. workers goroutines each scan a
+// contiguous share of the rows (workers <= 0 means runtime.NumCPU(); shares
+// stay at least 256 rows). It panics if len(query) != Dim().
 func (c *Codes) Candidates(query []float32, n int, workers int, dst []int32) []int32 {
 	return c.candidates(query, n, workers, dst, activeKernel)
 }

@@ -111,3 +111,16 @@ func fp32Top(vecs, q []float32, n int, top []int32, scores []float32) ([]int32, 
 	}
 	return top, scores
 }
+
+// BenchmarkBuild times quantising 100k rows.
+func BenchmarkBuild(b *testing.B) {
+	vecs := benchData[100_000]()
+	b.SetBytes(int64(len(vecs)) * 4)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Build(vecs, benchDim); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/build")
+}

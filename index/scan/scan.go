@@ -91,13 +91,23 @@ func Build(vecs []float32, dim int) (*Codes, error) {
 		rowsums: make([]int32, n),
 	}
 
-	for r := range n {
-		row := c.codes[r*stride : r*stride+dim]
-		c.scales[r] = quantise(vecs[r*dim:(r+1)*dim], row)
-		for _, x := range row {
-			c.rowsums[r] += int32(x)
-		}
+	// Rows are independent: quantise them in parallel shares.
+	workers := max(1, min(runtime.NumCPU(), n/4096))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for r := n * w / workers; r < n*(w+1)/workers; r++ {
+				row := c.codes[r*stride : r*stride+dim]
+				c.scales[r] = quantise(vecs[r*dim:(r+1)*dim], row)
+				sum := int32(0)
+				for _, x := range row {
+					sum += int32(x)
+				}
+				c.rowsums[r] = sum
+			}
+		})
 	}
+	wg.Wait()
 	return c, nil
 }
 
@@ -115,7 +125,13 @@ func quantise(v []float32, dst []int8) float32 {
 	}
 	k := 127 / maxAbs
 	for j, x := range v {
-		dst[j] = int8(min(127, max(-127, math.Round(float64(x)*k))))
+		f := float64(x) * k
+		// Round half away from zero; |f| <= 127 up to rounding error.
+		if f >= 0 {
+			dst[j] = int8(min(127, int32(f+0.5)))
+		} else {
+			dst[j] = int8(max(-127, int32(f-0.5)))
+		}
 	}
 	return float32(maxAbs / 127)
 }

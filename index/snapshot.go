@@ -1,15 +1,18 @@
 package index
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
 	"os"
+	"slices"
 	"sync/atomic"
 
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+	"github.com/micro-rag/micro-rag-mcp/index/scan"
 )
 
 // Snapshot is an immutable view of a committed index: its own FAISS copy, the
@@ -22,7 +25,23 @@ type Snapshot struct {
 	files    map[string]*FileEntry
 	doc      filesDoc // header only; Files is nil
 	manifest *os.File // nil when the manifest is empty
+	// For large indexes: int8 codes of the vectors, scanned first; the
+	// candidates are then scored exactly from FAISS. codeIDs maps a code
+	// row to its chunk id.
+	codes   *scan.Codes
+	codeIDs []int64
 }
+
+// ScanMin is the number of live chunks from which searches take the int8
+// first pass: below it FAISS's exact scan is already quick.
+var ScanMin = 16384
+
+// scanCandidates is how many first-pass candidates are rescored exactly per
+// wanted result (at least scanMinCandidates in all).
+const (
+	scanCandidates    = 10
+	scanMinCandidates = 200
+)
 
 // Hit is one search result: the chunk's manifest record and its score.
 type Hit struct {
@@ -46,6 +65,17 @@ func (s *Store) snapshotOf(st *state) (*Snapshot, error) {
 	st.index = nil
 	snap := &Snapshot{index: idx, live: maps.Clone(st.live), files: maps.Clone(st.files), doc: st.doc}
 	snap.doc.Files = nil
+	if len(snap.live) >= ScanMin {
+		vecs, ids, err := idx.Export(nil, nil)
+		if err == nil {
+			snap.codes, err = scan.Build(vecs, idx.D())
+		}
+		if err != nil {
+			idx.Close()
+			return nil, fmt.Errorf("build scan codes: %w", err)
+		}
+		snap.codeIDs = ids
+	}
 	if st.doc.ManifestBytes > 0 {
 		f, err := os.Open(s.path(ManifestFile))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -107,10 +137,15 @@ func (sn *Snapshot) Search(query []float32, k int) ([]Hit, error) {
 		return nil, nil
 	}
 	k = min(k, len(sn.live))
-	dist := make([]float32, k)
-	labels := make([]int64, k)
-	if err := sn.index.SearchInto(query, k, dist, labels); err != nil {
-		return nil, err
+	var dist []float32
+	var labels []int64
+	if sn.codes != nil {
+		dist, labels = sn.rescored(query, k)
+	} else {
+		dist, labels = make([]float32, k), make([]int64, k)
+		if err := sn.index.SearchInto(query, k, dist, labels); err != nil {
+			return nil, err
+		}
 	}
 	hits := make([]Hit, 0, k)
 	for i, id := range labels {
@@ -124,6 +159,42 @@ func (sn *Snapshot) Search(query []float32, k int) ([]Hit, error) {
 		hits = append(hits, Hit{Record: rec, Score: dist[i]})
 	}
 	return hits, nil
+}
+
+// rescored takes the int8 first pass's best candidates and scores them
+// exactly against the stored fp32 vectors, returning the top k.
+func (sn *Snapshot) rescored(query []float32, k int) ([]float32, []int64) {
+	rows := sn.codes.Candidates(query, max(k*scanCandidates, scanMinCandidates), 0, nil)
+	type scored struct {
+		id    int64
+		score float32
+	}
+	best := make([]scored, 0, len(rows))
+	vec := make([]float32, sn.index.D())
+	for _, r := range rows {
+		id := sn.codeIDs[r]
+		v, err := sn.index.Reconstruct(id, vec)
+		if err != nil {
+			continue
+		}
+		var dot float32
+		for i, x := range v {
+			dot += x * query[i]
+		}
+		best = append(best, scored{id, dot})
+	}
+	slices.SortFunc(best, func(a, b scored) int {
+		if a.score != b.score {
+			return cmp.Compare(b.score, a.score)
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	best = best[:min(k, len(best))]
+	dist, labels := make([]float32, len(best)), make([]int64, len(best))
+	for i, b := range best {
+		dist[i], labels[i] = b.score, b.id
+	}
+	return dist, labels
 }
 
 // record reads one live chunk's manifest line back.

@@ -379,3 +379,58 @@ func TestSearchDuringWrites(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// TestScanFirstPassMatchesExact: with the int8 first pass on, searches return
+// the same top 10 as FAISS's exact scan, with exact scores.
+func TestScanFirstPassMatchesExact(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(13, 14))
+	s := openStore(t, dir)
+	w, _ := s.Begin()
+	for f := range 40 {
+		putFile(t, w, rng, fmt.Sprintf("f%02d.md", f), 100)
+	}
+	old := ScanMin
+	ScanMin = 1000
+	defer func() { ScanMin = old }()
+	if err := w.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	fast := s.Acquire()
+	defer fast.Release()
+	if fast.codes == nil {
+		t.Fatal("no scan codes built over 4000 chunks")
+	}
+	ScanMin = 1 << 30
+	exact := openStore(t, dir).Acquire()
+	defer exact.Release()
+	if exact.codes != nil {
+		t.Fatal("codes built below ScanMin")
+	}
+	same, total := 0, 0
+	for range 50 {
+		q := unitVec(rng)
+		a, err := fast.Search(q, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := exact.Search(q, 10)
+		want := map[int64]float32{}
+		for _, h := range b {
+			want[h.Record.ID] = h.Score
+		}
+		for _, h := range a {
+			total++
+			if sc, ok := want[h.Record.ID]; ok {
+				same++
+				if math.Abs(float64(sc-h.Score)) > 1e-5 {
+					t.Fatalf("score of %d: %v vs exact %v", h.Record.ID, h.Score, sc)
+				}
+			}
+		}
+	}
+	if total != 500 || float64(same)/float64(total) < 0.99 {
+		t.Fatalf("recall@10 = %d/%d", same, total)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -102,6 +103,35 @@ func openEngine(ctx context.Context, cfg engine.Config) (*engine.Engine, error) 
 	return eng, nil
 }
 
+// parseSubcommand parses a human subcommand's flags. done is true when it
+// printed the version and there is nothing more to do.
+func (c *common) parseSubcommand(fs *flag.FlagSet, args []string, stdout io.Writer) (pos []string, done bool, err error) {
+	pos, err = parseFlags(fs, args, stdout)
+	if err != nil {
+		return nil, false, err
+	}
+	if c.version {
+		fmt.Fprintln(stdout, buildVersion())
+		return nil, true, nil
+	}
+	return pos, false, required(fs, "data-folder")
+}
+
+// openSubcommandEngine loads the model and index for a human subcommand.
+// close releases everything.
+func (c *common) openSubcommandEngine(ctx context.Context, stderr io.Writer) (eng *engine.Engine, close func(), err error) {
+	cfg, _, cleanup, err := c.setup(stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	eng, err = openEngine(ctx, cfg)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return eng, func() { eng.Close(); cleanup() }, nil
+}
+
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var c common
 	var topK int
@@ -112,15 +142,8 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.IntVar(&topK, "top-k", mcpserver.DefaultTopK, "number of passages to show (1-50)")
 	fs.Float64Var(&threshold, "score-threshold", mcpserver.DefaultScoreThreshold, "minimum cosine similarity (0-1)")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
-	pos, err := parseFlags(fs, args, stdout)
-	if err != nil {
-		return err
-	}
-	if c.version {
-		fmt.Fprintln(stdout, buildVersion())
-		return nil
-	}
-	if err := required(fs, "data-folder"); err != nil {
+	pos, done, err := c.parseSubcommand(fs, args, stdout)
+	if err != nil || done {
 		return err
 	}
 	query := strings.TrimSpace(strings.Join(pos, " "))
@@ -134,16 +157,11 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	cfg, _, cleanup, err := c.setup(stderr)
+	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	eng, err := openEngine(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
+	defer closeEngine()
 	res, err := eng.Search(ctx, req)
 	if err != nil {
 		return err
@@ -191,31 +209,19 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&force, "force", false, "re-extract and re-embed every file")
 	fs.StringVar(&glob, "path-glob", "", "only files matching this shell pattern, relative to the data folder")
 	fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	pos, err := parseFlags(fs, args, stdout)
-	if err != nil {
+	pos, done, err := c.parseSubcommand(fs, args, stdout)
+	if err != nil || done {
 		return err
-	}
-	if c.version {
-		fmt.Fprintln(stdout, buildVersion())
-		return nil
 	}
 	if len(pos) > 0 {
 		fs.Usage()
 		return usageErr("unexpected argument %q", pos[0])
 	}
-	if err := required(fs, "data-folder"); err != nil {
-		return err
-	}
-	cfg, _, cleanup, err := c.setup(stderr)
+	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	eng, err := openEngine(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
+	defer closeEngine()
 	bar := newProgressBar(stderr)
 	res, err := eng.Reindex(ctx, engine.ReindexRequest{Force: force, PathGlob: glob}, bar.update)
 	bar.done()
@@ -242,32 +248,20 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlagSet("status", "micro-rag-mcp status --data-folder DIR [--json]", stderr)
 	c.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "print the status as JSON")
-	pos, err := parseFlags(fs, args, stdout)
-	if err != nil {
+	pos, done, err := c.parseSubcommand(fs, args, stdout)
+	if err != nil || done {
 		return err
-	}
-	if c.version {
-		fmt.Fprintln(stdout, buildVersion())
-		return nil
 	}
 	if len(pos) > 0 {
 		fs.Usage()
 		return usageErr("unexpected argument %q", pos[0])
 	}
-	if err := required(fs, "data-folder"); err != nil {
-		return err
-	}
-	cfg, _, cleanup, err := c.setup(stderr)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
 	// Status needs the store, which the engine opens with the model.
-	eng, err := openEngine(ctx, cfg)
+	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr)
 	if err != nil {
 		return err
 	}
-	defer eng.Close()
+	defer closeEngine()
 	st := eng.Status()
 	if asJSON {
 		return writeJSON(stdout, st)

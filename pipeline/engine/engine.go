@@ -2,11 +2,8 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -224,16 +221,11 @@ func (e *Engine) version(modelID string) index.Version {
 // modelIdentity names the model by the hash of its ONNX file, so an index
 // built with other weights is never mixed with this one's vectors.
 func modelIdentity(path string) (string, error) {
-	f, err := os.Open(path)
+	sum, err := model.FileSHA256(path)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return model.ModelName + " sha256:" + hex.EncodeToString(h.Sum(nil))[:16], nil
+	return model.ModelName + " sha256:" + sum[:16], nil
 }
 
 // watch picks up commits made by another process on the same index folder.

@@ -136,7 +136,7 @@ func present(dst string, f RemoteFile, log *slog.Logger) bool {
 	if f.SHA256 == "" {
 		return true
 	}
-	sum, err := fileSHA256(dst)
+	sum, err := FileSHA256(dst)
 	if err != nil || !strings.EqualFold(sum, f.SHA256) {
 		log.Warn("model file fails its checksum, fetching it again", "path", dst)
 		return false
@@ -144,7 +144,8 @@ func present(dst string, f RemoteFile, log *slog.Logger) bool {
 	return true
 }
 
-func fileSHA256(p string) (string, error) {
+// FileSHA256 is the hex SHA-256 of the file at p.
+func FileSHA256(p string) (string, error) {
 	fh, err := os.Open(p)
 	if err != nil {
 		return "", err

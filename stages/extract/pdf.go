@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -36,9 +37,16 @@ type PDFOptions struct {
 	// a fraction of a second instead of several. Empty means
 	// ${XDG_CACHE_HOME:-~/.cache}/micro-rag-mcp/wazero; "off" disables it.
 	CacheDir string
-	// FileTimeout bounds the time one PDF may take (default 2 minutes);
-	// a hostile file that loops is stopped and reported.
+	// FileTimeout bounds the time one PDF may take (default 2 minutes).
+	// Past it the file is reported and its instance retired. A slow file
+	// stops at the next page; a single PDFium call that never returns
+	// keeps its instance and one core busy unless Interruptible is set.
 	FileTimeout time.Duration
+	// Interruptible compiles PDFium with wazero's termination checks so
+	// that a call past FileTimeout is stopped. They make every loop exit
+	// to Go to check for cancellation, which makes reading 3-4 times
+	// slower (docs/pdf-engines.md), so they are off by default.
+	Interruptible bool
 	// MemoryLimitBytes caps each instance's WebAssembly memory (default
 	// 2 GiB).
 	MemoryLimitBytes uint64
@@ -49,9 +57,18 @@ type PDFOptions struct {
 var pdfEngine struct {
 	mu   sync.Mutex
 	opts PDFOptions
+	run  *pdfRun
+}
+
+// pdfRun is one start of the engine.
+type pdfRun struct {
+	opts PDFOptions // with defaults, as started
 	pool pdfium.Pool
 	// cache is closed with the pool; nil when caching is off.
 	cache wazero.CompilationCache
+	// runaways counts files that overran FileTimeout and whose reading
+	// still holds an instance.
+	runaways atomic.Int64
 }
 
 // SetPDFOptions replaces the PDF engine options. It takes effect at the next
@@ -68,14 +85,15 @@ func SetPDFOptions(o PDFOptions) {
 func ClosePDF() error {
 	pdfEngine.mu.Lock()
 	defer pdfEngine.mu.Unlock()
-	if pdfEngine.pool == nil {
+	run := pdfEngine.run
+	if run == nil {
 		return nil
 	}
-	err := pdfEngine.pool.Close()
-	if pdfEngine.cache != nil {
-		err = errors.Join(err, pdfEngine.cache.Close(context.Background()))
+	err := run.pool.Close()
+	if run.cache != nil {
+		err = errors.Join(err, run.cache.Close(context.Background()))
 	}
-	pdfEngine.pool, pdfEngine.cache = nil, nil
+	pdfEngine.run = nil
 	return err
 }
 
@@ -105,20 +123,22 @@ func (o PDFOptions) withDefaults() PDFOptions {
 	return o
 }
 
-// pdfPool returns the running pool, starting it if needed.
-func pdfPool() (pdfium.Pool, PDFOptions, error) {
+// pdfEngineRun returns the running engine, starting it if needed.
+func pdfEngineRun() (*pdfRun, error) {
 	pdfEngine.mu.Lock()
 	defer pdfEngine.mu.Unlock()
-	opts := pdfEngine.opts.withDefaults()
-	if pdfEngine.pool != nil {
-		return pdfEngine.pool, opts, nil
+	if pdfEngine.run != nil {
+		return pdfEngine.run, nil
 	}
+	opts := pdfEngine.opts.withDefaults()
 	rc := wazero.NewRuntimeConfig().
 		// The bundled PDFium lowers setjmp/longjmp to WebAssembly
 		// exceptions, so that feature must stay on.
 		WithCoreFeatures(api.CoreFeaturesV2 | experimental.CoreFeaturesExceptionHandling).
-		// Lets the per-file timeout interrupt a running call.
-		WithCloseOnContextDone(true).
+		// With termination checks every loop in PDFium calls back into
+		// Go and every call starts a watcher goroutine: 3-4 times the
+		// CPU time. Without them a slow file still stops between pages.
+		WithCloseOnContextDone(opts.Interruptible).
 		WithMemoryLimitPages(uint32(min(opts.MemoryLimitBytes>>16, 65536)))
 	var cache wazero.CompilationCache
 	if opts.CacheDir != "off" {
@@ -148,10 +168,10 @@ func pdfPool() (pdfium.Pool, PDFOptions, error) {
 		if cache != nil {
 			cache.Close(context.Background())
 		}
-		return nil, opts, fmt.Errorf("start PDF engine: %w", err)
+		return nil, fmt.Errorf("start PDF engine: %w", err)
 	}
-	pdfEngine.pool, pdfEngine.cache = pool, cache
-	return pool, opts, nil
+	pdfEngine.run = &pdfRun{opts: opts, pool: pool, cache: cache}
+	return pdfEngine.run, nil
 }
 
 // readPDF extracts the text of each page with PDFium. Pages are joined by
@@ -166,55 +186,102 @@ func readPDF(path string, lim Limits) (*Document, error) {
 
 // readPDFBytes is readPDF on bytes already in memory.
 func readPDFBytes(path string, data []byte, lim Limits) (*Document, error) {
-	pool, opts, err := pdfPool()
+	run, err := pdfEngineRun()
 	if err != nil {
 		return nil, &FileError{Path: path, Reason: "PDF engine unavailable", Err: err}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opts.FileTimeout)
+	timeout := run.opts.FileTimeout
+	if run.runaways.Load() >= int64(run.opts.Instances) {
+		// Every instance is held by a file that overran its deadline;
+		// waiting for one would cost each PDF the whole timeout.
+		return nil, &FileError{Path: path, Reason: "PDF engine stuck on earlier files"}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	inst, err := pool.GetInstanceWithContext(ctx)
+	inst, err := run.pool.GetInstanceWithContext(ctx)
 	if err != nil {
 		return nil, &FileError{Path: path, Reason: "PDF engine busy", Err: err}
 	}
-	// Past the deadline, Kill interrupts the running call (the runtime
-	// closes modules on context cancel) and retires the instance, whose
-	// state cannot be trusted afterwards.
-	var killed bool
-	var killMu sync.Mutex
-	timer := time.AfterFunc(opts.FileTimeout, func() {
-		killMu.Lock()
-		defer killMu.Unlock()
-		killed = true
-		inst.Kill()
-	})
-	doc, reusable, err := pdfText(inst, data, lim)
-	stopped := timer.Stop()
-	killMu.Lock()
-	defer killMu.Unlock()
-	if killed || !stopped {
-		return nil, &FileError{Path: path, Reason: fmt.Sprintf("PDF took longer than %v", opts.FileTimeout)}
+	// The file is read on its own goroutine so that the caller gets its
+	// answer at the deadline even when a PDFium call cannot be stopped.
+	// Whichever side wins the state change releases inst.
+	var state atomic.Int32
+	done := make(chan pdfResult, 1)
+	go func() {
+		r, reusable := pdfTextSafe(ctx, inst, data, lim)
+		if state.CompareAndSwap(pdfRunning, pdfDone) {
+			if reusable {
+				inst.Close()
+			} else {
+				// PDFium may have trapped half-way; do not reuse it.
+				inst.Kill()
+			}
+		} else { // abandoned: the caller has answered already
+			if !run.opts.Interruptible {
+				inst.Kill() // the caller killed it otherwise
+			}
+			run.runaways.Add(-1)
+		}
+		done <- r
+	}()
+	var r pdfResult
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		if state.CompareAndSwap(pdfRunning, pdfAbandoned) {
+			run.runaways.Add(1)
+			if run.opts.Interruptible {
+				// Stops the running call (the runtime closes the
+				// module) and retires the instance.
+				inst.Kill()
+			}
+			slog.Warn("pdf: file overran its time limit", "path", path, "limit", timeout)
+			return nil, &FileError{Path: path, Reason: fmt.Sprintf("PDF took longer than %v", timeout)}
+		}
+		r = <-done // finished just now
 	}
-	if reusable {
-		inst.Close()
-	} else {
-		// The instance may have trapped half-way; do not reuse it.
-		inst.Kill()
+	if errors.Is(r.err, context.DeadlineExceeded) {
+		return nil, &FileError{Path: path, Reason: fmt.Sprintf("PDF took longer than %v", timeout)}
 	}
-	if err != nil {
+	if r.err != nil {
 		var fe *FileError
-		if errors.As(err, &fe) {
+		if errors.As(r.err, &fe) {
 			fe.Path = path
 			return nil, fe
 		}
-		return nil, &FileError{Path: path, Reason: "corrupt PDF", Err: err}
+		return nil, &FileError{Path: path, Reason: "corrupt PDF", Err: r.err}
 	}
-	return doc, nil
+	return r.doc, nil
+}
+
+// States of one file's reading, for readPDFBytes.
+const (
+	pdfRunning int32 = iota
+	pdfDone
+	pdfAbandoned
+)
+
+type pdfResult struct {
+	doc *Document
+	err error
+}
+
+// pdfTextSafe is pdfText with a panic turned into an error (Extract's
+// recover does not reach this goroutine).
+func pdfTextSafe(ctx context.Context, inst pdfium.Pdfium, data []byte, lim Limits) (r pdfResult, reusable bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, reusable = pdfResult{err: fmt.Errorf("PDF reader panic: %v", p)}, false
+		}
+	}()
+	r.doc, reusable, r.err = pdfText(ctx, inst, data, lim)
+	return r, reusable
 }
 
 // pdfText reads every page of data with one PDFium instance. On error,
 // reusable says whether PDFium declined the file cleanly, leaving the
 // instance fit for the next file.
-func pdfText(inst pdfium.Pdfium, data []byte, lim Limits) (doc *Document, reusable bool, err error) {
+func pdfText(ctx context.Context, inst pdfium.Pdfium, data []byte, lim Limits) (doc *Document, reusable bool, err error) {
 	opened, err := inst.OpenDocument(&requests.OpenDocument{File: &data})
 	if err != nil {
 		switch {
@@ -239,6 +306,10 @@ func pdfText(inst pdfium.Pdfium, data []byte, lim Limits) (doc *Document, reusab
 	chars, failedInARow := 0, 0
 	reusable = true
 	for i := 0; i < count.PageCount; i++ {
+		if err := ctx.Err(); err != nil {
+			// A slow file stops between pages; PDFium is left sound.
+			return nil, true, err
+		}
 		text, err := pageText(inst, docRef, i)
 		if err != nil {
 			doc.Skipped = append(doc.Skipped, fmt.Sprintf("page %d: %v", i+1, pdfPageErr(err)))

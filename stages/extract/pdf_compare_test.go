@@ -67,11 +67,11 @@ func pdfiumText(data []byte) (string, error) {
 // pdfiumRawText is PDFium's text as FPDFText_GetText gives it, without
 // readPDF's spacing, to show what that adds.
 func pdfiumRawText(data []byte) (string, error) {
-	pool, _, err := pdfPool()
+	run, err := pdfEngineRun()
 	if err != nil {
 		return "", err
 	}
-	inst, err := pool.GetInstance(time.Minute)
+	inst, err := run.pool.GetInstance(time.Minute)
 	if err != nil {
 		return "", err
 	}

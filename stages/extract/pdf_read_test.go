@@ -1,11 +1,13 @@
 package extract
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -200,5 +202,54 @@ func TestClosePDFRestarts(t *testing.T) {
 	doc, err := Extract("testdata/pdf/river-groff.pdf", DefaultLimits)
 	if err != nil || !strings.Contains(doc.Text, "River Restoration") {
 		t.Fatalf("after ClosePDF: %v", err)
+	}
+}
+
+// A file past its deadline stops at the next page and leaves PDFium
+// fit for the next file.
+func TestReadPDFDeadlineStopsBetweenPages(t *testing.T) {
+	data, err := os.ReadFile("testdata/pdf/river-groff.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := pdfEngineRun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := run.pool.GetInstance(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, reusable, err := pdfText(ctx, inst, data, DefaultLimits); !errors.Is(err, context.Canceled) || !reusable {
+		t.Fatalf("cancelled read: err %v, reusable %v; want context.Canceled, reusable", err, reusable)
+	}
+	doc, reusable, err := pdfText(context.Background(), inst, data, DefaultLimits)
+	if err != nil || !reusable || !strings.Contains(doc.Text, "River Restoration") {
+		t.Fatalf("next read on the same instance: %v", err)
+	}
+}
+
+// With Interruptible the engine is compiled with termination checks; the
+// text must not change.
+func TestReadPDFInterruptible(t *testing.T) {
+	want, err := Extract("testdata/pdf/river-ps2pdf.pdf", DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ClosePDF()
+		SetPDFOptions(PDFOptions{})
+	}()
+	ClosePDF()
+	SetPDFOptions(PDFOptions{Interruptible: true})
+	got, err := Extract("testdata/pdf/river-ps2pdf.pdf", DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Text != want.Text {
+		t.Errorf("interruptible engine gave different text")
 	}
 }

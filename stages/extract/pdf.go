@@ -366,8 +366,14 @@ func pageText(inst pdfium.Pdfium, docRef references.FPDF_DOCUMENT, i int) (strin
 		return "", err
 	}
 	var w spacer
+	w.b.Grow(n.Count + n.Count/8)
+	// One request of each kind for the page: the calls do not keep them,
+	// and a fresh one per glyph was a third of the reader's allocations.
+	uReq := &requests.FPDFText_GetUnicode{TextPage: tp.TextPage}
+	boxReq := &requests.FPDFText_GetLooseCharBox{TextPage: tp.TextPage}
 	for c := 0; c < n.Count; c++ {
-		u, err := inst.FPDFText_GetUnicode(&requests.FPDFText_GetUnicode{TextPage: tp.TextPage, Index: c})
+		uReq.Index = c
+		u, err := inst.FPDFText_GetUnicode(uReq)
 		if err != nil {
 			return "", err
 		}
@@ -386,7 +392,8 @@ func pageText(inst pdfium.Pdfium, docRef references.FPDF_DOCUMENT, i int) (strin
 				w.newline()
 			}
 		default:
-			box, err := inst.FPDFText_GetLooseCharBox(&requests.FPDFText_GetLooseCharBox{TextPage: tp.TextPage, Index: c})
+			boxReq.Index = c
+			box, err := inst.FPDFText_GetLooseCharBox(boxReq)
 			if err != nil {
 				// No box (for example a zero-size glyph): keep the
 				// character and PDFium's spacing.

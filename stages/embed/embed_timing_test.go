@@ -114,3 +114,34 @@ func BenchmarkEmbedTokens(b *testing.B) {
 }
 
 var sink []float32
+
+// BenchmarkEmbedTokensParallel runs two callers at once on one session with
+// one intra-op thread each: parallelism across batches instead of inside one.
+// Compare with BenchmarkEmbedTokens/threads=2 in the same run.
+func BenchmarkEmbedTokensParallel(b *testing.B) {
+	e := benchEmbedder(b, 1)
+	var ids [][]int32
+	for _, t := range passages(64) {
+		ids = append(ids, e.Tokenizer().Encode(nil, t, tokenizer.MaxSeqLen))
+	}
+	if _, err := e.EmbedTokens(nil, ids); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() {
+				_, err := e.EmbedTokens(nil, ids)
+				errs <- err
+			}()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(2*len(ids)*b.N)/b.Elapsed().Seconds(), "chunks/s")
+}

@@ -308,12 +308,24 @@ func BenchmarkPDFEngines(b *testing.B) {
 		all = append(all, data)
 		size += int64(len(data))
 	}
+	defer func() {
+		ClosePDF()
+		SetPDFOptions(PDFOptions{})
+	}()
 	for _, e := range []struct {
 		name string
 		text func([]byte) (string, error)
-	}{{"engine=pdfium-wasm", pdfiumText}, {"engine=ledongthuc", ledongthucText}} {
+		opts PDFOptions
+	}{
+		{"engine=pdfium-wasm", pdfiumText, PDFOptions{}},
+		// The cost of wazero's termination checks.
+		{"engine=pdfium-wasm-interruptible", pdfiumText, PDFOptions{Interruptible: true}},
+		{"engine=ledongthuc", ledongthucText, PDFOptions{}},
+	} {
 		b.Run(e.name, func(b *testing.B) {
-			if _, err := e.text(all[0]); err != nil && e.name == "engine=pdfium-wasm" {
+			ClosePDF()
+			SetPDFOptions(e.opts)
+			if _, err := e.text(all[0]); err != nil && e.name != "engine=ledongthuc" {
 				b.Fatal(err) // starts the pool outside the timed loop
 			}
 			b.SetBytes(size)

@@ -89,11 +89,16 @@ func ClosePDF() error {
 	if run == nil {
 		return nil
 	}
+	pdfEngine.run = nil
+	if n := run.runaways.Load(); n > 0 {
+		// Closing the pool would wait for calls that may never return;
+		// the process is about to exit and frees them.
+		return fmt.Errorf("PDF engine left running: %d files past their time limit", n)
+	}
 	err := run.pool.Close()
 	if run.cache != nil {
 		err = errors.Join(err, run.cache.Close(context.Background()))
 	}
-	pdfEngine.run = nil
 	return err
 }
 
@@ -204,7 +209,9 @@ func readPDFBytes(path string, data []byte, lim Limits) (*Document, error) {
 	}
 	// The file is read on its own goroutine so that the caller gets its
 	// answer at the deadline even when a PDFium call cannot be stopped.
-	// Whichever side wins the state change releases inst.
+	// Each such goroutine holds an instance, so there are at most
+	// Instances of them. Whichever side wins the state change releases
+	// inst.
 	var state atomic.Int32
 	done := make(chan pdfResult, 1)
 	go func() {

@@ -253,3 +253,36 @@ func TestReadPDFInterruptible(t *testing.T) {
 		t.Errorf("interruptible engine gave different text")
 	}
 }
+
+// A file past its deadline is answered at once; its reading is abandoned,
+// retires its instance when it ends, and the engine reads the next file.
+func TestReadPDFPastDeadline(t *testing.T) {
+	defer func() {
+		ClosePDF()
+		SetPDFOptions(PDFOptions{})
+	}()
+	ClosePDF()
+	SetPDFOptions(PDFOptions{FileTimeout: time.Nanosecond})
+	_, err := Extract("testdata/pdf/river-groff.pdf", DefaultLimits)
+	var fe *FileError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Reason, "took longer than 1ns") {
+		t.Fatalf("got %v, want a FileError saying the PDF took longer than 1ns", err)
+	}
+	run, err := pdfEngineRun()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The abandoned reading stops at its first page check.
+	for i := 0; run.runaways.Load() != 0; i++ {
+		if i == 1000 {
+			t.Fatal("abandoned reading never ended")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ClosePDF()
+	SetPDFOptions(PDFOptions{})
+	doc, err := Extract("testdata/pdf/river-groff.pdf", DefaultLimits)
+	if err != nil || !strings.Contains(doc.Text, "River Restoration") {
+		t.Fatalf("next file: %v", err)
+	}
+}

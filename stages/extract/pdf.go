@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -157,6 +158,9 @@ func pdfEngineRun() (*pdfRun, error) {
 		}
 	}
 	pool, err := webassembly.Init(webassembly.Config{
+		// Compiling PDFium without a cached copy takes seconds; spread
+		// it over the cores.
+		Context:  experimental.WithCompilationWorkers(context.Background(), runtime.GOMAXPROCS(0)),
 		MinIdle:  0,
 		MaxIdle:  opts.Instances,
 		MaxTotal: opts.Instances,

@@ -228,7 +228,7 @@ func goals(sb *strings.Builder, res []result) {
 	x, ok := find(res, "Ingest", "x-raw")
 	ing, _ := find(res, "Ingest", "chunks/s")
 	raw, _ := find(res, "Ingest", "raw-chunks/s")
-	row("cold ingest ≥ 0.95 × raw embedder chunks/s", fmt.Sprintf("%.2f × (%.1f vs %.1f chunks/s)", x, ing, raw), x >= 0.95, ok)
+	row("cold ingest ≥ 0.95 × raw embedder chunks/s", fmt.Sprintf("%.3f × (%.2f vs %.2f chunks/s)", x, ing, raw), x >= 0.95, ok)
 	noop, ok := find(res, "Reindex/noop", "ms")
 	row("no-op reindex over 10,000 files ≤ 0.3 s", fmt.Sprintf("%.0f ms", noop), noop <= 300, ok)
 	xc, ok := find(res, "Reindex/edit1pct", "x-cold")

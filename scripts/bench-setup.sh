@@ -7,17 +7,10 @@ set -euo pipefail
 packages="libreoffice-writer-nogui groff ghostscript"
 
 log() { printf 'bench-setup: %s\n' "$*" >&2; }
-sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
-missing=()
-for p in $packages; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	log "installing Debian packages: ${missing[*]}"
-	sudo_if_needed apt-get update -qq
-	sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-fi
+# shellcheck disable=SC2086 # a list of names
+install_debian_packages $packages
 for tool in soffice groff gs; do
 	command -v "$tool" >/dev/null || { log "$tool not found after install"; exit 1; }
 done

@@ -6,6 +6,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.env"
+. "$here/lib.sh"
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/micro-rag-mcp"
 libdir="$cache/lib"
@@ -13,22 +14,14 @@ modeldir="$cache/models/all-MiniLM-L6-v2"
 mkdir -p "$libdir" "$modeldir"
 
 log() { printf 'setup: %s\n' "$*" >&2; }
-sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 verify() { # file sha256
 	echo "$2  $1" | sha256sum -c --quiet - >/dev/null 2>&1
 }
 
 # 1. Debian packages, only when missing.
-missing=()
-for p in $DEBIAN_PACKAGES; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-	log "installing Debian packages: ${missing[*]}"
-	sudo_if_needed apt-get update -qq
-	sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-fi
+# shellcheck disable=SC2086 # a list of names
+install_debian_packages $DEBIAN_PACKAGES
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

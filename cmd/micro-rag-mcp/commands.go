@@ -104,8 +104,9 @@ func openEngine(ctx context.Context, cfg engine.Config) (*engine.Engine, error) 
 }
 
 // parseSubcommand parses a human subcommand's flags. done is true when it
-// printed the version and there is nothing more to do.
-func (c *common) parseSubcommand(fs *flag.FlagSet, args []string, stdout io.Writer) (pos []string, done bool, err error) {
+// printed the version and there is nothing more to do. Positional arguments
+// are a usage error unless takesArgs.
+func (c *common) parseSubcommand(fs *flag.FlagSet, args []string, stdout io.Writer, takesArgs bool) (pos []string, done bool, err error) {
 	pos, err = parseFlags(fs, args, stdout)
 	if err != nil {
 		return nil, false, err
@@ -114,7 +115,14 @@ func (c *common) parseSubcommand(fs *flag.FlagSet, args []string, stdout io.Writ
 		fmt.Fprintln(stdout, buildVersion())
 		return nil, true, nil
 	}
-	return pos, false, required(fs, "data-folder")
+	if err := required(fs, "data-folder"); err != nil {
+		return nil, false, err
+	}
+	if !takesArgs && len(pos) > 0 {
+		fs.Usage()
+		return nil, false, usageErr("unexpected argument %q", pos[0])
+	}
+	return pos, false, nil
 }
 
 // openSubcommandEngine loads the model and index for a human subcommand.
@@ -142,7 +150,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.IntVar(&topK, "top-k", mcpserver.DefaultTopK, "number of passages to show (1-50)")
 	fs.Float64Var(&threshold, "score-threshold", mcpserver.DefaultScoreThreshold, "minimum cosine similarity (0-1)")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
-	pos, done, err := c.parseSubcommand(fs, args, stdout)
+	pos, done, err := c.parseSubcommand(fs, args, stdout, true)
 	if err != nil || done {
 		return err
 	}
@@ -209,13 +217,9 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&force, "force", false, "re-extract and re-embed every file")
 	fs.StringVar(&glob, "path-glob", "", "only files matching this shell pattern, relative to the data folder")
 	fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
-	pos, done, err := c.parseSubcommand(fs, args, stdout)
+	_, done, err := c.parseSubcommand(fs, args, stdout, false)
 	if err != nil || done {
 		return err
-	}
-	if len(pos) > 0 {
-		fs.Usage()
-		return usageErr("unexpected argument %q", pos[0])
 	}
 	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr)
 	if err != nil {
@@ -248,13 +252,9 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlagSet("status", "micro-rag-mcp status --data-folder DIR [--json]", stderr)
 	c.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "print the status as JSON")
-	pos, done, err := c.parseSubcommand(fs, args, stdout)
+	_, done, err := c.parseSubcommand(fs, args, stdout, false)
 	if err != nil || done {
 		return err
-	}
-	if len(pos) > 0 {
-		fs.Usage()
-		return usageErr("unexpected argument %q", pos[0])
 	}
 	// Status needs the store, which the engine opens with the model.
 	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr)

@@ -17,6 +17,22 @@ import (
 const hostileDir = "../../testdata/hostile"
 
 // checkText fails t unless s meets the promises of package doc.
+// extractBytes writes content to a file called name and extracts it; the
+// text must pass checkText.
+func extractBytes(t *testing.T, name, content string) *Document {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := Extract(p, DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkText(t, doc.Text)
+	return doc
+}
+
 func checkText(t testing.TB, s string) {
 	t.Helper()
 	switch {
@@ -321,15 +337,7 @@ func TestHTML(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "p.html")
-			if err := os.WriteFile(p, []byte(tc.in), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			doc, err := Extract(p, DefaultLimits)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkText(t, doc.Text)
+			doc := extractBytes(t, "p.html", tc.in)
 			if doc.Text != tc.want {
 				t.Fatalf("got  %q\nwant %q", doc.Text, tc.want)
 			}
@@ -351,15 +359,7 @@ func TestCSV(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "t.csv")
-			if err := os.WriteFile(p, []byte(tc.in), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			doc, err := Extract(p, DefaultLimits)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkText(t, doc.Text)
+			doc := extractBytes(t, "t.csv", tc.in)
 			if doc.Text != tc.want {
 				t.Fatalf("got  %q\nwant %q", doc.Text, tc.want)
 			}

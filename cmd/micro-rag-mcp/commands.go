@@ -28,6 +28,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		"micro-rag-mcp --data-folder DIR --title NAME --inst TEXT [options]\n"+
 			"  micro-rag-mcp search|reindex|status --help", stderr)
 	c.register(fs)
+	c.registerSearchMode(fs)
 	fs.StringVar(&title, "title", "", "MCP server name shown to clients (required)")
 	fs.StringVar(&inst, "inst", "", "MCP instructions sent verbatim to clients (required)")
 	pos, err := parseFlags(fs, args, stdout)
@@ -145,8 +146,9 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var topK int
 	var threshold float64
 	var asJSON bool
-	fs := newFlagSet("search", `micro-rag-mcp search --data-folder DIR [--top-k N] [--score-threshold X] [--json] "QUERY"`, stderr)
+	fs := newFlagSet("search", `micro-rag-mcp search --data-folder DIR [--top-k N] [--score-threshold X] [--search-mode M] [--json] "QUERY"`, stderr)
 	c.register(fs)
+	c.registerSearchMode(fs)
 	fs.IntVar(&topK, "top-k", mcpserver.DefaultTopK, "number of passages to show (1-50)")
 	fs.Float64Var(&threshold, "score-threshold", mcpserver.DefaultScoreThreshold, "minimum cosine similarity (0-1)")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")

@@ -35,6 +35,7 @@ type common struct {
 	logLevel    string
 	cpuProfile  string
 	pprofAddr   string
+	searchMode  string
 	version     bool
 }
 
@@ -48,6 +49,12 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until exit")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
+}
+
+// registerSearchMode adds --search-mode, for the commands that search.
+func (c *common) registerSearchMode(fs *flag.FlagSet) {
+	fs.StringVar(&c.searchMode, "search-mode", string(engine.SearchHybrid),
+		"ranking: hybrid (keyword and semantic fused), dense (semantic only) or keyword (BM25 only)")
 }
 
 // newFlagSet returns a flag set whose usage goes to stderr after the given synopsis.
@@ -177,6 +184,10 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 	if err != nil {
 		return cfg, nil, cleanup, err
 	}
+	mode, err := engine.ParseSearchMode(c.searchMode)
+	if err != nil {
+		return cfg, nil, cleanup, usageErr("--search-mode: %v", err)
+	}
 	data, err := checkDataFolder(c.dataFolder)
 	if err != nil {
 		return cfg, nil, cleanup, err
@@ -224,6 +235,7 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 		Exts:        exts,
 		ModelDir:    c.modelDir,
 		ORTLibrary:  c.ortLib,
+		SearchMode:  mode,
 		Logger:      log,
 	}
 	return cfg, log, cleanup, nil

@@ -88,7 +88,7 @@ func printMainUsage(w io.Writer) {
 
 Usage:
   micro-rag-mcp --data-folder DIR --title NAME --inst TEXT [options]   serve MCP on stdio
-  micro-rag-mcp search  --data-folder DIR [--top-k N] [--score-threshold X] QUERY
+  micro-rag-mcp search  --data-folder DIR [--top-k N] [--score-threshold X] [--search-mode M] QUERY
   micro-rag-mcp reindex --data-folder DIR [--force] [--path-glob GLOB]
   micro-rag-mcp status  --data-folder DIR
 

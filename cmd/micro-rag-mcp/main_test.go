@@ -81,6 +81,9 @@ func TestFlagErrors(t *testing.T) {
 		{"search without query", []string{"search", "--data-folder", dir}, 2, []string{"search needs a query"}, true},
 		{"search without folder", []string{"search", "query"}, 2, []string{"--data-folder"}, true},
 		{"search top-k out of range", []string{"search", "--data-folder", dir, "--top-k", "0", "q"}, 2, []string{`"top_k" must be between 1 and 50`}, false},
+		{"bad search mode", []string{"--data-folder", dir, "--title", "t", "--inst", "i", "--search-mode", "fuzzy"}, 2, []string{`--search-mode: search mode "fuzzy" is not one of dense, keyword, hybrid`}, false},
+		{"search with bad search mode", []string{"search", "--data-folder", dir, "--search-mode", "semantic", "q"}, 2, []string{`"semantic" is not one of`}, false},
+		{"reindex has no search mode", []string{"reindex", "--data-folder", dir, "--search-mode", "dense"}, 2, []string{"flag provided but not defined: -search-mode"}, true},
 		{"reindex without folder", []string{"reindex"}, 2, []string{"--data-folder"}, true},
 		{"status without folder", []string{"status"}, 2, []string{"--data-folder"}, true},
 	}

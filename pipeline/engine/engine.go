@@ -44,7 +44,9 @@ type Config struct {
 	// Compaction thresholds (see index.Options); zero values take defaults.
 	CompactRatio float64
 	CompactMin   int
-	Logger       *slog.Logger
+	// SearchMode is the ranking searches use; "" = SearchHybrid.
+	SearchMode SearchMode
+	Logger     *slog.Logger
 }
 
 // Status describes the index for humans (the CLI's status command).
@@ -116,6 +118,9 @@ func New(cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("unsupported file type %q", e)
 		}
 		exts[e] = true
+	}
+	if cfg.SearchMode, err = ParseSearchMode(string(cfg.SearchMode)); err != nil {
+		return nil, err
 	}
 	if cfg.RefreshEvery <= 0 {
 		cfg.RefreshEvery = 2 * time.Second
@@ -278,6 +283,17 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		e.log.Warn("search on an empty or missing index: no results", "index", e.cfg.IndexFolder)
 		return []Result{}, nil
 	}
+	lex, hasLexical := any(snap).(lexicalSearcher)
+	if e.cfg.SearchMode == SearchKeyword {
+		if !hasLexical {
+			return nil, errors.New("keyword search is not available in this build")
+		}
+		hits, err := lex.SearchLexical(req.Query, req.TopK)
+		if err != nil {
+			return nil, err
+		}
+		return e.results(hits, req), nil
+	}
 	q, err := e.embedder.Embed(make([]float32, 0, embed.Dim), []string{req.Query})
 	if err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)
@@ -286,6 +302,15 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 	if err != nil {
 		return nil, err
 	}
+	return e.results(hits, req), nil
+}
+
+// lexicalSearcher is the keyword side of a snapshot (BM25 over the chunks).
+type lexicalSearcher interface {
+	SearchLexical(query string, k int) ([]index.Hit, error)
+}
+
+func (e *Engine) results(hits []index.Hit, req SearchRequest) []Result {
 	out := make([]Result, 0, len(hits))
 	for _, h := range hits {
 		score := float64(h.Score)
@@ -299,7 +324,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 			Page: r.Page, LineStart: r.LineStart, LineEnd: r.LineEnd,
 		})
 	}
-	return out, nil
+	return out
 }
 
 // Reindex runs one incremental reindex. It fails at once with ErrBusy when

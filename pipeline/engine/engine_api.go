@@ -3,11 +3,36 @@
 // both talk to it, so they share one code path.
 package engine
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrBusy is returned when another reindex (in this process or another)
 // holds the index lock.
 var ErrBusy = errors.New("a reindex is already running on this index; try again when it finishes")
+
+// SearchMode chooses the ranking a search uses.
+type SearchMode string
+
+// Search modes. Hybrid is the default: dense alone misses exact identifiers,
+// keyword alone misses paraphrases.
+const (
+	SearchHybrid  SearchMode = "hybrid"
+	SearchDense   SearchMode = "dense"
+	SearchKeyword SearchMode = "keyword"
+)
+
+// ParseSearchMode accepts "dense", "keyword" or "hybrid"; "" means hybrid.
+func ParseSearchMode(s string) (SearchMode, error) {
+	switch m := SearchMode(s); m {
+	case "":
+		return SearchHybrid, nil
+	case SearchHybrid, SearchDense, SearchKeyword:
+		return m, nil
+	}
+	return "", fmt.Errorf("search mode %q is not one of dense, keyword, hybrid", s)
+}
 
 // SearchRequest is one query. The caller applies defaults and validation.
 type SearchRequest struct {

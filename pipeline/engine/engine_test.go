@@ -249,4 +249,7 @@ func TestNewRejectsBadFolders(t *testing.T) {
 	if _, err := New(Config{DataFolder: t.TempDir(), Exts: []string{".exe"}}); err == nil {
 		t.Fatal("unsupported extension accepted")
 	}
+	if _, err := New(Config{DataFolder: t.TempDir(), SearchMode: "fuzzy"}); err == nil || !strings.Contains(err.Error(), `"fuzzy"`) {
+		t.Fatalf("unknown search mode: err = %v", err)
+	}
 }

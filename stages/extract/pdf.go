@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -24,6 +23,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
 // PDFOptions configure the PDF engine: PDFium compiled to WebAssembly and
@@ -38,7 +39,7 @@ type PDFOptions struct {
 	Instances int
 	// CacheDir holds wazero's compiled machine code so later starts take
 	// a fraction of a second instead of several. Empty means
-	// ${XDG_CACHE_HOME:-~/.cache}/micro-rag-mcp/wazero; "off" disables it.
+	// model.CacheDir()/wazero; "off" disables it.
 	CacheDir string
 	// FileTimeout bounds the time one PDF may take (default 2 minutes).
 	// Past it the file is reported and its instance retired. A slow file
@@ -116,17 +117,8 @@ func (o PDFOptions) withDefaults() PDFOptions {
 		o.MemoryLimitBytes = 2 << 30
 	}
 	if o.CacheDir == "" {
-		base := os.Getenv("XDG_CACHE_HOME")
-		if base == "" {
-			if home, err := os.UserHomeDir(); err == nil {
-				base = filepath.Join(home, ".cache")
-			}
-		}
-		if base != "" {
-			o.CacheDir = filepath.Join(base, "micro-rag-mcp", "wazero")
-		} else {
-			o.CacheDir = "off"
-		}
+		// The same folder as the model, so MICRO_RAG_CACHE_DIR moves both.
+		o.CacheDir = filepath.Join(model.CacheDir(), "wazero")
 	}
 	return o
 }

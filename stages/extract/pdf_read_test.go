@@ -286,3 +286,27 @@ func TestReadPDFPastDeadline(t *testing.T) {
 		t.Fatalf("next file: %v", err)
 	}
 }
+
+// The compilation cache follows MICRO_RAG_CACHE_DIR and writes nothing
+// under $HOME when it is set.
+func TestPDFCacheFollowsCacheDir(t *testing.T) {
+	cache, home := t.TempDir(), t.TempDir()
+	t.Setenv("MICRO_RAG_CACHE_DIR", cache)
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", "")
+	ClosePDF()
+	SetPDFOptions(PDFOptions{})
+	t.Cleanup(func() { ClosePDF() })
+	if _, err := Extract("testdata/pdf/river-groff.pdf", DefaultLimits); err != nil {
+		t.Fatal(err)
+	}
+	if err := ClosePDF(); err != nil {
+		t.Fatal(err)
+	}
+	if ents, err := os.ReadDir(filepath.Join(cache, "wazero")); err != nil || len(ents) == 0 {
+		t.Fatalf("no compiled code under %s/wazero: %v", cache, err)
+	}
+	if ents, _ := os.ReadDir(home); len(ents) != 0 {
+		t.Fatalf("wrote under HOME: %v", ents)
+	}
+}

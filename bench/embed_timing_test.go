@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// longChunks returns n real chunks of at least 900 characters from the
-// ingest corpus, the size the pipeline mostly sends.
+// longChunks returns n real chunks of at least 900 characters, the size the
+// pipeline mostly sends.
 func longChunks(b *testing.B, n int) []string {
-	c := buildCorpus(b, ingestCorpus())
+	c := buildCorpus(b, embedCorpus)
 	var out []string
 	for _, t := range chunkTexts(b, corpusFiles(b, c.Dir)) {
 		if len(t) >= 900 {
@@ -18,7 +18,7 @@ func longChunks(b *testing.B, n int) []string {
 			return out
 		}
 	}
-	b.Fatalf("only %d chunks of 900+ characters in the ingest corpus", len(out))
+	b.Fatalf("only %d chunks of 900+ characters in the embedding corpus", len(out))
 	return nil
 }
 

@@ -30,7 +30,10 @@ var (
 
 // The corpora every benchmark shares (seeded; cached by bench/corpus).
 var (
-	ingestCorpus  = func() corpus.Config { return corpus.Config{Seed: 1, Files: *ingestFiles} }
+	ingestCorpus = func() corpus.Config { return corpus.Config{Seed: 1, Files: *ingestFiles} }
+	// embedCorpus is long plain text only, so it holds hundreds of
+	// full-size chunks whatever the ingest mix draws.
+	embedCorpus   = corpus.Config{Seed: 4, Files: 150, Exts: []string{".txt"}, MinChars: 5000, MaxChars: 20000}
 	readerCorpus  = corpus.Config{Seed: 3, Files: 120, Exts: []string{".txt", ".md", ".pdf", ".docx", ".html", ".csv"}}
 	reindexCorpus = func() corpus.Config {
 		return corpus.Config{Seed: 2, Files: *reindexFiles, Exts: []string{".txt", ".md"}, MinChars: 100, MaxChars: 700}

@@ -1,6 +1,7 @@
 // Package corpus builds seeded, reproducible document folders for the
-// benchmarks out of real text already on the machine (licences, package
-// documentation, man pages). PDF and DOCX files are made by real tools:
+// benchmarks out of real text every such machine has: the documentation of
+// Go's standard library, from the toolchain that runs the benchmarks. PDF
+// and DOCX files are made by real tools:
 // LibreOffice (one batched call per format) and groff. Built folders are
 // cached, so only the first benchmark run pays for them; nothing is
 // committed to the repository.
@@ -28,10 +29,7 @@ import (
 
 // generatorVersion changes whenever the same Config would build different
 // files; cached corpora of another version are rebuilt.
-const generatorVersion = 1
-
-// manTextPages is how many man pages join the text sources.
-const manTextPages = 40
+const generatorVersion = 2
 
 // MetaFile is written last into a finished corpus folder; it describes it.
 const MetaFile = "corpus.json"
@@ -128,15 +126,15 @@ func Build(ctx context.Context, cfg Config) (Corpus, error) {
 			return Corpus{}, fmt.Errorf("corpus: unsupported extension %q", e)
 		}
 	}
-	plain := candidates(append([]string{licenseGlob}, docGlobs...))
+	plain, release, err := goSources()
+	if err != nil {
+		return Corpus{}, fmt.Errorf("corpus: Go documentation: %w", err)
+	}
 	// Man pages are many (~20k): globbed only, checked when drawn.
 	mans, _ := filepath.Glob(manGlob)
 	sort.Strings(mans)
-	if len(plain) == 0 {
-		return Corpus{}, errors.New("corpus: no text found under /usr/share/doc or /usr/share/common-licenses")
-	}
 	want := meta{Version: generatorVersion, Seed: cfg.Seed, Files: cfg.Files, Exts: cfg.Exts,
-		MinChars: cfg.MinChars, MaxChars: cfg.MaxChars, Sources: listHash(plain, mans)}
+		MinChars: cfg.MinChars, MaxChars: cfg.MaxChars, Sources: listHash([]string{release}, plain, mans)}
 	dir := filepath.Join(cfg.Root, cfg.Name())
 	if got, ok := readMeta(dir); ok && got.Version == want.Version && got.Sources == want.Sources &&
 		got.Seed == want.Seed && got.Files == want.Files && slices.Equal(got.Exts, want.Exts) &&
@@ -197,7 +195,6 @@ type generator struct {
 	plain      []string
 	mans       []string
 	texts      map[string]string // path → text, loaded on first use
-	manText    []string          // man pages rendered to text as sources
 	ctx        context.Context
 	out, stage string
 	convert    map[string][]converted // target ext → files for LibreOffice
@@ -211,10 +208,6 @@ type converted struct{ src, dst string }
 func (g *generator) run(ctx context.Context) (meta, error) {
 	g.convert = map[string][]converted{}
 	g.ctx = ctx
-	// A fixed handful of man pages rendered as text: groff costs ~50 ms each.
-	for range min(manTextPages, len(g.mans)) {
-		g.manText = append(g.manText, g.mans[g.rng.IntN(len(g.mans))])
-	}
 	g.counts = map[string]int{}
 	if err := os.MkdirAll(g.stage, 0o755); err != nil {
 		return meta{}, err
@@ -273,18 +266,11 @@ func (g *generator) run(ctx context.Context) (meta, error) {
 func (g *generator) window() (string, string) {
 	for {
 		src := g.plain[g.rng.IntN(len(g.plain))]
-		if len(g.manText) > 0 && g.rng.IntN(5) == 0 {
-			src = g.manText[g.rng.IntN(len(g.manText))]
-		}
 		want := int(float64(g.cfg.MinChars) * math.Pow(float64(g.cfg.MaxChars)/float64(g.cfg.MinChars), g.rng.Float64()))
 		start := g.rng.Float64()
 		text, ok := g.texts[src]
 		if !ok {
-			if strings.HasPrefix(src, "/usr/share/man/") {
-				text, ok = renderMan(g.ctx, src)
-			} else {
-				text, ok = readPlain(src)
-			}
+			text, ok = readGoDoc(strings.TrimPrefix(src, goDocPrefix))
 			if !ok {
 				text = ""
 			}

@@ -3,101 +3,157 @@ package corpus
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
+	"fmt"
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/token"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"unicode/utf8"
 )
 
-// Source is one real text found on the machine.
-type Source struct {
-	Name string // short, file-name safe
-	Path string
-	Text string
-}
+// Roots are where Build looks; variables so tests can narrow them. Man
+// pages only feed the groff-made PDFs: a machine without them gets those
+// PDFs from LibreOffice instead.
+var manGlob = "/usr/share/man/man[1578]/*.gz"
 
-// Roots are where Sources looks; variables so tests can narrow them.
-var (
-	licenseGlob = "/usr/share/common-licenses/*"
-	docGlobs    = []string{
-		"/usr/share/doc/*/copyright",
-		"/usr/share/doc/*/README",
-		"/usr/share/doc/*/README.gz",
-		"/usr/share/doc/*/README.md",
-		"/usr/share/doc/*/README.md.gz",
-		"/usr/share/doc/*/NEWS.gz",
-		"/usr/share/doc/*/NEWS.Debian.gz",
-		"/usr/share/doc/*/changelog.gz",
-	}
-	manGlob = "/usr/share/man/man[1578]/*.gz"
-)
-
-// minSourceChars drops stubs ("see /usr/share/common-licenses/GPL").
+// minSourceChars drops stubs (a one-line package comment).
 const minSourceChars = 1500
 
-// candidates lists source files in a stable order, with symlinks resolved
-// and duplicates removed, so the same machine state gives the same list.
-func candidates(globs []string) []string {
-	seen := map[string]bool{}
+// goDocPrefix marks a text source that is the documentation of one Go
+// standard-library package.
+const goDocPrefix = "godoc:"
+
+// goSources lists the standard library's package folders. Their doc
+// comments are English prose of every length that each machine running
+// these benchmarks has (the Go toolchain ships them), identical for one Go
+// release, so the corpus no longer depends on what else is installed.
+func goSources() ([]string, string, error) {
+	root, release := goRoot()
+	src := filepath.Join(root, "src")
 	var out []string
-	for _, g := range globs {
-		m, _ := filepath.Glob(g)
-		for _, p := range m {
-			real, err := filepath.EvalSymlinks(p)
-			if err != nil || seen[real] {
-				continue
-			}
-			if fi, err := os.Stat(real); err != nil || !fi.Mode().IsRegular() {
-				continue
-			}
-			seen[real] = true
-			out = append(out, real)
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
 		}
-	}
+		if !d.IsDir() {
+			return nil
+		}
+		if name := d.Name(); p != src && (name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			return filepath.SkipDir
+		}
+		if hasGoFiles(p) {
+			out = append(out, goDocPrefix+p)
+		}
+		return nil
+	})
 	sort.Strings(out)
-	return out
+	if err == nil && len(out) == 0 {
+		err = fmt.Errorf("no Go packages under %s", src)
+	}
+	return out, release, err
 }
 
-// readPlain reads a text file, gunzipping .gz, and keeps it only if it is
-// valid UTF-8 prose of a useful length.
-func readPlain(path string) (string, bool) {
-	b, err := os.ReadFile(path)
+// goRoot asks the go command first: the benchmarks run under it, and a
+// binary moved away from its toolchain has a stale runtime.GOROOT.
+func goRoot() (root, release string) {
+	out, err := exec.Command("go", "env", "GOROOT", "GOVERSION").Output()
+	if f := strings.Fields(string(out)); err == nil && len(f) == 2 {
+		return f[0], f[1]
+	}
+	return runtime.GOROOT(), runtime.Version()
+}
+
+func hasGoFiles(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if n := e.Name(); !e.IsDir() && strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") {
+			return true
+		}
+	}
+	return false
+}
+
+// readGoDoc renders one package's documentation as plain text: the package
+// comment, then each documented constant group, variable group, type,
+// function and method under a heading line.
+func readGoDoc(dir string) (string, bool) {
+	fset := token.NewFileSet()
+	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return "", false
 	}
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(bytes.NewReader(b))
+	var files []*ast.File
+	for _, e := range ents {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, n), nil, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
-			return "", false
+			continue
 		}
-		if b, err = io.ReadAll(io.LimitReader(zr, 4<<20)); err != nil {
-			return "", false
+		// Commands and packages split by build tags share a folder: keep the
+		// package of the first file.
+		if len(files) > 0 && f.Name.Name != files[0].Name.Name {
+			continue
+		}
+		files = append(files, f)
+	}
+	if len(files) == 0 {
+		return "", false
+	}
+	pkg, err := doc.NewFromFiles(fset, files, dir)
+	if err != nil {
+		return "", false
+	}
+	var sb strings.Builder
+	section := func(heading, text string) {
+		if strings.TrimSpace(text) == "" {
+			return
+		}
+		if heading != "" {
+			sb.WriteString(heading + "\n\n")
+		}
+		sb.Write(pkg.Text(text))
+		sb.WriteString("\n")
+	}
+	section("", pkg.Doc)
+	values := func(kind string, vs []*doc.Value) {
+		for _, v := range vs {
+			section(kind+" "+strings.Join(v.Names, ", "), v.Doc)
 		}
 	}
-	if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 || len(b) < minSourceChars {
+	funcs := func(prefix string, fs []*doc.Func) {
+		for _, f := range fs {
+			section("func "+prefix+f.Name, f.Doc)
+		}
+	}
+	values("const", pkg.Consts)
+	values("var", pkg.Vars)
+	funcs("", pkg.Funcs)
+	for _, t := range pkg.Types {
+		section("type "+t.Name, t.Doc)
+		values("const", t.Consts)
+		values("var", t.Vars)
+		funcs("", t.Funcs)
+		funcs("("+t.Name+") ", t.Methods)
+	}
+	text := sb.String()
+	if !utf8.ValidString(text) || len(text) < minSourceChars {
 		return "", false
 	}
-	return strings.ReplaceAll(string(b), "\r\n", "\n"), true
-}
-
-// renderMan formats a man page source as plain UTF-8 text with groff.
-func renderMan(ctx context.Context, path string) (string, bool) {
-	src, ok := readRoff(path)
-	if !ok {
-		return "", false
-	}
-	cmd := exec.CommandContext(ctx, "groff", "-mandoc", "-t", "-Tutf8", "-P-cbou")
-	cmd.Stdin = bytes.NewReader(src)
-	cmd.Env = append(os.Environ(), "MANWIDTH=80")
-	out, err := cmd.Output()
-	if err != nil || !utf8.Valid(out) || len(out) < minSourceChars {
-		return "", false
-	}
-	return string(out), true
+	return text, true
 }
 
 // readRoff returns a man page's roff source, skipping ".so" redirections.
@@ -120,8 +176,8 @@ func readRoff(path string) ([]byte, bool) {
 
 func sourceName(path string) string {
 	base := filepath.Base(path)
-	if strings.HasPrefix(path, "/usr/share/doc/") {
-		base = filepath.Base(filepath.Dir(path)) + "-" + base
+	if dir, ok := strings.CutPrefix(path, goDocPrefix); ok {
+		base = "go-" + filepath.Base(dir)
 	}
 	base = strings.TrimSuffix(base, ".gz")
 	var sb strings.Builder

@@ -1,0 +1,244 @@
+// Package ignore decides which paths under a data folder stay out of the
+// index: .gitignore and .micro-rag-ignore files with git's nesting rules,
+// --exclude patterns, and built-in skips (hidden folders, node_modules).
+//
+// The matcher is our own, checked against git itself (ls-files and
+// check-ignore) over generated trees. go-git's plumbing/format/gitignore
+// failed that check three ways: "dir/**" matched dir itself, a name pattern
+// such as "!dir/" matched every path below dir, and an anchored pattern
+// matched every path below it, so negations re-included files git ignores.
+package ignore
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Names of the files that hold rules. In one folder .micro-rag-ignore is
+// read after .gitignore, so its lines win.
+const (
+	GitIgnoreFile = ".gitignore"
+	RuleFile      = ".micro-rag-ignore"
+)
+
+// IsRuleFile reports whether a file name (base name) holds ignore rules, so
+// a change to it changes which files are indexed.
+func IsRuleFile(name string) bool { return name == GitIgnoreFile || name == RuleFile }
+
+// BuiltinSkip reports whether a folder is skipped whatever the rules say:
+// hidden folders (".git", ".cache", ...) and node_modules.
+func BuiltinSkip(dirName string) bool {
+	return strings.HasPrefix(dirName, ".") || dirName == "node_modules"
+}
+
+// Rules answers "is this path ignored?" for one data folder. Rule files are
+// read on first use of their folder and cached, so build a new Rules when
+// files may have changed (each reindex run does). Safe for concurrent use.
+type Rules struct {
+	root     string
+	excludes []pattern // from --exclude; they win over files
+
+	mu   sync.Mutex
+	dirs map[string][]pattern // slash-separated rel dir -> its patterns
+}
+
+// New returns the rules for root, with excludes given in gitignore syntax
+// relative to root. A malformed exclude pattern is an error.
+func New(root string, excludes []string) (*Rules, error) {
+	r := &Rules{root: root, dirs: map[string][]pattern{}}
+	for _, e := range excludes {
+		if err := CheckPattern(e); err != nil {
+			return nil, err
+		}
+		if p, ok := parseLine(e); ok {
+			r.excludes = append(r.excludes, p)
+		}
+	}
+	return r, nil
+}
+
+// CheckPattern reports a pattern that can never match because its glob is
+// malformed (an unclosed "[", a trailing "\").
+func CheckPattern(p string) error {
+	body := strings.TrimPrefix(strings.TrimSpace(p), "!")
+	if strings.Trim(body, "/") == "" {
+		return fmt.Errorf("exclude pattern %q is empty", p)
+	}
+	for _, seg := range strings.Split(strings.Trim(body, "/"), "/") {
+		if _, err := path.Match(gitClass(seg), ""); err != nil {
+			return fmt.Errorf("exclude pattern %q: %v", p, err)
+		}
+	}
+	return nil
+}
+
+// Ignored reports whether rel (slash-separated, relative to the root) is
+// left out, checking each parent folder first: as in git, nothing inside
+// an ignored folder can be re-included.
+func (r *Rules) Ignored(rel string, isDir bool) bool {
+	parts := strings.Split(rel, "/")
+	for i := 1; i < len(parts); i++ {
+		if BuiltinSkip(parts[i-1]) || r.match(parts[:i], true) {
+			return true
+		}
+	}
+	if isDir && BuiltinSkip(parts[len(parts)-1]) {
+		return true
+	}
+	return r.match(parts, isDir)
+}
+
+// Match reports whether rel itself matches the rules, assuming its parent
+// folders are not ignored (a walker that prunes ignored folders knows so).
+// Built-in skips are not applied here.
+func (r *Rules) Match(rel string, isDir bool) bool {
+	return r.match(strings.Split(rel, "/"), isDir)
+}
+
+func (r *Rules) match(parts []string, isDir bool) bool {
+	if ok, ignored := decide(r.excludes, parts, isDir); ok {
+		return ignored
+	}
+	// The deepest folder's rules win; a folder's own rules never apply to
+	// the folder itself.
+	for depth := len(parts) - 1; depth >= 0; depth-- {
+		if ok, ignored := decide(r.patterns(parts[:depth]), parts[depth:], isDir); ok {
+			return ignored
+		}
+	}
+	return false
+}
+
+// decide applies one list of patterns, last line first; ok is false when
+// none matches.
+func decide(ps []pattern, parts []string, isDir bool) (ok, ignored bool) {
+	for i := len(ps) - 1; i >= 0; i-- {
+		if ps[i].match(parts, isDir) {
+			return true, !ps[i].negated
+		}
+	}
+	return false, false
+}
+
+// patterns returns the rules of one folder, reading its rule files once.
+func (r *Rules) patterns(dir []string) []pattern {
+	key := strings.Join(dir, "/")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ps, ok := r.dirs[key]; ok {
+		return ps
+	}
+	var ps []pattern
+	for _, name := range []string{GitIgnoreFile, RuleFile} {
+		// An unreadable rule file counts as empty, as in git.
+		b, err := os.ReadFile(filepath.Join(r.root, filepath.FromSlash(key), name))
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(make([]byte, 0, 4096), 1<<20)
+		for sc.Scan() {
+			if p, ok := parseLine(sc.Text()); ok {
+				ps = append(ps, p)
+			}
+		}
+	}
+	r.dirs[key] = ps
+	return ps
+}
+
+// pattern is one gitignore line.
+type pattern struct {
+	segs     []string // split at "/"; a "**" segment spans folders
+	negated  bool     // "!": re-include
+	dirOnly  bool     // trailing "/": folders only
+	anchored bool     // held a "/" before its end: matched from the rule file's folder
+}
+
+// parseLine reads one gitignore line; blank lines and comments give none.
+func parseLine(line string) (pattern, bool) {
+	line = strings.TrimSuffix(line, "\r")
+	if strings.HasPrefix(line, "#") {
+		return pattern{}, false
+	}
+	// Trailing spaces go unless escaped with a backslash.
+	for strings.HasSuffix(line, " ") && !strings.HasSuffix(line, "\\ ") {
+		line = line[:len(line)-1]
+	}
+	var p pattern
+	line, p.negated = strings.CutPrefix(line, "!")
+	line, p.dirOnly = strings.CutSuffix(line, "/")
+	if strings.Contains(line, "/") {
+		p.anchored = true
+		line = strings.TrimPrefix(line, "/")
+	}
+	if line == "" {
+		return pattern{}, false
+	}
+	p.segs = strings.Split(gitClass(line), "/")
+	return p, true
+}
+
+// match reports whether the pattern names parts, a path relative to the
+// folder of its rule file.
+func (p pattern) match(parts []string, isDir bool) bool {
+	if p.dirOnly && !isDir {
+		return false
+	}
+	if !p.anchored {
+		return segMatch(p.segs[0], parts[len(parts)-1])
+	}
+	return matchSegs(p.segs, parts)
+}
+
+func matchSegs(segs, parts []string) bool {
+	if len(segs) == 0 {
+		return len(parts) == 0
+	}
+	if segs[0] == "**" {
+		if len(segs) == 1 {
+			return len(parts) > 0 // "dir/**": what is inside dir, not dir
+		}
+		for i := range len(parts) {
+			if matchSegs(segs[1:], parts[i:]) {
+				return true
+			}
+		}
+		return false
+	}
+	return len(parts) > 0 && segMatch(segs[0], parts[0]) && matchSegs(segs[1:], parts[1:])
+}
+
+// segMatch matches one path segment; "*" and "?" never cross a "/" here.
+func segMatch(pat, name string) bool {
+	ok, err := path.Match(pat, name)
+	return err == nil && ok
+}
+
+// gitClass rewrites git's negated class "[!...]" as "[^...]", the only
+// spelling Go's path matching knows.
+func gitClass(p string) string {
+	if !strings.Contains(p, "[!") {
+		return p
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch {
+		case p[i] == '\\' && i+1 < len(p):
+			b.WriteString(p[i : i+2])
+			i++
+		case p[i] == '[' && i+1 < len(p) && p[i+1] == '!':
+			b.WriteString("[^")
+			i++
+		default:
+			b.WriteByte(p[i])
+		}
+	}
+	return b.String()
+}

@@ -36,7 +36,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	if c.version {
-		fmt.Fprintln(stdout, buildVersion())
+		printVersion(stdout)
 		return nil
 	}
 	if len(pos) > 0 {
@@ -113,7 +113,7 @@ func (c *common) parseSubcommand(fs *flag.FlagSet, args []string, stdout io.Writ
 		return nil, false, err
 	}
 	if c.version {
-		fmt.Fprintln(stdout, buildVersion())
+		printVersion(stdout)
 		return nil, true, nil
 	}
 	if err := required(fs, "data-folder"); err != nil {

@@ -11,13 +11,15 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 )
 
-// version is set at link time (-ldflags "-X main.version=..."); otherwise
-// the module version from the build info is used.
-var version = ""
+// version and commit are set at link time by make build and make dist
+// (-ldflags "-X main.version=... -X main.commit=..."); otherwise the build
+// info's module version and VCS revision are used.
+var version, commit = "", ""
 
 func buildVersion() string {
 	if version != "" {
@@ -27,6 +29,26 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// buildCommit is the commit the binary was built from, or "unknown".
+func buildCommit() string {
+	if commit != "" {
+		return commit
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && s.Value != "" {
+				return s.Value
+			}
+		}
+	}
+	return "unknown"
+}
+
+// printVersion answers --version: "micro-rag-mcp VERSION (commit C, GO)".
+func printVersion(w io.Writer) {
+	fmt.Fprintf(w, "micro-rag-mcp %s (commit %s, %s)\n", buildVersion(), buildCommit(), runtime.Version())
 }
 
 // exitError carries an exit code: 2 for usage errors, 1 for the rest.

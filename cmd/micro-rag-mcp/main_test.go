@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +24,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "micro-rag-mcp")
-	build := exec.Command("go", "build", "-ldflags", "-X main.version=9.9.9-test", "-o", binary, ".")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version=9.9.9-test -X main.commit=0123abc", "-o", binary, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building micro-rag-mcp:", err)
@@ -110,7 +111,7 @@ func TestFlagErrors(t *testing.T) {
 
 func TestVersionAndHelp(t *testing.T) {
 	code, stdout, _ := runBinary(t, "--version")
-	if code != 0 || strings.TrimSpace(stdout) != "9.9.9-test" {
+	if want := "micro-rag-mcp 9.9.9-test (commit 0123abc, " + runtime.Version() + ")"; code != 0 || strings.TrimSpace(stdout) != want {
 		t.Errorf("--version: code %d, stdout %q", code, stdout)
 	}
 	code, stdout, _ = runBinary(t, "--help")

@@ -14,7 +14,9 @@ package faiss
 
 /*
 #cgo CXXFLAGS: -std=c++17 -fopenmp -O2
-#cgo LDFLAGS: -lfaiss -lopenblas -llapack -lgomp -lstdc++ -lm
+#if !__has_include(<faiss/IndexIDMap.h>)
+#error "FAISS headers not found (Debian package libfaiss-dev): run `make setup`"
+#endif
 #include <stdlib.h>
 #include "shim.h"
 */

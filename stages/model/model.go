@@ -16,6 +16,9 @@ const (
 	TokenizerName = "tokenizer.json"
 )
 
+// ORTLibName is the ONNX Runtime library's file name in a lib folder.
+const ORTLibName = "libonnxruntime.so"
+
 // ModelName is the directory under CacheDir()/models that holds the model.
 const ModelName = "all-MiniLM-L6-v2"
 
@@ -94,23 +97,47 @@ func Locate(modelDir string) (Files, error) {
 }
 
 // ORTLibrary finds the ONNX Runtime shared library: the flag, else
-// $MICRO_RAG_ORT_LIB, else CacheDir()/lib/libonnxruntime.so.
+// $MICRO_RAG_ORT_LIB, else lib/libonnxruntime.so beside the folder of the
+// executable (the release tarball's layout, symlinks to the binary
+// followed), else CacheDir()/lib/libonnxruntime.so (where setup installs it).
 func ORTLibrary(flag string) (string, error) {
+	exeDir := ""
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			exeDir = filepath.Dir(exe)
+		}
+	}
+	return ortLibrary(flag, exeDir)
+}
+
+// ortLibrary is ORTLibrary with the executable's folder given.
+func ortLibrary(flag, exeDir string) (string, error) {
 	p := flag
 	if p == "" {
 		p = os.Getenv(EnvORTLib)
 	}
-	if p == "" {
-		p = filepath.Join(CacheDir(), "lib", "libonnxruntime.so")
+	var candidates []string
+	if p != "" {
+		candidates = []string{p}
+	} else {
+		if exeDir != "" {
+			candidates = append(candidates, filepath.Join(exeDir, "..", "lib", ORTLibName))
+		}
+		candidates = append(candidates, filepath.Join(CacheDir(), "lib", ORTLibName))
 	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
+	var errs []error
+	for _, c := range candidates {
+		abs, err := filepath.Abs(c)
+		if err != nil {
+			return "", err
+		}
+		if err := regularFile(abs); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		return abs, nil
 	}
-	if err := regularFile(abs); err != nil {
-		return "", fmt.Errorf("ONNX Runtime library (1.24 or newer) not found: %w (run `make setup`, or pass --ort-lib or set %s)", err, EnvORTLib)
-	}
-	return abs, nil
+	return "", fmt.Errorf("ONNX Runtime library (1.24 or newer) not found: %w (run `make setup`, or pass --ort-lib or set %s)", errors.Join(errs...), EnvORTLib)
 }
 
 // regularFile fails unless p (after symlinks) is a non-empty regular file.

@@ -103,3 +103,36 @@ func TestORTLibraryOrder(t *testing.T) {
 		t.Fatal("flag naming a missing file was accepted")
 	}
 }
+
+// The release tarball's layout: bin/micro-rag-mcp finds lib/ beside bin/
+// before the cache; the flag and the environment still come first.
+func TestORTLibraryBesideExecutable(t *testing.T) {
+	cache, root := t.TempDir(), t.TempDir()
+	t.Setenv(EnvCacheDir, cache)
+	t.Setenv(EnvORTLib, "")
+	bin := filepath.Join(root, "bin")
+	bundled := filepath.Join(root, "lib", ORTLibName)
+	cached := filepath.Join(cache, "lib", ORTLibName)
+	for _, p := range []string{bundled, cached} {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("elf"), 0o644)
+	}
+	os.MkdirAll(bin, 0o755)
+	if got, err := ortLibrary("", bin); err != nil || got != bundled {
+		t.Fatalf("beside the executable: %q, %v; want %q", got, err, bundled)
+	}
+	os.Remove(bundled)
+	if got, err := ortLibrary("", bin); err != nil || got != cached {
+		t.Fatalf("cache after a missing bundle: %q, %v; want %q", got, err, cached)
+	}
+	os.Remove(cached)
+	_, err := ortLibrary("", bin)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(root, "lib")) || !strings.Contains(err.Error(), cache) {
+		t.Fatalf("both missing: the error should name both places: %v", err)
+	}
+	os.WriteFile(bundled, []byte("elf"), 0o644)
+	t.Setenv(EnvORTLib, filepath.Join(root, "absent.so"))
+	if _, err := ortLibrary("", bin); err == nil {
+		t.Fatal("an env naming a missing file fell back to the bundled library")
+	}
+}

@@ -3,6 +3,7 @@ module github.com/micro-rag/micro-rag-mcp
 go 1.26.8
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/gofrs/flock v0.13.2
 	github.com/gogs/chardet v0.0.0-20211120154057-b7413eaefb8f
 	github.com/klippa-app/go-pdfium v1.21.4

@@ -45,6 +45,9 @@ type Options struct {
 	CompactRatio float64
 	CompactMin   int
 	Logger       *slog.Logger
+	// ReadOnly opens without creating the folder or any file in it (no
+	// lock, no crash recovery); a missing folder is served as empty.
+	ReadOnly bool
 }
 
 // Store is the index of one data folder. Searches read Snapshot values; all
@@ -82,8 +85,10 @@ func Open(dir string, v Version, opts Options) (*Store, error) {
 	if opts.CompactMin == 0 {
 		opts.CompactMin = 1000
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create index folder: %w", err)
+	if !opts.ReadOnly {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create index folder: %w", err)
+		}
 	}
 	s := &Store{dir: dir, version: v, opts: opts, log: opts.Logger, lock: flock.New(filepath.Join(dir, LockFile))}
 	empty, err := s.emptySnapshot()
@@ -93,8 +98,9 @@ func Open(dir string, v Version, opts Options) (*Store, error) {
 	s.current.Store(empty)
 	if _, err := s.Refresh(); err != nil {
 		// Perhaps a crash interrupted a commit: finish or undo it if no
-		// writer is running, then try again.
-		if ok, _ := s.lock.TryLock(); ok {
+		// writer is running, then try again. A read-only store leaves that
+		// to a writer.
+		if !opts.ReadOnly && tryLock(s.lock) {
 			if rerr := s.recover(); rerr != nil {
 				s.log.Warn("recovering index", "err", rerr)
 			}
@@ -106,6 +112,11 @@ func Open(dir string, v Version, opts Options) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+func tryLock(l *flock.Flock) bool {
+	ok, _ := l.TryLock()
+	return ok
 }
 
 // Dir is the index folder.

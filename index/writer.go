@@ -39,6 +39,9 @@ type Writer struct {
 // or another. It finishes or undoes a commit that a crash interrupted, and
 // rebuilds from scratch when the version differs or the files disagree.
 func (s *Store) Begin() (*Writer, error) {
+	if s.opts.ReadOnly {
+		return nil, errReadOnly
+	}
 	if !s.writerMu.TryLock() {
 		return nil, ErrLocked
 	}

@@ -266,7 +266,7 @@ func embedFiles(ctx context.Context, m *pipeline.Meter, in <-chan *FileJob, out 
 		if job.Kind == Changed && len(job.Chunks) > 0 {
 			job.Vectors = make([]float32, len(job.Chunks)*cfg.Dim)
 			var old map[uint64][]float32
-			if base != nil && job.Old != nil {
+			if base != nil && job.Old != nil && !cfg.Force { // force re-embeds everything
 				old = base.ChunkVectors(job.Rel)
 			}
 			var need []int

@@ -7,14 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
-
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
@@ -79,9 +76,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	eng.Start(ctx)
 	log.Info("serving MCP on stdio", "title", title, "data_folder", cfg.DataFolder, "version", buildVersion())
 
-	stdio := server.NewStdioServer(s)
-	stdio.SetErrorLogger(slog.NewLogLogger(log.Handler(), slog.LevelError))
-	err = stdio.Listen(ctx, stdin, out)
+	err = mcpserver.ServeStdio(ctx, s, stdin, out, log)
 	if errors.Is(err, context.Canceled) {
 		err = nil // SIGINT/SIGTERM
 	}
@@ -90,8 +85,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 }
 
 // openEngine starts an engine for a one-shot command and waits for its model.
-func openEngine(ctx context.Context, cfg engine.Config) (*engine.Engine, error) {
+// A read-only engine creates nothing on disk.
+func openEngine(ctx context.Context, cfg engine.Config, readOnly bool) (*engine.Engine, error) {
 	cfg.NoInitialReindex = true
+	cfg.ReadOnly = readOnly
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return nil, err
@@ -128,12 +125,12 @@ func (c *common) parseSubcommand(fs *flag.FlagSet, args []string, stdout io.Writ
 
 // openSubcommandEngine loads the model and index for a human subcommand.
 // close releases everything.
-func (c *common) openSubcommandEngine(ctx context.Context, stderr io.Writer) (eng *engine.Engine, close func(), err error) {
+func (c *common) openSubcommandEngine(ctx context.Context, stderr io.Writer, readOnly bool) (eng *engine.Engine, close func(), err error) {
 	cfg, _, cleanup, err := c.setup(stderr)
 	if err != nil {
 		return nil, nil, err
 	}
-	eng, err = openEngine(ctx, cfg)
+	eng, err = openEngine(ctx, cfg, readOnly)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -167,7 +164,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr)
+	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr, true)
 	if err != nil {
 		return err
 	}
@@ -223,7 +220,7 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil || done {
 		return err
 	}
-	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr)
+	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr, false)
 	if err != nil {
 		return err
 	}
@@ -242,8 +239,8 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if asJSON {
 		return writeJSON(stdout, res)
 	}
-	fmt.Fprintf(stdout, "files added:   %d\nfiles updated: %d\nfiles removed: %d\nfiles failed:  %d\nchunks total:  %d\nelapsed:       %s\n",
-		res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal,
+	fmt.Fprintf(stdout, "files added:     %d\nfiles updated:   %d\nfiles removed:   %d\nfiles failed:    %d\nchunks total:    %d\nchunks embedded: %d\nelapsed:         %s\n",
+		res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded,
 		(time.Duration(res.ElapsedMS) * time.Millisecond).String())
 	return nil
 }
@@ -259,7 +256,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	// Status needs the store, which the engine opens with the model.
-	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr)
+	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr, true)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -41,6 +42,9 @@ type Config struct {
 	RefreshEvery time.Duration
 	// Checkpoint is how often a long reindex commits; 0 = 30 s.
 	Checkpoint time.Duration
+	// ReadOnly engines (the CLI's search and status) never create the index
+	// folder or any file in it, and cannot reindex.
+	ReadOnly bool
 	// Compaction thresholds (see index.Options); zero values take defaults.
 	CompactRatio float64
 	CompactMin   int
@@ -96,14 +100,8 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("data folder is not readable: %w", err)
 	}
 	cfg.DataFolder = data
-	if cfg.IndexFolder == "" {
-		cfg.IndexFolder = filepath.Join(data, "index")
-	}
-	if err := os.MkdirAll(cfg.IndexFolder, 0o755); err != nil {
-		return nil, fmt.Errorf("index folder: %w", err)
-	}
-	if cfg.IndexFolder, err = resolveDir(cfg.IndexFolder); err != nil {
-		return nil, fmt.Errorf("index folder: %w", err)
+	if cfg.IndexFolder, err = checkIndexFolder(data, cfg.IndexFolder, cfg.ReadOnly); err != nil {
+		return nil, err
 	}
 	if len(cfg.Exts) == 0 {
 		cfg.Exts = DefaultExts
@@ -126,6 +124,55 @@ func New(cfg Config) (*Engine, error) {
 		cfg.RefreshEvery = 2 * time.Second
 	}
 	return &Engine{cfg: cfg, log: cfg.Logger, exts: exts, ready: make(chan struct{}), stop: func() {}}, nil
+}
+
+// checkIndexFolder resolves the index folder (default <data>/index) and
+// refuses one that would overwrite or swallow the user's files: the data
+// folder itself, a folder containing it, or a folder of other files. It
+// creates the folder unless readOnly.
+func checkIndexFolder(data, dir string, readOnly bool) (string, error) {
+	explicit := dir != ""
+	if !explicit {
+		dir = filepath.Join(data, "index")
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		if readOnly {
+			return dir, nil
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("index folder: %w", err)
+		}
+	}
+	resolved, err := resolveDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("index folder: %w", err)
+	}
+	if resolved == data {
+		return "", fmt.Errorf("index folder %s is the data folder: the index would overwrite your files; choose another folder with --index-folder", dir)
+	}
+	if within(resolved, data) {
+		return "", fmt.Errorf("index folder %s contains the data folder %s: choose a folder outside it with --index-folder", dir, data)
+	}
+	if err := index.CheckFolder(resolved); err != nil {
+		if !errors.Is(err, index.ErrNotIndex) {
+			return "", fmt.Errorf("index folder: %w", err)
+		}
+		if !explicit {
+			return "", fmt.Errorf("%s exists and is not a micro-rag-mcp index, so it is treated as your documents and left alone; put the index elsewhere with --index-folder DIR (%w)", dir, err)
+		}
+		return "", fmt.Errorf("index folder %s is not empty and holds no micro-rag-mcp index; give --index-folder an empty or new folder (%w)", dir, err)
+	}
+	return resolved, nil
+}
+
+// within reports whether p is dir or inside it (both absolute and clean).
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 func resolveDir(p string) (string, error) {
@@ -206,7 +253,9 @@ func (e *Engine) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	store, err := index.Open(e.cfg.IndexFolder, e.version(id), index.Options{Logger: e.log, CompactRatio: e.cfg.CompactRatio, CompactMin: e.cfg.CompactMin})
+	store, err := index.Open(e.cfg.IndexFolder, e.version(id), index.Options{
+		Logger: e.log, CompactRatio: e.cfg.CompactRatio, CompactMin: e.cfg.CompactMin, ReadOnly: e.cfg.ReadOnly,
+	})
 	if err != nil {
 		emb.Close()
 		return err
@@ -365,7 +414,8 @@ func (e *Engine) Reindex(ctx context.Context, req ReindexRequest, progress func(
 	}
 	out := ReindexResult{
 		FilesAdded: res.FilesAdded, FilesUpdated: res.FilesUpdated, FilesRemoved: res.FilesRemoved,
-		FilesFailed: res.FilesFailed, ChunksTotal: res.ChunksTotal, ElapsedMS: time.Since(start).Milliseconds(),
+		FilesFailed: res.FilesFailed, ChunksTotal: res.ChunksTotal, ChunksEmbedded: res.ChunksEmbedded,
+		ElapsedMS: time.Since(start).Milliseconds(),
 	}
 	e.log.Info("reindex done", "added", out.FilesAdded, "updated", out.FilesUpdated, "removed", out.FilesRemoved,
 		"failed", out.FilesFailed, "touched", res.FilesTouched, "embedded", res.ChunksEmbedded, "reused", res.ChunksReused,

@@ -64,12 +64,15 @@ type ReindexRequest struct {
 
 // ReindexResult is what a reindex did.
 type ReindexResult struct {
-	FilesAdded   int   `json:"files_added"`
-	FilesUpdated int   `json:"files_updated"`
-	FilesRemoved int   `json:"files_removed"`
-	FilesFailed  int   `json:"files_failed"`
-	ChunksTotal  int   `json:"chunks_total"`
-	ElapsedMS    int64 `json:"elapsed_ms"`
+	FilesAdded   int `json:"files_added"`
+	FilesUpdated int `json:"files_updated"`
+	FilesRemoved int `json:"files_removed"`
+	FilesFailed  int `json:"files_failed"`
+	ChunksTotal  int `json:"chunks_total"`
+	// ChunksEmbedded counts chunks sent to the model; the rest of a changed
+	// file's chunks kept their stored vectors. Under force it is every chunk.
+	ChunksEmbedded int   `json:"chunks_embedded"`
+	ElapsedMS      int64 `json:"elapsed_ms"`
 }
 
 // Progress is reported during a reindex, at most a few times per second.

@@ -104,7 +104,11 @@ func TestIncrementalReindex(t *testing.T) {
 
 	// Modify: the update shows, the old text is gone.
 	writeCorpus(t, data, map[string]string{"kernel.txt": "Garbage collection in Go is concurrent, tri-colour and non-moving."})
-	checkCounts(t, "modify", reindex(t, e, ReindexRequest{}), 0, 1, 0, 0, 4)
+	if r := reindex(t, e, ReindexRequest{}); r.ChunksEmbedded != 1 {
+		t.Fatalf("modify: %+v, want chunks_embedded=1", r)
+	} else {
+		checkCounts(t, "modify", r, 0, 1, 0, 0, 4)
+	}
 	if r := top(t, e, "concurrent garbage collector"); r.Path != "kernel.txt" {
 		t.Fatalf("modified text not found: %+v", r)
 	}
@@ -134,7 +138,11 @@ func TestIncrementalReindex(t *testing.T) {
 	}
 
 	// Force: everything re-read and re-embedded, counted as updated.
-	checkCounts(t, "force", reindex(t, e, ReindexRequest{Force: true}), 0, 3, 0, 0, 3)
+	forced := reindex(t, e, ReindexRequest{Force: true})
+	checkCounts(t, "force", forced, 0, 3, 0, 0, 3)
+	if forced.ChunksEmbedded != 3 {
+		t.Fatalf("force embedded %d of 3 chunks; it must not reuse stored vectors", forced.ChunksEmbedded)
+	}
 
 	// path_glob: only matching files are considered, others untouched.
 	writeCorpus(t, data, map[string]string{"notes/new.md": "Octopuses have three hearts and blue blood.", "outside.md": "Basalt columns form as lava cools and contracts."})
@@ -251,5 +259,76 @@ func TestNewRejectsBadFolders(t *testing.T) {
 	}
 	if _, err := New(Config{DataFolder: t.TempDir(), SearchMode: "fuzzy"}); err == nil || !strings.Contains(err.Error(), `"fuzzy"`) {
 		t.Fatalf("unknown search mode: err = %v", err)
+	}
+}
+
+// TestIndexFolderSafety: the index never lands on the user's files.
+func TestIndexFolderSafety(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "docs")
+	writeCorpus(t, data, corpus)
+	userFiles := filepath.Join(root, "photos")
+	writeCorpus(t, userFiles, map[string]string{"files.json": "{\"mine\": true}", "version": "my own version notes"})
+	os.Symlink(data, filepath.Join(root, "docs-link"))
+	empty := filepath.Join(root, "empty")
+	os.Mkdir(empty, 0o755)
+
+	refused := []struct{ name, index, want string }{
+		{"data folder", data, "is the data folder"},
+		{"link to the data folder", filepath.Join(root, "docs-link"), "is the data folder"},
+		{"parent of the data folder", root, "contains the data folder"},
+		{"filesystem root", "/", "contains the data folder"},
+		{"folder of user files", userFiles, "holds no micro-rag-mcp index"},
+	}
+	for _, tc := range refused {
+		_, err := New(Config{DataFolder: data, IndexFolder: tc.index})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(userFiles, "files.json")); string(b) != `{"mine": true}` {
+		t.Errorf("user's files.json changed: %q", b)
+	}
+
+	// A user's own folder named "index" is their data: refused as the default.
+	writeCorpus(t, data, map[string]string{"index/report.txt": "Quarterly report of the tide gauges."})
+	_, err := New(Config{DataFolder: data})
+	if err == nil || !strings.Contains(err.Error(), "--index-folder") {
+		t.Errorf("default index over a user folder: err = %v, want a hint naming --index-folder", err)
+	}
+	// With the index elsewhere, that folder is indexed like any other.
+	e := newEngine(t, Config{DataFolder: data, IndexFolder: empty})
+	reindex(t, e, ReindexRequest{})
+	if r := top(t, e, "tide gauge quarterly report"); r.Path != "index/report.txt" {
+		t.Errorf("user folder named index not indexed: top %+v", r)
+	}
+	e.Close()
+	if entries, _ := os.ReadDir(filepath.Join(data, "index")); len(entries) != 1 {
+		t.Errorf("files written into the user's index folder: %v", entries)
+	}
+	// Our own index opens again.
+	if _, err := New(Config{DataFolder: data, IndexFolder: empty}); err != nil {
+		t.Errorf("reopening our index: %v", err)
+	}
+}
+
+// TestReadOnlyCreatesNothing: search and status on a folder never indexed
+// leave the disk as it was.
+func TestReadOnlyCreatesNothing(t *testing.T) {
+	data := t.TempDir()
+	writeCorpus(t, data, corpus)
+	e := newEngine(t, Config{DataFolder: data, ReadOnly: true})
+	if res := search(t, e, "alpacas"); len(res) != 0 {
+		t.Errorf("results from no index: %+v", res)
+	}
+	if st := e.Status(); st.Files != 0 {
+		t.Errorf("status %+v", st)
+	}
+	if _, err := e.Reindex(context.Background(), ReindexRequest{}, nil); err == nil {
+		t.Error("a read-only engine reindexed")
+	}
+	e.Close()
+	if _, err := os.Stat(filepath.Join(data, "index")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("read-only engine created the index folder: %v", err)
 	}
 }

@@ -134,9 +134,10 @@ const reindexOutputSchema = `{
     "files_removed": {"type": "integer"},
     "files_failed": {"type": "integer"},
     "chunks_total": {"type": "integer"},
+    "chunks_embedded": {"type": "integer", "description": "chunks sent to the model; unchanged chunks of a changed file keep their vectors unless force"},
     "elapsed_ms": {"type": "integer"}
   },
-  "required": ["files_added", "files_updated", "files_removed", "files_failed", "chunks_total", "elapsed_ms"]
+  "required": ["files_added", "files_updated", "files_removed", "files_failed", "chunks_total", "chunks_embedded", "elapsed_ms"]
 }`
 
 // SearchOutput is the structured result of the search tool.
@@ -322,8 +323,8 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 		t.log.Warn("reindex failed", "err", err)
 		return mcp.NewToolResultError("reindex failed: " + err.Error()), nil
 	}
-	text := fmt.Sprintf("Reindexed in %d ms: %d added, %d updated, %d removed, %d failed; %d chunks in the index.",
-		res.ElapsedMS, res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal)
+	text := fmt.Sprintf("Reindexed in %d ms: %d added, %d updated, %d removed, %d failed; %d chunks in the index, %d embedded by this run.",
+		res.ElapsedMS, res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded)
 	return mcp.NewToolResultStructured(res, text), nil
 }
 

@@ -1,0 +1,340 @@
+package main
+
+// The hardening battery: attacks on the built binary from the outside, one
+// test per probe, so that none of the defects found regresses.
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// rawSession speaks JSON-RPC to the binary line by line, without an MCP
+// library in between, and checks on close that stdout carried nothing but
+// JSON-RPC 2.0 messages.
+type rawSession struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	logs  *syncBuffer
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	lines   []string                   // every stdout line, in order
+	byID    map[string]json.RawMessage // answers by the raw bytes of their id
+	eof     bool
+	readErr error
+}
+
+// startRaw starts the server with args and sends initialize.
+func startRaw(t *testing.T, args ...string) *rawSession {
+	t.Helper()
+	s := &rawSession{t: t, logs: &syncBuffer{}, byID: map[string]json.RawMessage{}}
+	s.cond = sync.NewCond(&s.mu)
+	s.cmd = exec.Command(binary, args...)
+	s.cmd.Stderr = s.logs
+	var err error
+	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := s.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go s.read(stdout)
+	t.Cleanup(func() {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+		if t.Failed() {
+			t.Logf("server stderr:\n%s", s.logs.String())
+		}
+	})
+	return s
+}
+
+func (s *rawSession) read(stdout io.Reader) {
+	r := bufio.NewReaderSize(stdout, 1<<20)
+	for {
+		line, err := r.ReadString('\n')
+		if line != "" {
+			line = strings.TrimSuffix(line, "\n")
+			var m struct {
+				ID json.RawMessage `json:"id"`
+			}
+			s.mu.Lock()
+			s.lines = append(s.lines, line)
+			if json.Unmarshal([]byte(line), &m) == nil && m.ID != nil {
+				s.byID[string(m.ID)] = json.RawMessage(line)
+			}
+			s.cond.Broadcast()
+			s.mu.Unlock()
+		}
+		if err != nil {
+			s.mu.Lock()
+			s.eof = true
+			if err != io.EOF {
+				s.readErr = err
+			}
+			s.cond.Broadcast()
+			s.mu.Unlock()
+			return
+		}
+	}
+}
+
+// send writes one line; it appends the newline.
+func (s *rawSession) send(line string) {
+	s.t.Helper()
+	if _, err := io.WriteString(s.stdin, line+"\n"); err != nil {
+		s.t.Fatalf("writing to the server: %v", err)
+	}
+}
+
+// call sends a request whose id is given as raw JSON and waits for its answer.
+func (s *rawSession) call(id, method string, params any) json.RawMessage {
+	s.t.Helper()
+	msg := map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	b, err := json.Marshal(msg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.send(string(b))
+	return s.await(id)
+}
+
+// await waits for the answer whose id is exactly the raw JSON id and takes it.
+func (s *rawSession) await(id string) json.RawMessage {
+	s.t.Helper()
+	deadline := time.Now().Add(indexTimeout)
+	timer := time.AfterFunc(indexTimeout, func() { s.mu.Lock(); s.cond.Broadcast(); s.mu.Unlock() })
+	defer timer.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		if m, ok := s.byID[id]; ok {
+			delete(s.byID, id)
+			return m
+		}
+		if s.eof || time.Now().After(deadline) {
+			s.t.Fatalf("no answer with id %s (eof=%v)", id, s.eof)
+		}
+		s.cond.Wait()
+	}
+}
+
+// initialize runs the MCP handshake.
+func (s *rawSession) initialize(id string) json.RawMessage {
+	s.t.Helper()
+	res := s.call(id, "initialize", map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "battery", "version": "0"}})
+	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return res
+}
+
+// tool calls a tool and returns its result object.
+func (s *rawSession) tool(id, name string, args map[string]any) map[string]any {
+	s.t.Helper()
+	var m struct {
+		Result map[string]any `json:"result"`
+		Error  any            `json:"error"`
+	}
+	raw := s.call(id, "tools/call", map[string]any{"name": name, "arguments": args})
+	if err := json.Unmarshal(raw, &m); err != nil || m.Result == nil {
+		s.t.Fatalf("tools/call %s: %s", name, raw)
+	}
+	return m.Result
+}
+
+// close ends the session with EOF on stdin, waits for a clean exit and
+// checks that every stdout line was a JSON-RPC 2.0 message.
+func (s *rawSession) close() {
+	s.t.Helper()
+	s.stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			s.t.Errorf("server exit after EOF: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		s.cmd.Process.Kill()
+		s.t.Fatal("server did not exit after stdin closed")
+	}
+	s.checkStdout()
+}
+
+func (s *rawSession) checkStdout() {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.readErr != nil {
+		s.t.Errorf("reading stdout: %v", s.readErr)
+	}
+	for i, line := range s.lines {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			s.t.Errorf("stdout line %d is not JSON: %.200q", i+1, line)
+			continue
+		}
+		_, hasID := m["id"]
+		_, hasMethod := m["method"]
+		if string(m["jsonrpc"]) != `"2.0"` || (!hasID && !hasMethod) {
+			s.t.Errorf("stdout line %d is not a JSON-RPC 2.0 message: %.200q", i+1, line)
+		}
+	}
+}
+
+func serverArgs(data string, extra ...string) []string {
+	return append([]string{"--data-folder", data, "--title", "battery", "--inst", "battery", "--log-level", "debug"}, extra...)
+}
+
+// TestBatteryJSONRPCWire: ids come back byte for byte, whatever their size;
+// an over-long or malformed line gets an error and the session goes on.
+func TestBatteryJSONRPCWire(t *testing.T) {
+	s := startRaw(t, serverArgs(copySample(t))...)
+	s.initialize(`9007199254740993`) // 2^53+1
+	for _, id := range []string{`123456789012345678901234567890`, `-7`, `2.5`, `"x-1"`, `"micro-rag#1"`} {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(s.call(id, "ping", nil), &m)
+		if string(m.ID) != id {
+			t.Errorf("ping id %s answered with id %s", id, m.ID)
+		}
+	}
+	if ans := s.call(`18446744073709551617`, "tools/list", nil); !strings.Contains(string(ans), `"search"`) {
+		t.Errorf("tools/list: %.300s", ans)
+	}
+
+	// 12 MiB in one line: refused with id null, never read whole.
+	pad := strings.Repeat("a", 12<<20)
+	s.send(`{"jsonrpc":"2.0","id":5,"method":"ping","params":{"pad":"` + pad + `"}}`)
+	var e struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	json.Unmarshal(s.await("null"), &e)
+	if e.Error.Code != -32600 || !strings.Contains(e.Error.Message, "4194304") {
+		t.Errorf("over-long line: %+v", e)
+	}
+	s.send(`{"jsonrpc":"2.0","id":6,"method":"ping"`) // malformed
+	json.Unmarshal(s.await("null"), &e)
+	if e.Error.Code != -32700 {
+		t.Errorf("malformed line: %+v", e)
+	}
+	if ans := s.call(`7`, "ping", nil); !strings.Contains(string(ans), `"result"`) {
+		t.Errorf("ping after bad input: %s", ans)
+	}
+	s.close()
+}
+
+// tree lists every path under dir with its size and mode, to show that a
+// command changed nothing.
+func tree(t *testing.T, dir string) string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			out = append(out, p+" "+err.Error())
+			return nil
+		}
+		fi, _ := d.Info()
+		b, _ := os.ReadFile(p)
+		out = append(out, fmt.Sprintf("%s %v %d %x", p, fi.Mode(), fi.Size(), b))
+		return nil
+	})
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+// TestBatteryIndexFolder: the index never overwrites or swallows the user's
+// files, and read-only commands create nothing.
+func TestBatteryIndexFolder(t *testing.T) {
+	root := t.TempDir()
+	data := filepath.Join(root, "docs")
+	if err := os.CopyFS(data, os.DirFS("../../testdata/sample")); err != nil {
+		t.Fatal(err)
+	}
+	// The user's own files under the names the index uses.
+	for _, name := range []string{"files.json", "version", "manifest.jsonl", "faiss.index"} {
+		os.WriteFile(filepath.Join(data, name+".txt"), []byte("user notes "+name), 0o644)
+		os.WriteFile(filepath.Join(data, name), []byte("user file "+name), 0o644)
+	}
+	other := filepath.Join(root, "other")
+	os.MkdirAll(other, 0o755)
+	os.WriteFile(filepath.Join(other, "holiday.jpg"), []byte("not an index"), 0o644)
+	before := tree(t, root)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"reindex into the data folder", []string{"reindex", "--data-folder", data, "--index-folder", data}, "is the data folder"},
+		{"server on the data folder", serverArgs(data, "--index-folder", data), "is the data folder"},
+		{"status with the index over the data folder", []string{"status", "--data-folder", data, "--index-folder", data + "/."}, "is the data folder"},
+		{"reindex into a parent", []string{"reindex", "--data-folder", data, "--index-folder", root}, "contains the data folder"},
+		{"reindex into a folder of other files", []string{"reindex", "--data-folder", data, "--index-folder", other}, "holds no micro-rag-mcp index"},
+	} {
+		code, stdout, stderr := runBinary(t, tc.args...)
+		if code != 1 || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1 saying %q", tc.name, code, stdout, stderr, tc.want)
+		}
+	}
+	// Read-only commands on a folder never indexed create nothing.
+	if code, stdout, stderr := runBinary(t, "search", "--data-folder", data, "parental leave"); code != 0 || !strings.Contains(stdout, "no results") {
+		t.Errorf("search on a folder never indexed: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := runBinary(t, "status", "--data-folder", data); code != 0 || !strings.Contains(stdout, "files:") {
+		t.Errorf("status on a folder never indexed: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if after := tree(t, root); after != before {
+		t.Errorf("refused and read-only commands changed the disk:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+
+	// A user folder named index is the user's data: the default index is
+	// refused with a hint, an index elsewhere indexes it.
+	os.MkdirAll(filepath.Join(data, "index"), 0o755)
+	os.WriteFile(filepath.Join(data, "index", "tide-report.txt"), []byte("Quarterly report of the harbour tide gauges: readings drifted by four centimetres."), 0o644)
+	before = tree(t, data)
+	code, _, stderr := runBinary(t, "reindex", "--data-folder", data)
+	if code != 1 || !strings.Contains(stderr, "--index-folder") {
+		t.Errorf("default index over a user folder named index: exit %d, %s", code, stderr)
+	}
+	idx := filepath.Join(root, "idx")
+	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data, "--index-folder", idx); code != 0 {
+		t.Fatalf("reindex with the index elsewhere: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := runBinary(t, "search", "--data-folder", data, "--index-folder", idx, "--json", "harbour tide gauge readings drifted")
+	var out struct {
+		Results []struct {
+			Path string `json:"path"`
+		} `json:"results"`
+	}
+	if json.Unmarshal([]byte(stdout), &out); code != 0 || len(out.Results) == 0 || out.Results[0].Path != "index/tide-report.txt" {
+		t.Errorf("user folder named index not searchable: exit %d %s %s", code, stdout, stderr)
+	}
+	if after := tree(t, data); after != before {
+		t.Errorf("the data folder changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}

@@ -1,0 +1,292 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// MaxMessageBytes caps one JSON-RPC message (one line on stdin). A longer
+// line is discarded as it streams in, never held whole, and answered with
+// an Invalid Request error whose id is null; the session goes on.
+const MaxMessageBytes = 4 << 20
+
+// idPrefix marks the string ids the wire layer hands to mcp-go in place of
+// the client's own. Every request id is replaced, so a client cannot forge one.
+const idPrefix = "micro-rag#"
+
+// maxPendingIDs bounds the ids remembered for requests not yet answered; a
+// client that never reads its answers cannot grow the table without end.
+const maxPendingIDs = 1 << 14
+
+// ServeStdio serves s on stdin/stdout like server.StdioServer, with two
+// repairs in front of it: messages are capped at MaxMessageBytes, and
+// request ids come back byte for byte as sent. mcp-go decodes a numeric id
+// through float64, which rounds ids above 2^53 and mangles longer ones, so
+// each request id is swapped for a short string on the way in and the
+// original bytes are put back into the response on the way out.
+func ServeStdio(ctx context.Context, s *server.MCPServer, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
+	w := &wire{out: stdout, pending: map[uint64][]byte{}, byRaw: map[string]uint64{}, log: log}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(w.pump(stdin, pw))
+	}()
+	defer pr.Close() // unblocks pump when the server stops first
+	stdio := server.NewStdioServer(s)
+	stdio.SetErrorLogger(slog.NewLogLogger(log.Handler(), slog.LevelError))
+	return stdio.Listen(ctx, pr, w)
+}
+
+// wire rewrites ids between the client and mcp-go. Its Write is the
+// server's stdout: it takes whole lines and puts the client's ids back.
+type wire struct {
+	log *slog.Logger
+
+	mu      sync.Mutex // guards everything below and serialises writes to out
+	out     io.Writer
+	partial []byte            // output not yet ended by a newline
+	next    uint64            // last id handed out
+	pending map[uint64][]byte // our id → the client's id, as raw JSON
+	byRaw   map[string]uint64 // the client's id → ours, for notifications/cancelled
+}
+
+// pump copies stdin to the server line by line, rewriting request ids and
+// answering over-long lines itself.
+func (w *wire) pump(in io.Reader, to io.Writer) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		tooLong := false
+		switch {
+		case len(line)+len(chunk) > MaxMessageBytes:
+			// Drop what was kept and skip to the end of the line.
+			line = line[:0]
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = r.ReadSlice('\n')
+			}
+			tooLong = true
+		default:
+			line = append(line, chunk...)
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+		}
+		if tooLong {
+			w.log.Warn("JSON-RPC message over the size limit discarded", "limit_bytes", MaxMessageBytes)
+			if werr := w.reply(oversizeError); werr != nil {
+				return werr
+			}
+		} else if len(line) > 0 {
+			if _, werr := to.Write(w.inbound(line)); werr != nil {
+				return werr
+			}
+		}
+		line = line[:0]
+		if cap(line) > 1<<20 {
+			line = nil // do not pin a big message's buffer
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+var oversizeError = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message longer than ` +
+	strconv.Itoa(MaxMessageBytes) + ` bytes; it was discarded"}}` + "\n")
+
+// reply writes a message of the wire layer's own.
+func (w *wire) reply(msg []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err := w.out.Write(msg)
+	return err
+}
+
+// inbound returns line with a request's id, or a cancellation's requestId,
+// replaced by ours. Anything else (responses, notifications, batches, bad
+// JSON) passes unchanged for mcp-go to handle or reject.
+func (w *wire) inbound(line []byte) []byte {
+	fields, ok := topFields(line)
+	if !ok {
+		return line
+	}
+	method, hasMethod := fields["method"]
+	if !hasMethod {
+		return line // a response to a request of ours
+	}
+	if id, ok := fields["id"]; ok && isIDValue(line[id.start:id.end]) {
+		w.mu.Lock()
+		ours := w.remember(line[id.start:id.end])
+		w.mu.Unlock()
+		return splice(line, id, ours)
+	}
+	if string(line[method.start:method.end]) != `"notifications/cancelled"` {
+		return line
+	}
+	params, ok := fields["params"]
+	if !ok {
+		return line
+	}
+	pfields, ok := topFields(line[params.start:params.end])
+	if !ok {
+		return line
+	}
+	rid, ok := pfields["requestId"]
+	if !ok {
+		return line
+	}
+	raw := line[params.start+rid.start : params.start+rid.end]
+	w.mu.Lock()
+	n, known := w.byRaw[string(raw)]
+	w.mu.Unlock()
+	if !known {
+		return line
+	}
+	return splice(line, span{params.start + rid.start, params.start + rid.end}, ourID(n))
+}
+
+// remember stores the client's id and returns ours. Call with mu held.
+func (w *wire) remember(raw []byte) []byte {
+	w.next++
+	n := w.next
+	if n > maxPendingIDs {
+		if old, ok := w.pending[n-maxPendingIDs]; ok {
+			delete(w.pending, n-maxPendingIDs)
+			if w.byRaw[string(old)] == n-maxPendingIDs {
+				delete(w.byRaw, string(old))
+			}
+		}
+	}
+	w.pending[n] = bytes.Clone(raw)
+	w.byRaw[string(raw)] = n
+	return ourID(n)
+}
+
+func ourID(n uint64) []byte { return append(strconv.AppendUint([]byte(`"`+idPrefix), n, 10), '"') }
+
+// Write takes the server's output, which arrives as whole messages each
+// ended by a newline, and restores the client's id in every response.
+func (w *wire) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		msg := w.outbound(w.partial[:i+1])
+		if _, err := w.out.Write(msg); err != nil {
+			w.partial = w.partial[:0]
+			return 0, err
+		}
+		w.partial = w.partial[i+1:]
+	}
+	if len(w.partial) == 0 {
+		w.partial = nil // do not pin a large response's buffer
+	}
+	return len(p), nil
+}
+
+// outbound puts the client's id back into a response. Call with mu held.
+func (w *wire) outbound(msg []byte) []byte {
+	if !bytes.Contains(msg, []byte(`"`+idPrefix)) {
+		return msg
+	}
+	fields, ok := topFields(msg)
+	if !ok {
+		return msg
+	}
+	if _, isRequest := fields["method"]; isRequest {
+		return msg
+	}
+	id, ok := fields["id"]
+	if !ok {
+		return msg
+	}
+	v := msg[id.start:id.end]
+	digits, ok := bytes.CutPrefix(v, []byte(`"`+idPrefix))
+	if !ok || len(digits) < 2 {
+		return msg
+	}
+	n, err := strconv.ParseUint(string(digits[:len(digits)-1]), 10, 64)
+	if err != nil {
+		return msg
+	}
+	raw, ok := w.pending[n]
+	if !ok {
+		return msg
+	}
+	delete(w.pending, n)
+	if w.byRaw[string(raw)] == n {
+		delete(w.byRaw, string(raw))
+	}
+	return splice(msg, id, raw)
+}
+
+// span is a value's byte range within a message.
+type span struct{ start, end int }
+
+// topFields finds the values of the top-level members of a JSON object
+// without decoding them. ok is false for anything but one valid object.
+// Of repeated names the last wins, as in encoding/json.
+func topFields(msg []byte) (map[string]span, bool) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	fields := map[string]span{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		name, ok := t.(string)
+		if !ok {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		end := int(dec.InputOffset())
+		fields[name] = span{end - len(v), end}
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, false
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, false // trailing data
+	}
+	return fields, true
+}
+
+// isIDValue reports whether v is a JSON string or number, the id kinds
+// JSON-RPC allows besides null.
+func isIDValue(v []byte) bool {
+	if len(v) == 0 {
+		return false
+	}
+	c := v[0]
+	return c == '"' || c == '-' || (c >= '0' && c <= '9')
+}
+
+func splice(msg []byte, at span, with []byte) []byte {
+	out := make([]byte, 0, len(msg)-(at.end-at.start)+len(with))
+	out = append(out, msg[:at.start]...)
+	out = append(out, with...)
+	return append(out, msg[at.end:]...)
+}

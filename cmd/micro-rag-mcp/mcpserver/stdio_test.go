@@ -1,0 +1,162 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// wireSession runs ServeStdio on a bare mcp-go server and returns a writer
+// for its stdin and a reader of its stdout lines.
+func wireSession(t *testing.T) (in io.WriteCloser, lines <-chan string) {
+	t.Helper()
+	s := server.NewMCPServer("wire", "0")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- ServeStdio(context.Background(), s, inR, outW, slog.New(slog.DiscardHandler))
+		outW.Close()
+	}()
+	ch := make(chan string, 64)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 1<<16), 1<<20)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("ServeStdio: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("ServeStdio did not return after EOF")
+		}
+	})
+	return inW, ch
+}
+
+func next(t *testing.T, lines <-chan string) string {
+	t.Helper()
+	select {
+	case l, ok := <-lines:
+		if !ok {
+			t.Fatal("server output ended")
+		}
+		return l
+	case <-time.After(time.Minute): // a 4 MiB message takes seconds under -race
+		t.Fatal("no answer")
+	}
+	return ""
+}
+
+// rawID returns the bytes of a message's id member.
+func rawID(t *testing.T, line string) string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		t.Fatalf("answer %q is not a JSON object: %v", line, err)
+	}
+	return string(m["id"])
+}
+
+func TestWireKeepsIDsExact(t *testing.T) {
+	in, lines := wireSession(t)
+	ids := []string{
+		`9007199254740993`,               // 2^53+1: float64 would make it ...992
+		`123456789012345678901234567890`, // past int64 and float64 precision
+		`-9223372036854775809`,
+		`0`,
+		`1.5`,
+		`1e3`,
+		`"abc"`,
+		`"micro-rag#1"`, // looks like the wire layer's own ids
+		`""`,
+		`"\u00e9\n"`,
+	}
+	for _, id := range ids {
+		msg := `{"jsonrpc":"2.0", "id" : ` + id + ` ,"method":"ping"}` + "\n"
+		if _, err := io.WriteString(in, msg); err != nil {
+			t.Fatal(err)
+		}
+		got := next(t, lines)
+		if rawID(t, got) != id {
+			t.Errorf("id %s came back as %s (%s)", id, rawID(t, got), got)
+		}
+		if !strings.Contains(id, idPrefix) && strings.Contains(got, idPrefix) {
+			t.Errorf("the wire layer's id leaked: %s", got)
+		}
+	}
+}
+
+func TestWireCapsMessageSize(t *testing.T) {
+	in, lines := wireSession(t)
+	big := `{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"` + strings.Repeat("x", MaxMessageBytes) + `"}}` + "\n"
+	go io.WriteString(in, big+`{"jsonrpc":"2.0","id":8,"method":"ping"}`+"\n")
+	got := next(t, lines)
+	var e struct {
+		ID    json.RawMessage `json:"id"`
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(got), &e); err != nil {
+		t.Fatal(err)
+	}
+	if string(e.ID) != "null" || e.Error.Code != -32600 || !strings.Contains(e.Error.Message, "4194304") {
+		t.Errorf("over-long line answered %s", got)
+	}
+	if got := next(t, lines); rawID(t, got) != "8" {
+		t.Errorf("next request answered %s", got)
+	}
+	// Just under the cap is served.
+	pad := MaxMessageBytes - len(`{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":""}}`+"\n")
+	go io.WriteString(in, `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"`+strings.Repeat("y", pad)+`"}}`+"\n")
+	if got := next(t, lines); rawID(t, got) != "9" || !strings.Contains(got, "result") {
+		t.Errorf("a message of exactly the cap answered %s", got)
+	}
+}
+
+func TestWirePassesOtherMessages(t *testing.T) {
+	w := &wire{pending: map[uint64][]byte{}, byRaw: map[string]uint64{}}
+	for _, line := range []string{
+		`not json`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`, // a client's answer to a server request
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"ping"} trailing`,
+	} {
+		if got := w.inbound([]byte(line)); !bytes.Equal(got, []byte(line)) {
+			t.Errorf("%s rewritten to %s", line, got)
+		}
+	}
+	// A cancellation names the request by the client's id.
+	req := w.inbound([]byte(`{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/call"}`))
+	cancel := w.inbound([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":123456789012345678901234567890}}`))
+	var r, c struct {
+		ID     string `json:"id"`
+		Params struct {
+			RequestID string `json:"requestId"`
+		} `json:"params"`
+	}
+	json.Unmarshal(req, &r)
+	json.Unmarshal(cancel, &c)
+	if r.ID == "" || r.ID != c.Params.RequestID {
+		t.Errorf("request %s and its cancellation %s name different ids", req, cancel)
+	}
+}

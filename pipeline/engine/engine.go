@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -351,7 +352,26 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 	if err != nil {
 		return nil, err
 	}
+	if err := checkCosines(hits); err != nil {
+		e.log.Error("search refused", "err", err)
+		return nil, err
+	}
 	return e.results(hits, req), nil
+}
+
+// maxCosine allows for float32 rounding above the cosine of two unit
+// vectors. A higher score means a stored vector is not unit length: the
+// index is damaged, and serving it would rank garbage first.
+const maxCosine = 1 + 1e-3
+
+func checkCosines(hits []index.Hit) error {
+	for _, h := range hits {
+		if s := float64(h.Score); s > maxCosine || math.IsNaN(s) {
+			return fmt.Errorf("index damaged: chunk %d of %s scores %.4g, above the cosine maximum of 1; run reindex with force to rebuild it",
+				h.Record.ChunkIndex, h.Record.Path, s)
+		}
+	}
+	return nil
 }
 
 // lexicalSearcher is the keyword side of a snapshot (BM25 over the chunks).
@@ -368,6 +388,7 @@ func (e *Engine) results(hits []index.Hit, req SearchRequest) []Result {
 		}
 		r := h.Record
 		out = append(out, Result{
+			// Only float32 rounding is above 1 here: checkCosines refused the rest.
 			Path: r.Path, Score: min(score, 1), Snippet: Snippet(r.Text, req.Query, 300),
 			ChunkIndex: r.ChunkIndex, CharStart: r.CharStart, CharEnd: r.CharEnd, Mtime: r.Mtime, Ext: r.Ext,
 			Page: r.Page, LineStart: r.LineStart, LineEnd: r.LineEnd,

@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -331,4 +333,56 @@ func TestReadOnlyCreatesNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(data, "index")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("read-only engine created the index folder: %v", err)
 	}
+}
+
+// TestCorruptVectorsNotServed scales every stored vector in faiss.index in
+// place (same size, same structure): the damaged index must not be served
+// as if its scores were cosines.
+func TestCorruptVectorsNotServed(t *testing.T) {
+	data, idx := t.TempDir(), t.TempDir()
+	writeCorpus(t, data, corpus)
+	e := newEngine(t, Config{DataFolder: data, IndexFolder: idx})
+	reindex(t, e, ReindexRequest{})
+	e.Close()
+
+	path := filepath.Join(idx, "faiss.index")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := scaleUnitVectors(b, 384, 7); n != len(corpus) {
+		t.Fatalf("found %d unit vectors in faiss.index, want %d", n, len(corpus))
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e = newEngine(t, Config{DataFolder: data, IndexFolder: idx})
+	res, err := e.Search(context.Background(), SearchRequest{Query: "wild yeast culture for bread", TopK: 5})
+	if err == nil && len(res) > 0 {
+		t.Fatalf("a damaged index was served: %+v", res)
+	}
+}
+
+// scaleUnitVectors multiplies, in place, every run of dim little-endian
+// float32 values of unit length by f, and returns how many it found.
+func scaleUnitVectors(b []byte, dim int, f float32) int {
+	n := 0
+	for off := 0; off+4*dim <= len(b); {
+		var sum float64
+		for i := range dim {
+			v := float64(math.Float32frombits(binary.LittleEndian.Uint32(b[off+4*i:])))
+			sum += v * v
+		}
+		if !(math.Abs(sum-1) <= 1e-4) { // NaN from header bytes is no match either
+			off++ // FAISS headers leave the vectors unaligned
+			continue
+		}
+		for i := range dim {
+			p := b[off+4*i:]
+			binary.LittleEndian.PutUint32(p, math.Float32bits(f*math.Float32frombits(binary.LittleEndian.Uint32(p))))
+		}
+		n++
+		off += 4 * dim
+	}
+	return n
 }

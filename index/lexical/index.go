@@ -1,0 +1,376 @@
+package lexical
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"sync"
+)
+
+// Params are the BM25F parameters. Each field's term frequency is
+// normalised by its length (b) and weighted; the weighted sum is saturated
+// once with K1 (Robertson & Zaragoza, "The Probabilistic Relevance
+// Framework: BM25 and Beyond", 2009, section 3.5):
+//
+//	tf'(t,d) = Σ_f Weight_f · tf_f / (1 − B_f + B_f · len_f / avglen_f)
+//	score(d) = Σ_t idf(t) · tf'·(K1+1) / (K1 + tf')
+//	idf(t)   = ln(1 + (N − df + 0.5) / (df + 0.5))
+type Params struct {
+	K1     float64
+	Weight [numFields]float64 // indexed by FieldBody, FieldHeading, FieldName
+	B      [numFields]float64
+}
+
+// DefaultParams: the usual K1 and body B; a heading or file-name match
+// counts three body matches, and those short fields are normalised less
+// by their length.
+var DefaultParams = Params{
+	K1:     1.2,
+	Weight: [numFields]float64{FieldBody: 1, FieldHeading: 3, FieldName: 3},
+	B:      [numFields]float64{FieldBody: 0.75, FieldHeading: 0.5, FieldName: 0.3},
+}
+
+// MaxQueryTerms caps the distinct terms of one query; the rest are ignored,
+// so a 10,000-character query costs at most this many posting scans.
+const MaxQueryTerms = 256
+
+// SegmentRef names a committed segment file; the owner keeps the list in
+// its commit record, so the segments in use change with that record.
+type SegmentRef struct {
+	Name  string `json:"name"`
+	Bytes int64  `json:"bytes"`
+	Docs  int    `json:"docs"`
+	CRC   uint32 `json:"crc32c"`
+}
+
+// Index is an immutable set of segments with their deleted docs. Every
+// change returns a new Index; searches on an old one are unaffected and
+// take no lock.
+type Index struct {
+	segs   []*segView
+	Params Params
+}
+
+type segView struct {
+	seg   *segment
+	name  string
+	dead  []uint64 // deletion bitmap by ordinal, nil when none; copied on write
+	nDead int
+}
+
+func (v *segView) live() int { return v.seg.docs() - v.nDead }
+
+// Empty returns an index with no documents.
+func Empty() *Index { return &Index{Params: DefaultParams} }
+
+// Open loads committed segments from dir and marks deleted every doc whose
+// id isLive rejects. A missing or damaged file is an error.
+func Open(dir string, refs []SegmentRef, isLive func(id int64) bool) (*Index, error) {
+	x := Empty()
+	for _, ref := range refs {
+		seg, err := readSegment(filepath.Join(dir, ref.Name), ref)
+		if err != nil {
+			return nil, err
+		}
+		v := &segView{seg: seg, name: ref.Name}
+		for o, id := range seg.ids {
+			if !isLive(id) {
+				if v.dead == nil {
+					v.dead = make([]uint64, (seg.docs()+63)/64)
+				}
+				v.dead[o>>6] |= 1 << (o & 63)
+				v.nDead++
+			}
+		}
+		x.segs = append(x.segs, v)
+	}
+	return x, nil
+}
+
+// Live is the number of documents not deleted.
+func (x *Index) Live() int {
+	n := 0
+	for _, v := range x.segs {
+		n += v.live()
+	}
+	return n
+}
+
+// Contains reports whether a live document has the chunk id.
+func (x *Index) Contains(id int64) bool {
+	v, o := x.locate(id)
+	return v != nil && !isDead(v.dead, o)
+}
+
+// Segments lists the segment files this index is made of.
+func (x *Index) Segments() []SegmentRef {
+	refs := make([]SegmentRef, len(x.segs))
+	for i, v := range x.segs {
+		refs[i] = SegmentRef{Name: v.name, Bytes: v.seg.size, Docs: v.seg.docs(), CRC: v.seg.crc}
+	}
+	return refs
+}
+
+// locate finds the segment and ordinal holding chunk id. Segments hold
+// increasing, disjoint id ranges because ids are handed out in order.
+func (x *Index) locate(id int64) (*segView, int) {
+	i, _ := slices.BinarySearchFunc(x.segs, id, func(v *segView, id int64) int {
+		return cmp.Compare(v.seg.ids[len(v.seg.ids)-1], id)
+	})
+	if i == len(x.segs) {
+		return nil, 0
+	}
+	v := x.segs[i]
+	o, ok := slices.BinarySearch(v.seg.ids, id)
+	if !ok {
+		return nil, 0
+	}
+	return v, o
+}
+
+// Delete returns an index without the given chunk ids; unknown ids are
+// ignored.
+func (x *Index) Delete(ids []int64) *Index {
+	if len(ids) == 0 {
+		return x
+	}
+	next := &Index{segs: slices.Clone(x.segs), Params: x.Params}
+	copied := map[*segView]*segView{}
+	for _, id := range ids {
+		v, o := x.locate(id)
+		if v == nil || isDead(v.dead, o) {
+			continue
+		}
+		nv := copied[v]
+		if nv == nil {
+			nv = &segView{seg: v.seg, name: v.name, nDead: v.nDead, dead: slices.Clone(v.dead)}
+			if nv.dead == nil {
+				nv.dead = make([]uint64, (v.seg.docs()+63)/64)
+			}
+			copied[v] = nv
+			next.segs[slices.Index(x.segs, v)] = nv
+		}
+		if !isDead(nv.dead, o) {
+			nv.dead[o>>6] |= 1 << (o & 63)
+			nv.nDead++
+		}
+	}
+	return next
+}
+
+// Add indexes docs (ids increasing, above every id already present) into a
+// new segment called name and returns the next index and the bytes of that
+// one new file, which the caller must write (durably) before committing. Trailing
+// segments no larger than what is being written are merged into it, so an
+// index of n docs has O(log n) segments and a doc is rewritten O(log n)
+// times. compact merges every segment, dropping deleted docs. With no docs
+// and no compaction there is no new file and x is returned. The caller
+// commits by recording Segments(), and removes files no longer listed.
+func (x *Index) Add(name string, docs []Doc, compact bool) (*Index, []byte, error) {
+	if len(docs) == 0 && !compact {
+		return x, nil, nil
+	}
+	for i := 1; i < len(docs); i++ {
+		if docs[i].ID <= docs[i-1].ID {
+			return nil, nil, fmt.Errorf("lexical: docs out of id order (%d after %d)", docs[i].ID, docs[i-1].ID)
+		}
+	}
+	if len(docs) > 0 && len(x.segs) > 0 {
+		last := x.segs[len(x.segs)-1].seg
+		if docs[0].ID <= last.ids[len(last.ids)-1] {
+			return nil, nil, fmt.Errorf("lexical: doc %d is not newer than the index", docs[0].ID)
+		}
+	}
+	keep := slices.Clone(x.segs)
+	var merge []*segView
+	if len(docs) > 0 {
+		merge = []*segView{{seg: buildSegment(docs)}}
+	}
+	size := len(docs)
+	for len(keep) > 0 && (compact || keep[len(keep)-1].live() <= size) {
+		v := keep[len(keep)-1]
+		keep = keep[:len(keep)-1]
+		merge = append([]*segView{v}, merge...)
+		size += v.live()
+	}
+	if size == 0 {
+		return &Index{segs: keep, Params: x.Params}, nil, nil
+	}
+	seg := merge[0].seg
+	if len(merge) > 1 || merge[0].nDead > 0 {
+		segs, dead := make([]*segment, len(merge)), make([][]uint64, len(merge))
+		for i, v := range merge {
+			segs[i], dead[i] = v.seg, v.dead
+		}
+		seg = mergeSegments(segs, dead)
+	}
+	file := seg.encode()
+	return &Index{segs: append(keep, &segView{seg: seg, name: name}), Params: x.Params}, file, nil
+}
+
+// Result is one keyword hit: a chunk id and its BM25F score (unbounded,
+// comparable only within one query).
+type Result struct {
+	ID    int64
+	Score float64
+}
+
+var accPool = sync.Pool{New: func() any { return new([]float64) }}
+
+// Search returns up to k live documents matching query, best first (ties by
+// lower id). A query with no terms (stop words, punctuation) matches
+// nothing. Safe for concurrent use.
+func (x *Index) Search(query string, k int) []Result {
+	if k <= 0 || len(x.segs) == 0 {
+		return nil
+	}
+	type qterm struct {
+		text string
+		qtf  float64
+		idf  float64
+		at   []int // per segment: the term's index, or -1
+	}
+	var terms []qterm
+	seen := map[string]int{}
+	for _, t := range Tokens(query) {
+		if i, ok := seen[t]; ok {
+			terms[i].qtf++
+			continue
+		}
+		if len(terms) == MaxQueryTerms {
+			continue
+		}
+		seen[t] = len(terms)
+		terms = append(terms, qterm{text: t, qtf: 1})
+	}
+	if len(terms) == 0 {
+		return nil
+	}
+	// Collection statistics include deleted docs until a merge drops them,
+	// as in Lucene: cheap, and they change little.
+	var n float64
+	var sumLen [numFields]float64
+	for _, v := range x.segs {
+		n += float64(v.seg.docs())
+		for f := range sumLen {
+			sumLen[f] += float64(v.seg.sumLen[f])
+		}
+	}
+	var invAvg [numFields]float64
+	for f := range invAvg {
+		if sumLen[f] > 0 {
+			invAvg[f] = n / sumLen[f]
+		}
+	}
+	for i := range terms {
+		t := &terms[i]
+		t.at = make([]int, len(x.segs))
+		var df float64
+		for s, v := range x.segs {
+			t.at[s] = v.seg.find(t.text)
+			if t.at[s] >= 0 {
+				df += float64(v.seg.df[t.at[s]])
+			}
+		}
+		t.idf = math.Log(1 + (n-df+0.5)/(df+0.5))
+	}
+	p := x.Params
+	top := topK{k: k}
+	accp := accPool.Get().(*[]float64)
+	defer accPool.Put(accp)
+	var touched []int32
+	for s, v := range x.segs {
+		seg := v.seg
+		if cap(*accp) < seg.docs() {
+			*accp = make([]float64, seg.docs())
+		}
+		acc := (*accp)[:seg.docs()]
+		touched = touched[:0]
+		for _, t := range terms {
+			if t.at[s] < 0 {
+				continue
+			}
+			r := postingReader{b: seg.postings(t.at[s]), prev: -1}
+			var pst posting
+			for r.next(&pst) {
+				o := int(pst.ord)
+				if isDead(v.dead, o) {
+					continue
+				}
+				var tf float64
+				for f := range numFields {
+					if pst.tf[f] == 0 {
+						continue
+					}
+					norm := 1 - p.B[f] + p.B[f]*float64(seg.lens[o*numFields+f])*invAvg[f]
+					tf += p.Weight[f] * float64(pst.tf[f]) / norm
+				}
+				if acc[o] == 0 {
+					touched = append(touched, int32(o))
+				}
+				acc[o] += t.qtf * t.idf * tf * (p.K1 + 1) / (p.K1 + tf)
+			}
+		}
+		for _, o := range touched {
+			top.push(Result{ID: seg.ids[o], Score: acc[o]})
+			acc[o] = 0
+		}
+	}
+	return top.sorted()
+}
+
+// topK keeps the k best results in a min-heap.
+type topK struct {
+	k int
+	h []Result
+}
+
+func worse(a, b Result) bool { return a.Score < b.Score || a.Score == b.Score && a.ID > b.ID }
+
+func (t *topK) push(r Result) {
+	if len(t.h) < t.k {
+		t.h = append(t.h, r)
+		for i := len(t.h) - 1; i > 0; {
+			parent := (i - 1) / 2
+			if !worse(t.h[i], t.h[parent]) {
+				break
+			}
+			t.h[i], t.h[parent] = t.h[parent], t.h[i]
+			i = parent
+		}
+		return
+	}
+	if !worse(t.h[0], r) {
+		return
+	}
+	t.h[0] = r
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(t.h) && worse(t.h[l], t.h[m]) {
+			m = l
+		}
+		if l+1 < len(t.h) && worse(t.h[l+1], t.h[m]) {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		t.h[i], t.h[m] = t.h[m], t.h[i]
+		i = m
+	}
+}
+
+func (t *topK) sorted() []Result {
+	slices.SortFunc(t.h, func(a, b Result) int {
+		if worse(a, b) {
+			return 1
+		}
+		if worse(b, a) {
+			return -1
+		}
+		return 0
+	})
+	return t.h
+}

@@ -145,6 +145,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var asJSON bool
 	fs := newFlagSet("search", `micro-rag-mcp search --data-folder DIR [--top-k N] [--score-threshold X] [--search-mode M] [--json] "QUERY"`, stderr)
 	c.register(fs)
+	quietByDefault(fs)
 	c.registerSearchMode(fs)
 	fs.IntVar(&topK, "top-k", mcpserver.DefaultTopK, "number of passages to show (1-50)")
 	fs.Float64Var(&threshold, "score-threshold", mcpserver.DefaultScoreThreshold, "minimum cosine similarity (0-1)")
@@ -177,16 +178,22 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if res == nil {
 			res = []engine.Result{}
 		}
-		return writeJSON(stdout, mcpserver.SearchOutput{Results: res})
+		if err := writeJSON(stdout, mcpserver.SearchOutput{Results: res}); err != nil {
+			return err
+		}
+	} else {
+		printResults(stdout, res)
 	}
-	printResults(stdout, res)
+	if len(res) == 0 {
+		// Like grep: exit status 1 when nothing matched.
+		return &exitError{code: 1, err: errors.New("no passages matched (is the folder indexed? run: micro-rag-mcp reindex --data-folder DIR)")}
+	}
 	return nil
 }
 
 // printResults writes a ranked table: rank, score, where, snippet.
 func printResults(w io.Writer, res []engine.Result) {
 	if len(res) == 0 {
-		fmt.Fprintln(w, "no results (is the folder indexed? run: micro-rag-mcp reindex --data-folder DIR)")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -220,12 +227,13 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil || done {
 		return err
 	}
-	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr, false)
+	// Log lines go through the bar so they print above it.
+	bar := newProgressBar(stderr)
+	eng, closeEngine, err := c.openSubcommandEngine(ctx, bar, false)
 	if err != nil {
 		return err
 	}
 	defer closeEngine()
-	bar := newProgressBar(stderr)
 	res, err := eng.Reindex(ctx, engine.ReindexRequest{Force: force, PathGlob: glob}, bar.update)
 	bar.done()
 	switch {
@@ -250,6 +258,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var asJSON bool
 	fs := newFlagSet("status", "micro-rag-mcp status --data-folder DIR [--json]", stderr)
 	c.register(fs)
+	quietByDefault(fs)
 	fs.BoolVar(&asJSON, "json", false, "print the status as JSON")
 	_, done, err := c.parseSubcommand(fs, args, stdout, false)
 	if err != nil || done {

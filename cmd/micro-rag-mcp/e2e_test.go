@@ -340,7 +340,7 @@ func TestE2EBusyAcrossProcesses(t *testing.T) {
 	}()
 	// Wait until process A reports progress, so it holds the lock.
 	deadline := time.Now().Add(indexTimeout)
-	for !strings.Contains(logs.String(), "reindex: files") {
+	for !strings.Contains(logs.String(), "reindex: ") {
 		select {
 		case err := <-exited:
 			exited <- err

@@ -52,6 +52,15 @@ func (c *common) register(fs *flag.FlagSet) {
 }
 
 // registerSearchMode adds --search-mode, for the commands that search.
+// quietByDefault makes a command log only warnings and errors unless
+// --log-level says otherwise: a person reading search results or a status
+// wants no progress chatter.
+func quietByDefault(fs *flag.FlagSet) {
+	f := fs.Lookup("log-level")
+	f.DefValue = "warn"
+	f.Value.Set("warn")
+}
+
 func (c *common) registerSearchMode(fs *flag.FlagSet) {
 	fs.StringVar(&c.searchMode, "search-mode", string(engine.SearchHybrid),
 		"ranking: hybrid (keyword and semantic fused), dense (semantic only) or keyword (BM25 only)")

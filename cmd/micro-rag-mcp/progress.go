@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -11,18 +12,39 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
-// progressBar shows reindex progress on stderr: a redrawn bar on a terminal,
-// a plain line every few seconds otherwise (logs, CI).
+// progressBar shows reindex progress on stderr, counted in chunks because
+// embedding them is what takes the time: a bar redrawn in place on a
+// terminal, a plain line every few seconds otherwise (logs, CI). Log lines
+// written through it land above the bar.
 type progressBar struct {
 	w     io.Writer
 	tty   bool
-	mu    sync.Mutex
-	last  time.Time
-	drawn bool
+	every time.Duration // redraw interval
+	now   func() time.Time
+
+	mu      sync.Mutex
+	last    time.Time
+	line    string // the bar as last drawn; "" when none is on screen
+	total   int    // chunk total shown; it never shrinks
+	samples []sample
 }
 
+// sample is the chunk count at a moment, for the rate over a short window.
+type sample struct {
+	at     time.Time
+	chunks int
+}
+
+// rateWindow is how far back the chunk rate looks: long enough to smooth
+// batch-by-batch embedding, short enough to follow a change of pace.
+const rateWindow = 10 * time.Second
+
 func newProgressBar(w io.Writer) *progressBar {
-	return &progressBar{w: w, tty: isTerminal(w)}
+	b := &progressBar{w: w, tty: isTerminal(w), every: 2 * time.Second, now: time.Now}
+	if b.tty {
+		b.every = 100 * time.Millisecond
+	}
+	return b
 }
 
 // isTerminal reports whether w is a character device such as a terminal.
@@ -38,35 +60,102 @@ func isTerminal(w io.Writer) bool {
 func (b *progressBar) update(p engine.Progress) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	every := 2 * time.Second
-	if b.tty {
-		every = 100 * time.Millisecond
+	now := b.now()
+	b.samples = append(b.samples, sample{now, p.ChunksDone})
+	for len(b.samples) > 2 && now.Sub(b.samples[1].at) >= rateWindow {
+		b.samples = b.samples[1:]
 	}
-	if now := time.Now(); now.Sub(b.last) >= every {
-		b.last = now
-	} else {
+	b.total = max(b.total, p.ChunksTotal, p.ChunksDone)
+	final := p.FilesTotal > 0 && p.FilesDone >= p.FilesTotal
+	if now.Sub(b.last) < b.every && !final {
 		return
 	}
+	b.last = now
+	text := b.describe(p)
 	if !b.tty {
-		fmt.Fprintf(b.w, "reindex: files %d/%d, chunks %d/%d\n", p.FilesDone, p.FilesTotal, p.ChunksDone, p.ChunksTotal)
+		fmt.Fprintf(b.w, "reindex: %s\n", text)
 		return
 	}
-	const width = 30
+	const width = 24
 	filled := 0
-	if p.FilesTotal > 0 {
-		filled = min(width, width*p.FilesDone/p.FilesTotal)
+	if b.total > 0 {
+		filled = min(width, width*p.ChunksDone/b.total)
 	}
-	fmt.Fprintf(b.w, "\r[%s%s] files %d/%d  chunks %d/%d ",
-		strings.Repeat("#", filled), strings.Repeat(".", width-filled),
-		p.FilesDone, p.FilesTotal, p.ChunksDone, p.ChunksTotal)
-	b.drawn = true
+	b.line = fmt.Sprintf("[%s%s] %s", strings.Repeat("#", filled), strings.Repeat(".", width-filled), text)
+	fmt.Fprintf(b.w, "\r\033[K%s", b.line)
+}
+
+// describe says how far the run is: chunks with rate and ETA, then files.
+func (b *progressBar) describe(p engine.Progress) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "%s/%s chunks", count(p.ChunksDone), count(b.total))
+	if rate := b.rate(); rate > 0 {
+		fmt.Fprintf(&s, "  %.1f/s", rate)
+		if left := b.total - p.ChunksDone; left > 0 {
+			eta := time.Duration(float64(left) / rate * float64(time.Second))
+			fmt.Fprintf(&s, "  ETA %s", eta.Round(time.Second))
+		}
+	}
+	fmt.Fprintf(&s, "  files %s/%s", count(p.FilesDone), count(p.FilesTotal))
+	return s.String()
+}
+
+// rate is chunks per second over the recent window.
+func (b *progressBar) rate() float64 {
+	if len(b.samples) < 2 {
+		return 0
+	}
+	first, last := b.samples[0], b.samples[len(b.samples)-1]
+	dt := last.at.Sub(first.at).Seconds()
+	if dt < 0.5 {
+		return 0
+	}
+	return float64(last.chunks-first.chunks) / dt
+}
+
+// Write prints log output above the bar: it clears the bar's line, writes
+// p, and draws the bar again below it.
+func (b *progressBar) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.line == "" {
+		return b.w.Write(p)
+	}
+	var buf bytes.Buffer
+	buf.WriteString("\r\033[K")
+	buf.Write(p)
+	if len(p) > 0 && p[len(p)-1] != '\n' {
+		buf.WriteByte('\n')
+	}
+	buf.WriteString(b.line)
+	if _, err := b.w.Write(buf.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // done ends the bar's line so later output starts clean.
 func (b *progressBar) done() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.drawn {
+	if b.line != "" {
 		fmt.Fprintln(b.w)
+		b.line = ""
 	}
+}
+
+// count writes n with thousands separators (1,200).
+func count(n int) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return s
+	}
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
 }

@@ -219,6 +219,8 @@ func (e *Engine) Start(ctx context.Context) {
 			switch {
 			case errors.Is(err, ErrBusy):
 				e.log.Info("initial reindex skipped: another process is reindexing this index")
+			case err != nil && ctx.Err() != nil:
+				e.log.Info("initial reindex cancelled; the index keeps its last commit")
 			case err != nil:
 				e.log.Error("initial reindex failed", "err", err)
 			default:

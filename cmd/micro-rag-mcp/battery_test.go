@@ -302,7 +302,7 @@ func TestBatteryIndexFolder(t *testing.T) {
 		}
 	}
 	// Read-only commands on a folder never indexed create nothing.
-	if code, stdout, stderr := runBinary(t, "search", "--data-folder", data, "parental leave"); code != 0 || !strings.Contains(stdout, "no results") {
+	if code, stdout, stderr := runBinary(t, "search", "--data-folder", data, "parental leave"); code != 1 || stdout != "" || !strings.Contains(stderr, "no passages matched") {
 		t.Errorf("search on a folder never indexed: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if code, stdout, stderr := runBinary(t, "status", "--data-folder", data); code != 0 || !strings.Contains(stdout, "files:") {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
 	"github.com/micro-rag/micro-rag-mcp/stages/embed"
@@ -122,7 +123,7 @@ func syntheticVectors(n int, base []float32, seed uint64) []float32 {
 
 // engineVersion is the index version the engine expects, so an engine opens
 // the synthetic index instead of rebuilding it.
-func engineVersion(b *testing.B) index.Version {
+func engineVersion(b *testing.B) schema.Version {
 	files, err := model.Locate("")
 	if err != nil {
 		b.Fatal(err)
@@ -136,7 +137,7 @@ func engineVersion(b *testing.B) index.Version {
 	if _, err := io.Copy(h, f); err != nil {
 		b.Fatal(err)
 	}
-	return index.Version{Schema: index.SchemaVersion, Model: model.ModelName + " sha256:" + hex.EncodeToString(h.Sum(nil))[:16],
+	return schema.Version{Schema: schema.SchemaVersion, Model: model.ModelName + " sha256:" + hex.EncodeToString(h.Sum(nil))[:16],
 		Dim: embed.Dim, ChunkSize: chunk.Default.Size, ChunkOverlap: chunk.Default.Overlap, MaxTokens: chunk.Default.MaxTokens}
 }
 
@@ -156,15 +157,15 @@ func writeIndex(b *testing.B, dir string, vecs []float32) {
 	}
 	defer w.Close()
 	n := len(vecs) / embed.Dim
-	recs := make([]index.Record, 0, chunksPerFile)
+	recs := make([]schema.Record, 0, chunksPerFile)
 	for f := 0; f*chunksPerFile < n; f++ {
 		recs = recs[:0]
 		lo, hi := f*chunksPerFile, min((f+1)*chunksPerFile, n)
 		for i := lo; i < hi; i++ {
 			text := fmt.Sprintf("Synthetic chunk %d of the search benchmark.", i)
-			recs = append(recs, index.Record{ChunkIndex: i - lo, CharStart: 0, CharEnd: len(text), Text: text})
+			recs = append(recs, schema.Record{ChunkIndex: i - lo, CharStart: 0, CharEnd: len(text), Text: text})
 		}
-		entry := index.FileEntry{Path: fmt.Sprintf("syn/%05d.txt", f), Mtime: 1, Size: 1, Checksum: "sha256:" + strconv.Itoa(f), Ext: ".txt"}
+		entry := schema.FileEntry{Path: fmt.Sprintf("syn/%05d.txt", f), Mtime: 1, Size: 1, Checksum: "sha256:" + strconv.Itoa(f), Ext: ".txt"}
 		if err := w.PutFile(entry, recs, vecs[lo*embed.Dim:hi*embed.Dim]); err != nil {
 			b.Fatal(err)
 		}

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
 // ErrNotIndex means a folder holds files that are not an index of ours; it
@@ -44,7 +46,7 @@ func CheckFolder(dir string) error {
 	if err != nil {
 		return err
 	}
-	var v Version
+	var v schema.Version
 	if json.Unmarshal(b, &v) != nil || v.Schema < 1 || v.Model == "" || v.Dim < 1 {
 		return fmt.Errorf("%w: %s has a %s file that this program did not write", ErrNotIndex, dir, VersionFile)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 	"github.com/micro-rag/micro-rag-mcp/index/scan"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
 // Snapshot is an immutable view of a committed index: its own FAISS copy, the
@@ -22,7 +23,7 @@ type Snapshot struct {
 	refs     atomic.Int64
 	index    *faiss.Index
 	live     map[int64]*liveChunk
-	files    map[string]*FileEntry
+	files    map[string]*schema.FileEntry
 	doc      filesDoc // header only; Files is nil
 	manifest *os.File // nil when the manifest is empty
 	// For large indexes: int8 codes of the vectors, scanned first; the
@@ -45,7 +46,7 @@ const (
 
 // Hit is one search result: the chunk's manifest record and its score.
 type Hit struct {
-	Record Record
+	Record schema.Record
 	Score  float32 // inner product of normalised vectors = cosine similarity
 }
 
@@ -126,7 +127,7 @@ func (sn *Snapshot) Generation() int64 { return sn.doc.Generation }
 func (sn *Snapshot) LastReindex() string { return sn.doc.LastReindex }
 
 // File returns the entry for a path relative to the data folder.
-func (sn *Snapshot) File(path string) (*FileEntry, bool) {
+func (sn *Snapshot) File(path string) (*schema.FileEntry, bool) {
 	f, ok := sn.files[path]
 	return f, ok
 }
@@ -198,18 +199,18 @@ func (sn *Snapshot) rescored(query []float32, k int) ([]float32, []int64) {
 }
 
 // record reads one live chunk's manifest line back.
-func (sn *Snapshot) record(id int64) (Record, error) {
+func (sn *Snapshot) record(id int64) (schema.Record, error) {
 	c, ok := sn.live[id]
 	if !ok || sn.manifest == nil {
-		return Record{}, fmt.Errorf("chunk %d is not in the snapshot's manifest", id)
+		return schema.Record{}, fmt.Errorf("chunk %d is not in the snapshot's manifest", id)
 	}
 	buf := make([]byte, c.Length)
 	if _, err := sn.manifest.ReadAt(buf, c.Offset); err != nil {
-		return Record{}, fmt.Errorf("read manifest record %d: %w", id, err)
+		return schema.Record{}, fmt.Errorf("read manifest record %d: %w", id, err)
 	}
-	var rec Record
+	var rec schema.Record
 	if err := json.Unmarshal(buf, &rec); err != nil || rec.ID != id {
-		return Record{}, fmt.Errorf("manifest record %d unreadable at byte %d", id, c.Offset)
+		return schema.Record{}, fmt.Errorf("manifest record %d unreadable at byte %d", id, c.Offset)
 	}
 	return rec, nil
 }

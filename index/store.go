@@ -18,6 +18,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
 // File names inside the index folder (SPEC: storage layout).
@@ -54,7 +55,7 @@ type Options struct {
 // changes go through one Writer at a time, guarded by index.lock.
 type Store struct {
 	dir     string
-	version Version
+	version schema.Version
 	opts    Options
 	log     *slog.Logger
 	lock    *flock.Flock
@@ -75,7 +76,7 @@ type fileStamp struct {
 // committed state as the first snapshot. It takes no lock: a writer in
 // another process may be running. A version mismatch or a damaged index is
 // served as empty and rebuilt by the next writer.
-func Open(dir string, v Version, opts Options) (*Store, error) {
+func Open(dir string, v schema.Version, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -201,7 +202,7 @@ func (s *Store) versionMatches() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	var v Version
+	var v schema.Version
 	if json.Unmarshal(b, &v) != nil {
 		return false, nil
 	}
@@ -211,7 +212,7 @@ func (s *Store) versionMatches() (bool, error) {
 // state is the writer's mutable view of the index.
 type state struct {
 	doc   filesDoc
-	files map[string]*FileEntry
+	files map[string]*schema.FileEntry
 	live  map[int64]*liveChunk
 	index *faiss.Index // IDMap2 over IndexFlatIP; live vectors only
 }
@@ -237,8 +238,8 @@ func (s *Store) emptyState() (*state, error) {
 		return nil, err
 	}
 	return &state{
-		doc:   filesDoc{Schema: SchemaVersion, NextID: 1},
-		files: map[string]*FileEntry{},
+		doc:   filesDoc{Schema: schema.SchemaVersion, NextID: 1},
+		files: map[string]*schema.FileEntry{},
 		live:  map[int64]*liveChunk{},
 		index: idx,
 	}, nil
@@ -258,7 +259,7 @@ func (s *Store) loadCommitted() (*state, error) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, fmt.Errorf("%w: files.json: %v", errInconsistent, err)
 	}
-	if doc.Schema != SchemaVersion {
+	if doc.Schema != schema.SchemaVersion {
 		return nil, fmt.Errorf("%w: files.json schema %d", errInconsistent, doc.Schema)
 	}
 	fi, err := os.Stat(s.path(FaissFile))
@@ -272,7 +273,7 @@ func (s *Store) loadCommitted() (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errInconsistent, err)
 	}
-	st := &state{doc: doc, index: idx, files: make(map[string]*FileEntry, len(doc.Files))}
+	st := &state{doc: doc, index: idx, files: make(map[string]*schema.FileEntry, len(doc.Files))}
 	fail := func(format string, a ...any) (*state, error) {
 		st.close()
 		return nil, fmt.Errorf("%w: "+format, append([]any{errInconsistent}, a...)...)
@@ -335,7 +336,7 @@ func readManifest(path string, limit int64) (map[int64]*liveChunk, error) {
 			if line[len(line)-1] != '\n' {
 				return nil, fmt.Errorf("manifest torn at byte %d", off)
 			}
-			var rec Record
+			var rec schema.Record
 			if jerr := json.Unmarshal(line, &rec); jerr != nil {
 				return nil, fmt.Errorf("manifest line at byte %d: %v", off, jerr)
 			}
@@ -359,12 +360,12 @@ func readManifest(path string, limit int64) (map[int64]*liveChunk, error) {
 	return live, nil
 }
 
-func chunkOf(r *Record, off int64, length int) *liveChunk {
+func chunkOf(r *schema.Record, off int64, length int) *liveChunk {
 	return &liveChunk{
 		Path: r.Path, Ext: r.Ext, Mtime: r.Mtime, ChunkIndex: r.ChunkIndex,
 		CharStart: r.CharStart, CharEnd: r.CharEnd, Page: r.Page,
 		LineStart: r.LineStart, LineEnd: r.LineEnd,
-		TextHash: TextHash(r.Text), Offset: off, Length: int32(length),
+		TextHash: schema.TextHash(r.Text), Offset: off, Length: int32(length),
 	}
 }
 
@@ -483,7 +484,7 @@ func syncFile(path string) error {
 
 func syncDir(dir string) error { return syncFile(dir) }
 
-func marshalLine(r *Record) []byte {
+func marshalLine(r *schema.Record) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

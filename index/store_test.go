@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
 const testDim = 8
 
-var testVersion = Version{Schema: SchemaVersion, Model: "test-model", Dim: testDim, ChunkSize: 1000, ChunkOverlap: 200, MaxTokens: 256}
+var testVersion = schema.Version{Schema: schema.SchemaVersion, Model: "test-model", Dim: testDim, ChunkSize: 1000, ChunkOverlap: 200, MaxTokens: 256}
 
 func unitVec(rng *rand.Rand) []float32 {
 	v := make([]float32, testDim)
@@ -31,16 +33,16 @@ func unitVec(rng *rand.Rand) []float32 {
 // putFile indexes n chunks for path and returns their vectors.
 func putFile(t *testing.T, w *Writer, rng *rand.Rand, path string, n int) [][]float32 {
 	t.Helper()
-	recs := make([]Record, n)
+	recs := make([]schema.Record, n)
 	var flat []float32
 	var vecs [][]float32
 	for i := range recs {
-		recs[i] = Record{ChunkIndex: i, CharStart: i * 800, CharEnd: i*800 + 1000, Text: fmt.Sprintf("%s chunk %d", path, i)}
+		recs[i] = schema.Record{ChunkIndex: i, CharStart: i * 800, CharEnd: i*800 + 1000, Text: fmt.Sprintf("%s chunk %d", path, i)}
 		v := unitVec(rng)
 		vecs = append(vecs, v)
 		flat = append(flat, v...)
 	}
-	err := w.PutFile(FileEntry{Path: path, Mtime: 1739650000.123, Size: int64(n), Checksum: "sha256:" + path, Ext: filepath.Ext(path)}, recs, flat)
+	err := w.PutFile(schema.FileEntry{Path: path, Mtime: 1739650000.123, Size: int64(n), Checksum: "sha256:" + path, Ext: filepath.Ext(path)}, recs, flat)
 	if err != nil {
 		t.Fatal(err)
 	}

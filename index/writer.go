@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
 // Writer is the only thing that changes an index. It holds index.lock from
@@ -19,10 +20,10 @@ import (
 // A Writer is used by one goroutine.
 type Writer struct {
 	s      *Store
-	st     *state                // doc, files and live chunks; st.index is unused
-	head   *Snapshot             // the last commit; changes apply on top of it
-	base   *Snapshot             // the index as the run began; read-only
-	before map[string]*FileEntry // files as the run began; read-only
+	st     *state                       // doc, files and live chunks; st.index is unused
+	head   *Snapshot                    // the last commit; changes apply on top of it
+	base   *Snapshot                    // the index as the run began; read-only
+	before map[string]*schema.FileEntry // files as the run began; read-only
 	// Changes since head, applied to a copy of head's FAISS index at Commit,
 	// so between commits the vectors are held once, by the snapshot.
 	addVecs   []float32
@@ -130,14 +131,14 @@ func (s *Store) resetState() (*state, bool, error) {
 	}
 	s.loaded = fileStamp{}
 	s.publish(empty)
-	return &state{doc: empty.doc, files: map[string]*FileEntry{}, live: map[int64]*liveChunk{}}, true, nil
+	return &state{doc: empty.doc, files: map[string]*schema.FileEntry{}, live: map[int64]*liveChunk{}}, true, nil
 }
 
 // Rebuilt reports whether Begin discarded the old index.
 func (w *Writer) Rebuilt() bool { return w.rebuilt }
 
 // Before returns the files as they were when the run began. Read-only.
-func (w *Writer) Before() map[string]*FileEntry { return w.before }
+func (w *Writer) Before() map[string]*schema.FileEntry { return w.before }
 
 // Base is the snapshot as the run began (nil after a rebuild), for reusing
 // vectors of unchanged chunks. Read-only; valid until Close.
@@ -152,7 +153,7 @@ func (w *Writer) Files() int { return len(w.st.files) }
 // PutFile replaces everything indexed for f.Path with chunks and their
 // vectors (len(chunks)×dim values, normalised). It sets the records' ids,
 // path, ext, mtime, checksum and dimension; f.ChunkIDs is filled in.
-func (w *Writer) PutFile(f FileEntry, chunks []Record, vectors []float32) error {
+func (w *Writer) PutFile(f schema.FileEntry, chunks []schema.Record, vectors []float32) error {
 	dim := w.s.version.Dim
 	if len(vectors) != len(chunks)*dim {
 		return fmt.Errorf("put %s: %d vectors for %d chunks", f.Path, len(vectors)/dim, len(chunks))
@@ -206,7 +207,7 @@ func (w *Writer) RemoveFile(path string) error {
 		if c == nil {
 			continue
 		}
-		w.pending.Write(marshalLine(&Record{
+		w.pending.Write(marshalLine(&schema.Record{
 			ID: id, Path: c.Path, Ext: c.Ext, Mtime: c.Mtime, Checksum: old.Checksum,
 			ChunkIndex: c.ChunkIndex, CharStart: c.CharStart, CharEnd: c.CharEnd,
 			Page: c.Page, LineStart: c.LineStart, LineEnd: c.LineEnd,
@@ -320,7 +321,7 @@ func (w *Writer) Commit(finished bool) error {
 	if finished {
 		doc.LastReindex = time.Now().UTC().Format(time.RFC3339)
 	}
-	doc.Files = slices.SortedFunc(maps.Values(st.files), func(a, b *FileEntry) int { return strings.Compare(a.Path, b.Path) })
+	doc.Files = slices.SortedFunc(maps.Values(st.files), func(a, b *schema.FileEntry) int { return strings.Compare(a.Path, b.Path) })
 	raw, err := marshalIndent(&doc)
 	if err != nil {
 		return err

@@ -1,10 +1,12 @@
-// Package pipeline is the small runtime that runs reindex stages: goroutines
-// joined by bounded channels under one errgroup, so the first error or a
-// cancel stops every stage, with per-stage counters and pprof labels.
+// Package pipeline assembles and runs a reindex: it joins the stages with
+// bounded channels under one errgroup, so the first error or a cancel stops
+// every stage, and owns the worker pools, the closing of every channel, the
+// per-stage counters and the pprof labels.
 package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/pprof"
@@ -15,9 +17,8 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Meter counts one stage's work. Its methods are safe for the stage's
-// workers to call concurrently.
-type Meter struct {
+// meter counts one stage's work; its workers update it concurrently.
+type meter struct {
 	name    string
 	workers int
 	in      atomic.Int64
@@ -25,9 +26,6 @@ type Meter struct {
 	busy    atomic.Int64 // nanoseconds spent working
 	blocked atomic.Int64 // nanoseconds waiting to send downstream
 }
-
-// Busy adds the time since start to the stage's working time.
-func (m *Meter) Busy(start time.Time) { m.busy.Add(int64(time.Since(start))) }
 
 // StageStats is a snapshot of one stage's counters.
 type StageStats struct {
@@ -54,57 +52,66 @@ func (s Stats) String() string {
 	return strings.TrimSpace(b.String())
 }
 
-// Run is one pipeline execution. Create with New, add stages with Go, then
-// Wait once.
+// Log writes the stats to logger at Info.
+func (s Stats) Log(logger *slog.Logger, msg string) {
+	logger.Info(msg, "elapsed", s.Elapsed.Round(time.Millisecond), "stages", s.String())
+}
+
+// Run is one pipeline execution. Create with New, add stages with Source,
+// Map, Expand and Sink, then Wait once.
 type Run struct {
-	g      *errgroup.Group
+	g      errgroup.Group
 	ctx    context.Context
+	cancel context.CancelCauseFunc
 	start  time.Time
-	meters []*Meter
+	meters []*meter
 }
 
 // New starts a run under ctx. The returned context is cancelled when any
-// stage fails or ctx ends; stages must watch it.
+// stage fails or ctx ends.
 func New(ctx context.Context) (*Run, context.Context) {
-	g, gctx := errgroup.WithContext(ctx)
-	return &Run{g: g, ctx: gctx, start: time.Now()}, gctx
+	ctx, cancel := context.WithCancelCause(ctx)
+	return &Run{ctx: ctx, cancel: cancel, start: time.Now()}, ctx
 }
 
-// Go starts a stage of n workers running work. When every worker has
-// returned, done runs once (the stage's owner closes its output channel
-// there; workers never close a shared channel). done may be nil.
-func (r *Run) Go(name string, n int, work func(ctx context.Context, m *Meter) error, done func()) {
-	m := &Meter{name: name, workers: n}
+// spawn starts n workers of one stage. closeOut runs once, after the last
+// worker returns; a failing worker cancels the run first, so a downstream
+// stage that sees its input close can tell a finished upstream from a
+// failed one by the run's context.
+func (r *Run) spawn(name string, n int, work func(ctx context.Context, m *meter) error, closeOut func()) {
+	m := &meter{name: name, workers: n}
 	r.meters = append(r.meters, m)
 	var left atomic.Int32
 	left.Store(int32(n))
 	for range n {
 		r.g.Go(func() (err error) {
 			defer func() {
-				if left.Add(-1) == 0 && done != nil {
-					done()
+				if err != nil {
+					r.cancel(err)
+				}
+				if left.Add(-1) == 0 && closeOut != nil {
+					closeOut()
 				}
 			}()
 			pprof.Do(r.ctx, pprof.Labels("stage", name), func(ctx context.Context) {
 				err = work(ctx, m)
 			})
 			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
+				err = fmt.Errorf("%s: %w", name, err)
 			}
-			return nil
+			return err
 		})
 	}
 }
 
-// Wait waits for every stage and returns the first error (the cause of the
-// cancellation, if ctx was cancelled) and the stats.
+// Wait waits for every stage and returns the first error (with the cause
+// of the cancellation when that says more) and the stats.
 func (r *Run) Wait() (Stats, error) {
 	err := r.g.Wait()
-	if err != nil && r.ctx.Err() != nil {
-		if cause := context.Cause(r.ctx); cause != nil && cause != context.Canceled {
-			err = fmt.Errorf("%w (cause: %v)", err, cause)
-		}
+	if cause := context.Cause(r.ctx); err != nil && cause != nil && !errors.Is(err, cause) {
+		err = fmt.Errorf("%w (cause: %v)", err, cause)
 	}
+	r.cancel(context.Canceled)
 	st := Stats{Elapsed: time.Since(r.start)}
 	for _, m := range r.meters {
 		st.Stages = append(st.Stages, StageStats{
@@ -115,41 +122,114 @@ func (r *Run) Wait() (Stats, error) {
 	return st, err
 }
 
-// Log writes the stats to logger at Info.
-func (s Stats) Log(logger *slog.Logger, msg string) {
-	logger.Info(msg, "elapsed", s.Elapsed.Round(time.Millisecond), "stages", s.String())
+// Source runs gen in one goroutine; every item it emits goes to out, which
+// is closed when gen returns. emit fails once the run is cancelled.
+func Source[T any](r *Run, name string, out chan<- T, gen func(ctx context.Context, emit func(T) error) error) {
+	r.spawn(name, 1, func(ctx context.Context, m *meter) error {
+		start := time.Now()
+		var blocked time.Duration
+		err := gen(ctx, emitter(ctx, m, out, &blocked))
+		m.busy.Add(int64(time.Since(start) - blocked))
+		return err
+	}, func() { close(out) })
 }
 
-// Send delivers v downstream, or gives up when ctx ends. Time spent waiting
-// (backpressure) is counted as the stage's blocked time.
-func Send[T any](ctx context.Context, m *Meter, out chan<- T, v T) error {
-	select {
-	case out <- v:
-		m.out.Add(1)
-		return nil
-	default:
-	}
-	start := time.Now()
-	select {
-	case out <- v:
-		m.blocked.Add(int64(time.Since(start)))
-		m.out.Add(1)
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+// Map runs f over the items of in with n workers and sends each result to
+// out, which is closed after the last worker returns.
+func Map[A, B any](r *Run, name string, n int, in <-chan A, out chan<- B, f func(context.Context, A) (B, error)) {
+	r.spawn(name, n, func(ctx context.Context, m *meter) error {
+		return each(ctx, m, in, out, func(v A, emit func(B) error) error {
+			w, err := f(ctx, v)
+			if err != nil {
+				return err
+			}
+			return emit(w)
+		})
+	}, func() { close(out) })
 }
 
-// Recv takes the next item from upstream. ok is false when in is closed;
-// err is set when ctx ended first.
-func Recv[T any](ctx context.Context, m *Meter, in <-chan T) (v T, ok bool, err error) {
-	select {
-	case v, ok = <-in:
-		if ok {
-			m.in.Add(1)
+// Expand runs add for each item of in in one goroutine; add emits zero or
+// more items to out. Once in is drained, flush emits what add held back;
+// then out is closed.
+func Expand[A, B any](r *Run, name string, in <-chan A, out chan<- B, add func(A, func(B) error) error, flush func(func(B) error) error) {
+	r.spawn(name, 1, func(ctx context.Context, m *meter) error {
+		if err := each(ctx, m, in, out, add); err != nil {
+			return err
 		}
-		return v, ok, nil
-	case <-ctx.Done():
-		return v, false, context.Cause(ctx)
+		if ctx.Err() != nil {
+			return context.Cause(ctx) // in closed because upstream failed
+		}
+		start := time.Now()
+		var blocked time.Duration
+		err := flush(emitter(ctx, m, out, &blocked))
+		m.busy.Add(int64(time.Since(start) - blocked))
+		return err
+	}, func() { close(out) })
+}
+
+// Sink runs f for each item of in in one goroutine, then end once in is
+// drained. end never runs after an error or cancel anywhere in the run.
+func Sink[A any](r *Run, name string, in <-chan A, f func(A) error, end func() error) {
+	r.spawn(name, 1, func(ctx context.Context, m *meter) error {
+		if err := each[A, struct{}](ctx, m, in, nil, func(v A, _ func(struct{}) error) error { return f(v) }); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		start := time.Now()
+		err := end()
+		m.busy.Add(int64(time.Since(start)))
+		return err
+	}, nil)
+}
+
+// each is one worker's loop: receive, work, count. Busy time excludes the
+// time spent blocked in emit.
+func each[A, B any](ctx context.Context, m *meter, in <-chan A, out chan<- B, f func(A, func(B) error) error) error {
+	var blocked time.Duration
+	emit := emitter(ctx, m, out, &blocked)
+	for {
+		var v A
+		select {
+		case w, ok := <-in:
+			if !ok {
+				return nil
+			}
+			v = w
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		m.in.Add(1)
+		start := time.Now()
+		blocked = 0
+		if err := f(v, emit); err != nil {
+			return err
+		}
+		m.busy.Add(int64(time.Since(start) - blocked))
+	}
+}
+
+// emitter returns a send to out that gives up when ctx ends; time spent
+// waiting (backpressure) is added to *blocked and the stage's blocked time.
+func emitter[T any](ctx context.Context, m *meter, out chan<- T, blocked *time.Duration) func(T) error {
+	return func(v T) error {
+		select {
+		case out <- v:
+			m.out.Add(1)
+			return nil
+		default:
+		}
+		start := time.Now()
+		select {
+		case out <- v:
+			d := time.Since(start)
+			*blocked += d
+			m.blocked.Add(int64(d))
+			m.out.Add(1)
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 	}
 }

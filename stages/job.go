@@ -1,10 +1,10 @@
-// Package stages holds the reindex stages — walker, checksum filter,
-// extractor pool, chunker, embedder and index writer — and wires them into
-// one pipeline run with Reindex.
+// Package stages holds the reindex stages — walker, filter, extractor,
+// chunker, embedding batcher and writer — as plain transformations of one
+// FileJob at a time; package pipeline wires them with channels.
 package stages
 
 import (
-	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 )
@@ -27,7 +27,7 @@ type FileJob struct {
 	Ext   string
 	Size  int64
 	Mtime float64 // seconds since the epoch
-	Old   *index.FileEntry
+	Old   *schema.FileEntry
 
 	Kind     Kind
 	Doc      *extract.Document

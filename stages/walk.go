@@ -11,8 +11,6 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/micro-rag/micro-rag-mcp/pipeline"
 )
 
 // Walker lists the files a reindex considers.
@@ -23,11 +21,11 @@ type Walker struct {
 	Glob        *Glob // nil means every file
 }
 
-// Walk sends every allowed file under the data folder to out and closes out.
-// Hidden folders (".git", ".cache") are skipped; a symlink is followed only
-// when its target stays inside the data folder.
-func (w *Walker) Walk(ctx context.Context, m *pipeline.Meter, out chan<- *FileJob, total func()) error {
-	defer close(out)
+// Walk calls emit with every allowed file under the data folder and stops
+// at the first error emit returns. Hidden folders (".git", ".cache") are
+// skipped; a symlink is followed only when its target stays inside the data
+// folder.
+func (w *Walker) Walk(ctx context.Context, emit func(*FileJob) error) error {
 	return filepath.WalkDir(w.DataFolder, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == w.DataFolder {
@@ -60,9 +58,7 @@ func (w *Walker) Walk(ctx context.Context, m *pipeline.Meter, out chan<- *FileJo
 		if err != nil || !fi.Mode().IsRegular() {
 			return nil
 		}
-		total()
-		job := &FileJob{Rel: rel, Abs: p, Ext: ext, Size: fi.Size(), Mtime: float64(fi.ModTime().UnixNano()) / 1e9}
-		return pipeline.Send(ctx, m, out, job)
+		return emit(&FileJob{Rel: rel, Abs: p, Ext: ext, Size: fi.Size(), Mtime: float64(fi.ModTime().UnixNano()) / 1e9})
 	})
 }
 

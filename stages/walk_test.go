@@ -2,12 +2,11 @@ package stages
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
-
-	"github.com/micro-rag/micro-rag-mcp/pipeline"
 )
 
 func TestParseGlob(t *testing.T) {
@@ -86,25 +85,35 @@ func TestWalkerScope(t *testing.T) {
 
 func walkAll(t *testing.T, w *Walker) []string {
 	t.Helper()
-	out := make(chan *FileJob, 1)
-	run, ctx := pipeline.New(context.Background())
 	var got []string
-	run.Go("walk", 1, func(ctx context.Context, m *pipeline.Meter) error {
-		return w.Walk(ctx, m, out, func() {})
-	}, nil)
-	run.Go("collect", 1, func(ctx context.Context, m *pipeline.Meter) error {
-		for {
-			j, ok, err := pipeline.Recv(ctx, m, out)
-			if !ok {
-				return err
-			}
-			got = append(got, j.Rel)
-		}
-	}, nil)
-	if _, err := run.Wait(); err != nil {
+	err := w.Walk(context.Background(), func(j *FileJob) error {
+		got = append(got, j.Rel)
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	_ = ctx
 	slices.Sort(got)
 	return got
+}
+
+func TestWalkStopsAtEmitError(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"a.md", "b.md", "c.md"} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := &Walker{DataFolder: root, Exts: map[string]bool{".md": true}}
+	stop := errors.New("downstream gone")
+	calls := 0
+	err := w.Walk(context.Background(), func(*FileJob) error { calls++; return stop })
+	if !errors.Is(err, stop) || calls != 1 {
+		t.Fatalf("walk returned %v after %d emits", err, calls)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := w.Walk(ctx, func(*FileJob) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled walk returned %v", err)
+	}
 }

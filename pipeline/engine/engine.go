@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/pipeline"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
 	"github.com/micro-rag/micro-rag-mcp/stages/embed"
@@ -268,9 +270,9 @@ func (e *Engine) load(ctx context.Context) error {
 	return nil
 }
 
-func (e *Engine) version(modelID string) index.Version {
-	return index.Version{
-		Schema: index.SchemaVersion, Model: modelID, Dim: embed.Dim,
+func (e *Engine) version(modelID string) schema.Version {
+	return schema.Version{
+		Schema: schema.SchemaVersion, Model: modelID, Dim: embed.Dim,
 		ChunkSize: chunk.Default.Size, ChunkOverlap: chunk.Default.Overlap, MaxTokens: chunk.Default.MaxTokens,
 	}
 }
@@ -421,17 +423,17 @@ func (e *Engine) Reindex(ctx context.Context, req ReindexRequest, progress func(
 	defer w.Close()
 	e.reindexing.Store(true)
 	defer e.reindexing.Store(false)
-	cfg := stages.Config{
+	cfg := pipeline.Config{
 		Walker: stages.Walker{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Exts: e.exts, Glob: glob},
 		Force:  req.Force, Chunking: chunk.Default, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
 		Dim: embed.Dim, Limits: extract.DefaultLimits, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
 	}
 	if progress != nil {
-		cfg.Progress = func(p stages.Progress) {
+		cfg.Progress = func(p pipeline.Progress) {
 			progress(Progress{FilesDone: p.FilesDone, FilesTotal: p.FilesTotal, ChunksDone: p.ChunksDone, ChunksTotal: p.ChunksTotal})
 		}
 	}
-	res, err := stages.Reindex(ctx, cfg, w)
+	res, err := pipeline.Reindex(ctx, cfg, w)
 	if err != nil {
 		return ReindexResult{}, err
 	}

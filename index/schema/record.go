@@ -1,7 +1,7 @@
-// Package index keeps the on-disk index of one data folder — faiss.index,
-// manifest.jsonl, files.json, version and index.lock — and serves immutable
-// snapshots of it to searches while a single writer prepares the next one.
-package index
+// Package schema holds the index's plain record types — manifest records,
+// files.json entries, the version stamp — free of cgo, so the ingest stages
+// and their tests use them without linking FAISS.
+package schema
 
 import (
 	"encoding/json"
@@ -36,22 +36,6 @@ type FileEntry struct {
 	Ext      string  `json:"ext"`
 }
 
-// filesDoc is files.json. Besides the per-file entries it is the commit
-// record: it says how many manifest bytes and FAISS vectors belong to the
-// committed state, so a torn manifest tail or a half-finished commit can be
-// told apart from committed data.
-type filesDoc struct {
-	Schema        int          `json:"schema"`
-	Generation    int64        `json:"generation"`
-	NextID        int64        `json:"next_id"`
-	ManifestBytes int64        `json:"manifest_bytes"`
-	FaissNtotal   int64        `json:"faiss_ntotal"`
-	FaissBytes    int64        `json:"faiss_bytes"`
-	Tombstones    int          `json:"tombstones"`
-	LastReindex   string       `json:"last_reindex,omitempty"`
-	Files         []*FileEntry `json:"files"`
-}
-
 // Version is the content of the version file. An index whose version differs
 // from the running one is rebuilt from scratch: vectors of two models or two
 // chunkings never mix.
@@ -72,24 +56,8 @@ func (v Version) String() string {
 	return string(b)
 }
 
-// liveChunk is what a snapshot keeps in memory per live chunk; the text
-// stays in manifest.jsonl and is read back only for the hits of a search.
-type liveChunk struct {
-	Path       string
-	Ext        string
-	Mtime      float64
-	ChunkIndex int
-	CharStart  int
-	CharEnd    int
-	Page       int
-	LineStart  int
-	LineEnd    int
-	TextHash   uint64 // lets a changed file reuse vectors of unchanged chunks
-	Offset     int64  // of the record's line in manifest.jsonl
-	Length     int32
-}
-
 var textSeed = maphash.MakeSeed()
 
-// TextHash identifies chunk text within this process.
+// TextHash identifies chunk text within this process: the index keys stored
+// vectors by it so a changed file can reuse the vectors of unchanged chunks.
 func TextHash(text string) uint64 { return maphash.String(textSeed, text) }

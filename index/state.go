@@ -1,0 +1,36 @@
+package index
+
+import "github.com/micro-rag/micro-rag-mcp/index/schema"
+
+// filesDoc is files.json. Besides the per-file entries it is the commit
+// record: it says how many manifest bytes and FAISS vectors belong to the
+// committed state, so a torn manifest tail or a half-finished commit can be
+// told apart from committed data.
+type filesDoc struct {
+	Schema        int                 `json:"schema"`
+	Generation    int64               `json:"generation"`
+	NextID        int64               `json:"next_id"`
+	ManifestBytes int64               `json:"manifest_bytes"`
+	FaissNtotal   int64               `json:"faiss_ntotal"`
+	FaissBytes    int64               `json:"faiss_bytes"`
+	Tombstones    int                 `json:"tombstones"`
+	LastReindex   string              `json:"last_reindex,omitempty"`
+	Files         []*schema.FileEntry `json:"files"`
+}
+
+// liveChunk is what a snapshot keeps in memory per live chunk; the text
+// stays in manifest.jsonl and is read back only for the hits of a search.
+type liveChunk struct {
+	Path       string
+	Ext        string
+	Mtime      float64
+	ChunkIndex int
+	CharStart  int
+	CharEnd    int
+	Page       int
+	LineStart  int
+	LineEnd    int
+	TextHash   uint64 // lets a changed file reuse vectors of unchanged chunks
+	Offset     int64  // of the record's line in manifest.jsonl
+	Length     int32
+}

@@ -1,0 +1,148 @@
+package pipeline
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/stages"
+	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
+	"github.com/micro-rag/micro-rag-mcp/stages/extract"
+)
+
+// Config is one reindex run.
+type Config struct {
+	Walker     stages.Walker
+	Force      bool
+	Chunking   chunk.Config
+	Tokens     chunk.TokenCounter
+	Embedder   stages.Embedder
+	Dim        int
+	Limits     extract.Limits
+	Extractors int           // extractor pool size; default NumCPU
+	Checkpoint time.Duration // commit and publish this often during a long run; 0 = 30 s
+	Logger     *slog.Logger
+	// Progress, when set, is called from one goroutine at most every 250 ms
+	// while counts change, and once at the end of a successful run.
+	Progress func(Progress)
+}
+
+// Progress counts work done so far.
+type Progress struct {
+	FilesDone, FilesTotal   int
+	ChunksDone, ChunksTotal int
+}
+
+// Result is what a run did.
+type Result struct {
+	stages.Tally
+	Stats Stats
+}
+
+type counters struct {
+	filesTotal, filesDone, chunksTotal, chunksDone atomic.Int64
+}
+
+func (c *counters) progress() Progress {
+	return Progress{
+		FilesDone: int(c.filesDone.Load()), FilesTotal: int(c.filesTotal.Load()),
+		ChunksDone: int(c.chunksDone.Load()), ChunksTotal: int(c.chunksTotal.Load()),
+	}
+}
+
+// reportProgress calls report every interval while the counters move, until
+// stop closes. It runs beside the stages so a slow batch still shows progress.
+func reportProgress(c *counters, report func(Progress), interval time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	var last Progress
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if p := c.progress(); p != last {
+				last = p
+				report(p)
+			}
+		}
+	}
+}
+
+// Reindex runs walker → filter → extractor pool → chunker → embedder →
+// writer over w's index. On error or cancel nothing after the last
+// checkpoint is committed; the index stays as the last commit left it.
+func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
+	if cfg.Extractors <= 0 {
+		cfg.Extractors = runtime.NumCPU()
+	}
+	if cfg.Checkpoint <= 0 {
+		cfg.Checkpoint = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	var cnt counters
+	filter := stages.Filter{Before: w.Before(), Force: cfg.Force}
+	extractor := stages.Extractor{Limits: cfg.Limits, Force: cfg.Force}
+	chunker := stages.Chunker{Config: cfg.Chunking, Tokens: cfg.Tokens}
+	batcher := &stages.Batcher{Embedder: cfg.Embedder, Dim: cfg.Dim,
+		Vectors: func(n int) { cnt.chunksDone.Add(int64(n)) }}
+	if base := w.Base(); base != nil && !cfg.Force { // force re-embeds everything
+		batcher.Stored = base.ChunkVectors
+	}
+	writer := &stages.Writer{Index: w, Glob: cfg.Walker.Glob, Checkpoint: cfg.Checkpoint, Logger: cfg.Logger}
+
+	// Buffers no larger than the pool that reads them: backpressure, not queues.
+	walked := make(chan *stages.FileJob, cfg.Extractors)
+	filtered := make(chan *stages.FileJob, cfg.Extractors)
+	extracted := make(chan *stages.FileJob, cfg.Extractors)
+	chunked := make(chan *stages.FileJob, 2)
+	embedded := make(chan *stages.FileJob, 2)
+
+	run, _ := New(ctx)
+	Source(run, "walk", walked, func(ctx context.Context, emit func(*stages.FileJob) error) error {
+		return cfg.Walker.Walk(ctx, func(job *stages.FileJob) error {
+			cnt.filesTotal.Add(1)
+			return emit(job)
+		})
+	})
+	Map(run, "filter", 1, walked, filtered, func(_ context.Context, job *stages.FileJob) (*stages.FileJob, error) {
+		filter.Apply(job)
+		return job, nil
+	})
+	Map(run, "extract", cfg.Extractors, filtered, extracted, func(ctx context.Context, job *stages.FileJob) (*stages.FileJob, error) {
+		extractor.Apply(ctx, job)
+		return job, nil
+	})
+	Map(run, "chunk", 1, extracted, chunked, func(_ context.Context, job *stages.FileJob) (*stages.FileJob, error) {
+		cnt.chunksTotal.Add(int64(chunker.Apply(job)))
+		return job, nil
+	})
+	Expand(run, "embed", chunked, embedded, batcher.Add, batcher.Flush)
+	Sink(run, "write", embedded, func(job *stages.FileJob) error {
+		err := writer.Apply(job)
+		cnt.filesDone.Add(1)
+		return err
+	}, writer.Finish)
+
+	stopProgress := make(chan struct{})
+	progressDone := make(chan struct{})
+	go func() {
+		defer close(progressDone)
+		if cfg.Progress != nil {
+			reportProgress(&cnt, cfg.Progress, 250*time.Millisecond, stopProgress)
+		}
+	}()
+	stats, err := run.Wait()
+	close(stopProgress)
+	<-progressDone
+	if err == nil && cfg.Progress != nil {
+		cfg.Progress(cnt.progress())
+	}
+	stats.Log(cfg.Logger, "reindex stages")
+	return Result{Tally: writer.Tally, Stats: stats}, err
+}

@@ -1,0 +1,30 @@
+package stages
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
+	"github.com/micro-rag/micro-rag-mcp/stages/extract"
+)
+
+func TestChunker(t *testing.T) {
+	c := Chunker{Config: chunk.Default, Tokens: testTokenizer(t)}
+	text := strings.Repeat("The checkout service retries each payment twice before it gives up.\n\n", 60)
+	job := &FileJob{Kind: Changed, Doc: &extract.Document{Text: text}}
+	n := c.Apply(job)
+	if n < 3 || n != len(job.Chunks) {
+		t.Fatalf("Apply returned %d for %d chunks of a %d-char text", n, len(job.Chunks), len(text))
+	}
+	for i, ch := range job.Chunks {
+		if ch.Index != i || ch.Text != text[ch.CharStart:ch.CharEnd] {
+			t.Fatalf("chunk %d: index %d, text not at [%d,%d)", i, ch.Index, ch.CharStart, ch.CharEnd)
+		}
+	}
+	for _, k := range []Kind{Unchanged, Touched, Failed} {
+		job := &FileJob{Kind: k, Doc: &extract.Document{Text: text}}
+		if n := c.Apply(job); n != 0 || job.Chunks != nil {
+			t.Errorf("kind %d was chunked", k)
+		}
+	}
+}

@@ -1,0 +1,19 @@
+package stages
+
+import "github.com/micro-rag/micro-rag-mcp/index/schema"
+
+// Filter decides which files need reading, from what files.json says.
+type Filter struct {
+	Before map[string]*schema.FileEntry // the index's files as the run began
+	Force  bool                         // read every file
+}
+
+// Apply marks job Changed, or Unchanged when its mtime and size match its
+// entry in Before: an unchanged file is not read.
+func (f Filter) Apply(job *FileJob) {
+	job.Old = f.Before[job.Rel]
+	job.Kind = Changed
+	if !f.Force && job.Old != nil && job.Old.Mtime == job.Mtime && job.Old.Size == job.Size {
+		job.Kind = Unchanged
+	}
+}

@@ -1,0 +1,118 @@
+package stages
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
+)
+
+// Index is what the write stage needs of an index writer (index.Writer).
+type Index interface {
+	Before() map[string]*schema.FileEntry
+	PutFile(f schema.FileEntry, chunks []schema.Record, vectors []float32) error
+	TouchFile(path string, mtime float64, size int64)
+	RemoveFile(path string) error
+	Commit(finished bool) error
+	Chunks() int
+}
+
+// Tally counts what a reindex did to the index.
+type Tally struct {
+	FilesAdded, FilesUpdated, FilesRemoved, FilesFailed, FilesTouched int
+	ChunksTotal, ChunksEmbedded, ChunksReused                         int
+}
+
+// Writer is the write stage, the only one that changes the index: Apply
+// for each file, then Finish once every file has arrived. A Writer is used
+// by one goroutine.
+type Writer struct {
+	Index      Index
+	Glob       *Glob         // the run's scope: only files it matches can be removed
+	Checkpoint time.Duration // commit this often so early results become searchable; 0 = never before Finish
+	Logger     *slog.Logger  // warnings about skipped files and parts; nil = none
+	Tally      Tally
+
+	seen       map[string]bool
+	lastCommit time.Time
+}
+
+// Apply records one file in the index and commits when a checkpoint is due.
+func (w *Writer) Apply(job *FileJob) error {
+	if w.seen == nil {
+		w.seen = map[string]bool{}
+		w.lastCommit = time.Now()
+	}
+	w.seen[job.Rel] = true
+	switch job.Kind {
+	case Touched:
+		w.Index.TouchFile(job.Rel, job.Mtime, job.Size)
+		w.Tally.FilesTouched++
+	case Failed:
+		w.Tally.FilesFailed++
+		w.logger().Warn("file skipped", "path", job.Rel, "err", job.Err)
+	case Changed:
+		if err := w.Index.PutFile(fileEntry(job), records(job.Chunks), job.Vectors); err != nil {
+			return err
+		}
+		if job.Old == nil {
+			w.Tally.FilesAdded++
+		} else {
+			w.Tally.FilesUpdated++
+		}
+		w.Tally.ChunksEmbedded += len(job.Chunks) - job.Reused
+		w.Tally.ChunksReused += job.Reused
+		for _, s := range job.Doc.Skipped {
+			w.logger().Warn("part of file skipped", "path", job.Rel, "reason", s)
+		}
+	}
+	if w.Checkpoint > 0 && time.Since(w.lastCommit) >= w.Checkpoint {
+		if err := w.Index.Commit(false); err != nil {
+			return err
+		}
+		w.lastCommit = time.Now()
+	}
+	return nil
+}
+
+// Finish removes the files in scope that the run did not see and makes
+// the final commit. Call it only after a complete walk: after an error or
+// cancel it would remove files that were merely not reached.
+func (w *Writer) Finish() error {
+	for rel := range w.Index.Before() {
+		if !w.seen[rel] && w.Glob.Match(rel) {
+			if err := w.Index.RemoveFile(rel); err != nil {
+				return err
+			}
+			w.Tally.FilesRemoved++
+		}
+	}
+	if err := w.Index.Commit(true); err != nil {
+		return err
+	}
+	w.Tally.ChunksTotal = w.Index.Chunks()
+	return nil
+}
+
+func (w *Writer) logger() *slog.Logger {
+	if w.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return w.Logger
+}
+
+func fileEntry(job *FileJob) schema.FileEntry {
+	return schema.FileEntry{Path: job.Rel, Mtime: job.Mtime, Size: job.Size, Checksum: job.Checksum, Ext: job.Ext}
+}
+
+func records(chunks []chunk.Chunk) []schema.Record {
+	out := make([]schema.Record, len(chunks))
+	for i, c := range chunks {
+		out[i] = schema.Record{
+			ChunkIndex: c.Index, CharStart: c.CharStart, CharEnd: c.CharEnd,
+			Page: c.Page, LineStart: c.LineStart, LineEnd: c.LineEnd, Text: c.Text,
+		}
+	}
+	return out
+}

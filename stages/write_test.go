@@ -1,0 +1,131 @@
+package stages
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
+	"github.com/micro-rag/micro-rag-mcp/stages/extract"
+)
+
+// memIndex records what the write stage asks of the index. The real
+// index.Writer links FAISS, which stage tests stay free of; package
+// pipeline runs this stage against the real one.
+type memIndex struct {
+	before  map[string]*schema.FileEntry
+	files   map[string]schema.FileEntry
+	chunks  map[string][]schema.Record
+	removed []string
+	commits []bool
+	putErr  error
+}
+
+func (m *memIndex) Before() map[string]*schema.FileEntry { return m.before }
+func (m *memIndex) PutFile(f schema.FileEntry, recs []schema.Record, vecs []float32) error {
+	if m.putErr != nil {
+		return m.putErr
+	}
+	m.files[f.Path], m.chunks[f.Path] = f, recs
+	return nil
+}
+func (m *memIndex) TouchFile(path string, mtime float64, size int64) {
+	f := m.files[path]
+	f.Mtime, f.Size = mtime, size
+	m.files[path] = f
+}
+func (m *memIndex) RemoveFile(path string) error {
+	m.removed = append(m.removed, path)
+	delete(m.files, path)
+	delete(m.chunks, path)
+	return nil
+}
+func (m *memIndex) Commit(finished bool) error { m.commits = append(m.commits, finished); return nil }
+func (m *memIndex) Chunks() int {
+	n := 0
+	for _, c := range m.chunks {
+		n += len(c)
+	}
+	return n
+}
+
+func newMemIndex(paths ...string) *memIndex {
+	m := &memIndex{before: map[string]*schema.FileEntry{}, files: map[string]schema.FileEntry{}, chunks: map[string][]schema.Record{}}
+	for _, p := range paths {
+		m.before[p] = &schema.FileEntry{Path: p}
+		m.files[p] = schema.FileEntry{Path: p}
+		m.chunks[p] = []schema.Record{{Path: p}}
+	}
+	return m
+}
+
+func TestWriter(t *testing.T) {
+	idx := newMemIndex("docs/kept.md", "docs/edited.md", "docs/gone.md", "other/gone.md")
+	glob, _ := ParseGlob("docs/**")
+	w := &Writer{Index: idx, Glob: glob}
+	edited := &FileJob{Rel: "docs/edited.md", Kind: Changed, Old: idx.before["docs/edited.md"], Checksum: "sha256:e",
+		Doc: &extract.Document{Skipped: []string{"an embedded image"}}, Reused: 1,
+		Chunks: []chunk.Chunk{{Index: 0, Text: "one", CharEnd: 3, LineStart: 1, LineEnd: 1}, {Index: 1, Text: "two", CharStart: 3, CharEnd: 6, Page: 2}}}
+	for _, job := range []*FileJob{
+		{Rel: "docs/kept.md", Kind: Touched, Mtime: 7, Size: 9},
+		edited,
+		{Rel: "docs/new.md", Kind: Changed, Doc: &extract.Document{}, Chunks: []chunk.Chunk{{Text: "new"}}},
+		{Rel: "docs/bad.pdf", Kind: Failed, Err: errors.New("corrupt")},
+		{Rel: "docs/same.md", Kind: Unchanged},
+	} {
+		if err := w.Apply(job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(idx.commits) != 0 {
+		t.Fatalf("committed %v before Finish without a checkpoint", idx.commits)
+	}
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	want := Tally{FilesAdded: 1, FilesUpdated: 1, FilesRemoved: 1, FilesFailed: 1, FilesTouched: 1,
+		ChunksTotal: 5, ChunksEmbedded: 2, ChunksReused: 1}
+	if w.Tally != want {
+		t.Errorf("tally %+v, want %+v", w.Tally, want)
+	}
+	// Only the unseen file inside the run's scope goes.
+	if !slices.Equal(idx.removed, []string{"docs/gone.md"}) {
+		t.Errorf("removed %v", idx.removed)
+	}
+	if !slices.Equal(idx.commits, []bool{true}) {
+		t.Errorf("commits %v, want one final", idx.commits)
+	}
+	if f := idx.files["docs/kept.md"]; f.Mtime != 7 || f.Size != 9 {
+		t.Errorf("touched entry %+v", f)
+	}
+	if f := idx.files["docs/edited.md"]; f.Checksum != "sha256:e" {
+		t.Errorf("edited entry %+v", f)
+	}
+	recs := idx.chunks["docs/edited.md"]
+	if len(recs) != 2 || recs[1].Text != "two" || recs[1].CharStart != 3 || recs[1].Page != 2 || recs[0].LineEnd != 1 {
+		t.Errorf("records %+v", recs)
+	}
+}
+
+func TestWriterCheckpointAndError(t *testing.T) {
+	idx := newMemIndex()
+	w := &Writer{Index: idx, Checkpoint: time.Nanosecond}
+	job := &FileJob{Rel: "a.md", Kind: Touched}
+	if err := w.Apply(job); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Millisecond)
+	if err := w.Apply(&FileJob{Rel: "b.md", Kind: Touched}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(idx.commits, false) {
+		t.Errorf("no checkpoint commit: %v", idx.commits)
+	}
+	idx.putErr = errors.New("disk full")
+	err := w.Apply(&FileJob{Rel: "c.md", Kind: Changed, Doc: &extract.Document{}})
+	if !errors.Is(err, idx.putErr) {
+		t.Errorf("PutFile error came back as %v", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/scan"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
@@ -26,6 +27,7 @@ type Snapshot struct {
 	files    map[string]*schema.FileEntry
 	doc      filesDoc // header only; Files is nil
 	manifest *os.File // nil when the manifest is empty
+	lex      *lexical.Index
 	// For large indexes: int8 codes of the vectors, scanned first; the
 	// candidates are then scored exactly from FAISS. codeIDs maps a code
 	// row to its chunk id.
@@ -47,7 +49,10 @@ const (
 // Hit is one search result: the chunk's manifest record and its score.
 type Hit struct {
 	Record schema.Record
-	Score  float32 // inner product of normalised vectors = cosine similarity
+	// Search: inner product of normalised vectors = cosine similarity.
+	// SearchLexical: the raw BM25F score (lexical.Params), > 0 and
+	// unbounded; comparable only within one query.
+	Score float32
 }
 
 func (s *Store) emptySnapshot() (*Snapshot, error) {
@@ -64,7 +69,7 @@ func (s *Store) emptySnapshot() (*Snapshot, error) {
 func (s *Store) snapshotOf(st *state) (*Snapshot, error) {
 	idx := st.index
 	st.index = nil
-	snap := &Snapshot{index: idx, live: maps.Clone(st.live), files: maps.Clone(st.files), doc: st.doc}
+	snap := &Snapshot{index: idx, live: maps.Clone(st.live), files: maps.Clone(st.files), doc: st.doc, lex: st.lex}
 	snap.doc.Files = nil
 	if len(snap.live) >= ScanMin {
 		vecs, ids, err := idx.Export(nil, nil)
@@ -158,6 +163,26 @@ func (sn *Snapshot) Search(query []float32, k int) ([]Hit, error) {
 			return nil, err
 		}
 		hits = append(hits, Hit{Record: rec, Score: dist[i]})
+	}
+	return hits, nil
+}
+
+// SearchLexical returns up to k chunks matching the query's keywords, best
+// first by BM25F over headings, file name and text (see package lexical).
+// A query with no keyword terms (stop words, punctuation) has no hits and
+// no error. Like Search it takes no lock.
+func (sn *Snapshot) SearchLexical(query string, k int) ([]Hit, error) {
+	if sn.lex == nil {
+		return nil, nil
+	}
+	found := sn.lex.Search(query, k)
+	hits := make([]Hit, 0, len(found))
+	for _, r := range found {
+		rec, err := sn.record(r.ID)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, Hit{Record: rec, Score: float32(r.Score)})
 	}
 	return hits, nil
 }

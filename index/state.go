@@ -1,21 +1,27 @@
 package index
 
-import "github.com/micro-rag/micro-rag-mcp/index/schema"
+import (
+	"github.com/micro-rag/micro-rag-mcp/index/lexical"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+)
 
 // filesDoc is files.json. Besides the per-file entries it is the commit
 // record: it says how many manifest bytes and FAISS vectors belong to the
 // committed state, so a torn manifest tail or a half-finished commit can be
 // told apart from committed data.
 type filesDoc struct {
-	Schema        int                 `json:"schema"`
-	Generation    int64               `json:"generation"`
-	NextID        int64               `json:"next_id"`
-	ManifestBytes int64               `json:"manifest_bytes"`
-	FaissNtotal   int64               `json:"faiss_ntotal"`
-	FaissBytes    int64               `json:"faiss_bytes"`
-	Tombstones    int                 `json:"tombstones"`
-	LastReindex   string              `json:"last_reindex,omitempty"`
-	Files         []*schema.FileEntry `json:"files"`
+	Schema        int    `json:"schema"`
+	Generation    int64  `json:"generation"`
+	NextID        int64  `json:"next_id"`
+	ManifestBytes int64  `json:"manifest_bytes"`
+	FaissNtotal   int64  `json:"faiss_ntotal"`
+	FaissBytes    int64  `json:"faiss_bytes"`
+	Tombstones    int    `json:"tombstones"`
+	LastReindex   string `json:"last_reindex,omitempty"`
+	// Lexical lists the keyword index's segment files; which docs in them
+	// are live follows from Files, so deletions cost no lexical write.
+	Lexical []lexical.SegmentRef `json:"lexical"`
+	Files   []*schema.FileEntry  `json:"files"`
 }
 
 // liveChunk is what a snapshot keeps in memory per live chunk; the text

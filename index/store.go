@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
@@ -215,6 +217,7 @@ type state struct {
 	files map[string]*schema.FileEntry
 	live  map[int64]*liveChunk
 	index *faiss.Index // IDMap2 over IndexFlatIP; live vectors only
+	lex   *lexical.Index
 }
 
 func (st *state) close() {
@@ -242,6 +245,7 @@ func (s *Store) emptyState() (*state, error) {
 		files: map[string]*schema.FileEntry{},
 		live:  map[int64]*liveChunk{},
 		index: idx,
+		lex:   lexical.Empty(),
 	}, nil
 }
 
@@ -302,6 +306,13 @@ func (s *Store) loadCommitted() (*state, error) {
 	}
 	if n != len(live) {
 		return fail("files.json lists %d chunks, the manifest %d", n, len(live))
+	}
+	st.lex, err = lexical.Open(s.dir, doc.Lexical, func(id int64) bool { return live[id] != nil })
+	if err != nil {
+		return fail("%v", err)
+	}
+	if st.lex.Live() != len(live) {
+		return fail("lexical index has %d live chunks, the manifest %d", st.lex.Live(), len(live))
 	}
 	st.doc.Files = nil
 	return st, nil
@@ -413,6 +424,7 @@ func (s *Store) recover() error {
 	if json.Unmarshal(raw, &doc) != nil {
 		return nil
 	}
+	s.removeStaleSegments(doc.Lexical)
 	if fi, err := os.Stat(s.path(ManifestFile)); err == nil && fi.Size() > doc.ManifestBytes {
 		s.log.Warn("cutting uncommitted manifest tail", "bytes", fi.Size()-doc.ManifestBytes)
 		if err := os.Truncate(s.path(ManifestFile), doc.ManifestBytes); err != nil {
@@ -433,10 +445,29 @@ func (s *Store) reset() error {
 			}
 		}
 	}
+	s.removeStaleSegments(nil)
 	if err := writeFileAtomic(s.path(VersionFile), []byte(s.version.String()+"\n")); err != nil {
 		return err
 	}
 	return syncDir(s.dir)
+}
+
+// removeStaleSegments removes lexical segment files that the committed
+// state does not list: left by a torn commit or replaced by a merge.
+func (s *Store) removeStaleSegments(keep []lexical.SegmentRef) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !lexical.IsSegmentFile(name) || slices.ContainsFunc(keep, func(r lexical.SegmentRef) bool { return r.Name == name }) {
+			continue
+		}
+		if err := os.Remove(s.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("removing stale lexical segment", "file", name, "err", err)
+		}
+	}
 }
 
 // writeFileAtomic writes data beside path, fsyncs it and renames it into place.

@@ -7,11 +7,13 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
@@ -29,6 +31,7 @@ type Writer struct {
 	addVecs   []float32
 	addIDs    []int64
 	removeIDs []int64
+	addDocs   []lexical.Doc // the keyword index's view of addIDs, same order
 	// pending holds manifest lines not yet appended to manifest.jsonl.
 	pending bytes.Buffer
 	dirty   bool
@@ -168,9 +171,11 @@ func (w *Writer) PutFile(f schema.FileEntry, chunks []schema.Record, vectors []f
 	}
 	w.addVecs = append(w.addVecs, vectors...)
 	w.addIDs = append(w.addIDs, ids...)
+	name := fileNameField(f.Path)
 	for i := range chunks {
 		r := &chunks[i]
 		r.ID, r.Path, r.Ext, r.Mtime, r.Checksum, r.EmbeddingDim, r.Deleted = ids[i], f.Path, f.Ext, f.Mtime, f.Checksum, dim, false
+		w.addDocs = append(w.addDocs, lexical.Doc{ID: r.ID, Name: name, Body: r.Text})
 		off := w.st.doc.ManifestBytes + int64(w.pending.Len())
 		line := marshalLine(r)
 		w.pending.Write(line)
@@ -237,9 +242,10 @@ func (w *Writer) dropVectors(ids []int64) {
 		}
 		copy(w.addVecs[keep*dim:(keep+1)*dim], w.addVecs[i*dim:(i+1)*dim])
 		w.addIDs[keep] = id
+		w.addDocs[keep] = w.addDocs[i]
 		keep++
 	}
-	w.addIDs, w.addVecs = w.addIDs[:keep], w.addVecs[:keep*dim]
+	w.addIDs, w.addVecs, w.addDocs = w.addIDs[:keep], w.addVecs[:keep*dim], w.addDocs[:keep]
 	for _, id := range ids {
 		if gone[id] {
 			w.removeIDs = append(w.removeIDs, id)
@@ -314,6 +320,19 @@ func (w *Writer) Commit(finished bool) error {
 	if err != nil {
 		return err
 	}
+	// The keyword index: deletions live only in files.json; added chunks
+	// make one new segment file, listed by files.json from the commit on.
+	lexName := lexical.SegmentName(doc.Generation + 1)
+	lex, lexFile, err := w.head.lex.Delete(w.removeIDs).Add(lexName, w.addDocs, compact)
+	if err != nil {
+		return err
+	}
+	if lexFile != nil {
+		if err := writeSynced(s.path(lexName), func(out io.Writer) error { _, err := out.Write(lexFile); return err }); err != nil {
+			return fmt.Errorf("write lexical segment: %w", err)
+		}
+	}
+	doc.Lexical = lex.Segments()
 	// 3. files.json.new is the commit point.
 	doc.Generation++
 	doc.FaissNtotal = idx.Ntotal()
@@ -348,9 +367,10 @@ func (w *Writer) Commit(finished bool) error {
 	if err := syncDir(s.dir); err != nil {
 		return err
 	}
-	st.doc, st.live = doc, live
+	s.removeStaleSegments(doc.Lexical)
+	st.doc, st.live, st.lex = doc, live, lex
 	w.pending.Reset()
-	w.addVecs, w.addIDs, w.removeIDs = w.addVecs[:0], w.addIDs[:0], w.removeIDs[:0]
+	w.addVecs, w.addIDs, w.removeIDs, w.addDocs = w.addVecs[:0], w.addIDs[:0], w.removeIDs[:0], w.addDocs[:0]
 	w.dirty = false
 	if compact {
 		s.log.Info("compacted index", "live_chunks", len(live))
@@ -365,6 +385,14 @@ func (w *Writer) Commit(finished bool) error {
 	w.head = snap
 	s.publish(snap)
 	return nil
+}
+
+// fileNameField is what the keyword index knows of a file's name: the base
+// name without extension (tokenized, so report_2024-q3 also gives report,
+// 2024, q3).
+func fileNameField(p string) string {
+	base := path.Base(p)
+	return strings.TrimSuffix(base, path.Ext(base))
 }
 
 // writeCompactManifest writes manifest.jsonl.new holding only live records,

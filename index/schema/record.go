@@ -49,7 +49,7 @@ type Version struct {
 }
 
 // SchemaVersion is bumped whenever the layout of any index file changes.
-const SchemaVersion = 1
+const SchemaVersion = 2 // 2: lexical segments
 
 func (v Version) String() string {
 	b, _ := json.Marshal(v)

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
@@ -33,6 +34,9 @@ type Snapshot struct {
 	// row to its chunk id.
 	codes   *scan.Codes
 	codeIDs []int64
+	// paths is the sorted list of files, built on first use (see Paths).
+	pathsOnce sync.Once
+	paths     []string
 }
 
 // ScanMin is the number of live chunks from which searches take the int8

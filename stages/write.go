@@ -103,7 +103,7 @@ func (w *Writer) logger() *slog.Logger {
 }
 
 func fileEntry(job *FileJob) schema.FileEntry {
-	return schema.FileEntry{Path: job.Rel, Mtime: job.Mtime, Size: job.Size, Checksum: job.Checksum, Ext: job.Ext}
+	return schema.FileEntry{Path: job.Rel, Mtime: job.Mtime, Size: job.Size, Checksum: job.Checksum, Ext: job.Ext, PageStarts: job.Doc.PageStarts}
 }
 
 func records(chunks []chunk.Chunk) []schema.Record {

@@ -34,6 +34,10 @@ type FileEntry struct {
 	Checksum string  `json:"checksum"`
 	ChunkIDs []int64 `json:"chunk_ids"`
 	Ext      string  `json:"ext"`
+	// PageStarts[i] is the code-point offset where page i+1 begins in the
+	// extracted text (paged formats only), so a document rebuilt from its
+	// chunks can mark its pages.
+	PageStarts []int `json:"page_starts,omitempty"`
 }
 
 // Version is the content of the version file. An index whose version differs

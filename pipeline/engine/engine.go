@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,7 +52,9 @@ type Config struct {
 	CompactMin   int
 	// SearchMode is the ranking searches use; "" = SearchHybrid.
 	SearchMode SearchMode
-	Logger     *slog.Logger
+	// Fusion is how hybrid search combines its rankings; "" = FusionCalibrated.
+	Fusion Fusion
+	Logger *slog.Logger
 }
 
 // Status describes the index for humans (the CLI's status command).
@@ -313,92 +314,6 @@ func (e *Engine) WaitModel(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// Search answers from the current snapshot without waiting for a reindex.
-// Before the model is ready it waits up to 5 s, then returns no results.
-func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error) {
-	wctx, cancel := context.WithTimeout(ctx, ModelWait)
-	err := e.WaitModel(wctx)
-	cancel()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		e.log.Warn("search before the model is ready: no results", "err", err)
-		return []Result{}, nil
-	}
-	snap := e.store.Acquire()
-	if snap == nil {
-		return []Result{}, nil
-	}
-	defer snap.Release()
-	if snap.Chunks() == 0 {
-		e.log.Warn("search on an empty or missing index: no results", "index", e.cfg.IndexFolder)
-		return []Result{}, nil
-	}
-	lex, hasLexical := any(snap).(lexicalSearcher)
-	if e.cfg.SearchMode == SearchKeyword {
-		if !hasLexical {
-			return nil, errors.New("keyword search is not available in this build")
-		}
-		hits, err := lex.SearchLexical(req.Query, req.TopK)
-		if err != nil {
-			return nil, err
-		}
-		return e.results(hits, req), nil
-	}
-	q, err := e.embedder.Embed(make([]float32, 0, embed.Dim), []string{req.Query})
-	if err != nil {
-		return nil, fmt.Errorf("embed query: %w", err)
-	}
-	hits, err := snap.Search(q, req.TopK)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkCosines(hits); err != nil {
-		e.log.Error("search refused", "err", err)
-		return nil, err
-	}
-	return e.results(hits, req), nil
-}
-
-// maxCosine allows for float32 rounding above the cosine of two unit
-// vectors. A higher score means a stored vector is not unit length: the
-// index is damaged, and serving it would rank garbage first.
-const maxCosine = 1 + 1e-3
-
-func checkCosines(hits []index.Hit) error {
-	for _, h := range hits {
-		if s := float64(h.Score); s > maxCosine || math.IsNaN(s) {
-			return fmt.Errorf("index damaged: chunk %d of %s scores %.4g, above the cosine maximum of 1; run reindex with force to rebuild it",
-				h.Record.ChunkIndex, h.Record.Path, s)
-		}
-	}
-	return nil
-}
-
-// lexicalSearcher is the keyword side of a snapshot (BM25 over the chunks).
-type lexicalSearcher interface {
-	SearchLexical(query string, k int) ([]index.Hit, error)
-}
-
-func (e *Engine) results(hits []index.Hit, req SearchRequest) []Result {
-	out := make([]Result, 0, len(hits))
-	for _, h := range hits {
-		score := float64(h.Score)
-		if score < req.ScoreThreshold {
-			break
-		}
-		r := h.Record
-		out = append(out, Result{
-			// Only float32 rounding is above 1 here: checkCosines refused the rest.
-			Path: r.Path, Score: min(score, 1), Snippet: Snippet(r.Text, req.Query, 300),
-			ChunkIndex: r.ChunkIndex, CharStart: r.CharStart, CharEnd: r.CharEnd, Mtime: r.Mtime, Ext: r.Ext,
-			Page: r.Page, LineStart: r.LineStart, LineEnd: r.LineEnd,
-		})
-	}
-	return out
 }
 
 // Reindex runs one incremental reindex. It fails at once with ErrBusy when

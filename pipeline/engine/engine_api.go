@@ -41,19 +41,26 @@ type SearchRequest struct {
 	ScoreThreshold float64
 }
 
-// Result is one hit. Path is relative to the data folder, with "/" separators.
+// Result is one passage: one chunk, or neighbouring chunks of one file
+// whose text overlaps, merged. Path is relative to the data folder, with "/"
+// separators.
 type Result struct {
-	Path       string  `json:"path"`
-	Score      float64 `json:"score"` // cosine similarity
-	Snippet    string  `json:"snippet"`
-	ChunkIndex int     `json:"chunk_index"`
-	CharStart  int     `json:"char_start"`
-	CharEnd    int     `json:"char_end"`
-	Mtime      float64 `json:"mtime"`
-	Ext        string  `json:"ext"`
-	Page       int     `json:"page,omitempty"`
-	LineStart  int     `json:"line_start,omitempty"`
-	LineEnd    int     `json:"line_end,omitempty"`
+	Path  string  `json:"path"`
+	Score float64 `json:"score"` // in [0, 1]; see Search
+	// Snippet is the passage's whole text, whitespace collapsed except
+	// paragraph breaks.
+	Snippet    string `json:"snippet"`
+	ChunkIndex int    `json:"chunk_index"` // the best-ranked chunk of the passage
+	Chunks     []int  `json:"chunks"`      // every chunk in the passage, ascending
+	CharStart  int    `json:"char_start"`
+	CharEnd    int    `json:"char_end"`
+	// URI names the passage for MCP resources/read; set by the MCP server.
+	URI       string  `json:"uri,omitempty"`
+	Mtime     float64 `json:"mtime"`
+	Ext       string  `json:"ext"`
+	Page      int     `json:"page,omitempty"`
+	LineStart int     `json:"line_start,omitempty"`
+	LineEnd   int     `json:"line_end,omitempty"`
 }
 
 // ReindexRequest mirrors the reindex tool's arguments.

@@ -20,10 +20,13 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
-// Engine is the part of *engine.Engine the tools use.
+// Engine is the part of *engine.Engine the tools and resources use.
 type Engine interface {
 	Search(ctx context.Context, req engine.SearchRequest) ([]engine.Result, error)
 	Reindex(ctx context.Context, req engine.ReindexRequest, progress func(engine.Progress)) (engine.ReindexResult, error)
+	ReadChunk(ctx context.Context, path string, i, around int) (engine.Text, error)
+	ReadDocument(ctx context.Context, path string) (engine.Text, error)
+	Documents(ctx context.Context, after string, limit int) ([]engine.DocumentInfo, bool, error)
 }
 
 // Argument limits and defaults, shared with the CLI.
@@ -43,7 +46,9 @@ type Options struct {
 	Name         string // serverInfo.name (--title)
 	Version      string // serverInfo.version
 	Instructions string // sent verbatim (--inst)
-	Logger       *slog.Logger
+	// DocumentsPerPage sizes resources/list pages; 0 = DocumentsPerPage.
+	DocumentsPerPage int
+	Logger           *slog.Logger
 }
 
 // New builds the MCP server. It does not start the engine.
@@ -52,28 +57,40 @@ func New(eng Engine, opts Options) *server.MCPServer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	hooks := &server.Hooks{}
 	s := server.NewMCPServer(opts.Name, opts.Version,
 		server.WithInstructions(opts.Instructions),
 		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
 		server.WithRecovery(),
+		server.WithResourceRecovery(),
+		server.WithHooks(hooks),
 	)
-	t := &tools{eng: eng, srv: s, log: log}
+	t := &tools{eng: eng, srv: s, title: opts.Name, log: log}
 	s.AddTool(SearchTool(), t.search)
 	s.AddTool(ReindexTool(), t.reindex)
+	rs := &resources{eng: eng, title: opts.Name, perPage: opts.DocumentsPerPage, log: log}
+	if rs.perPage <= 0 {
+		rs.perPage = DocumentsPerPage
+	}
+	rs.register(s, hooks)
 	return s
 }
 
 // SearchTool describes the search tool.
 func SearchTool() mcp.Tool {
 	return mcp.NewTool("search",
-		mcp.WithDescription("Semantic search over the documents of this folder. "+
-			"Returns the best-matching passages with their file path, cosine score and location."),
+		mcp.WithDescription("Search the documents of this folder by meaning and by keyword (exact names, "+
+			"codes and identifiers are matched as written). Returns whole passages, best first, with file path, "+
+			"page or lines, and a score from 0 to 1: semantic similarity and keyword match combined, so a "+
+			"passage found both ways scores higher than either alone. Each result has a uri; read it as a "+
+			"resource for the passage with its neighbours, or drop the #chunk part for the whole document."),
 		mcp.WithString("query", mcp.Required(), mcp.MinLength(1),
-			mcp.Description("What to look for, in natural language.")),
+			mcp.Description("What to look for: a question in natural language, keywords, or an exact identifier.")),
 		mcp.WithInteger("top_k", mcp.DefaultNumber(DefaultTopK), mcp.Min(MinTopK), mcp.Max(MaxTopK),
-			mcp.Description("How many passages to return at most.")),
+			mcp.Description("How many passages to return at most (overlapping chunks of one file count once).")),
 		mcp.WithNumber("score_threshold", mcp.DefaultNumber(DefaultScoreThreshold), mcp.Min(0.0), mcp.Max(1.0),
-			mcp.Description("Drop passages whose cosine similarity is below this.")),
+			mcp.Description("Drop passages scoring below this.")),
 		mcp.WithRawOutputSchema([]byte(searchOutputSchema)),
 		mcp.WithReadOnlyHintAnnotation(true),
 		mcp.WithDestructiveHintAnnotation(false),
@@ -108,18 +125,20 @@ const searchOutputSchema = `{
         "type": "object",
         "properties": {
           "path": {"type": "string", "description": "relative to the data folder, / separated"},
-          "score": {"type": "number", "description": "cosine similarity"},
-          "snippet": {"type": "string"},
-          "chunk_index": {"type": "integer"},
-          "char_start": {"type": "integer"},
+          "score": {"type": "number", "minimum": 0, "maximum": 1, "description": "relevance from 0 to 1, never rising down the list; hybrid search: 1 - (1 - cosine similarity) * (1 - keyword score), keyword score = BM25 / (BM25 + 8)"},
+          "snippet": {"type": "string", "description": "the passage's whole text; overlapping chunks of one file are merged into one passage"},
+          "chunk_index": {"type": "integer", "description": "the best-matching chunk of the passage, from 0"},
+          "chunks": {"type": "array", "items": {"type": "integer"}, "description": "every chunk the passage holds, ascending"},
+          "char_start": {"type": "integer", "description": "code-point offset of the passage in the document's extracted text"},
           "char_end": {"type": "integer"},
+          "uri": {"type": "string", "description": "resource URI of the best chunk: resources/read returns it with its neighbours; without #chunk=N, the whole document"},
           "mtime": {"type": "number", "description": "seconds since the Unix epoch"},
           "ext": {"type": "string"},
           "page": {"type": "integer", "description": "PDF page, from 1"},
           "line_start": {"type": "integer"},
           "line_end": {"type": "integer"}
         },
-        "required": ["path", "score", "snippet", "chunk_index", "char_start", "char_end", "mtime", "ext"]
+        "required": ["path", "score", "snippet", "chunk_index", "chunks", "char_start", "char_end", "uri", "mtime", "ext"]
       }
     }
   },
@@ -146,9 +165,10 @@ type SearchOutput struct {
 }
 
 type tools struct {
-	eng Engine
-	srv *server.MCPServer
-	log *slog.Logger
+	eng   Engine
+	srv   *server.MCPServer
+	title string // names the index in resource URIs
+	log   *slog.Logger
 }
 
 // ParseSearch applies defaults and checks ranges. Its error text is meant for
@@ -297,7 +317,17 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 	if res == nil {
 		res = []engine.Result{} // "results": [] rather than null
 	}
-	return mcp.NewToolResultStructured(SearchOutput{Results: res}, FormatResults(req.Query, res)), nil
+	for i := range res {
+		res[i].URI = ChunkURI(t.title, res[i].Path, res[i].ChunkIndex)
+	}
+	out := mcp.NewToolResultStructured(SearchOutput{Results: res}, FormatResults(req.Query, res))
+	// One resource_link per passage, after the text, for clients that fetch
+	// more context through resources/read.
+	for i, r := range res {
+		out.Content = append(out.Content, mcp.NewResourceLink(r.URI, r.Path,
+			fmt.Sprintf("Result %d, %s: the passage with the chunks around it.", i+1, Citation(r)), textMIME))
+	}
+	return out, nil
 }
 
 func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -1,0 +1,240 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+)
+
+// candidate is one ranked chunk before chunks are grouped into passages.
+type candidate struct {
+	rec   schema.Record
+	score float64 // in [0, 1], higher is better
+}
+
+// passage is a run of chunks of one file whose text overlaps or touches.
+type passage struct {
+	best  candidate       // highest-scoring member: the passage's rank and score
+	recs  []schema.Record // members
+	start int             // union of the members' char ranges
+	end   int
+}
+
+func (p *passage) overlaps(r schema.Record) bool {
+	return r.Path == p.best.rec.Path && r.CharStart <= p.end && p.start <= r.CharEnd
+}
+
+func (p *passage) absorb(recs ...schema.Record) {
+	for _, r := range recs {
+		p.recs = append(p.recs, r)
+		p.start, p.end = min(p.start, r.CharStart), max(p.end, r.CharEnd)
+	}
+}
+
+// passages walks candidates best first and groups them: a chunk whose text
+// overlaps or touches a passage already chosen joins it (merging passages it
+// bridges); any other chunk starts a new passage. The walk stops when the
+// topK-th passage starts or at the first candidate below threshold. The
+// result is best first, and no text appears twice.
+func passages(cands []candidate, topK int, threshold float64) []Result {
+	slices.SortStableFunc(cands, func(a, b candidate) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.rec.ID, b.rec.ID)
+	})
+	var ps []*passage
+	seen := map[int64]bool{}
+	for _, c := range cands {
+		if c.score < threshold {
+			break
+		}
+		if seen[c.rec.ID] {
+			continue
+		}
+		seen[c.rec.ID] = true
+		var into *passage
+		kept := ps[:0:0]
+		for _, p := range ps {
+			switch {
+			case !p.overlaps(c.rec):
+				kept = append(kept, p)
+			case into == nil:
+				into = p
+				kept = append(kept, p)
+			default:
+				// c bridges two passages: the later-ranked one joins the earlier.
+				into.absorb(p.recs...)
+			}
+		}
+		ps = kept
+		if into != nil {
+			into.absorb(c.rec)
+			continue
+		}
+		ps = append(ps, &passage{best: c, recs: []schema.Record{c.rec}, start: c.rec.CharStart, end: c.rec.CharEnd})
+		if len(ps) == topK {
+			break // chunks ranked below the topK-th passage are not used
+		}
+	}
+	out := make([]Result, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.result())
+	}
+	return out
+}
+
+func (p *passage) result() Result {
+	slices.SortFunc(p.recs, func(a, b schema.Record) int { return cmp.Compare(a.CharStart, b.CharStart) })
+	first, last, best := p.recs[0], p.recs[0], p.best.rec
+	chunks := make([]int, 0, len(p.recs))
+	for _, r := range p.recs {
+		if r.CharEnd >= last.CharEnd {
+			last = r
+		}
+		chunks = append(chunks, r.ChunkIndex)
+	}
+	slices.Sort(chunks)
+	return Result{
+		Path: best.Path, Score: p.best.score, Snippet: collapseSpace(joinChunks(p.recs, nil)),
+		ChunkIndex: best.ChunkIndex, Chunks: chunks, CharStart: p.start, CharEnd: p.end,
+		Mtime: best.Mtime, Ext: best.Ext, Page: first.Page, LineStart: first.LineStart, LineEnd: last.LineEnd,
+	}
+}
+
+// joinChunks returns the text recs cover (recs sorted by CharStart, one
+// file), each overlap written once. Chunk text is exactly the document's
+// code points CharStart..CharEnd; between chunks that do not touch only
+// whitespace was left out, and the line numbers say how many newlines, so
+// the gap is written as those newlines (or one space).
+//
+// pageStarts (code-point offsets where pages begin; nil for none) put a
+// "--- page N ---" line where page N begins, and one for the page the text
+// starts on.
+func joinChunks(recs []schema.Record, pageStarts []int) string {
+	w := textWriter{pages: pageStarts}
+	end, lineEnd := -1, 0
+	for _, r := range recs {
+		if end >= 0 && r.CharEnd <= end {
+			continue // inside what is written already
+		}
+		text := []rune(r.Text)
+		switch {
+		case end < 0:
+			w.start(r.CharStart)
+			w.write(r.CharStart, text)
+		case r.CharStart > end:
+			if n := r.LineStart - lineEnd; n > 0 {
+				w.b.WriteString(strings.Repeat("\n", min(n, 2)))
+			} else {
+				w.b.WriteByte(' ')
+			}
+			w.write(r.CharStart, text)
+		default:
+			skip := min(end-r.CharStart, len(text)) // min: a record breaking the invariant
+			w.write(r.CharStart+skip, text[skip:])
+		}
+		end, lineEnd = r.CharEnd, r.LineEnd
+	}
+	return w.b.String()
+}
+
+// textWriter writes document text, putting page marks where pages begin.
+type textWriter struct {
+	b         strings.Builder
+	pages     []int
+	next      int  // index into pages of the next mark
+	afterMark bool // skip whitespace right after a mark
+}
+
+// start skips the marks of pages that end before offset at.
+func (w *textWriter) start(at int) {
+	w.next = max(0, sort.SearchInts(w.pages, at+1)-1)
+}
+
+// write writes text whose first code point is at offset from.
+func (w *textWriter) write(from int, text []rune) {
+	for len(text) > 0 {
+		for w.next < len(w.pages) && w.pages[w.next] <= from {
+			w.mark(w.next + 1)
+			w.next++
+		}
+		cut := len(text)
+		if w.next < len(w.pages) && w.pages[w.next] < from+cut {
+			cut = w.pages[w.next] - from
+		}
+		part := string(text[:cut])
+		if w.afterMark {
+			part = strings.TrimLeftFunc(part, unicode.IsSpace)
+			w.afterMark = part == ""
+		}
+		w.b.WriteString(part)
+		from, text = from+cut, text[cut:]
+	}
+}
+
+func (w *textWriter) mark(page int) {
+	s := w.b.String()
+	switch {
+	case strings.TrimSpace(s) == "":
+		w.b.Reset()
+	case strings.HasSuffix(s, "\n\n"):
+	case strings.HasSuffix(s, "\n"):
+		w.b.WriteByte('\n')
+	default:
+		w.b.WriteString("\n\n")
+	}
+	fmt.Fprintf(&w.b, "--- page %d ---\n\n", page)
+	w.afterMark = true
+}
+
+// pageStartsOf returns f's page starts, or for an index written before they
+// were kept, the start of the first chunk on each page (a page's first lines
+// may then sit above its mark).
+func pageStartsOf(f *schema.FileEntry, recs []schema.Record) []int {
+	if len(f.PageStarts) > 0 {
+		return f.PageStarts
+	}
+	var out []int
+	for _, r := range recs {
+		for r.Page > len(out) {
+			out = append(out, r.CharStart)
+		}
+	}
+	return out
+}
+
+// collapseSpace keeps paragraph breaks (a blank line) and turns every other
+// run of whitespace into one space, so lines wrapped by a PDF do not split a
+// sentence.
+func collapseSpace(s string) string {
+	var b strings.Builder
+	for i, para := range paragraphs(s) {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(strings.Join(strings.Fields(para), " "))
+	}
+	return b.String()
+}
+
+// paragraphs splits s at blank lines, dropping empty paragraphs.
+func paragraphs(s string) []string {
+	var out []string
+	lines := strings.Split(s, "\n")
+	start := 0
+	for i := 0; i <= len(lines); i++ {
+		if i == len(lines) || strings.TrimSpace(lines[i]) == "" {
+			if para := strings.Join(lines[start:i], "\n"); strings.TrimSpace(para) != "" {
+				out = append(out, para)
+			}
+			start = i + 1
+		}
+	}
+	return out
+}

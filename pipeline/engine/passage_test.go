@@ -1,0 +1,167 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
+)
+
+// randomText is seeded prose: sentences in paragraphs, whitespace runs of
+// one space, one newline or one blank line (what joinChunks can restore).
+func randomText(seed uint64, paras int) string {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	words := strings.Fields("the index keeps every chunk of text with its offsets and line numbers so a client reads whole passages " +
+		"émigré naïve 東京 データ QX-7731-B snake_case pkg.Func")
+	var b strings.Builder
+	for p := range paras {
+		if p > 0 {
+			b.WriteString("\n\n")
+		}
+		for s := range 3 + rng.IntN(8) {
+			if s > 0 {
+				b.WriteString([]string{" ", " ", "\n"}[rng.IntN(3)])
+			}
+			n := 4 + rng.IntN(14)
+			for w := range n {
+				if w > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(words[rng.IntN(len(words))])
+			}
+			b.WriteByte('.')
+		}
+	}
+	return b.String()
+}
+
+// records chunks text as the reindex would, with ids from 1.
+func records(path, text string, pageStarts []int) []schema.Record {
+	var out []schema.Record
+	for _, c := range chunk.Split(text, pageStarts, chunk.Config{Size: 1000, Overlap: 200}, nil) {
+		out = append(out, schema.Record{
+			ID: int64(len(out) + 1), Path: path, Ext: ".txt", ChunkIndex: c.Index, CharStart: c.CharStart, CharEnd: c.CharEnd,
+			Page: c.Page, LineStart: c.LineStart, LineEnd: c.LineEnd, Text: c.Text,
+		})
+	}
+	return out
+}
+
+func TestJoinChunksRestoresText(t *testing.T) {
+	for seed := range uint64(20) {
+		text := randomText(seed, 1+int(seed)*3)
+		recs := records("a.txt", text, nil)
+		if got := joinChunks(recs, nil); got != text {
+			t.Fatalf("seed %d: %d chunks joined differ from the text\n got %q\nwant %q", seed, len(recs), got, text)
+		}
+	}
+}
+
+func TestJoinChunksMarksPages(t *testing.T) {
+	// Pages joined as the PDF reader joins them.
+	pages := []string{randomText(1, 4), randomText(2, 1), randomText(3, 6), randomText(4, 3)}
+	var starts []int
+	text := ""
+	for i, p := range pages {
+		if i > 0 {
+			text += "\n\n"
+		}
+		starts = append(starts, len([]rune(text)))
+		text += p
+	}
+	recs := records("a.pdf", text, starts)
+	unmark := func(s string) string {
+		for n := 1; n <= len(pages); n++ {
+			s = strings.Replace(s, fmt.Sprintf("--- page %d ---\n\n", n), "", 1)
+		}
+		return s
+	}
+	got := joinChunks(recs, starts)
+	for n, p := range pages {
+		mark := fmt.Sprintf("--- page %d ---\n\n", n+1)
+		if strings.Count(got, mark) != 1 || !strings.Contains(got, mark+p[:40]) {
+			t.Fatalf("page %d not marked where it begins:\n%s", n+1, got)
+		}
+	}
+	if unmark(got) != text {
+		t.Fatalf("text changed by marking pages:\n%q\n%q", unmark(got), text)
+	}
+
+	// A stretch from the middle starts with the mark of its page.
+	mid := recs[len(recs)/2:]
+	mid = mid[:min(3, len(mid))]
+	part := joinChunks(mid, starts)
+	if want := fmt.Sprintf("--- page %d ---\n\n", mid[0].Page); !strings.HasPrefix(part, want) {
+		t.Errorf("stretch from chunk %d starts %q, want %q", mid[0].ChunkIndex, part[:min(40, len(part))], want)
+	}
+
+	// An index without page starts marks each page once, in order, from
+	// the chunks' pages.
+	f := &schema.FileEntry{Path: "a.pdf"}
+	got = joinChunks(recs, pageStartsOf(f, recs))
+	last := -1
+	for n := 1; n <= recs[len(recs)-1].Page; n++ {
+		i := strings.Index(got, fmt.Sprintf("--- page %d ---", n))
+		if i <= last {
+			t.Fatalf("page %d mark at %d, after %d:\n%s", n, i, last, got)
+		}
+		last = i
+	}
+}
+
+func TestPassagesMergeOverlaps(t *testing.T) {
+	a := records("a.txt", randomText(7, 30), nil)
+	b := records("b.txt", randomText(8, 5), nil)
+	if len(a) < 12 || len(b) < 1 {
+		t.Fatalf("corpus too small: %d, %d chunks", len(a), len(b))
+	}
+	cands := []candidate{
+		{a[3], 0.9}, {a[4], 0.8}, {b[0], 0.7}, {a[10], 0.6}, {a[2], 0.55}, {a[5], 0.5}, {a[8], 0.4},
+	}
+	res := passages(slices.Clone(cands), 3, 0.2)
+	if len(res) != 3 {
+		t.Fatalf("%d passages, want 3: %+v", len(res), res)
+	}
+	if r := res[0]; r.Path != "a.txt" || r.ChunkIndex != 3 || !slices.Equal(r.Chunks, []int{3, 4}) || r.Score != 0.9 ||
+		r.CharStart != a[3].CharStart || r.CharEnd != a[4].CharEnd || r.LineStart != a[3].LineStart || r.LineEnd != a[4].LineEnd {
+		t.Errorf("first passage = %+v", r)
+	}
+	if res[1].Path != "b.txt" || res[2].ChunkIndex != 10 || !slices.Equal(res[2].Chunks, []int{10}) {
+		t.Errorf("passages = %+v", res)
+	}
+	// Ranked after the third passage started: a[2] and a[5] are not used.
+	if want := collapseSpace(joinChunks(a[3:5], nil)); res[0].Snippet != want {
+		t.Errorf("snippet\n got %q\nwant %q", res[0].Snippet, want)
+	}
+
+	// A chunk bridging two passages merges them into the better one.
+	res = passages([]candidate{{a[3], 0.9}, {a[5], 0.8}, {b[0], 0.7}, {a[4], 0.6}, {a[8], 0.5}}, 4, 0.2)
+	if len(res) != 3 || !slices.Equal(res[0].Chunks, []int{3, 4, 5}) || res[1].Path != "b.txt" || res[2].ChunkIndex != 8 {
+		t.Fatalf("bridged passages = %+v", res)
+	}
+	if strings.Count(res[0].Snippet, a[4].Text[:40]) > 1 {
+		t.Errorf("overlap repeated in %q", res[0].Snippet)
+	}
+
+	// The threshold drops weak chunks; scores never rise down the list.
+	res = passages(slices.Clone(cands), 10, 0.52)
+	for i, r := range res {
+		if r.Score < 0.52 || (i > 0 && r.Score > res[i-1].Score) {
+			t.Errorf("passage %d score %v", i, r.Score)
+		}
+	}
+	if len(res) != 3 {
+		t.Errorf("%d passages above 0.52, want 3 (a3-a5 merged, b0, a10): %+v", len(res), res)
+	}
+}
+
+func TestCollapseSpace(t *testing.T) {
+	got := collapseSpace("  # Title\n\nline one\nline two   with\tspace\n \n\n\nlast ")
+	if want := "# Title\n\nline one line two with space\n\nlast"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}

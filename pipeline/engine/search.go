@@ -1,0 +1,233 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/stages/embed"
+)
+
+// lexicalSearcher is the keyword side of a snapshot: BM25 over the chunks,
+// Hit.Score the raw BM25 score.
+type lexicalSearcher interface {
+	SearchLexical(query string, k int) ([]index.Hit, error)
+}
+
+// Fusion names how hybrid search combines the two rankings.
+type Fusion string
+
+const (
+	// FusionCalibrated maps BM25 into [0, 1] and combines it with the cosine
+	// as a noisy OR: 1 - (1-cos)(1-lex). A passage only one ranking finds
+	// keeps that ranking's score; one both find scores above either.
+	FusionCalibrated Fusion = "calibrated"
+	// FusionRRF is reciprocal rank fusion (k = 60), scaled so that first in
+	// both rankings is 1.
+	FusionRRF Fusion = "rrf"
+)
+
+// bm25Half is the raw BM25 score that calibrates to 0.5: lex = s/(s+bm25Half).
+// A rare identifier alone scores far above it; a few common words below.
+const bm25Half = 8.0
+
+// rrfK is the usual reciprocal rank fusion constant.
+const rrfK = 60
+
+// poolSize is how many chunks each ranking contributes per search: enough
+// to fill topK passages when neighbouring chunks merge, and deep enough for
+// the two rankings to meet.
+func poolSize(topK int) int { return max(3*topK, 30) }
+
+// Search answers from the current snapshot without waiting for a reindex.
+// Before the model is ready it waits up to 5 s, then returns no results.
+//
+// Results are passages, best first, at most req.TopK, none scoring below
+// req.ScoreThreshold. The score is in [0, 1] and never rises down the list:
+// the cosine similarity in dense mode, the calibrated BM25 score
+// s/(s+8) in keyword mode, and in hybrid mode (the default) the two
+// combined as 1 - (1-cosine)(1-calibrated BM25), so a passage only one
+// ranking finds keeps that ranking's score.
+func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error) {
+	wctx, cancel := context.WithTimeout(ctx, ModelWait)
+	err := e.WaitModel(wctx)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e.log.Warn("search before the model is ready: no results", "err", err)
+		return []Result{}, nil
+	}
+	snap := e.store.Acquire()
+	if snap == nil {
+		return []Result{}, nil
+	}
+	defer snap.Release()
+	if snap.Chunks() == 0 {
+		e.log.Warn("search on an empty or missing index: no results", "index", e.cfg.IndexFolder)
+		return []Result{}, nil
+	}
+	r := ranker{snap: snap, mode: e.cfg.SearchMode, fusion: e.cfg.Fusion, query: req.Query}
+	if r.mode != SearchDense {
+		lex, ok := any(snap).(lexicalSearcher)
+		switch {
+		case ok:
+			r.lex = lex
+		case r.mode == SearchKeyword:
+			return nil, errors.New("keyword search is not available in this build")
+		default:
+			r.mode = SearchDense
+		}
+	}
+	if r.mode != SearchKeyword {
+		if r.vec, err = e.embedder.Embed(make([]float32, 0, embed.Dim), []string{req.Query}); err != nil {
+			return nil, fmt.Errorf("embed query: %w", err)
+		}
+	}
+	// Merging neighbours can leave fewer than TopK passages: widen the pool
+	// while more chunks could still pass the threshold.
+	for pool := poolSize(req.TopK); ; pool *= 4 {
+		cands, full, err := r.rank(pool)
+		if err != nil {
+			return nil, err
+		}
+		res := passages(cands, req.TopK, req.ScoreThreshold)
+		if len(res) >= req.TopK || !full || pool >= snap.Chunks() || lowest(cands) < req.ScoreThreshold {
+			return res, nil
+		}
+	}
+}
+
+func lowest(cands []candidate) float64 {
+	low := 1.0
+	for _, c := range cands {
+		low = min(low, c.score)
+	}
+	return low
+}
+
+// ranker scores one query's candidates against one snapshot.
+type ranker struct {
+	snap   *index.Snapshot
+	lex    lexicalSearcher
+	mode   SearchMode
+	fusion Fusion
+	query  string
+	vec    []float32
+}
+
+// rank returns up to pool chunks from each ranking the mode uses, scored.
+// full says a ranking returned its whole pool, so a larger pool may find
+// more.
+func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
+	var dense, lexical []index.Hit
+	if r.mode != SearchKeyword {
+		if dense, err = r.snap.Search(r.vec, pool); err != nil {
+			return nil, false, err
+		}
+	}
+	if r.mode != SearchDense {
+		if lexical, err = r.lex.SearchLexical(r.query, pool); err != nil {
+			return nil, false, fmt.Errorf("keyword search: %w", err)
+		}
+	}
+	if err := checkCosines(dense); err != nil {
+		return nil, false, err
+	}
+	full = len(dense) == pool || len(lexical) == pool
+	switch r.mode {
+	case SearchDense:
+		for _, h := range dense {
+			cands = append(cands, candidate{rec: h.Record, score: unit(float64(h.Score))})
+		}
+		return cands, full, nil
+	case SearchKeyword:
+		for _, h := range lexical {
+			cands = append(cands, candidate{rec: h.Record, score: calibrateBM25(float64(h.Score))})
+		}
+		return cands, full, nil
+	}
+	cands, err = r.fuse(dense, lexical)
+	return cands, full, err
+}
+
+// fuse combines the dense and lexical hits of a hybrid search.
+func (r *ranker) fuse(dense, lexical []index.Hit) ([]candidate, error) {
+	type both struct {
+		rec               schema.Record
+		cos, bm25         float64
+		denseRank, lexRnk int // from 1; 0 = not in that ranking
+	}
+	byID := make(map[int64]*both, len(dense)+len(lexical))
+	order := make([]*both, 0, len(dense)+len(lexical))
+	for i, h := range dense {
+		b := &both{rec: h.Record, cos: float64(h.Score), denseRank: i + 1}
+		byID[h.Record.ID] = b
+		order = append(order, b)
+	}
+	for i, h := range lexical {
+		if b, ok := byID[h.Record.ID]; ok {
+			b.bm25, b.lexRnk = float64(h.Score), i+1
+			continue
+		}
+		// Found by keywords only: its cosine still counts.
+		cos, err := r.snap.Similarity(r.vec, h.Record.ID)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkCosines([]index.Hit{{Record: h.Record, Score: cos}}); err != nil {
+			return nil, err
+		}
+		b := &both{rec: h.Record, cos: float64(cos), bm25: float64(h.Score), lexRnk: i + 1}
+		byID[h.Record.ID] = b
+		order = append(order, b)
+	}
+	out := make([]candidate, 0, len(order))
+	for _, b := range order {
+		var s float64
+		switch r.fusion {
+		case FusionRRF:
+			if b.denseRank > 0 {
+				s += 1.0 / float64(rrfK+b.denseRank)
+			}
+			if b.lexRnk > 0 {
+				s += 1.0 / float64(rrfK+b.lexRnk)
+			}
+			s /= 2.0 / float64(rrfK+1)
+		default:
+			s = 1 - (1-unit(b.cos))*(1-calibrateBM25(b.bm25))
+		}
+		out = append(out, candidate{rec: b.rec, score: unit(s)})
+	}
+	return out, nil
+}
+
+// calibrateBM25 maps a raw BM25 score onto [0, 1).
+func calibrateBM25(s float64) float64 {
+	if s <= 0 {
+		return 0
+	}
+	return s / (s + bm25Half)
+}
+
+// unit clamps x into [0, 1].
+func unit(x float64) float64 { return min(max(x, 0), 1) }
+
+// maxCosine allows for float32 rounding above the cosine of two unit
+// vectors. A higher score means a stored vector is not unit length: the
+// index is damaged, and serving it would rank garbage first.
+const maxCosine = 1 + 1e-3
+
+func checkCosines(hits []index.Hit) error {
+	for _, h := range hits {
+		if s := float64(h.Score); s > maxCosine || math.IsNaN(s) {
+			return fmt.Errorf("index damaged: chunk %d of %s scores %.4g, above the cosine maximum of 1; run reindex with force to rebuild it",
+				h.Record.ChunkIndex, h.Record.Path, s)
+		}
+	}
+	return nil
+}

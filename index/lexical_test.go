@@ -153,3 +153,23 @@ func TestLexicalTornCommitAndDamage(t *testing.T) {
 		t.Fatal("damaged lexical segment did not rebuild the index")
 	}
 }
+
+// TestSearchLexicalHeadings: a chunk's headings count for more than its
+// text, and are kept in the manifest record.
+func TestSearchLexicalHeadings(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	s := openStore(t, t.TempDir())
+	w, _ := s.Begin()
+	putTexts(t, w, rng, "body.md", "We mention refunds once in a sentence about other things entirely.")
+	recs := []schema.Record{{Text: "Money goes back to the card within five days.", Headings: "Policies\nRefunds"}}
+	if err := w.PutFile(schema.FileEntry{Path: "policy.md"}, recs, unitVec(rng)); err != nil {
+		t.Fatal(err)
+	}
+	commitClose(t, w)
+	snap := s.Acquire()
+	defer snap.Release()
+	hits, err := snap.SearchLexical("refunds", 5)
+	if err != nil || len(hits) != 2 || hits[0].Record.Path != "policy.md" || hits[0].Record.Headings != "Policies\nRefunds" {
+		t.Fatalf("hits %+v, err %v", hits, err)
+	}
+}

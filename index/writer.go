@@ -175,7 +175,7 @@ func (w *Writer) PutFile(f schema.FileEntry, chunks []schema.Record, vectors []f
 	for i := range chunks {
 		r := &chunks[i]
 		r.ID, r.Path, r.Ext, r.Mtime, r.Checksum, r.EmbeddingDim, r.Deleted = ids[i], f.Path, f.Ext, f.Mtime, f.Checksum, dim, false
-		w.addDocs = append(w.addDocs, lexical.Doc{ID: r.ID, Name: name, Body: r.Text})
+		w.addDocs = append(w.addDocs, lexical.Doc{ID: r.ID, Name: name, Heading: r.Headings, Body: r.Text})
 		off := w.st.doc.ManifestBytes + int64(w.pending.Len())
 		line := marshalLine(r)
 		w.pending.Write(line)

@@ -1,6 +1,10 @@
 package stages
 
-import "github.com/micro-rag/micro-rag-mcp/stages/chunk"
+import (
+	"strings"
+
+	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
+)
 
 // Chunker splits the text of changed files into chunks.
 type Chunker struct {
@@ -15,5 +19,19 @@ func (c Chunker) Apply(job *FileJob) int {
 		return 0
 	}
 	job.Chunks = chunk.Split(job.Doc.Text, job.Doc.PageStarts, c.Config, c.Tokens)
+	if hasHeadings(job.Ext) {
+		chunk.AddHeadings(job.Doc.Text, job.Chunks)
+	}
 	return len(job.Chunks)
+}
+
+// hasHeadings: markdown, and DOCX whose reader writes heading-styled
+// paragraphs as markdown headings. In plain text a leading # is too often
+// a comment.
+func hasHeadings(ext string) bool {
+	switch strings.ToLower(ext) {
+	case ".md", ".docx":
+		return true
+	}
+	return false
 }

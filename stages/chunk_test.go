@@ -28,3 +28,17 @@ func TestChunker(t *testing.T) {
 		}
 	}
 }
+
+func TestChunkerHeadings(t *testing.T) {
+	c := Chunker{Config: chunk.Default, Tokens: testTokenizer(t)}
+	text := "# Payments\n\n" + strings.Repeat("The checkout service retries each payment twice.\n\n", 30) +
+		"## Refunds\n\n" + strings.Repeat("A refund goes back to the original card.\n\n", 30)
+	for ext, want := range map[string]bool{".md": true, ".docx": true, ".txt": false} {
+		job := &FileJob{Kind: Changed, Ext: ext, Doc: &extract.Document{Text: text}}
+		c.Apply(job)
+		first, last := job.Chunks[0], job.Chunks[len(job.Chunks)-1]
+		if got := first.Headings == "Payments" && last.Headings == "Payments\nRefunds"; got != want {
+			t.Errorf("%s: first chunk headings %q, last %q", ext, first.Headings, last.Headings)
+		}
+	}
+}

@@ -111,7 +111,7 @@ func records(chunks []chunk.Chunk) []schema.Record {
 	for i, c := range chunks {
 		out[i] = schema.Record{
 			ChunkIndex: c.Index, CharStart: c.CharStart, CharEnd: c.CharEnd,
-			Page: c.Page, LineStart: c.LineStart, LineEnd: c.LineEnd, Text: c.Text,
+			Page: c.Page, LineStart: c.LineStart, LineEnd: c.LineEnd, Text: c.Text, Headings: c.Headings,
 		}
 	}
 	return out

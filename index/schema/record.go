@@ -22,6 +22,7 @@ type Record struct {
 	LineStart    int     `json:"line_start,omitempty"`
 	LineEnd      int     `json:"line_end,omitempty"`
 	Text         string  `json:"text"`
+	Headings     string  `json:"headings,omitempty"` // markdown/DOCX headings in scope, one per line
 	EmbeddingDim int     `json:"embedding_dim"`
 	Deleted      bool    `json:"deleted"`
 }

@@ -24,7 +24,8 @@ type Chunk struct {
 	Text      string
 	CharStart int
 	CharEnd   int
-	Page      int // 1-based page of CharStart for paged formats, else 0
-	LineStart int // 1-based line of CharStart
-	LineEnd   int // 1-based line of the last code point
+	Page      int    // 1-based page of CharStart for paged formats, else 0
+	LineStart int    // 1-based line of CharStart
+	LineEnd   int    // 1-based line of the last code point
+	Headings  string // headings in scope and inside, one per line (AddHeadings)
 }

@@ -127,6 +127,7 @@ func mainPartName(zr *zip.Reader) string {
 type docxBody struct {
 	out    strings.Builder   // finished paragraphs, "\n\n" apart
 	paras  []strings.Builder // open paragraphs; text boxes nest them
+	levels []int             // heading level of each open paragraph, 0 for body text
 	tables [][]string        // open tables: their finished row lines
 	rows   [][]string        // open rows: their cells
 	runs   int               // depth of open w:r
@@ -169,6 +170,11 @@ func docxText(r io.Reader) (string, error) {
 				}
 			case "p":
 				b.paras = append(b.paras, strings.Builder{})
+				b.levels = append(b.levels, 0)
+			case "pStyle", "outlineLvl":
+				if n := len(b.levels); n > 0 && b.levels[n-1] == 0 {
+					b.levels[n-1] = headingLevel(t)
+				}
 			case "r":
 				b.runs++
 			case "t":
@@ -228,8 +234,37 @@ func (b *docxBody) endParagraph() {
 		return
 	}
 	text := strings.TrimSpace(b.paras[n-1].String())
-	b.paras = b.paras[:n-1]
+	level := b.levels[n-1]
+	b.paras, b.levels = b.paras[:n-1], b.levels[:n-1]
+	if level > 0 && text != "" && len(b.rows) == 0 {
+		// A heading becomes a markdown heading line, so one rule finds
+		// the headings of .md and .docx files.
+		text = strings.Repeat("#", level) + " " + strings.Join(strings.Fields(text), " ")
+	}
 	b.emit(text)
+}
+
+// headingLevel reads a paragraph's style (Title, Heading1..Heading9) or
+// outline level (0..8) as a heading level 1..6; 0 means body text.
+func headingLevel(t xml.StartElement) int {
+	var val string
+	for _, a := range t.Attr {
+		if a.Name.Local == "val" {
+			val = strings.ToLower(a.Value)
+		}
+	}
+	level := 0
+	switch {
+	case t.Name.Local == "outlineLvl":
+		if len(val) == 1 && val[0] >= '0' && val[0] <= '8' {
+			level = int(val[0]-'0') + 1
+		}
+	case val == "title":
+		level = 1
+	case len(val) == len("heading1") && strings.HasPrefix(val, "heading") && val[7] >= '1' && val[7] <= '9':
+		level = int(val[7] - '0')
+	}
+	return min(level, 6)
 }
 
 // emit hands a finished block to the open table cell, or to the body.

@@ -293,6 +293,9 @@ func TestDocxStructure(t *testing.T) {
 		{name: "entities and NFC",
 			body: `<w:p><w:r><w:t>caf` + "e\u0301" + ` &amp; &lt;tea&gt;</w:t></w:r></w:p>`,
 			want: "caf\u00e9 & <tea>"},
+		{name: "heading styles become markdown headings",
+			body: `<w:p><w:pPr><w:pStyle w:val="Title"/></w:pPr><w:r><w:t>Manual</w:t></w:r></w:p><w:p><w:pPr><w:pStyle w:val="Heading2"/></w:pPr><w:r><w:t>Error</w:t></w:r><w:r><w:br/><w:t xml:space="preserve"> codes</w:t></w:r></w:p><w:p><w:pPr><w:pStyle w:val="Normal"/><w:outlineLvl w:val="2"/></w:pPr><w:r><w:t>Outlined</w:t></w:r></w:p><w:p><w:pPr><w:pStyle w:val="Heading10"/></w:pPr><w:r><w:t>body</w:t></w:r></w:p><w:tbl><w:tr><w:tc><w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>cell</w:t></w:r></w:p></w:tc></w:tr></w:tbl>`,
+			want: "# Manual\n\n## Error codes\n\n### Outlined\n\nbody\n\ncell"},
 		{name: "unclosed XML", body: `<w:p><w:r><w:t>cut`, err: "malformed document XML"},
 	}
 	for _, tc := range tests {

@@ -9,14 +9,19 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 // rawSession speaks JSON-RPC to the binary line by line, without an MCP
@@ -337,4 +342,263 @@ func TestBatteryIndexFolder(t *testing.T) {
 	if after := tree(t, data); after != before {
 		t.Errorf("the data folder changed:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
+}
+
+// waitLine waits until some stdout line satisfies match.
+func (s *rawSession) waitLine(what string, match func(string) bool) {
+	s.t.Helper()
+	deadline := time.Now().Add(indexTimeout)
+	timer := time.AfterFunc(indexTimeout, func() { s.mu.Lock(); s.cond.Broadcast(); s.mu.Unlock() })
+	defer timer.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for seen := 0; ; {
+		for ; seen < len(s.lines); seen++ {
+			if match(s.lines[seen]) {
+				return
+			}
+		}
+		if s.eof || time.Now().After(deadline) {
+			s.t.Fatalf("no stdout line showing %s (eof=%v)", what, s.eof)
+		}
+		s.cond.Wait()
+	}
+}
+
+// searchPaths runs the search tool and returns the result paths, failing on
+// a tool error.
+func (s *rawSession) searchPaths(id, query string) []string {
+	s.t.Helper()
+	res := s.tool(id, "search", map[string]any{"query": query})
+	if res["isError"] == true {
+		s.t.Fatalf("search %q: %v", query, res["content"])
+	}
+	var out struct {
+		Results []engine.Result `json:"results"`
+	}
+	decode(s.t, res["structuredContent"], &out)
+	var paths []string
+	for _, r := range out.Results {
+		paths = append(paths, r.Path)
+	}
+	return paths
+}
+
+// waitIndexed polls search until query ranks path first.
+func (s *rawSession) waitIndexed(query, path string) {
+	s.t.Helper()
+	deadline := time.Now().Add(indexTimeout)
+	for i := 0; ; i++ {
+		if p := s.searchPaths(fmt.Sprintf(`"wait-%d"`, i), query); len(p) > 0 && p[0] == path {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%q never ranked %s first", query, path)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// reindexTool calls reindex, retrying while the server's own reindex runs.
+func (s *rawSession) reindexTool(args map[string]any) engine.ReindexResult {
+	s.t.Helper()
+	deadline := time.Now().Add(indexTimeout)
+	for i := 0; ; i++ {
+		res := s.tool(fmt.Sprintf(`"reindex-%d"`, i), "reindex", args)
+		if res["isError"] == true {
+			if strings.Contains(fmt.Sprint(res["content"]), "busy:") && time.Now().Before(deadline) {
+				time.Sleep(300 * time.Millisecond)
+				continue
+			}
+			s.t.Fatalf("reindex: %v", res["content"])
+		}
+		var out engine.ReindexResult
+		decode(s.t, res["structuredContent"], &out)
+		return out
+	}
+}
+
+// addNotes copies the first n notes of the shared big folder (4 chunks
+// each) into dir/notes.
+func addNotes(t *testing.T, dir string, n int) {
+	t.Helper()
+	notes := filepath.Join(dir, "notes")
+	os.MkdirAll(notes, 0o755)
+	for i := range n {
+		name := fmt.Sprintf("note-%03d.txt", i)
+		b, err := os.ReadFile(filepath.Join(bigFolder(t), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(notes, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBatteryStopMidReindex: SIGTERM or EOF on stdin during a reindex ends
+// the server promptly and cleanly; the index it leaves opens without a
+// rebuild and completes.
+func TestBatteryStopMidReindex(t *testing.T) {
+	for _, how := range []string{"SIGTERM", "EOF"} {
+		t.Run(how, func(t *testing.T) {
+			data := copySample(t)
+			addNotes(t, data, 40)
+			s := startRaw(t, serverArgs(data)...)
+			s.initialize(`1`)
+			s.waitIndexed(sampleQueries[0].query, sampleQueries[0].path)
+			s.reindexTool(map[string]any{}) // the initial reindex is over
+			// A forced reindex, stopped once it has embedded something.
+			s.send(`{"jsonrpc":"2.0","id":"force","method":"tools/call","params":{"name":"reindex","arguments":{"force":true},"_meta":{"progressToken":"f"}}}`)
+			s.waitLine("embedding progress", func(l string) bool {
+				return strings.Contains(l, `"notifications/progress"`) && !strings.Contains(l, "chunks 0/")
+			})
+			start := time.Now()
+			if how == "SIGTERM" {
+				s.cmd.Process.Signal(syscall.SIGTERM)
+			}
+			s.close() // EOF, then a clean exit within 30 s
+			t.Logf("%s: exited %v after the signal", how, time.Since(start).Round(time.Millisecond))
+
+			s2 := startRaw(t, serverArgs(data)...)
+			s2.initialize(`1`)
+			r := s2.reindexTool(map[string]any{})
+			if r.FilesFailed != 0 || r.ChunksTotal == 0 {
+				t.Errorf("reindex after %s: %+v", how, r)
+			}
+			for i, q := range sampleQueries {
+				if p := s2.searchPaths(fmt.Sprint(100+i), q.query); len(p) == 0 || p[0] != q.path {
+					t.Errorf("after %s, %q finds %v, want %s first", how, q.query, p, q.path)
+				}
+			}
+			s2.close()
+			if logs := s2.logs.String(); strings.Contains(logs, "disagree") || strings.Contains(logs, "rebuilding") {
+				t.Errorf("the index left by %s was rebuilt:\n%s", how, logs)
+			}
+		})
+	}
+}
+
+// TestBatteryConcurrentSearches: 100 searches sent at once while a forced
+// reindex runs are all answered from the previous snapshot.
+func TestBatteryConcurrentSearches(t *testing.T) {
+	s := startRaw(t, serverArgs(copySample(t))...)
+	s.initialize(`1`)
+	s.waitIndexed(sampleQueries[0].query, sampleQueries[0].path)
+	s.reindexTool(map[string]any{}) // the initial reindex is over
+
+	call := func(id, name string, args map[string]any) string {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": "tools/call",
+			"params": map[string]any{"name": name, "arguments": args}})
+		return string(b)
+	}
+	var batch []string
+	batch = append(batch, call(`"force"`, "reindex", map[string]any{"force": true}))
+	for i := range 100 {
+		q := sampleQueries[i%len(sampleQueries)]
+		batch = append(batch, call(fmt.Sprint(1000+i), "search", map[string]any{"query": q.query, "top_k": 3}))
+	}
+	s.send(strings.Join(batch, "\n"))
+	for i := range 100 {
+		var m struct {
+			Result struct {
+				IsError           bool                   `json:"isError"`
+				StructuredContent mcpserver.SearchOutput `json:"structuredContent"`
+			} `json:"result"`
+		}
+		raw := s.await(fmt.Sprint(1000 + i))
+		if err := json.Unmarshal(raw, &m); err != nil || m.Result.IsError {
+			t.Errorf("search %d: %s", i, raw)
+			continue
+		}
+		want := sampleQueries[i%len(sampleQueries)].path
+		if r := m.Result.StructuredContent.Results; len(r) == 0 || r[0].Path != want {
+			t.Errorf("search %d during the reindex: %+v, want %s first", i, r, want)
+		}
+	}
+	var m struct {
+		Result struct {
+			IsError           bool                 `json:"isError"`
+			StructuredContent engine.ReindexResult `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if raw := s.await(`"force"`); json.Unmarshal(raw, &m) != nil || m.Result.IsError ||
+		m.Result.StructuredContent.ChunksEmbedded != m.Result.StructuredContent.ChunksTotal {
+		t.Errorf("forced reindex beside the searches: %s", raw)
+	}
+	s.close()
+}
+
+// TestBatterySpecialFiles: FIFOs, sockets and device nodes under indexed
+// names, directly or through links, never stall or fail a reindex.
+func TestBatterySpecialFiles(t *testing.T) {
+	data := copySample(t)
+	if err := syscall.Mkfifo(filepath.Join(data, "pipe.txt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", filepath.Join(data, "sock.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := syscall.Mknod(filepath.Join(data, "null.txt"), syscall.S_IFCHR|0o644, 1<<8|3); err != nil { // /dev/null: major 1, minor 3
+		t.Fatalf("mknod (the test runs as root in CI): %v", err)
+	}
+	os.Symlink("pipe.txt", filepath.Join(data, "link-to-pipe.md"))
+	os.Symlink("/dev/zero", filepath.Join(data, "zero.txt"))
+	os.Symlink("/dev/stdin", filepath.Join(data, "stdin.txt"))
+
+	s := startRaw(t, serverArgs(data)...)
+	s.initialize(`1`)
+	s.waitIndexed(sampleQueries[1].query, sampleQueries[1].path)
+	r := s.reindexTool(map[string]any{"force": true})
+	if r.ChunksTotal == 0 || r.FilesAdded != 0 {
+		t.Errorf("forced reindex with special files: %+v", r)
+	}
+	for _, p := range s.searchPaths(`"s"`, "pipe socket device") {
+		if strings.Contains(p, "pipe") || strings.Contains(p, "sock") || strings.Contains(p, "null") || strings.Contains(p, "zero") {
+			t.Errorf("special file indexed: %s", p)
+		}
+	}
+	s.close()
+}
+
+// TestBatteryDiskFull: a reindex that fills the index's file system fails
+// with the reason; the previous index keeps answering, and once there is
+// room again the next reindex completes.
+func TestBatteryDiskFull(t *testing.T) {
+	mnt := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("this test needs to mount a small tmpfs (root, as in CI); mount failed: %v %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v %s", mnt, err, out)
+		}
+	})
+	data := copySample(t)
+	idx := filepath.Join(mnt, "index")
+	s := startRaw(t, serverArgs(data, "--index-folder", idx)...)
+	s.initialize(`1`)
+	s.waitIndexed(sampleQueries[3].query, sampleQueries[3].path)
+	s.reindexTool(map[string]any{})
+
+	addNotes(t, data, 60) // 240 chunks: 360 KiB of vectors alone
+	res := s.tool(`"full"`, "reindex", map[string]any{})
+	if res["isError"] != true || !strings.Contains(strings.ToLower(fmt.Sprint(res["content"])), "no space left") {
+		t.Fatalf("reindex on a full disk: %v", res)
+	}
+	for i, q := range sampleQueries {
+		if p := s.searchPaths(fmt.Sprint(200+i), q.query); len(p) == 0 || p[0] != q.path {
+			t.Errorf("after the failed reindex, %q finds %v, want %s first", q.query, p, q.path)
+		}
+	}
+	// Room again: the same reindex completes.
+	if out, err := exec.Command("mount", "-o", "remount,size=64m", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("remount: %v %s", err, out)
+	}
+	if r := s.reindexTool(map[string]any{}); r.FilesAdded != 60 || r.FilesFailed != 0 {
+		t.Errorf("reindex with room again: %+v", r)
+	}
+	s.close()
 }

@@ -4,7 +4,7 @@ GO ?= go
 BIN := bin/micro-rag-mcp
 export CGO_ENABLED := 1
 
-.PHONY: setup build test test-short vet bench bench-setup bench-report demo fuzz clean
+.PHONY: setup build test test-short vet bench bench-setup bench-report eval demo fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -38,6 +38,14 @@ bench: setup bench-setup
 
 bench-report: bench
 	$(GO) run ./bench/cmd/report -in bin/bench.txt -out BENCHMARKS.md
+
+# Retrieval evaluation (bench/eval): generates a corpus of about 230 files
+# from the Go toolchain's documentation and Debian's licences (cached under
+# bin/), indexes it with the built server over MCP on stdio, asks the
+# committed questions in each search mode and prints the table, also
+# written to bin/eval.md.
+eval: setup bench-setup build
+	$(GO) run ./bench/cmd/eval -bin $(BIN) -out bin/eval.md
 
 # Runs the built server on testdata/sample through MCP on stdio; the index
 # goes to a temporary folder so the repository stays clean.

@@ -197,8 +197,8 @@ type generator struct {
 	texts      map[string]string // path → text, loaded on first use
 	ctx        context.Context
 	out, stage string
-	convert    map[string][]converted // target ext → files for LibreOffice
-	groff      []converted            // man page → PDF
+	convert    map[string][]Conversion // target ext → files for LibreOffice
+	groff      []converted             // man page → PDF
 	bytes      int64
 	counts     map[string]int
 }
@@ -206,7 +206,7 @@ type generator struct {
 type converted struct{ src, dst string }
 
 func (g *generator) run(ctx context.Context) (meta, error) {
-	g.convert = map[string][]converted{}
+	g.convert = map[string][]Conversion{}
 	g.ctx = ctx
 	g.counts = map[string]int{}
 	if err := os.MkdirAll(g.stage, 0o755); err != nil {
@@ -314,7 +314,7 @@ func (g *generator) write(ext, dst, src, text string) error {
 		if err := os.MkdirAll(filepath.Dir(staged), 0o755); err != nil {
 			return err
 		}
-		g.convert[ext] = append(g.convert[ext], converted{staged, dst})
+		g.convert[ext] = append(g.convert[ext], Conversion{staged, dst})
 		return os.WriteFile(staged, []byte(text), 0o644)
 	}
 }
@@ -391,35 +391,60 @@ func (g *generator) runGroff(ctx context.Context) error {
 	return nil
 }
 
-// runOffice converts every staged text for ext in one LibreOffice call:
-// its start-up costs seconds, the conversions a fraction each.
+// runOffice converts every staged text for ext in one LibreOffice call.
 func (g *generator) runOffice(ctx context.Context, ext string) error {
-	files := g.convert[ext]
+	return ConvertOffice(ctx, g.stage, ext, TextFilter, g.convert[ext])
+}
+
+// LibreOffice import filters for ConvertOffice: plain UTF-8 text, or HTML
+// opened as a Writer document (so h1..h3 become heading styles).
+const (
+	TextFilter = "Text (encoded):UTF8,LF,Liberation Serif,en-US"
+	HTMLFilter = "HTML (StarWriter)"
+)
+
+// Conversion is one file for ConvertOffice: Src is read, Dst is written.
+type Conversion struct{ Src, Dst string }
+
+// ConvertOffice converts files to ext (".pdf" or ".docx") in one LibreOffice
+// call: its start-up costs seconds, the conversions a fraction each. work is
+// a scratch folder for LibreOffice's profile and output; the base names of
+// the sources must be distinct.
+func ConvertOffice(ctx context.Context, work, ext, infilter string, files []Conversion) error {
 	if len(files) == 0 {
 		return nil
 	}
-	outDir := filepath.Join(g.stage, "out"+ext)
-	profile := filepath.Join(g.stage, "lo-profile")
+	// The profile is a file: URL, which LibreOffice needs absolute (with a
+	// relative one it waits forever).
+	work, err := filepath.Abs(work)
+	if err != nil {
+		return err
+	}
+	outDir := filepath.Join(work, "out"+ext)
+	profile := filepath.Join(work, "lo-profile")
 	filter := map[string]string{".pdf": "pdf:writer_pdf_Export", ".docx": "docx:MS Word 2007 XML"}[ext]
+	if filter == "" {
+		return fmt.Errorf("corpus: LibreOffice cannot make %q", ext)
+	}
 	args := []string{"-env:UserInstallation=file://" + profile, "--headless", "--norestore",
-		"--infilter=Text (encoded):UTF8,LF,Liberation Serif,en-US", "--convert-to", filter, "--outdir", outDir}
+		"--infilter=" + infilter, "--convert-to", filter, "--outdir", outDir}
 	for _, f := range files {
-		args = append(args, f.src)
+		args = append(args, f.Src)
 	}
 	cmd := exec.CommandContext(ctx, "soffice", args...)
-	cmd.Env = append(os.Environ(), "HOME="+g.stage)
+	cmd.Env = append(os.Environ(), "HOME="+work)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("corpus: soffice --convert-to %s (install with scripts/bench-setup.sh): %v: %s", ext, err, lastLines(out.String()))
 	}
 	for _, f := range files {
-		made := filepath.Join(outDir, strings.TrimSuffix(filepath.Base(f.src), ".txt")+ext)
-		if err := os.MkdirAll(filepath.Dir(f.dst), 0o755); err != nil {
+		made := filepath.Join(outDir, strings.TrimSuffix(filepath.Base(f.Src), filepath.Ext(f.Src))+ext)
+		if err := os.MkdirAll(filepath.Dir(f.Dst), 0o755); err != nil {
 			return err
 		}
-		if err := os.Rename(made, f.dst); err != nil {
-			return fmt.Errorf("corpus: soffice made no %s for %s: %v: %s", ext, f.src, err, lastLines(out.String()))
+		if err := os.Rename(made, f.Dst); err != nil {
+			return fmt.Errorf("corpus: soffice made no %s for %s: %v: %s", ext, f.Src, err, lastLines(out.String()))
 		}
 	}
 	return nil

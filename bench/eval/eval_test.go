@@ -1,0 +1,156 @@
+package eval
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestScoreHandMadeRanking(t *testing.T) {
+	q := func(id, kind, target, answer string) Question {
+		return Question{ID: id, Kind: kind, Query: id, Target: target, Answer: answer}
+	}
+	outs := []Outcome{
+		// Target first, answer in the returned passage.
+		{Question: q("a", KindIdentifier, "a.txt", "Error  QX-1"), Latency: 3 * time.Millisecond,
+			Hits: []Hit{{Path: "a.txt", Text: "the error\nqx-1 happened", Whole: "the error qx-1 happened"}}},
+		// Target third; the passage was cut but the whole chunk has the answer.
+		{Question: q("b", KindParaphrase, "b.md", "blue whale"), Latency: 1 * time.Millisecond,
+			Hits: []Hit{{Path: "x.md"}, {Path: "y.md"}, {Path: "b.md", Text: "the blue", Whole: "the blue whale"}}},
+		// Target sixth: counts for MRR only.
+		{Question: q("c", KindIdentifier, "c.pdf", "zzz"), Latency: 2 * time.Millisecond,
+			Hits: []Hit{{Path: "1"}, {Path: "2"}, {Path: "3"}, {Path: "4"}, {Path: "5"}, {Path: "c.pdf", Text: "zzz", Whole: "zzz"}}},
+		// Target absent; another file holds the phrase, which does not count.
+		{Question: q("d", KindParaphrase, "d.docx", "answer"), Latency: 9 * time.Millisecond,
+			Hits: []Hit{{Path: "e.docx", Text: "answer", Whole: "answer"}}},
+	}
+	s := Score(outs)
+	near := func(name string, got, want float64) {
+		if math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	near("hit@1", s.Hit1, 1.0/4)
+	near("hit@5", s.Hit5, 2.0/4)
+	near("MRR@10", s.MRR10, (1+1.0/3+1.0/6)/4)
+	near("answer@5", s.Answer5, 1.0/4)
+	near("answer@5 whole", s.Answer5Whole, 2.0/4)
+	near("identifier hit@1", s.IdentHit1, 1.0/2)
+	if s.Identifiers != 2 || s.Questions != 4 {
+		t.Errorf("counted %d identifiers of %d questions", s.Identifiers, s.Questions)
+	}
+	if s.P50 != 2*time.Millisecond {
+		t.Errorf("p50 = %v, want 2ms", s.P50)
+	}
+	if z := Score(nil); z.Questions != 0 || z.Hit1 != 0 {
+		t.Errorf("Score(nil) = %+v", z)
+	}
+	table := Table([]Row{{Mode: "hybrid", Scores: s}})
+	if !strings.Contains(table, "| hybrid | 0.250 | 0.500 | 0.375 | 0.250 | 0.500 | 0.500 (2) | 2.0 |") {
+		t.Errorf("table:\n%s", table)
+	}
+}
+
+func TestChunksAndFillWhole(t *testing.T) {
+	dir := t.TempDir()
+	manifest := strings.Join([]string{
+		`{"id":1,"path":"a.txt","chunk_index":0,"char_start":0,"char_end":10,"text":"first one."}`,
+		`{"id":2,"path":"a.txt","chunk_index":1,"char_start":8,"char_end":20,"text":"e. second."}`,
+		`{"id":3,"path":"a.txt","chunk_index":2,"char_start":18,"char_end":30,"text":"d. third."}`,
+		`{"id":2,"path":"a.txt","deleted":true}`,
+		`{"id":4,"path":"a.txt","chunk_index":1,"char_start":8,"char_end":20,"text":"e. SECOND."}`,
+		`{"id":5,"path":"b.txt","chunk_index":0`, // torn last line: ignored
+	}, "\n")
+	if err := os.WriteFile(filepath.Join(dir, "manifest.jsonl"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := Chunks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chunks) != 1 || len(chunks["a.txt"]) != 3 {
+		t.Fatalf("chunks = %+v", chunks)
+	}
+	outs := []Outcome{{Hits: []Hit{
+		{Path: "a.txt", ChunkIndex: 1, CharStart: 8, CharEnd: 20},
+		{Path: "a.txt", ChunkIndex: 0, CharStart: 0, CharEnd: 30}, // merged span
+	}}}
+	FillWhole(outs, chunks, dir)
+	if got := outs[0].Hits[0].Whole; got != "e. SECOND." {
+		t.Errorf("single hit whole = %q", got)
+	}
+	if got := outs[0].Hits[1].Whole; got != "first one.\ne. SECOND.\nd. third." {
+		t.Errorf("merged hit whole = %q", got)
+	}
+}
+
+func TestQuestionSet(t *testing.T) {
+	qs, err := Questions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, q := range qs {
+		kinds[q.Kind]++
+	}
+	if len(qs) < 80 || kinds[KindIdentifier]+kinds[KindKeyword] < 20 || kinds[KindParaphrase] < 40 {
+		t.Errorf("%d questions by kind %v; want ≥ 80, ≥ 20 identifier or keyword, ≥ 40 paraphrase", len(qs), kinds)
+	}
+	if _, err := parseQuestions([]byte(`{"id":"x","kind":"guess","query":"q","target":"t","answer":"a"}`)); err == nil {
+		t.Error("an unknown kind was accepted")
+	}
+	if _, err := parseQuestions([]byte(`{"id":"x","kind":"keyword","query":"q","target":"t"}`)); err == nil {
+		t.Error("a question without an answer was accepted")
+	}
+}
+
+// TestAnswersInDocuments checks the question set against the generated
+// documents' text without converting anything: every target exists and holds
+// its answer phrase, and an identifier's answer is in no other document.
+// make eval repeats the first check on the extracted text of the real files.
+func TestAnswersInDocuments(t *testing.T) {
+	goroot, _, err := GoRoot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := Documents(goroot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, d := range docs {
+		counts[d.Ext]++
+	}
+	if len(docs) < 200 || len(counts) != 4 {
+		t.Errorf("%d documents by type %v; want ≥ 200 of txt, md, pdf and docx", len(docs), counts)
+	}
+	qs, err := Questions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := map[string]string{}
+	for _, d := range docs {
+		text[d.Path()] = d.Text()
+	}
+	for _, bad := range CheckAnswers(qs, docs, func(p string) (string, error) { return text[p], nil }) {
+		t.Error(bad)
+	}
+	for _, q := range qs {
+		if q.Kind != KindIdentifier {
+			continue
+		}
+		var in []string
+		for p, tx := range text {
+			if Contains(tx, q.Answer) {
+				in = append(in, p)
+			}
+		}
+		if len(in) > 1 {
+			t.Errorf("%s: identifier answer %q is in %d documents: %v", q.ID, q.Answer, len(in), in)
+		}
+	}
+}

@@ -1,0 +1,216 @@
+package eval
+
+import (
+	"bufio"
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Question kinds. Identifier questions name a token that occurs in one
+// document (an error code, a flag, a Go identifier); keyword questions are
+// short keyword queries, some accented or CJK; paraphrase questions ask in
+// other words for a fact stated in one document.
+const (
+	KindIdentifier = "identifier"
+	KindKeyword    = "keyword"
+	KindParaphrase = "paraphrase"
+)
+
+// Question is one line of questions.jsonl.
+type Question struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Query  string `json:"query"`
+	Target string `json:"target"` // path relative to the corpus folder
+	Answer string `json:"answer"` // a phrase in the target's extracted text
+}
+
+//go:embed questions.jsonl
+var questionsJSONL []byte
+
+// Questions parses the committed question set.
+func Questions() ([]Question, error) { return parseQuestions(questionsJSONL) }
+
+func parseQuestions(b []byte) ([]Question, error) {
+	var out []Question
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var q Question
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&q); err != nil {
+			return nil, fmt.Errorf("eval: questions.jsonl line %d: %w", n, err)
+		}
+		if q.ID == "" || q.Query == "" || q.Target == "" || q.Answer == "" || seen[q.ID] ||
+			!slices.Contains([]string{KindIdentifier, KindKeyword, KindParaphrase}, q.Kind) {
+			return nil, fmt.Errorf("eval: questions.jsonl line %d: needs a new id, a known kind, query, target and answer", n)
+		}
+		seen[q.ID] = true
+		out = append(out, q)
+	}
+	return out, sc.Err()
+}
+
+// Hit is one search result as the client received it.
+type Hit struct {
+	Path       string // relative to the corpus folder
+	ChunkIndex int
+	CharStart  int
+	CharEnd    int
+	Text       string // the returned passage
+	Whole      string // the whole chunk(s) behind it, read from the index
+}
+
+// Outcome is one question's ranked hits and how long the search took.
+type Outcome struct {
+	Question Question
+	Hits     []Hit
+	Latency  time.Duration
+}
+
+// Scores are the evaluation's figures over a set of outcomes.
+type Scores struct {
+	Questions    int
+	Hit1, Hit5   float64 // share of questions whose target file ranks 1st, in the top 5
+	MRR10        float64 // mean of 1/rank of the target's first hit, 0 beyond 10
+	Answer5      float64 // share whose answer phrase is in a returned top-5 passage of the target
+	Answer5Whole float64 // the same on the whole chunks behind those hits
+	Identifiers  int
+	IdentHit1    float64 // hit@1 over identifier questions
+	P50          time.Duration
+}
+
+// Rank is the 1-based rank of the first hit from the target file among the
+// first 10, or 0.
+func Rank(target string, hits []Hit) int {
+	for i, h := range hits[:min(10, len(hits))] {
+		if h.Path == target {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// Contains reports whether phrase occurs in text, ignoring case and
+// collapsing runs of white space (extraction and chunking re-flow lines).
+func Contains(text, phrase string) bool {
+	norm := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+	return strings.Contains(norm(text), norm(phrase))
+}
+
+// answered reports whether a top-5 hit from the target holds the answer,
+// in the returned text or (whole) in the chunks behind it.
+func answered(o Outcome, whole bool) bool {
+	for _, h := range o.Hits[:min(5, len(o.Hits))] {
+		t := h.Text
+		if whole {
+			t = h.Whole
+		}
+		if h.Path == o.Question.Target && Contains(t, o.Question.Answer) {
+			return true
+		}
+	}
+	return false
+}
+
+// Score computes the figures; it is zero for no outcomes.
+func Score(outs []Outcome) Scores {
+	s := Scores{Questions: len(outs)}
+	if len(outs) == 0 {
+		return s
+	}
+	var lat []time.Duration
+	identHits := 0
+	for _, o := range outs {
+		r := Rank(o.Question.Target, o.Hits)
+		if r == 1 {
+			s.Hit1++
+		}
+		if r >= 1 && r <= 5 {
+			s.Hit5++
+		}
+		if r > 0 {
+			s.MRR10 += 1 / float64(r)
+		}
+		if answered(o, false) {
+			s.Answer5++
+		}
+		if answered(o, true) {
+			s.Answer5Whole++
+		}
+		if o.Question.Kind == KindIdentifier {
+			s.Identifiers++
+			if r == 1 {
+				identHits++
+			}
+		}
+		lat = append(lat, o.Latency)
+	}
+	n := float64(len(outs))
+	s.Hit1, s.Hit5, s.MRR10, s.Answer5, s.Answer5Whole = s.Hit1/n, s.Hit5/n, s.MRR10/n, s.Answer5/n, s.Answer5Whole/n
+	if s.Identifiers > 0 {
+		s.IdentHit1 = float64(identHits) / float64(s.Identifiers)
+	}
+	slices.Sort(lat)
+	s.P50 = lat[(len(lat)-1)/2]
+	return s
+}
+
+// Row is one line of the results table.
+type Row struct {
+	Mode string
+	Scores
+}
+
+// Table renders rows as the Markdown table printed by make eval.
+func Table(rows []Row) string {
+	var sb strings.Builder
+	sb.WriteString("| mode | hit@1 | hit@5 | MRR@10 | answer@5 client | answer@5 whole-chunk | identifier hit@1 | search p50 ms |\n")
+	sb.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&sb, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f (%d) | %.1f |\n", r.Mode, r.Hit1, r.Hit5, r.MRR10,
+			r.Answer5, r.Answer5Whole, r.IdentHit1, r.Identifiers, float64(r.P50.Microseconds())/1000)
+	}
+	return sb.String()
+}
+
+// CheckAnswers returns one line per question whose target is not a corpus
+// document or whose answer phrase is not in the target's text as text(path)
+// gives it; text is the extractor for the real check.
+func CheckAnswers(qs []Question, docs []Document, text func(path string) (string, error)) []string {
+	known := map[string]bool{}
+	for _, d := range docs {
+		known[d.Path()] = true
+	}
+	var bad []string
+	cache := map[string]string{}
+	for _, q := range qs {
+		if !known[q.Target] {
+			bad = append(bad, fmt.Sprintf("%s: target %s is not in the corpus", q.ID, q.Target))
+			continue
+		}
+		t, ok := cache[q.Target]
+		if !ok {
+			var err error
+			if t, err = text(q.Target); err != nil {
+				bad = append(bad, fmt.Sprintf("%s: %v", q.ID, err))
+				continue
+			}
+			cache[q.Target] = t
+		}
+		if !Contains(t, q.Answer) {
+			bad = append(bad, fmt.Sprintf("%s: answer %q is not in %s", q.ID, q.Answer, q.Target))
+		}
+	}
+	return bad
+}

@@ -1,0 +1,231 @@
+package eval
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Server says how to start the built server for one mode.
+type Server struct {
+	Bin    string // bin/micro-rag-mcp
+	Data   string // the corpus folder
+	Index  string // the index folder, shared by every mode
+	Mode   string // value of --search-mode; "" runs the server's default
+	Stderr io.Writer
+}
+
+// SupportsSearchMode reports whether the binary has a --search-mode flag,
+// from its --help output.
+func SupportsSearchMode(ctx context.Context, bin string) (bool, error) {
+	out, err := exec.CommandContext(ctx, bin, "--help").CombinedOutput()
+	if err != nil {
+		return false, fmt.Errorf("eval: %s --help: %v: %s", bin, err, out)
+	}
+	return strings.Contains(string(out), "-search-mode"), nil
+}
+
+// Run starts the server over stdio, waits for its index to be up to date,
+// and asks every question with top_k 10 and otherwise default arguments.
+func (s Server) Run(ctx context.Context, qs []Question) ([]Outcome, error) {
+	args := []string{"--data-folder", s.Data, "--index-folder", s.Index, "--title", "eval",
+		"--inst", "Go documentation and software licences.", "--log-level", "warn"}
+	if s.Mode != "" {
+		args = append(args, "--search-mode", s.Mode)
+	}
+	var opts []transport.StdioOption
+	if s.Stderr != nil {
+		opts = append(opts, transport.WithCommandStderrWriter(s.Stderr))
+	}
+	c, err := client.NewStdioMCPClientWithOptions(s.Bin, nil, args, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("eval: start %s: %w", s.Bin, err)
+	}
+	defer c.Close()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "micro-rag-eval", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		return nil, fmt.Errorf("eval: initialize: %w", err)
+	}
+	// The server indexes by itself at start; a reindex call retried while
+	// it is busy returns once the index is current.
+	for {
+		res, err := call(ctx, c, "reindex", map[string]any{})
+		if err != nil {
+			return nil, fmt.Errorf("eval: reindex: %w", err)
+		}
+		if res.IsError && strings.HasPrefix(resultText(res), "busy") {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(250 * time.Millisecond):
+			}
+			continue
+		}
+		if res.IsError {
+			return nil, fmt.Errorf("eval: reindex: %s", resultText(res))
+		}
+		var rr struct {
+			FilesFailed int `json:"files_failed"`
+			ChunksTotal int `json:"chunks_total"`
+		}
+		if err := remarshal(res.StructuredContent, &rr); err != nil {
+			return nil, fmt.Errorf("eval: reindex result: %w", err)
+		}
+		if rr.FilesFailed > 0 {
+			return nil, fmt.Errorf("eval: %d corpus files failed to index: %s", rr.FilesFailed, resultText(res))
+		}
+		break
+	}
+	var outs []Outcome
+	for _, q := range qs {
+		start := time.Now()
+		res, err := call(ctx, c, "search", map[string]any{"query": q.Query, "top_k": 10})
+		lat := time.Since(start)
+		if err != nil {
+			return nil, fmt.Errorf("eval: search %s: %w", q.ID, err)
+		}
+		if res.IsError {
+			return nil, fmt.Errorf("eval: search %s: %s", q.ID, resultText(res))
+		}
+		var out struct {
+			Results []struct {
+				Path       string `json:"path"`
+				Snippet    string `json:"snippet"`
+				ChunkIndex int    `json:"chunk_index"`
+				CharStart  int    `json:"char_start"`
+				CharEnd    int    `json:"char_end"`
+			} `json:"results"`
+		}
+		if err := remarshal(res.StructuredContent, &out); err != nil {
+			return nil, fmt.Errorf("eval: search %s result: %w", q.ID, err)
+		}
+		o := Outcome{Question: q, Latency: lat}
+		for _, r := range out.Results {
+			p := r.Path
+			if rel, err := filepath.Rel(s.Data, p); err == nil && filepath.IsAbs(p) {
+				p = rel
+			}
+			o.Hits = append(o.Hits, Hit{Path: filepath.ToSlash(p), ChunkIndex: r.ChunkIndex,
+				CharStart: r.CharStart, CharEnd: r.CharEnd, Text: r.Snippet})
+		}
+		outs = append(outs, o)
+	}
+	return outs, nil
+}
+
+func call(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	return c.CallTool(ctx, req)
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func remarshal(from, to any) error {
+	b, err := json.Marshal(from)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, to)
+}
+
+// chunk is the part of a manifest.jsonl record the evaluation reads.
+type chunk struct {
+	ID         int64  `json:"id"`
+	Path       string `json:"path"`
+	ChunkIndex int    `json:"chunk_index"`
+	CharStart  int    `json:"char_start"`
+	CharEnd    int    `json:"char_end"`
+	Text       string `json:"text"`
+	Deleted    bool   `json:"deleted"`
+}
+
+// Chunks reads the live chunks of an index folder's manifest.jsonl, by
+// path, in chunk order. A tombstone removes the record with its id.
+func Chunks(indexDir string) (map[string][]chunk, error) {
+	f, err := os.Open(filepath.Join(indexDir, "manifest.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	defer f.Close()
+	live := map[int64]chunk{}
+	var order []int64
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			var c chunk
+			if jerr := json.Unmarshal(line, &c); jerr != nil {
+				return nil, fmt.Errorf("eval: manifest.jsonl: %w", jerr)
+			}
+			if c.Deleted {
+				delete(live, c.ID)
+			} else {
+				live[c.ID] = c
+				order = append(order, c.ID)
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("eval: manifest.jsonl: %w", err)
+		}
+	}
+	out := map[string][]chunk{}
+	for _, id := range order {
+		if c, ok := live[id]; ok {
+			out[c.Path] = append(out[c.Path], c)
+			delete(live, id)
+		}
+	}
+	for _, cs := range out {
+		slices.SortFunc(cs, func(a, b chunk) int { return a.ChunkIndex - b.ChunkIndex })
+	}
+	return out, nil
+}
+
+// FillWhole sets each hit's Whole text: the chunk at its index plus any
+// other chunk of the file lying inside the returned span (a server that
+// merges neighbouring hits returns one span over several chunks).
+func FillWhole(outs []Outcome, chunks map[string][]chunk, dataDir string) {
+	for i := range outs {
+		for j := range outs[i].Hits {
+			h := &outs[i].Hits[j]
+			cs := chunks[h.Path]
+			if cs == nil {
+				cs = chunks[filepath.Join(dataDir, h.Path)]
+			}
+			var parts []string
+			for _, c := range cs {
+				if c.ChunkIndex == h.ChunkIndex || (c.CharStart >= h.CharStart && c.CharEnd <= h.CharEnd) {
+					parts = append(parts, c.Text)
+				}
+			}
+			h.Whole = strings.Join(parts, "\n")
+		}
+	}
+}

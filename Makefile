@@ -3,14 +3,25 @@
 GO ?= go
 BIN := bin/micro-rag-mcp
 export CGO_ENABLED := 1
+# A Go of 1.21 or newer fetches go.mod's toolchain through the module proxy
+# (setup installs one where there is none); some distributions default to local.
+export GOTOOLCHAIN ?= auto
+# "VERSION COMMIT" from git (scripts/version.sh), stamped into the binary.
+VERSION_COMMIT = $(shell bash scripts/version.sh)
+LDFLAGS = -X main.version=$(word 1,$(VERSION_COMMIT)) -X main.commit=$(word 2,$(VERSION_COMMIT))
 
-.PHONY: setup build test test-short vet bench bench-setup bench-report eval demo fuzz clean
+.PHONY: setup build dist test test-short vet bench bench-setup bench-report eval demo fuzz clean
 
 setup:
 	@bash scripts/setup.sh
 
 build: setup
-	$(GO) build -o $(BIN) ./cmd/micro-rag-mcp
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/micro-rag-mcp
+
+# dist/micro-rag-mcp-VERSION-linux-amd64.tar.gz: static FAISS and BLAS, ONNX
+# Runtime in lib/, licence texts (scripts/dist.sh).
+dist: setup
+	@bash scripts/dist.sh
 
 vet: setup
 	$(GO) vet ./...
@@ -53,4 +64,4 @@ demo: setup build
 	$(GO) run ./cmd/micro-rag-mcp/demo -bin $(BIN) -data testdata/sample
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -14,3 +14,27 @@ install_debian_packages() {
 	sudo_if_needed apt-get update -qq
 	sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
+
+# debian_mirror prints the Debian archive URI this machine's apt already
+# uses (not the security archive), so nothing here names a mirror itself.
+debian_mirror() {
+	{
+		cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '$1=="URIs:"{for(i=2;i<=NF;i++)print $i}'
+		cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '$1=="deb"{for(i=2;i<=NF;i++)if($i ~ /^[a-z]+:\/\//){print $i;break}}'
+	} | grep -v -e security -e '^$' | grep '/debian/\?$' | head -n1
+}
+
+# version_at_least A B: true when version A >= B (dotted numbers).
+version_at_least() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n1)" = "$2" ]; }
+
+# install_tools CMD:PACKAGE... installs the package of each command that is
+# not on PATH. Checked by command, not by package: a tool installed some
+# other way (nodesource's node, pyenv's python) counts as there.
+install_tools() {
+	local missing=() pair
+	for pair in "$@"; do
+		command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+	done
+	[ ${#missing[@]} -gt 0 ] || return 0
+	install_debian_packages "${missing[@]}"
+}

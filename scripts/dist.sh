@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds dist/micro-rag-mcp-VERSION-linux-amd64.tar.gz: the binary with FAISS,
+# OpenBLAS/LAPACK, the gfortran runtime and OpenMP linked in; lib/ with the
+# ONNX Runtime library and libquadmath (found through the binary's
+# $ORIGIN/../lib run path); README, LICENSE and every third-party licence
+# text. Run through `make dist`, after `make setup`.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+. "$here/versions.env"
+. "$here/lib.sh"
+log() { printf 'dist: %s\n' "$*" >&2; }
+cd "$root"
+
+read -r version commit < <("$here/version.sh")
+name="micro-rag-mcp-$version-linux-amd64"
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+pkg="$stage/$name"
+mkdir -p "$pkg/bin" "$pkg/lib" "$pkg/licenses"
+
+log "building $name"
+go build -trimpath -tags faiss_static \
+	-ldflags "-s -w -X main.version=$version -X main.commit=$commit" \
+	-o "$pkg/bin/micro-rag-mcp" ./cmd/micro-rag-mcp
+
+# ONNX Runtime as setup installed it, checked again.
+cache="${MICRO_RAG_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/micro-rag-mcp}"
+ortlib="$cache/lib/libonnxruntime.so.$ORT_VERSION"
+echo "$ORT_SHA256  $ortlib" | sha256sum -c --quiet - || { log "run make setup: $ortlib is missing or altered"; exit 1; }
+cp "$ortlib" "$pkg/lib/libonnxruntime.so"
+cp -L "$(gcc -print-file-name=libquadmath.so.0)" "$pkg/lib/libquadmath.so.0"
+
+# Every library the binary needs is either in lib/ or part of a base system
+# (glibc, libstdc++, libgcc); anything else means the static link slipped.
+deps=$(ldd "$pkg/bin/micro-rag-mcp")
+if grep -q 'not found' <<<"$deps"; then
+	log "unresolved libraries:"$'\n'"$deps"
+	exit 1
+fi
+grep -q "libquadmath.so.0 => $pkg/bin/../lib/" <<<"$deps" || { log "libquadmath does not resolve into lib/:"$'\n'"$deps"; exit 1; }
+extra=$(awk '/=>/ { print $1 }' <<<"$deps" | grep -v -E '^(libc|libm|libgcc_s|libstdc\+\+|libquadmath|ld-linux-x86-64)\.so' || true)
+[ -z "$extra" ] || { log "unexpected shared libraries: $extra"; exit 1; }
+"$pkg/bin/micro-rag-mcp" --version >&2
+
+cp README.md LICENSE THIRD_PARTY_NOTICES.md "$pkg/"
+cp -r licenses/. "$pkg/licenses/"
+
+# Licence texts of the Debian packages linked in, as Debian ships them.
+mkdir -p "$pkg/licenses/debian"
+for p in libfaiss-dev libopenblas0-pthread liblapack3 libgfortran5 libgomp1 libquadmath0; do
+	cp "/usr/share/doc/$p/copyright" "$pkg/licenses/debian/$p.copyright"
+done
+for l in GPL-3 LGPL-2.1 Apache-2.0; do
+	cp "/usr/share/common-licenses/$l" "$pkg/licenses/debian/$l"
+done
+
+# Licence and notice files of every Go module compiled into the binary,
+# read from the module cache (paths escape capitals as !lower).
+modcache=$(go env GOMODCACHE)
+while read -r path ver; do
+	esc=$(sed 's/[A-Z]/!\L&/g' <<<"$path")
+	src="$modcache/$esc@$ver"
+	dst="$pkg/licenses/go/$path"
+	mkdir -p "$dst"
+	found=0
+	for f in "$src"/LICENSE* "$src"/LICENCE* "$src"/COPYING* "$src"/NOTICE* "$src"/PATENTS*; do
+		[ -f "$f" ] || continue
+		cp "$f" "$dst/"
+		found=1
+	done
+	[ "$found" = 1 ] || { log "no licence file in $src"; exit 1; }
+	echo "$path $ver" >>"$pkg/licenses/go/MODULES"
+done < <(go version -m "$pkg/bin/micro-rag-mcp" | awk '$1 == "dep" { print $2, $3 }')
+
+mkdir -p "$pkg/licenses/go/std"
+cp "$(go env GOROOT)/LICENSE" "$pkg/licenses/go/std/LICENSE"
+
+mkdir -p dist
+tarball="dist/$name.tar.gz"
+tar --sort=name --owner=0 --group=0 --numeric-owner \
+	--mtime="@$(git log -1 --format=%ct 2>/dev/null || date +%s)" \
+	-czf "$tarball" -C "$stage" "$name"
+(cd dist && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
+log "$tarball ($(du -h "$tarball" | cut -f1)), sha256 $(cut -d' ' -f1 "dist/$name.tar.gz.sha256")"

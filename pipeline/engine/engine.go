@@ -84,6 +84,7 @@ type Engine struct {
 	model    string
 
 	reindexing atomic.Bool
+	runs       runSlot
 	stop       context.CancelFunc
 	bg         sync.WaitGroup
 }
@@ -127,7 +128,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.RefreshEvery <= 0 {
 		cfg.RefreshEvery = 2 * time.Second
 	}
-	return &Engine{cfg: cfg, log: cfg.Logger, exts: exts, ready: make(chan struct{}), stop: func() {}}, nil
+	return &Engine{runs: newRunSlot(), cfg: cfg, log: cfg.Logger, exts: exts, ready: make(chan struct{}), stop: func() {}}, nil
 }
 
 // checkIndexFolder resolves the index folder (default <data>/index) and
@@ -214,14 +215,14 @@ func (e *Engine) Start(ctx context.Context) {
 		e.loadErr = e.load(ctx)
 		close(e.ready)
 		if e.loadErr != nil {
-			e.log.Error("model not loaded; search answers empty and reindex fails", "err", e.loadErr)
+			e.log.Error("not ready: search and reindex will answer with this error", "err", e.loadErr)
 			return
 		}
 		if !e.cfg.NoInitialReindex {
-			res, err := e.Reindex(ctx, ReindexRequest{}, nil)
+			res, err := e.Reindex(ctx, ReindexRequest{activity: activityInitial}, nil)
 			switch {
 			case errors.Is(err, ErrBusy):
-				e.log.Info("initial reindex skipped: another process is reindexing this index")
+				e.log.Info("initial reindex skipped: busy", "err", err)
 			case err != nil && ctx.Err() != nil:
 				e.log.Info("initial reindex cancelled; the index keeps its last commit")
 			case err != nil:
@@ -240,31 +241,37 @@ func (e *Engine) load(ctx context.Context) error {
 	files, err := model.Locate(e.cfg.ModelDir)
 	if err != nil {
 		if e.cfg.ModelDir != "" || os.Getenv(model.EnvModelDir) != "" {
-			return err
+			return loadErr(err, fixModelDir)
 		}
 		e.log.Info("model not cached: downloading it once", "dir", model.DefaultModelDir())
 		if files, err = model.Ensure(ctx, model.DefaultModelDir(), model.HubSource, e.log); err != nil {
-			return fmt.Errorf("download model: %w", err)
+			if ctx.Err() != nil {
+				return err
+			}
+			return loadErr(fmt.Errorf("download model: %w", err), fixDownload)
 		}
 	}
 	lib, err := model.ORTLibrary(e.cfg.ORTLibrary)
 	if err != nil {
-		return err
+		return loadErr(err, fixORT)
 	}
 	id, err := modelIdentity(files.ONNX)
 	if err != nil {
-		return err
+		return loadErr(err, fixModel)
 	}
 	emb, err := embed.New(embed.Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, ORTLibrary: lib})
 	if err != nil {
-		return err
+		if strings.Contains(err.Error(), "loading ONNX Runtime") {
+			return loadErr(err, fixORT)
+		}
+		return loadErr(err, fixEmbedder)
 	}
 	store, err := index.Open(e.cfg.IndexFolder, e.version(id), index.Options{
 		Logger: e.log, CompactRatio: e.cfg.CompactRatio, CompactMin: e.cfg.CompactMin, ReadOnly: e.cfg.ReadOnly,
 	})
 	if err != nil {
 		emb.Close()
-		return err
+		return loadErr(fmt.Errorf("open index: %w", err), fixIndex)
 	}
 	e.embedder, e.store, e.model = emb, store, id
 	e.log.Info("model ready", "model", id, "ms", time.Since(start).Milliseconds())
@@ -326,11 +333,24 @@ func (e *Engine) Reindex(ctx context.Context, req ReindexRequest, progress func(
 		return ReindexResult{}, err
 	}
 	if err := e.WaitModel(ctx); err != nil {
+		if errIsLoad(err) {
+			return ReindexResult{}, err
+		}
 		return ReindexResult{}, fmt.Errorf("model not ready: %w", err)
 	}
+	activity := req.activity
+	if activity == "" {
+		activity = activityReindex
+	}
+	run, release, err := e.runs.acquire(ctx, activity)
+	if err != nil {
+		return ReindexResult{}, err
+	}
+	defer release()
+	progress = run.track(progress)
 	w, err := e.store.Begin()
 	if errors.Is(err, index.ErrLocked) {
-		return ReindexResult{}, ErrBusy
+		return ReindexResult{}, &BusyError{}
 	}
 	if err != nil {
 		return ReindexResult{}, err
@@ -343,10 +363,8 @@ func (e *Engine) Reindex(ctx context.Context, req ReindexRequest, progress func(
 		Force:  req.Force, Chunking: chunk.Default, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
 		Dim: embed.Dim, Limits: extract.DefaultLimits, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
 	}
-	if progress != nil {
-		cfg.Progress = func(p pipeline.Progress) {
-			progress(Progress{FilesDone: p.FilesDone, FilesTotal: p.FilesTotal, ChunksDone: p.ChunksDone, ChunksTotal: p.ChunksTotal})
-		}
+	cfg.Progress = func(p pipeline.Progress) {
+		progress(Progress{FilesDone: p.FilesDone, FilesTotal: p.FilesTotal, ChunksDone: p.ChunksDone, ChunksTotal: p.ChunksTotal})
 	}
 	res, err := pipeline.Reindex(ctx, cfg, w)
 	if err != nil {

@@ -67,6 +67,8 @@ type Result struct {
 type ReindexRequest struct {
 	Force    bool
 	PathGlob string
+
+	activity string // what IndexState and busy errors call the run; "" = reindex
 }
 
 // ReindexResult is what a reindex did.

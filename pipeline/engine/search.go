@@ -59,6 +59,9 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if failed := e.modelFailed(); failed != nil {
+			return nil, failed
+		}
 		e.log.Warn("search before the model is ready: no results", "err", err)
 		return []Result{}, nil
 	}

@@ -27,6 +27,7 @@ type Engine interface {
 	ReadChunk(ctx context.Context, path string, i, around int) (engine.Text, error)
 	ReadDocument(ctx context.Context, path string) (engine.Text, error)
 	Documents(ctx context.Context, after string, limit int) ([]engine.DocumentInfo, bool, error)
+	IndexState() engine.IndexState
 }
 
 // Argument limits and defaults, shared with the CLI.
@@ -43,7 +44,7 @@ const progressInterval = 250 * time.Millisecond
 
 // Options describe the server as clients see it.
 type Options struct {
-	Name         string // serverInfo.name (--title)
+	Name         string // serverInfo.name and title, and in tool titles and descriptions (--title)
 	Version      string // serverInfo.version
 	Instructions string // sent verbatim (--inst)
 	// DocumentsPerPage sizes resources/list pages; 0 = DocumentsPerPage.
@@ -59,6 +60,7 @@ func New(eng Engine, opts Options) *server.MCPServer {
 	}
 	hooks := &server.Hooks{}
 	s := server.NewMCPServer(opts.Name, opts.Version,
+		server.WithTitle(opts.Name),
 		server.WithInstructions(opts.Instructions),
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
@@ -67,8 +69,8 @@ func New(eng Engine, opts Options) *server.MCPServer {
 		server.WithHooks(hooks),
 	)
 	t := &tools{eng: eng, srv: s, title: opts.Name, log: log}
-	s.AddTool(SearchTool(), t.search)
-	s.AddTool(ReindexTool(), t.reindex)
+	s.AddTool(SearchTool(opts.Name), t.search)
+	s.AddTool(ReindexTool(opts.Name), t.reindex)
 	rs := &resources{eng: eng, title: opts.Name, perPage: opts.DocumentsPerPage, log: log}
 	if rs.perPage <= 0 {
 		rs.perPage = DocumentsPerPage
@@ -77,14 +79,18 @@ func New(eng Engine, opts Options) *server.MCPServer {
 	return s
 }
 
-// SearchTool describes the search tool.
-func SearchTool() mcp.Tool {
+// SearchTool describes the search tool of the instance called title.
+func SearchTool(title string) mcp.Tool {
 	return mcp.NewTool("search",
-		mcp.WithDescription("Search the documents of this folder by meaning and by keyword (exact names, "+
+		mcp.WithToolTitle("Search "+title),
+		mcp.WithDescription(fmt.Sprintf("Search the documents of %q by meaning and by keyword (exact names, "+
 			"codes and identifiers are matched as written). Returns whole passages, best first, with file path, "+
 			"page or lines, and a score from 0 to 1: semantic similarity and keyword match combined, so a "+
 			"passage found both ways scores higher than either alone. Each result has a uri; read it as a "+
-			"resource for the passage with its neighbours, or drop the #chunk part for the whole document."),
+			"resource for the passage with its neighbours, or drop the #chunk part for the whole document. "+
+			"The index keeps itself up to date: it is built at start and updated when files change, "+
+			"so there is no need to call reindex first. While indexing runs, results may be incomplete "+
+			"and index_state says how far it got.", title)),
 		mcp.WithString("query", mcp.Required(), mcp.MinLength(1),
 			mcp.Description("What to look for: a question in natural language, keywords, or an exact identifier.")),
 		mcp.WithInteger("top_k", mcp.DefaultNumber(DefaultTopK), mcp.Min(MinTopK), mcp.Max(MaxTopK),
@@ -99,11 +105,14 @@ func SearchTool() mcp.Tool {
 	)
 }
 
-// ReindexTool describes the reindex tool.
-func ReindexTool() mcp.Tool {
+// ReindexTool describes the reindex tool of the instance called title.
+func ReindexTool(title string) mcp.Tool {
 	return mcp.NewTool("reindex",
-		mcp.WithDescription("Bring the index up to date with the folder: new and changed files are "+
-			"indexed, deleted files are dropped. Unchanged files are skipped unless force is set."),
+		mcp.WithToolTitle("Reindex "+title),
+		mcp.WithDescription(fmt.Sprintf("Check the documents of %q against the index now: new and changed files are "+
+			"indexed, deleted files are dropped. Rarely needed: indexing runs by itself at start and whenever "+
+			"files change. Unchanged files are skipped unless force is set. Answers busy (with what runs and "+
+			"how far it is) while another indexing holds the index.", title)),
 		mcp.WithBoolean("force", mcp.DefaultBool(false),
 			mcp.Description("Re-extract and re-embed every file, changed or not.")),
 		mcp.WithString("path_glob",
@@ -140,6 +149,21 @@ const searchOutputSchema = `{
         },
         "required": ["path", "score", "snippet", "chunk_index", "chunks", "char_start", "char_end", "uri", "mtime", "ext"]
       }
+    },
+    "index_state": {
+      "type": "object",
+      "description": "present while indexing runs or the model loads: results may be incomplete",
+      "properties": {
+        "indexing": {"type": "boolean"},
+        "model_loading": {"type": "boolean"},
+        "activity": {"type": "string", "description": "initial indexing, reindex, or update after file changes"},
+        "since": {"type": "string", "format": "date-time"},
+        "files_done": {"type": "integer"},
+        "files_total": {"type": "integer"},
+        "chunks_done": {"type": "integer"},
+        "chunks_total": {"type": "integer"}
+      },
+      "required": ["indexing", "files_done", "files_total", "chunks_done", "chunks_total"]
     }
   },
   "required": ["results"]
@@ -161,7 +185,8 @@ const reindexOutputSchema = `{
 
 // SearchOutput is the structured result of the search tool.
 type SearchOutput struct {
-	Results []engine.Result `json:"results"`
+	Results    []engine.Result    `json:"results"`
+	IndexState *engine.IndexState `json:"index_state,omitempty"`
 }
 
 type tools struct {
@@ -320,7 +345,12 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 	for i := range res {
 		res[i].URI = ChunkURI(t.title, res[i].Path, res[i].ChunkIndex)
 	}
-	out := mcp.NewToolResultStructured(SearchOutput{Results: res}, FormatResults(req.Query, res))
+	structured, text := SearchOutput{Results: res}, FormatResults(req.Query, res)
+	if st := t.eng.IndexState(); st.Indexing || st.ModelLoading {
+		structured.IndexState = &st
+		text = IndexNote(st) + "\n\n" + text
+	}
+	out := mcp.NewToolResultStructured(structured, text)
 	// One resource_link per passage, after the text, for clients that fetch
 	// more context through resources/read.
 	for i, r := range res {
@@ -390,10 +420,18 @@ func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) fun
 	}
 }
 
+// IndexNote tells the model that results may be incomplete, and why.
+func IndexNote(st engine.IndexState) string {
+	if st.ModelLoading {
+		return "Note: the search model is still loading, so nothing can be searched yet; try again in a few seconds."
+	}
+	return "Note: indexing is running (" + st.Describe() + "); results may be incomplete."
+}
+
 // FormatResults renders hits as readable text for the model.
 func FormatResults(query string, res []engine.Result) string {
 	if len(res) == 0 {
-		return fmt.Sprintf("No passages matched %q (the index may still be building).", query)
+		return fmt.Sprintf("No passages matched %q.", query)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d passages for %q:\n", len(res), query)

@@ -1,0 +1,124 @@
+package main
+
+// Truthful answers through a real MCP client: a broken install is a tool
+// error naming cause and fix; while indexing runs, search says so and busy
+// says what runs and how far it is.
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+)
+
+func TestE2EBrokenInstallIsAToolError(t *testing.T) {
+	notALibrary := filepath.Join(t.TempDir(), "libonnxruntime.so")
+	if err := os.WriteFile(notALibrary, []byte("this is not a shared library\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	emptyModelDir := t.TempDir()
+	for _, tc := range []struct {
+		name     string
+		flags    []string
+		wantFix  string
+		wantCuse string
+	}{
+		{"ort-lib is not a library", []string{"--ort-lib", notALibrary}, "--ort-lib", notALibrary},
+		{"model folder without a model", []string{"--model-dir", emptyModelDir}, "--model-dir", emptyModelDir},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := copySample(t)
+			c := startServer(t, data, append([]string{"--index-folder", filepath.Join(t.TempDir(), "idx")}, tc.flags...)...)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			for _, call := range []struct {
+				tool string
+				args map[string]any
+			}{
+				{"search", map[string]any{"query": "parental leave"}},
+				{"reindex", map[string]any{}},
+			} {
+				res, err := callTool(ctx, c, call.tool, call.args)
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := toolText(res)
+				if !res.IsError {
+					t.Fatalf("%s answered without error on a broken install: %s", call.tool, text)
+				}
+				if !strings.Contains(text, tc.wantCuse) || !strings.Contains(text, "To fix:") || !strings.Contains(text, tc.wantFix) {
+					t.Errorf("%s error %q does not name the cause (%s) and the fix (%s)", call.tool, text, tc.wantCuse, tc.wantFix)
+				}
+				if strings.Contains(text, "No passages matched") {
+					t.Errorf("%s error still reads like an empty result: %q", call.tool, text)
+				}
+			}
+		})
+	}
+}
+
+// While the initial indexing runs, search results carry index_state and
+// say they may be incomplete, and reindex is busy with what runs and how far.
+func TestE2EIndexingStateAndBusy(t *testing.T) {
+	c := startServer(t, bigFolder(t), "--index-folder", filepath.Join(t.TempDir(), "idx"))
+	ctx, cancel := context.WithTimeout(context.Background(), indexTimeout)
+	defer cancel()
+	var out mcpserver.SearchOutput
+	var text string
+	for {
+		res, err := callTool(ctx, c, "search", map[string]any{"query": "warehouse ledger"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError {
+			t.Fatalf("search error: %s", toolText(res))
+		}
+		out = mcpserver.SearchOutput{}
+		decode(t, res.StructuredContent, &out)
+		text = toolText(res)
+		if out.IndexState != nil && out.IndexState.Indexing && out.IndexState.FilesTotal > 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("search never reported a running indexing")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	st := out.IndexState
+	if st.Activity != "initial indexing" || st.Since.IsZero() || st.FilesDone > st.FilesTotal {
+		t.Errorf("index_state %+v", *st)
+	}
+	if !strings.Contains(text, "results may be incomplete") || !strings.Contains(text, "initial indexing") {
+		t.Errorf("search text does not say results may be incomplete: %q", text)
+	}
+
+	res, err := callTool(ctx, c, "reindex", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := toolText(res)
+	if !res.IsError || !strings.HasPrefix(busy, "busy: initial indexing, ") || !strings.Contains(busy, " files") ||
+		!strings.Contains(busy, "running for") || !strings.Contains(busy, "search already answers from what is indexed") {
+		t.Fatalf("reindex during the initial indexing answered %q (error %v)", busy, res.IsError)
+	}
+}
+
+func TestToolTitlesNameTheInstance(t *testing.T) {
+	for _, tool := range []mcp.Tool{mcpserver.SearchTool("team handbook"), mcpserver.ReindexTool("team handbook")} {
+		if !strings.Contains(tool.Title, "team handbook") || !strings.Contains(tool.Description, `"team handbook"`) {
+			t.Errorf("%s: title %q, description %q do not name the instance", tool.Name, tool.Title, tool.Description)
+		}
+		if !strings.Contains(tool.Description, "by itself at start") && !strings.Contains(tool.Description, "built at start") {
+			t.Errorf("%s: description does not say indexing runs by itself: %q", tool.Name, tool.Description)
+		}
+	}
+	if d := mcpserver.SearchTool("x").Description; !strings.Contains(d, "score from 0 to 1") {
+		t.Errorf("search description does not say what a score means: %q", d)
+	}
+}

@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// LoadError says why the model or index could not be loaded and what the
+// user can do about it. Search and reindex return it once loading failed,
+// so a broken install is never mistaken for "nothing matched".
+type LoadError struct {
+	Cause error
+	Fix   string
+}
+
+func (e *LoadError) Error() string {
+	return fmt.Sprintf("the search engine could not start: %v. To fix: %s", e.Cause, e.Fix)
+}
+
+func (e *LoadError) Unwrap() error { return e.Cause }
+
+// Fixes for the ways loading fails.
+const (
+	fixModelDir = "point --model-dir (or $MICRO_RAG_MODEL_DIR) at a folder holding model.onnx and tokenizer.json, or unset it to use the cached model"
+	fixDownload = "let this machine reach the network once so the model can be downloaded, or pass --model-dir with a folder holding model.onnx and tokenizer.json"
+	fixORT      = "run `make setup` to install ONNX Runtime, or pass --ort-lib with the path of libonnxruntime.so (version 1.24 or newer)"
+	fixModel    = "check that the model files are readable and complete; delete them to have them downloaded again, or pass --model-dir"
+	fixEmbedder = "check that model.onnx and tokenizer.json are complete (delete them to have them downloaded again) and that ONNX Runtime is 1.24 or newer"
+	fixIndex    = "check that the index folder is readable and writable (--index-folder), or move it away to have it rebuilt"
+)
+
+func loadErr(cause error, fix string) error { return &LoadError{Cause: cause, Fix: fix} }
+
+// Activities a run can be, as IndexState and busy errors name them.
+const (
+	activityInitial = "initial indexing"
+	activityReindex = "reindex"
+	activityWatch   = "update after file changes"
+)
+
+// IndexState says whether this process is indexing and how far it got.
+type IndexState struct {
+	Indexing     bool      `json:"indexing"`
+	ModelLoading bool      `json:"model_loading,omitempty"`
+	Activity     string    `json:"activity,omitempty"`
+	Since        time.Time `json:"since,omitzero"`
+	FilesDone    int       `json:"files_done"`
+	FilesTotal   int       `json:"files_total"`
+	ChunksDone   int       `json:"chunks_done"`
+	ChunksTotal  int       `json:"chunks_total"`
+}
+
+// Describe is a short account for people and models: "initial indexing,
+// 340 of 1,200 files, running for 2m5s".
+func (s IndexState) Describe() string {
+	var b strings.Builder
+	b.WriteString(s.Activity)
+	if s.FilesTotal > 0 {
+		fmt.Fprintf(&b, ", %s of %s files", thousands(s.FilesDone), thousands(s.FilesTotal))
+	}
+	if !s.Since.IsZero() {
+		fmt.Fprintf(&b, ", running for %s (since %s)", time.Since(s.Since).Round(time.Second), s.Since.Local().Format("15:04:05"))
+	}
+	return b.String()
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// BusyError is ErrBusy with what is running. State is zero when another
+// process holds the index.
+type BusyError struct {
+	State IndexState
+}
+
+func (e *BusyError) Error() string {
+	if !e.State.Indexing {
+		return "another process is reindexing this index; search already answers from what it has committed"
+	}
+	return e.State.Describe() + "; search already answers from what is indexed"
+}
+
+func (e *BusyError) Is(target error) bool { return target == ErrBusy }
+
+// run is one reindex in progress in this process.
+type run struct {
+	activity string
+	since    time.Time
+	progress atomic.Pointer[Progress]
+}
+
+// runSlot lets one run at a time use the index writer in this process.
+// Updates after file changes queue behind any run; an explicit reindex
+// waits only behind such an update, and is refused as busy otherwise.
+type runSlot struct {
+	sem     chan struct{}
+	current atomic.Pointer[run]
+}
+
+func newRunSlot() runSlot { return runSlot{sem: make(chan struct{}, 1)} }
+
+// acquire takes the slot for a run of the given activity; release frees it.
+func (s *runSlot) acquire(ctx context.Context, activity string) (r *run, release func(), err error) {
+	take := func() (*run, func(), error) {
+		r := &run{activity: activity, since: time.Now()}
+		s.current.Store(r)
+		return r, func() { s.current.Store(nil); <-s.sem }, nil
+	}
+	select {
+	case s.sem <- struct{}{}:
+		return take()
+	default:
+	}
+	if cur := s.current.Load(); activity != activityWatch && cur != nil && cur.activity != activityWatch {
+		return nil, nil, &BusyError{State: cur.state()}
+	}
+	// Behind an update after file changes (short), or an update behind anything.
+	select {
+	case s.sem <- struct{}{}:
+		return take()
+	case <-ctx.Done():
+		return nil, nil, context.Cause(ctx)
+	}
+}
+
+func (r *run) state() IndexState {
+	st := IndexState{Indexing: true, Activity: r.activity, Since: r.since}
+	if p := r.progress.Load(); p != nil {
+		st.FilesDone, st.FilesTotal, st.ChunksDone, st.ChunksTotal = p.FilesDone, p.FilesTotal, p.ChunksDone, p.ChunksTotal
+	}
+	return st
+}
+
+// track records progress for IndexState and passes it on to report.
+func (r *run) track(report func(Progress)) func(Progress) {
+	return func(p Progress) {
+		r.progress.Store(&p)
+		if report != nil {
+			report(p)
+		}
+	}
+}
+
+// IndexState says whether a reindex runs in this process and how far it is.
+func (e *Engine) IndexState() IndexState {
+	if r := e.runs.current.Load(); r != nil {
+		return r.state()
+	}
+	select {
+	case <-e.ready:
+		return IndexState{}
+	default:
+		return IndexState{ModelLoading: true}
+	}
+}
+
+// modelFailed returns the load error once loading has failed, nil while the
+// model is loading or after it loaded.
+func (e *Engine) modelFailed() error {
+	select {
+	case <-e.ready:
+		return e.loadErr
+	default:
+		return nil
+	}
+}
+
+// errIsLoad reports whether err came from a failed load.
+func errIsLoad(err error) bool {
+	var le *LoadError
+	return errors.As(err, &le)
+}

@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// One run at a time: a second explicit reindex is refused with what runs
+// and how far it is; an update after file changes waits its turn; an
+// explicit reindex waits behind such an update instead of failing.
+func TestRunSlot(t *testing.T) {
+	s := newRunSlot()
+	ctx := context.Background()
+	r, release, err := s.acquire(ctx, activityInitial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.track(nil)(Progress{FilesDone: 340, FilesTotal: 1200})
+
+	_, _, err = s.acquire(ctx, activityReindex)
+	var busy *BusyError
+	if !errors.As(err, &busy) || !errors.Is(err, ErrBusy) {
+		t.Fatalf("second run: %v, want a BusyError", err)
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "initial indexing, 340 of 1,200 files, running for ") ||
+		!strings.HasSuffix(msg, "; search already answers from what is indexed") {
+		t.Errorf("busy message %q", msg)
+	}
+
+	// An update after file changes queues instead of failing.
+	got := make(chan string, 2)
+	go func() {
+		_, rel, err := s.acquire(ctx, activityWatch)
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		got <- "update ran"
+		time.Sleep(50 * time.Millisecond)
+		rel()
+	}()
+	select {
+	case g := <-got:
+		t.Fatalf("update did not wait for the running indexing: %s", g)
+	case <-time.After(100 * time.Millisecond):
+	}
+	release()
+	if g := <-got; g != "update ran" {
+		t.Fatal(g)
+	}
+	// The update holds the slot now; an explicit reindex waits for it.
+	for s.current.Load() == nil || s.current.Load().activity != activityWatch {
+		time.Sleep(time.Millisecond)
+	}
+	_, rel, err := s.acquire(ctx, activityReindex)
+	if err != nil {
+		t.Fatalf("reindex behind an update: %v", err)
+	}
+	rel()
+
+	// Cancelled while waiting: the cause comes back.
+	_, rel, _ = s.acquire(ctx, activityReindex)
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, _, err := s.acquire(cctx, activityWatch); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled wait: %v", err)
+	}
+	rel()
+}
+
+func TestBusyFromAnotherProcess(t *testing.T) {
+	err := error(&BusyError{})
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "another process") {
+		t.Errorf("%v", err)
+	}
+}

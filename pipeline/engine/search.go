@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 
@@ -10,12 +9,6 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 )
-
-// lexicalSearcher is the keyword side of a snapshot: BM25 over the chunks,
-// Hit.Score the raw BM25 score.
-type lexicalSearcher interface {
-	SearchLexical(query string, k int) ([]index.Hit, error)
-}
 
 // Fusion names how hybrid search combines the two rankings.
 type Fusion string
@@ -75,17 +68,6 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		return []Result{}, nil
 	}
 	r := ranker{snap: snap, mode: e.cfg.SearchMode, fusion: e.cfg.Fusion, query: req.Query}
-	if r.mode != SearchDense {
-		lex, ok := any(snap).(lexicalSearcher)
-		switch {
-		case ok:
-			r.lex = lex
-		case r.mode == SearchKeyword:
-			return nil, errors.New("keyword search is not available in this build")
-		default:
-			r.mode = SearchDense
-		}
-	}
 	if r.mode != SearchKeyword {
 		if r.vec, err = e.embedder.Embed(make([]float32, 0, embed.Dim), []string{req.Query}); err != nil {
 			return nil, fmt.Errorf("embed query: %w", err)
@@ -116,7 +98,6 @@ func lowest(cands []candidate) float64 {
 // ranker scores one query's candidates against one snapshot.
 type ranker struct {
 	snap   *index.Snapshot
-	lex    lexicalSearcher
 	mode   SearchMode
 	fusion Fusion
 	query  string
@@ -134,7 +115,7 @@ func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 		}
 	}
 	if r.mode != SearchDense {
-		if lexical, err = r.lex.SearchLexical(r.query, pool); err != nil {
+		if lexical, err = r.snap.SearchLexical(r.query, pool); err != nil {
 			return nil, false, fmt.Errorf("keyword search: %w", err)
 		}
 	}

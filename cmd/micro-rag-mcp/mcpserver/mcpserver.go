@@ -430,6 +430,9 @@ func IndexNote(st engine.IndexState) string {
 
 // FormatResults renders hits as readable text for the model.
 func FormatResults(query string, res []engine.Result) string {
+	if r := []rune(query); len(r) > 200 {
+		query = string(r[:200]) + "…" // a long query is not worth echoing whole
+	}
 	if len(res) == 0 {
 		return fmt.Sprintf("No passages matched %q.", query)
 	}

@@ -269,9 +269,24 @@ func TestResources(t *testing.T) {
 	if all, err := c.ListResources(ctx, mcp.ListResourcesRequest{}); err != nil || len(all.Resources) != len(listed) {
 		t.Errorf("following the cursors: %d documents, %v", len(all.Resources), err)
 	}
+
+	checkBadQueries(t, c)
 	want := "employee-handbook-leave.docx,event-ingestion-design.pdf,huge.txt,long.txt,odd names/a#b%c.txt,onboarding-guide.md,ops/database-failover-runbook.md,postmortem-checkout-outage.txt,release-notes-2.4.txt"
 	if strings.Join(listed, ",") != want {
 		t.Errorf("listed %v", listed)
+	}
+}
+
+// checkBadQueries: odd queries are answered, never a tool error (the
+// engine's own test covers every mode).
+func checkBadQueries(t *testing.T, c *client.Client) {
+	t.Helper()
+	for _, q := range []string{"the of and", "?!;:--", strings.Repeat("migration step ", 700)[:10000], "東京の天気", "🙂🚀🔥", "\u200b"} {
+		res, out := callSearch(t, c, map[string]any{"query": q})
+		text := res.Content[0].(mcp.TextContent).Text
+		if len(out.Results) > 5 || len(text) > 20000 {
+			t.Errorf("%.20q: %d results, %d bytes of text", q, len(out.Results), len(text))
+		}
 	}
 }
 

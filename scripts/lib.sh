@@ -21,7 +21,7 @@ debian_mirror() {
 	{
 		cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '$1=="URIs:"{for(i=2;i<=NF;i++)print $i}'
 		cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '$1=="deb"{for(i=2;i<=NF;i++)if($i ~ /^[a-z]+:\/\//){print $i;break}}'
-	} | grep -v -e security -e '^$' | grep '/debian/\?$' | head -n1
+	} | grep -v -e security -e '^$' | grep '/debian/\?$' | head -n1 || true
 }
 
 # version_at_least A B: true when version A >= B (dotted numbers).

@@ -44,7 +44,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.indexFolder, "index-folder", "", "where the index lives (default <data-folder>/index)")
 	fs.StringVar(&c.exts, "exts", defaultExts, "comma-separated file extensions to index")
 	fs.StringVar(&c.modelDir, "model-dir", "", "folder holding model.onnx and tokenizer.json (default: the user cache)")
-	fs.StringVar(&c.ortLib, "ort-lib", "", "path of libonnxruntime.so (default: the user cache)")
+	fs.StringVar(&c.ortLib, "ort-lib", "", "path of libonnxruntime.so (default: ../lib beside the binary, else the user cache)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until exit")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)")

@@ -122,15 +122,48 @@ func crashCorpus(t *testing.T, dir string) {
 	filler := strings.Repeat("This paragraph is filler text about nothing in particular, written so the file spans several chunks. ", 12)
 	files := map[string]string{}
 	for i, s := range topics {
-		files[fmt.Sprintf("topic%02d.md", i)] = s + "\n\n" + filler + "\n\n" + filler
+		files[fmt.Sprintf("topic%02d.md", i)] = s + " " + crashKeyword(i) + "\n\n" + filler + "\n\n" + filler
 	}
 	writeCorpus(t, dir, files)
+}
+
+// crashKeyword is a word only topic i's first chunk holds.
+func crashKeyword(i int) string { return fmt.Sprintf("zq%ckeyword", 'a'+i) }
+
+// checkLexicalAgrees: the keyword index holds exactly the files the vectors
+// hold. A file in the snapshot has all its vectors and its keyword found
+// once, in it; a file not in the snapshot is found by neither.
+func checkLexicalAgrees(t *testing.T, e *Engine, trial int) {
+	t.Helper()
+	snap := e.store.Acquire()
+	defer snap.Release()
+	for i := range topics {
+		path := fmt.Sprintf("topic%02d.md", i)
+		hits, err := snap.SearchLexical(crashKeyword(i), 5)
+		if err != nil {
+			t.Fatalf("trial %d: keyword search: %v", trial, err)
+		}
+		entry, indexed := snap.File(path)
+		if !indexed {
+			if len(hits) != 0 {
+				t.Fatalf("trial %d: %s is not indexed, but its keyword is found in %+v", trial, path, hits[0].Record)
+			}
+			continue
+		}
+		if n := len(snap.ChunkVectors(path)); n != len(entry.ChunkIDs) {
+			t.Fatalf("trial %d: %s has %d chunks but %d vectors", trial, path, len(entry.ChunkIDs), n)
+		}
+		if len(hits) != 1 || hits[0].Record.Path != path || hits[0].Record.ChunkIndex != 0 {
+			t.Fatalf("trial %d: keyword of %s found %d times: %+v", trial, path, len(hits), hits)
+		}
+	}
 }
 
 // TestSIGKILLDuringReindex kills a real reindex at random moments (commits
 // every 15 ms, compaction often) and checks after each kill that the index
 // opens, reindexes, and finds every file's sentence in that file, with
-// nothing lost and nothing duplicated.
+// nothing lost and nothing duplicated; and that before and after the
+// reindex the keyword index holds exactly the files the vectors hold.
 func TestSIGKILLDuringReindex(t *testing.T) {
 	trials := 50
 	if testing.Short() {
@@ -154,6 +187,7 @@ func TestSIGKILLDuringReindex(t *testing.T) {
 		if st := e.Status(); st.Files > len(topics) || st.Chunks > want.ChunksTotal {
 			t.Fatalf("trial %d: after kill, snapshot holds %d files / %d chunks, more than exist", trial, st.Files, st.Chunks)
 		}
+		checkLexicalAgrees(t, e, trial)
 		res := reindex(t, e, ReindexRequest{})
 		if res.ChunksTotal != want.ChunksTotal || res.FilesFailed != 0 {
 			t.Fatalf("trial %d: after kill and reindex: %+v, want %d chunks", trial, res, want.ChunksTotal)
@@ -167,6 +201,7 @@ func TestSIGKILLDuringReindex(t *testing.T) {
 				t.Fatalf("trial %d: %q found %+v", trial, s, r)
 			}
 		}
+		checkLexicalAgrees(t, e, trial)
 		e.Close()
 	}
 }

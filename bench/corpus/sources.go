@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/doc"
 	"go/parser"
 	"go/token"
@@ -97,6 +98,12 @@ func readGoDoc(dir string) (string, bool) {
 	for _, e := range ents {
 		n := e.Name()
 		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		// Files for other platforms declare the same names again with other
+		// comments, and go/doc keeps whichever it meets last: one platform
+		// keeps the text the same from build to build.
+		if ok, err := build.Default.MatchFile(dir, n); err != nil || !ok {
 			continue
 		}
 		f, err := parser.ParseFile(fset, filepath.Join(dir, n), nil, parser.ParseComments|parser.SkipObjectResolution)

@@ -49,7 +49,16 @@ func TestScoreHandMadeRanking(t *testing.T) {
 	if z := Score(nil); z.Questions != 0 || z.Hit1 != 0 {
 		t.Errorf("Score(nil) = %+v", z)
 	}
-	table := Table([]Row{{Mode: "hybrid", Scores: s}})
+	row := ScoreRow("hybrid", outs)
+	near("identifier hit@5", row.ByKind[KindIdentifier].Hit5, 1.0/2)
+	near("paraphrase answer@5 whole", row.ByKind[KindParaphrase].Answer5Whole, 1.0/2)
+	if row.ByKind[KindKeyword].Questions != 0 {
+		t.Errorf("keyword kind has %d questions", row.ByKind[KindKeyword].Questions)
+	}
+	if kt := KindTable([]Row{row}); !strings.Contains(kt, "| hybrid | 0.500 | 0.500 | 0.500 | 0.000 | 0.000 | 0.000 | 0.500 | 0.000 | 0.500 |") {
+		t.Errorf("kind table:\n%s", kt)
+	}
+	table := Table([]Row{row})
 	if !strings.Contains(table, "| hybrid | 0.250 | 0.500 | 0.375 | 0.250 | 0.500 | 0.500 (2) | 2.0 |") {
 		t.Errorf("table:\n%s", table)
 	}

@@ -170,6 +170,22 @@ func Score(outs []Outcome) Scores {
 type Row struct {
 	Mode string
 	Scores
+	ByKind map[string]Scores
+}
+
+// ScoreRow scores a mode's outcomes overall and per question kind.
+func ScoreRow(mode string, outs []Outcome) Row {
+	r := Row{Mode: mode, Scores: Score(outs), ByKind: map[string]Scores{}}
+	for _, k := range []string{KindIdentifier, KindKeyword, KindParaphrase} {
+		var sub []Outcome
+		for _, o := range outs {
+			if o.Question.Kind == k {
+				sub = append(sub, o)
+			}
+		}
+		r.ByKind[k] = Score(sub)
+	}
+	return r
 }
 
 // Table renders rows as the Markdown table printed by make eval.
@@ -180,6 +196,26 @@ func Table(rows []Row) string {
 	for _, r := range rows {
 		fmt.Fprintf(&sb, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f (%d) | %.1f |\n", r.Mode, r.Hit1, r.Hit5, r.MRR10,
 			r.Answer5, r.Answer5Whole, r.IdentHit1, r.Identifiers, float64(r.P50.Microseconds())/1000)
+	}
+	return sb.String()
+}
+
+// KindTable renders hit@5 and answer@5 per question kind.
+func KindTable(rows []Row) string {
+	var sb strings.Builder
+	kinds := []string{KindIdentifier, KindKeyword, KindParaphrase}
+	sb.WriteString("| mode |")
+	for _, k := range kinds {
+		fmt.Fprintf(&sb, " %s hit@5 | %s answer@5 client | %s answer@5 whole-chunk |", k, k, k)
+	}
+	sb.WriteString("\n|---|" + strings.Repeat("---|", 3*len(kinds)) + "\n")
+	for _, r := range rows {
+		fmt.Fprintf(&sb, "| %s |", r.Mode)
+		for _, k := range kinds {
+			s := r.ByKind[k]
+			fmt.Fprintf(&sb, " %.3f | %.3f | %.3f |", s.Hit5, s.Answer5, s.Answer5Whole)
+		}
+		sb.WriteString("\n")
 	}
 	return sb.String()
 }

@@ -27,10 +27,11 @@ func main() {
 	out := flag.String("out", "bin/eval.md", "also write the report here")
 	modes := flag.String("modes", "dense,keyword,hybrid", "values of --search-mode to compare, when the server has the flag")
 	verbose := flag.Bool("v", false, "show the server's log and every miss")
+	keep := flag.String("index", "", "index folder to use and keep (default: a temporary one, removed after)")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
 	defer cancel()
-	table, misses, err := run(ctx, *bin, *cache, strings.Split(*modes, ","), *verbose)
+	table, misses, err := run(ctx, *bin, *cache, *keep, strings.Split(*modes, ","), *verbose)
 	if err != nil {
 		slog.Error("eval", "err", err)
 		os.Exit(1)
@@ -48,7 +49,8 @@ func main() {
 }
 
 // run returns the report: the table, then every question missed per mode.
-func run(ctx context.Context, bin, cache string, modes []string, verbose bool) (table, misses string, err error) {
+func run(ctx context.Context, bin, cache, index string, modes []string, verbose bool) (table, misses string, err error) {
+	loadBefore := loadAvg()
 	goroot, goversion, err := eval.GoRoot(ctx)
 	if err != nil {
 		return "", "", err
@@ -78,11 +80,12 @@ func run(ctx context.Context, bin, cache string, modes []string, verbose bool) (
 	if len(bad) > 0 {
 		return "", "", fmt.Errorf("%d questions do not match the corpus:\n%s", len(bad), strings.Join(bad, "\n"))
 	}
-	index, err := os.MkdirTemp("", "micro-rag-eval-index-")
-	if err != nil {
-		return "", "", err
+	if index == "" {
+		if index, err = os.MkdirTemp("", "micro-rag-eval-index-"); err != nil {
+			return "", "", err
+		}
+		defer os.RemoveAll(index)
 	}
-	defer os.RemoveAll(index)
 	has, err := eval.SupportsSearchMode(ctx, bin)
 	if err != nil {
 		return "", "", err
@@ -115,9 +118,9 @@ func run(ctx context.Context, bin, cache string, modes []string, verbose bool) (
 		if name == "" {
 			name = "dense (server default)"
 		}
-		rows = append(rows, eval.Row{Mode: name, Scores: eval.Score(outs)})
+		rows = append(rows, eval.ScoreRow(name, outs))
 		slog.Info("mode done", "mode", name, "took", time.Since(t).Round(time.Millisecond))
-		fmt.Fprintf(&missed, "\nMisses of %s (target not in the top 5):\n", name)
+		fmt.Fprintf(&missed, "\n### Misses of %s (target not in the top 5)\n\n", name)
 		for _, o := range outs {
 			if r := eval.Rank(o.Question.Target, o.Hits); r == 0 || r > 5 {
 				got := ""
@@ -133,11 +136,27 @@ func run(ctx context.Context, bin, cache string, modes []string, verbose bool) (
 	for _, q := range qs {
 		kinds[q.Kind]++
 	}
-	fmt.Fprintf(&sb, "Retrieval evaluation: %d questions (%d identifier, %d keyword, %d paraphrase) over %d files (%d txt, %d md, %d pdf, %d docx); %s; CPU %s; %s.\n\n",
-		len(qs), kinds[eval.KindIdentifier], kinds[eval.KindKeyword], kinds[eval.KindParaphrase], len(c.Docs),
-		counts[".txt"], counts[".md"], counts[".pdf"], counts[".docx"], goversion, cpuModel(), time.Now().UTC().Format("2006-01-02"))
+	fmt.Fprintf(&sb, "`make eval` (bench/cmd/eval) on %s: %d questions (%d identifier, %d keyword, %d paraphrase) "+
+		"over %d generated files (%d txt, %d md, %d pdf, %d docx) from %s's documentation and Debian's licences; "+
+		"CPU %s; load average %s before, %s after; top_k 10, other arguments default. "+
+		"Hits count by file; answer@5 needs the answer phrase in a top-5 passage of the target file, "+
+		"as returned (client) or in the whole indexed chunks behind those hits (whole-chunk).\n\n",
+		time.Now().UTC().Format("2006-01-02"), len(qs), kinds[eval.KindIdentifier], kinds[eval.KindKeyword], kinds[eval.KindParaphrase],
+		len(c.Docs), counts[".txt"], counts[".md"], counts[".pdf"], counts[".docx"], goversion, cpuModel(), loadBefore, loadAvg())
 	sb.WriteString(eval.Table(rows))
+	sb.WriteString("\nBy question kind:\n\n")
+	sb.WriteString(eval.KindTable(rows))
 	return sb.String(), missed.String(), nil
+}
+
+// loadAvg is the one-minute load average: search latency on a shared
+// machine means little without it.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
 }
 
 func cpuModel() string {

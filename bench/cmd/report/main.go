@@ -29,6 +29,7 @@ func main() {
 	in := flag.String("in", "bin/bench.txt", "go test -bench output")
 	out := flag.String("out", "", "write BENCHMARKS.md here; empty prints the tables")
 	notes := flag.String("notes", "bench/notes.md", "observations appended to the report, if present")
+	evalResults := flag.String("eval", "bench/eval/results.md", "make eval's recorded output, appended as its own section, if present")
 	flag.Parse()
 	f, err := os.Open(*in)
 	if err != nil {
@@ -56,6 +57,9 @@ func main() {
 	if b, err := os.ReadFile(*notes); err == nil {
 		sb.WriteString("\n")
 		sb.Write(b)
+	}
+	if b, err := os.ReadFile(*evalResults); err == nil {
+		sb.WriteString(evalSection(string(b), *evalResults))
 	}
 	if err := os.WriteFile(*out, []byte(sb.String()), 0o644); err != nil {
 		slog.Error("write report", "err", err)
@@ -251,4 +255,11 @@ func goals(sb *strings.Builder, res []result) {
 	rawm, _ := find(res, "IngestMemory", "raw-embed-peak-MB")
 	row("ingest memory ≤ 150 MB above model + vectors", fmt.Sprintf("%.0f MB (peak %.0f MB above the loaded model, of which %.0f MB is ONNX Runtime's own working memory)", mem, peak, rawm), mem <= 150, ok)
 	sb.WriteString("\n")
+}
+
+// evalSection is the Retrieval evaluation section: make eval's tables,
+// without the per-question misses that follow them in the recorded file.
+func evalSection(results, path string) string {
+	tables, _, _ := strings.Cut(results, "\n### ")
+	return "\n## Retrieval evaluation\n\n" + strings.TrimSpace(tables) + "\n\nEvery miss is listed in " + path + ".\n"
 }

@@ -85,3 +85,12 @@ func (sn *Snapshot) Similarity(query []float32, id int64) (float32, error) {
 	}
 	return dot, nil
 }
+
+// LexicalQueryWeight is the keyword index's QueryWeight for query (0 when
+// there is no keyword index or no query term occurs in it).
+func (sn *Snapshot) LexicalQueryWeight(query string) float64 {
+	if sn.lex == nil {
+		return 0
+	}
+	return sn.lex.QueryWeight(query)
+}

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -259,6 +260,40 @@ func TestE2ESampleSearchUpdateDelete(t *testing.T) {
 				t.Errorf("%q: deleted file returned: %+v", q, hit)
 			}
 		}
+	}
+}
+
+// TestE2EResources reads around a hit through resources over real stdio.
+func TestE2EResources(t *testing.T) {
+	data := copySample(t)
+	c := startServer(t, data)
+	q := sampleQueries[2] // the PDF
+	top := waitForTop(t, c, q.query, q.path)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	read := func(uri string) (string, error) {
+		req := mcp.ReadResourceRequest{}
+		req.Params.URI = uri
+		res, err := c.ReadResource(ctx, req)
+		if err != nil {
+			return "", err
+		}
+		return res.Contents[0].(mcp.TextResourceContents).Text, nil
+	}
+	around, err := read(top.URI)
+	if err != nil || !strings.Contains(collapse(around), collapse(top.Snippet)[:100]) {
+		t.Fatalf("read %s: %v\n%s", top.URI, err, around)
+	}
+	doc, err := read(strings.Split(top.URI, "#")[0])
+	if err != nil || !strings.Contains(doc, "--- page 3 ---") || !strings.Contains(collapse(doc), "exactly once within five minutes") {
+		t.Fatalf("document: %v\n%s", err, doc)
+	}
+	list, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+	if err != nil || len(list.Resources) != 6 {
+		t.Fatalf("resources/list: %v %+v", err, list)
+	}
+	if _, err := read(strings.Replace(top.URI, "#chunk=", "#chunk=9", 1)); err == nil || !strings.Contains(err.Error(), "there is no chunk") {
+		t.Errorf("bad chunk: %v", err)
 	}
 }
 
@@ -648,6 +683,13 @@ func TestPythonClient(t *testing.T) {
 		ReindexError   bool                   `json:"reindex_error"`
 		BadTopKError   bool                   `json:"bad_top_k_error"`
 		BadTopKText    string                 `json:"bad_top_k_text"`
+		Links          []string               `json:"links"`
+		ReadURI        string                 `json:"read_uri"`
+		ReadText       string                 `json:"read_text"`
+		DocText        string                 `json:"doc_text"`
+		Listed         []string               `json:"listed"`
+		Templates      []string               `json:"templates"`
+		BadURIError    string                 `json:"bad_uri_error"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		t.Fatalf("pyclient output %q: %v\nstderr:\n%s", stdout.String(), err, stderr.String())
@@ -667,4 +709,30 @@ func TestPythonClient(t *testing.T) {
 	if !out.BadTopKError || !strings.Contains(out.BadTopKText, "top_k") {
 		t.Errorf("top_k=99: error=%v %q", out.BadTopKError, out.BadTopKText)
 	}
+	if len(out.Links) != len(out.Search.Results) {
+		t.Fatalf("%d resource links for %d results", len(out.Links), len(out.Search.Results))
+	}
+	for i, r := range out.Search.Results {
+		if out.Links[i] != r.URI || !strings.HasPrefix(r.URI, "micro-rag://py-docs/") {
+			t.Errorf("link %d %q, result uri %q", i, out.Links[i], r.URI)
+		}
+	}
+	top := out.Search.Results[0]
+	if out.ReadURI != top.URI || !strings.Contains(collapse(out.ReadText), collapse(top.Snippet)[:100]) {
+		t.Errorf("read %s: %q does not hold the passage %q", out.ReadURI, out.ReadText, top.Snippet)
+	}
+	if !strings.Contains(out.DocText, "patronictl") || len(out.DocText) < len(out.ReadText) {
+		t.Errorf("document text %q", out.DocText)
+	}
+	if len(out.Listed) != 6 || !slices.Contains(out.Listed, "ops/database-failover-runbook.md") || !slices.IsSorted(out.Listed) {
+		t.Errorf("listed %v", out.Listed)
+	}
+	if strings.Join(out.Templates, " ") != "micro-rag://{title}/{+path} micro-rag://{title}/{+path}#chunk={chunk}" {
+		t.Errorf("templates %v", out.Templates)
+	}
+	if !strings.Contains(out.BadURIError, `no document "no/such/file.md"`) {
+		t.Errorf("bad URI: %q", out.BadURIError)
+	}
 }
+
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }

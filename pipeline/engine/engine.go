@@ -52,7 +52,7 @@ type Config struct {
 	CompactMin   int
 	// SearchMode is the ranking searches use; "" = SearchHybrid.
 	SearchMode SearchMode
-	// Fusion is how hybrid search combines its rankings; "" = FusionCalibrated.
+	// Fusion is how hybrid search combines its rankings; "" = DefaultFusion.
 	Fusion Fusion
 	Logger *slog.Logger
 }

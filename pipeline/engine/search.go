@@ -18,10 +18,20 @@ const (
 	// as a noisy OR: 1 - (1-cos)(1-lex). A passage only one ranking finds
 	// keeps that ranking's score; one both find scores above either.
 	FusionCalibrated Fusion = "calibrated"
+	// FusionCoverage is FusionCalibrated with BM25 calibrated by the
+	// query's own keyword weight W (Σ idf of its terms found in the index):
+	// lex = min(s, W)/(W + bm25Half), the share of the query's keywords a
+	// passage holds, discounted when those keywords are common.
+	FusionCoverage Fusion = "coverage"
 	// FusionRRF is reciprocal rank fusion (k = 60), scaled so that first in
 	// both rankings is 1.
 	FusionRRF Fusion = "rrf"
 )
+
+// DefaultFusion is the Fusion of a Config that names none. A variable so
+// the evaluation can build the server with another one
+// (-ldflags "-X .../pipeline/engine.DefaultFusion=rrf").
+var DefaultFusion = string(FusionCalibrated)
 
 // bm25Half is the raw BM25 score that calibrates to 0.5: lex = s/(s+bm25Half).
 // A rare identifier alone scores far above it; a few common words below.
@@ -68,6 +78,12 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		return []Result{}, nil
 	}
 	r := ranker{snap: snap, mode: e.cfg.SearchMode, fusion: e.cfg.Fusion, query: req.Query}
+	if r.fusion == "" {
+		r.fusion = Fusion(DefaultFusion)
+	}
+	if r.mode != SearchDense && r.fusion == FusionCoverage {
+		r.weight = snap.LexicalQueryWeight(req.Query)
+	}
 	if r.mode != SearchKeyword {
 		if r.vec, err = e.embedder.Embed(make([]float32, 0, embed.Dim), []string{req.Query}); err != nil {
 			return nil, fmt.Errorf("embed query: %w", err)
@@ -102,6 +118,7 @@ type ranker struct {
 	fusion Fusion
 	query  string
 	vec    []float32
+	weight float64 // keyword weight of the query (FusionCoverage)
 }
 
 // rank returns up to pool chunks from each ranking the mode uses, scored.
@@ -131,7 +148,7 @@ func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 		return cands, full, nil
 	case SearchKeyword:
 		for _, h := range lexical {
-			cands = append(cands, candidate{rec: h.Record, score: calibrateBM25(float64(h.Score))})
+			cands = append(cands, candidate{rec: h.Record, score: r.calibrate(float64(h.Score))})
 		}
 		return cands, full, nil
 	}
@@ -183,17 +200,20 @@ func (r *ranker) fuse(dense, lexical []index.Hit) ([]candidate, error) {
 			}
 			s /= 2.0 / float64(rrfK+1)
 		default:
-			s = 1 - (1-unit(b.cos))*(1-calibrateBM25(b.bm25))
+			s = 1 - (1-unit(b.cos))*(1-r.calibrate(b.bm25))
 		}
 		out = append(out, candidate{rec: b.rec, score: unit(s)})
 	}
 	return out, nil
 }
 
-// calibrateBM25 maps a raw BM25 score onto [0, 1).
-func calibrateBM25(s float64) float64 {
+// calibrate maps a raw BM25 score onto [0, 1).
+func (r *ranker) calibrate(s float64) float64 {
 	if s <= 0 {
 		return 0
+	}
+	if r.fusion == FusionCoverage {
+		return min(s, r.weight) / (r.weight + bm25Half)
 	}
 	return s / (s + bm25Half)
 }

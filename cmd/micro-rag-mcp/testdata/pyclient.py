@@ -3,8 +3,9 @@
 Usage: python3 pyclient.py BINARY DATA_FOLDER QUERY
 
 Starts the server over stdio, lists its tools, waits for the initial index
-by repeating a search, calls reindex with a progress callback, and prints one
-JSON object on stdout for the Go test to check.
+by repeating a search, reads around the first hit through resources, lists
+the documents, calls reindex with a progress callback, and prints one JSON
+object on stdout for the Go test to check.
 """
 
 import asyncio
@@ -12,8 +13,16 @@ import json
 import sys
 import time
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.shared import exceptions
+
+# The SDK renamed McpError to MCPError in its 2.x series.
+MCPError = getattr(exceptions, "MCPError", None) or getattr(exceptions, "McpError")
 from mcp.client.stdio import stdio_client
+
+
+def field(obj, snake, camel):
+    return getattr(obj, snake, None) if hasattr(obj, snake) else getattr(obj, camel, None)
 
 
 def text_of(result):
@@ -53,6 +62,33 @@ async def main(binary, folder, query):
                 if time.monotonic() > deadline:
                     raise SystemExit("no search results within 90 s")
                 await asyncio.sleep(0.5)
+
+            # Read-around through resources: the links of the search result,
+            # the document without the fragment, the listing, a bad URI.
+            links = [c for c in res.content if getattr(c, "type", "") == "resource_link"]
+            out["links"] = [str(link.uri) for link in links]
+            read = await session.read_resource(out["links"][0])
+            out["read_uri"] = str(read.contents[0].uri)
+            out["read_text"] = read.contents[0].text
+            doc = await session.read_resource(out["links"][0].split("#")[0])
+            out["doc_text"] = doc.contents[0].text
+            listed, cursor = [], None
+            while True:
+                page = await session.list_resources(
+                    params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+                listed += [r.name for r in page.resources]
+                cursor = field(page, "next_cursor", "nextCursor")
+                if not cursor:
+                    break
+            out["listed"] = listed
+            templates = await session.list_resource_templates()
+            out["templates"] = sorted(field(t, "uri_template", "uriTemplate") for t in templates.resource_templates) \
+                if hasattr(templates, "resource_templates") else sorted(t.uriTemplate for t in templates.resourceTemplates)
+            try:
+                await session.read_resource("micro-rag://py-docs/no/such/file.md")
+                out["bad_uri_error"] = ""
+            except MCPError as e:
+                out["bad_uri_error"] = str(e)
 
             progress = []
 

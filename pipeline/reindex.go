@@ -87,7 +87,7 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	}
 	var cnt counters
 	filter := stages.Filter{Before: w.Before(), Force: cfg.Force}
-	extractor := stages.Extractor{Limits: cfg.Limits, Force: cfg.Force}
+	extractor := stages.Extractor{Folder: cfg.Walker.Folder, Limits: cfg.Limits, Force: cfg.Force}
 	chunker := stages.Chunker{Config: cfg.Chunking, Tokens: cfg.Tokens}
 	batcher := &stages.Batcher{Embedder: cfg.Embedder, Dim: cfg.Dim,
 		Vectors: func(n int) { cnt.chunksDone.Add(int64(n)) }}

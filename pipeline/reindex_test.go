@@ -27,9 +27,14 @@ func reindexOnce(t *testing.T, ctx context.Context, store *index.Store, emb *emb
 		t.Fatal(err)
 	}
 	defer w.Close()
+	folder, err := stages.OpenFolder(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer folder.Close()
 	var last Progress
 	res, err := Reindex(ctx, Config{
-		Walker:   stages.Walker{DataFolder: data, IndexFolder: filepath.Join(data, "index"), Exts: map[string]bool{".md": true, ".txt": true}, Glob: g},
+		Walker:   stages.Walker{Folder: folder, IndexFolder: filepath.Join(data, "index"), Exts: map[string]bool{".md": true, ".txt": true}, Glob: g},
 		Chunking: chunk.Default, Tokens: emb.Tokenizer(), Embedder: emb, Dim: embed.Dim, Limits: extract.DefaultLimits,
 		Progress: func(p Progress) { last = p },
 	}, w)

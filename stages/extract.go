@@ -9,6 +9,7 @@ import (
 // Extractor reads the text of changed files. One value serves every worker
 // of a pool.
 type Extractor struct {
+	Folder *Folder // documents are opened through it, never by path
 	Limits extract.Limits
 	Force  bool // re-chunk even when the text is unchanged
 }
@@ -21,7 +22,7 @@ func (x Extractor) Apply(ctx context.Context, job *FileJob) {
 	if job.Kind != Changed {
 		return
 	}
-	doc, err := extract.Extract(job.Abs, x.Limits)
+	doc, err := x.read(job)
 	if err != nil {
 		job.Kind, job.Err = Failed, err
 		return
@@ -30,4 +31,17 @@ func (x Extractor) Apply(ctx context.Context, job *FileJob) {
 	if !x.Force && job.Old != nil && job.Old.Checksum == job.Checksum {
 		job.Kind, job.Doc = Touched, nil
 	}
+}
+
+// read opens the job's file through the folder's root and reads that handle.
+// The size and time recorded are those of the file opened, not of the
+// walk: a file that changed in between is recorded as it was read.
+func (x Extractor) read(job *FileJob) (*extract.Document, error) {
+	f, fi, err := x.Folder.Open(job.Name)
+	if err != nil {
+		return nil, &extract.FileError{Path: job.Rel, Reason: "cannot open file", Err: err}
+	}
+	defer f.Close()
+	job.Size, job.Mtime = fi.Size(), float64(fi.ModTime().UnixNano())/1e9
+	return extract.Read(job.Rel, f, x.Limits)
 }

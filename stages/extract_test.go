@@ -12,15 +12,23 @@ import (
 
 func TestExtractor(t *testing.T) {
 	dir := t.TempDir()
-	text := filepath.Join(dir, "a.txt")
-	if err := os.WriteFile(text, []byte("Leave requests go to the team lead.\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("Leave requests go to the team lead.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	docx := filepath.Join("..", "testdata", "sample", "employee-handbook-leave.docx")
-	x := Extractor{Limits: extract.DefaultLimits}
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "sample", "employee-handbook-leave.docx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "h.docx"), b, 0o644)
+	folder, err := OpenFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer folder.Close()
+	x := Extractor{Folder: folder, Limits: extract.DefaultLimits}
 	ctx := context.Background()
 
-	job := &FileJob{Abs: text, Kind: Changed}
+	job := &FileJob{Rel: "a.txt", Name: "a.txt", Kind: Changed}
 	x.Apply(ctx, job)
 	if job.Kind != Changed || job.Doc == nil || job.Checksum == "" {
 		t.Fatalf("new text file: kind %d doc %v checksum %q err %v", job.Kind, job.Doc, job.Checksum, job.Err)
@@ -31,31 +39,31 @@ func TestExtractor(t *testing.T) {
 	sum := job.Checksum
 
 	// Same text as indexed: only mtime/size need refreshing.
-	job = &FileJob{Abs: text, Kind: Changed, Old: &schema.FileEntry{Checksum: sum}}
+	job = &FileJob{Rel: "a.txt", Name: "a.txt", Kind: Changed, Old: &schema.FileEntry{Checksum: sum}}
 	x.Apply(ctx, job)
 	if job.Kind != Touched || job.Doc != nil {
 		t.Errorf("unchanged text: kind %d doc %v", job.Kind, job.Doc)
 	}
-	job = &FileJob{Abs: text, Kind: Changed, Old: &schema.FileEntry{Checksum: sum}}
-	Extractor{Limits: extract.DefaultLimits, Force: true}.Apply(ctx, job)
+	job = &FileJob{Rel: "a.txt", Name: "a.txt", Kind: Changed, Old: &schema.FileEntry{Checksum: sum}}
+	Extractor{Folder: folder, Limits: extract.DefaultLimits, Force: true}.Apply(ctx, job)
 	if job.Kind != Changed || job.Doc == nil {
 		t.Errorf("forced: kind %d", job.Kind)
 	}
 
-	job = &FileJob{Abs: docx, Kind: Changed}
+	job = &FileJob{Rel: "h.docx", Name: "h.docx", Kind: Changed}
 	x.Apply(ctx, job)
 	if job.Kind != Changed || len(job.Doc.Text) < 100 {
 		t.Errorf("docx: kind %d err %v", job.Kind, job.Err)
 	}
 
-	job = &FileJob{Abs: filepath.Join(dir, "gone.txt"), Kind: Changed}
+	job = &FileJob{Rel: "gone.txt", Name: "gone.txt", Kind: Changed}
 	x.Apply(ctx, job)
 	if job.Kind != Failed || job.Err == nil {
 		t.Errorf("missing file: kind %d err %v", job.Kind, job.Err)
 	}
 
 	// Unchanged files are not read at all (this path does not exist).
-	job = &FileJob{Abs: filepath.Join(dir, "gone.txt"), Kind: Unchanged}
+	job = &FileJob{Rel: "gone.txt", Name: "gone.txt", Kind: Unchanged}
 	x.Apply(ctx, job)
 	if job.Kind != Unchanged || job.Err != nil || job.Doc != nil {
 		t.Errorf("unchanged file was read: kind %d err %v", job.Kind, job.Err)

@@ -9,8 +9,12 @@ type Filter struct {
 }
 
 // Apply marks job Changed, or Unchanged when its mtime and size match its
-// entry in Before: an unchanged file is not read.
+// entry in Before: an unchanged file is not read. A job the walker already
+// marked Failed passes as it is.
 func (f Filter) Apply(job *FileJob) {
+	if job.Kind == Failed {
+		return
+	}
 	job.Old = f.Before[job.Rel]
 	job.Kind = Changed
 	if !f.Force && job.Old != nil && job.Old.Mtime == job.Mtime && job.Old.Size == job.Size {

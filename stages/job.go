@@ -22,8 +22,9 @@ const (
 // FileJob is one file travelling through the stages. Each stage fills in
 // its part; the writer consumes it.
 type FileJob struct {
-	Rel   string // slash-separated path relative to the data folder
-	Abs   string
+	Rel   string // path relative to the data folder, as the index stores it (schema.EncodePath)
+	Name  string // the same path as the file system spells it: what is opened, through the root
+	Dir   bool   // a folder that could not be listed (Kind Failed): its entries are kept
 	Ext   string
 	Size  int64
 	Mtime float64 // seconds since the epoch

@@ -5,76 +5,124 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
 // Walker lists the files a reindex considers.
 type Walker struct {
-	DataFolder  string // absolute, symlinks resolved
-	IndexFolder string // absolute, symlinks resolved; never entered
+	Folder      *Folder // the data folder; every listing and stat goes through it
+	IndexFolder string  // absolute, symlinks resolved; never entered
 	Exts        map[string]bool
 	Glob        *Glob // nil means every file
 }
 
 // Walk calls emit with every allowed file under the data folder and stops
 // at the first error emit returns. Hidden folders (".git", ".cache") are
-// skipped; a symlink is followed only when its target stays inside the data
-// folder.
+// skipped; a symlink is followed only when it resolves inside the data
+// folder. A folder or file that cannot be listed or examined is emitted as
+// Failed (a folder with Dir set), so that its entries are kept, not dropped.
 func (w *Walker) Walk(ctx context.Context, emit func(*FileJob) error) error {
-	return filepath.WalkDir(w.DataFolder, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == w.DataFolder {
-				return err
-			}
-			return nil // unreadable entry: skip it, keep walking
-		}
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		if d.IsDir() {
-			if p != w.DataFolder && (p == w.IndexFolder || strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		ext := strings.ToLower(filepath.Ext(p))
-		if !w.Exts[ext] {
-			return nil
-		}
-		rel, err := filepath.Rel(w.DataFolder, p)
-		if err != nil {
-			return nil
-		}
-		rel = filepath.ToSlash(rel)
-		if w.Glob != nil && !w.Glob.Match(rel) {
-			return nil
-		}
-		fi, err := w.stat(p, d)
-		if err != nil || !fi.Mode().IsRegular() {
-			return nil
-		}
-		return emit(&FileJob{Rel: rel, Abs: p, Ext: ext, Size: fi.Size(), Mtime: float64(fi.ModTime().UnixNano()) / 1e9})
-	})
+	skip := "" // the index folder, when it lies inside the data folder
+	if data := w.Folder.Path; w.IndexFolder != "" && w.IndexFolder != data && within(data, w.IndexFolder) {
+		skip, _ = filepath.Rel(data, w.IndexFolder)
+		skip = filepath.ToSlash(skip)
+	}
+	return w.walkDir(ctx, ".", skip, emit)
 }
 
-// stat follows a symlink only when it resolves inside the data folder.
-func (w *Walker) stat(p string, d fs.DirEntry) (fs.FileInfo, error) {
+// walkDir lists one folder (rel is "." or a raw slash-separated path) in
+// name order and descends into its subfolders.
+func (w *Walker) walkDir(ctx context.Context, rel, skip string, emit func(*FileJob) error) error {
+	entries, err := w.Folder.ReadDir(rel)
+	if err != nil {
+		if rel == "." {
+			return err
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // gone since it was listed
+		}
+		return w.failed(rel, true, err, emit)
+	}
+	for _, d := range entries {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		name := d.Name()
+		p := name
+		if rel != "." {
+			p = rel + "/" + name
+		}
+		if d.IsDir() {
+			if p == skip || strings.HasPrefix(name, ".") {
+				continue
+			}
+			if err := w.walkDir(ctx, p, skip, emit); err != nil {
+				return err
+			}
+			continue
+		}
+		ext := strings.ToLower(path.Ext(name))
+		if !w.Exts[ext] {
+			continue
+		}
+		enc := schema.EncodePath(p)
+		if w.Glob != nil && !w.Glob.Match(enc) {
+			continue
+		}
+		fi, err := w.stat(p, d)
+		switch {
+		case errors.Is(err, ErrOutside), errors.Is(err, fs.ErrNotExist):
+			continue // a link leading outside, or a file gone since listed
+		case err != nil:
+			if err := w.failed(p, false, err, emit); err != nil {
+				return err
+			}
+			continue
+		case !fi.Mode().IsRegular():
+			continue // FIFOs, sockets, devices, folders behind links
+		}
+		job := &FileJob{Rel: enc, Name: p, Ext: ext, Size: fi.Size(), Mtime: float64(fi.ModTime().UnixNano()) / 1e9}
+		if err := emit(job); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// failed emits a file or folder that could not be examined.
+func (w *Walker) failed(rel string, dir bool, err error, emit func(*FileJob) error) error {
+	enc := schema.EncodePath(rel)
+	if !dir && w.Glob != nil && !w.Glob.Match(enc) {
+		return nil
+	}
+	return emit(&FileJob{Rel: enc, Name: rel, Dir: dir, Kind: Failed, Err: err})
+}
+
+// stat returns what a directory entry is, following a symlink through the
+// folder's root: one that resolves outside the data folder, or into the
+// index, is not followed.
+func (w *Walker) stat(rel string, d fs.DirEntry) (fs.FileInfo, error) {
 	if d.Type()&fs.ModeSymlink == 0 {
 		return d.Info()
 	}
-	target, err := filepath.EvalSymlinks(p)
+	fi, err := w.Folder.Stat(rel)
 	if err != nil {
 		return nil, err
 	}
-	if !within(w.DataFolder, target) || within(w.IndexFolder, target) {
-		return nil, errors.New("symlink leaves the data folder")
+	// A link into the index folder would index the index. This check is
+	// by path; what is read is confined by the root regardless.
+	if w.IndexFolder != "" {
+		if target, err := filepath.EvalSymlinks(filepath.Join(w.Folder.Path, rel)); err == nil && within(w.IndexFolder, target) {
+			return nil, ErrOutside
+		}
 	}
-	return os.Stat(target)
+	return fi, nil
 }
 
 func within(dir, p string) bool {

@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,7 +71,7 @@ func TestWalkerScope(t *testing.T) {
 	os.Symlink(filepath.Join(root, "a.md"), filepath.Join(root, "alias.md"))
 	os.Symlink(outside, filepath.Join(root, "outdir"))
 
-	w := &Walker{DataFolder: root, IndexFolder: filepath.Join(root, "index"),
+	w := &Walker{Folder: openFolder(t, root), IndexFolder: filepath.Join(root, "index"),
 		Exts: map[string]bool{".md": true, ".txt": true, ".pdf": true}}
 	got := walkAll(t, w)
 	want := []string{"B.TXT", "a.md", "alias.md", "sub/c.pdf"}
@@ -81,6 +82,16 @@ func TestWalkerScope(t *testing.T) {
 	if got := walkAll(t, w); !slices.Equal(got, []string{"sub/c.pdf"}) {
 		t.Fatalf("with glob: %v", got)
 	}
+}
+
+func openFolder(t *testing.T, dir string) *Folder {
+	t.Helper()
+	f, err := OpenFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
 
 func walkAll(t *testing.T, w *Walker) []string {
@@ -104,7 +115,7 @@ func TestWalkStopsAtEmitError(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := &Walker{DataFolder: root, Exts: map[string]bool{".md": true}}
+	w := &Walker{Folder: openFolder(t, root), Exts: map[string]bool{".md": true}}
 	stop := errors.New("downstream gone")
 	calls := 0
 	err := w.Walk(context.Background(), func(*FileJob) error { calls++; return stop })
@@ -115,5 +126,41 @@ func TestWalkStopsAtEmitError(t *testing.T) {
 	cancel()
 	if err := w.Walk(ctx, func(*FileJob) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled walk returned %v", err)
+	}
+}
+
+// TestWalkerNamesAndLinks: names are walked byte-exact (and stored
+// encoded), and links are followed only while they resolve inside.
+func TestWalkerNamesAndLinks(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	for _, name := range []string{"caf\xe9.md", "caf\u00e9.md", "%41.md", "\xff\xfe.md", "sub/\xe9t\xe9.md"} {
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(outside, "secret.md"), []byte("x"), 0o644)
+	os.Symlink("../"+filepath.Base(outside)+"/secret.md", filepath.Join(root, "rel-escape.md"))
+	os.Symlink("sub/../../"+filepath.Base(outside)+"/secret.md", filepath.Join(root, "dotdot.md"))
+	os.Symlink("sub", filepath.Join(root, "subdir-link"))
+	os.Symlink("subdir-link/\xe9t\xe9.md", filepath.Join(root, "via-link.md"))
+	os.Symlink("missing.md", filepath.Join(root, "dangling.md"))
+
+	w := &Walker{Folder: openFolder(t, root), Exts: map[string]bool{".md": true}}
+	var jobs []*FileJob
+	if err := w.Walk(context.Background(), func(j *FileJob) error { jobs = append(jobs, j); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, j := range jobs {
+		got[j.Rel] = j.Name
+	}
+	want := map[string]string{
+		"%2541.md": "%41.md", "caf%E9.md": "caf\xe9.md", "caf\u00e9.md": "caf\u00e9.md",
+		"%FF%FE.md": "\xff\xfe.md", "sub/%E9t%E9.md": "sub/\xe9t\xe9.md", "via-link.md": "via-link.md",
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("walked %q, want %q", got, want)
 	}
 }

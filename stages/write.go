@@ -2,6 +2,7 @@ package stages
 
 import (
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
@@ -35,6 +36,7 @@ type Writer struct {
 	Tally      Tally
 
 	seen       map[string]bool
+	kept       []string // folders that could not be listed, with a trailing "/"
 	lastCommit time.Time
 }
 
@@ -51,7 +53,13 @@ func (w *Writer) Apply(job *FileJob) error {
 		w.Tally.FilesTouched++
 	case Failed:
 		w.Tally.FilesFailed++
-		w.logger().Warn("file skipped", "path", job.Rel, "err", job.Err)
+		if job.Dir {
+			// Its files are unknown this run: keep what the index has.
+			w.kept = append(w.kept, job.Rel+"/")
+			w.logger().Warn("folder skipped; its indexed files are kept", "path", job.Rel, "err", job.Err)
+		} else {
+			w.logger().Warn("file skipped", "path", job.Rel, "err", job.Err)
+		}
 	case Changed:
 		if err := w.Index.PutFile(fileEntry(job), records(job.Chunks), job.Vectors); err != nil {
 			return err
@@ -81,7 +89,7 @@ func (w *Writer) Apply(job *FileJob) error {
 // cancel it would remove files that were merely not reached.
 func (w *Writer) Finish() error {
 	for rel := range w.Index.Before() {
-		if !w.seen[rel] && w.Glob.Match(rel) {
+		if !w.seen[rel] && !w.inKept(rel) && w.Glob.Match(rel) {
 			if err := w.Index.RemoveFile(rel); err != nil {
 				return err
 			}
@@ -93,6 +101,15 @@ func (w *Writer) Finish() error {
 	}
 	w.Tally.ChunksTotal = w.Index.Chunks()
 	return nil
+}
+
+func (w *Writer) inKept(rel string) bool {
+	for _, dir := range w.kept {
+		if strings.HasPrefix(rel, dir) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *Writer) logger() *slog.Logger {

@@ -129,3 +129,20 @@ func TestWriterCheckpointAndError(t *testing.T) {
 		t.Errorf("PutFile error came back as %v", err)
 	}
 }
+
+// TestWriterKeepsUnlistedFolder: a folder that could not be listed keeps
+// every file the index has under it; its siblings are still removed.
+func TestWriterKeepsUnlistedFolder(t *testing.T) {
+	idx := newMemIndex("locked/a.md", "locked/deep/b.md", "lockedness.md", "gone.md")
+	w := &Writer{Index: idx}
+	if err := w.Apply(&FileJob{Rel: "locked", Dir: true, Kind: Failed, Err: errors.New("permission denied")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(idx.removed)
+	if !slices.Equal(idx.removed, []string{"gone.md", "lockedness.md"}) || w.Tally.FilesFailed != 1 {
+		t.Errorf("removed %v, tally %+v", idx.removed, w.Tally)
+	}
+}

@@ -358,8 +358,13 @@ func (e *Engine) Reindex(ctx context.Context, req ReindexRequest, progress func(
 	defer w.Close()
 	e.reindexing.Store(true)
 	defer e.reindexing.Store(false)
+	folder, err := stages.OpenFolder(e.cfg.DataFolder)
+	if err != nil {
+		return ReindexResult{}, fmt.Errorf("data folder: %w", err)
+	}
+	defer folder.Close()
 	cfg := pipeline.Config{
-		Walker: stages.Walker{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Exts: e.exts, Glob: glob},
+		Walker: stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: e.exts, Glob: glob},
 		Force:  req.Force, Chunking: chunk.Default, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
 		Dim: embed.Dim, Limits: extract.DefaultLimits, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
 	}

@@ -15,8 +15,8 @@ import (
 // "name: value; name2: value2", so each line carries its own context;
 // otherwise fields are joined by "; ". Empty fields are left out, and line
 // breaks inside a field become spaces.
-func readCSV(path string, lim Limits) (*Document, error) {
-	b, err := readLimited(path, lim)
+func readCSV(path string, f File, lim Limits) (*Document, error) {
+	b, err := readLimited(path, f, lim)
 	if err != nil {
 		return nil, err
 	}

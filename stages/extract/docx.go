@@ -41,17 +41,17 @@ const (
 // row joined by "\t"; inside a cell, paragraphs, breaks and tabs become
 // single spaces so that each row stays on one line. Headers, footers,
 // footnotes and comments live in other parts and are not read.
-func readDOCX(p string, lim Limits) (*Document, error) {
-	if _, err := checkSize(p, lim); err != nil {
+func readDOCX(p string, f File, lim Limits) (*Document, error) {
+	size, err := checkSize(p, f, lim)
+	if err != nil {
 		return nil, err
 	}
-	zr, err := zip.OpenReader(p)
+	zr, err := zip.NewReader(f, size)
 	if err != nil {
 		return nil, &FileError{Path: p, Reason: "not a Word document: not a valid zip archive", Err: err}
 	}
-	defer zr.Close()
 
-	name := mainPartName(&zr.Reader)
+	name := mainPartName(zr)
 	var part *zip.File
 	for _, f := range zr.File {
 		if f.Name == name {

@@ -7,6 +7,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
@@ -32,8 +35,18 @@ type Limits struct {
 // DefaultLimits suit document folders; larger files are reported, not read.
 var DefaultLimits = Limits{MaxFileBytes: 256 << 20, MaxChars: 64 << 20}
 
-// reader reads one format. It may panic; Extract recovers.
-type reader func(path string, lim Limits) (*Document, error)
+// File is an open document. The reindex opens it through an os.Root and
+// the readers read this handle, never a path, so what is read is what was
+// opened and checked.
+type File interface {
+	io.Reader
+	io.ReaderAt
+	Stat() (fs.FileInfo, error)
+}
+
+// reader reads one format from f; name is for messages. It may panic;
+// Read recovers.
+type reader func(name string, f File, lim Limits) (*Document, error)
 
 var readers = map[string]reader{
 	".txt":  readText,
@@ -67,9 +80,21 @@ func (e *FileError) Error() string {
 
 func (e *FileError) Unwrap() error { return e.Err }
 
-// Extract reads path with the reader for its extension. Every failure,
-// including a parser panic, comes back as a *FileError.
-func Extract(path string, lim Limits) (doc *Document, err error) {
+// Extract opens path and reads it with Read.
+func Extract(path string, lim Limits) (*Document, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &FileError{Path: path, Reason: "cannot open file", Err: err}
+	}
+	defer f.Close()
+	return Read(path, f, lim)
+}
+
+// Read reads the open file f with the reader for the extension of name.
+// Every failure, including a parser panic, comes back as a *FileError
+// naming name.
+func Read(name string, f File, lim Limits) (doc *Document, err error) {
+	path := name
 	r, ok := readers[strings.ToLower(filepath.Ext(path))]
 	if !ok {
 		return nil, &FileError{Path: path, Reason: "unsupported file type"}
@@ -80,7 +105,7 @@ func Extract(path string, lim Limits) (doc *Document, err error) {
 			err = &FileError{Path: path, Reason: "parser panic", Err: fmt.Errorf("%v\n%s", p, debug.Stack())}
 		}
 	}()
-	doc, err = r(path, lim)
+	doc, err = r(path, f, lim)
 	if err != nil {
 		if _, ok := err.(*FileError); !ok {
 			err = &FileError{Path: path, Reason: "read failed", Err: err}

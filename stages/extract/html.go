@@ -16,8 +16,8 @@ import (
 // row are joined by "\t", and blocks inside a cell become spaces so that
 // each row stays on one line. White space collapses to one space except inside
 // <pre>, <textarea> and <listing>.
-func readHTML(path string, lim Limits) (*Document, error) {
-	b, err := readLimited(path, lim)
+func readHTML(path string, f File, lim Limits) (*Document, error) {
+	b, err := readLimited(path, f, lim)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package extract
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -43,10 +42,11 @@ func finish(path, text string, lim Limits) (*Document, error) {
 	return &Document{Text: text}, nil
 }
 
-// checkSize stats path and refuses directories and files over
-// lim.MaxFileBytes (0 means no limit) before anything is read.
-func checkSize(path string, lim Limits) (int64, error) {
-	fi, err := os.Stat(path)
+// checkSize stats the open file and refuses anything but a regular file,
+// and files over lim.MaxFileBytes (0 means no limit), before anything is
+// read.
+func checkSize(path string, f File, lim Limits) (int64, error) {
+	fi, err := f.Stat()
 	if err != nil {
 		return 0, &FileError{Path: path, Reason: "cannot stat file", Err: err}
 	}
@@ -65,16 +65,11 @@ func tooLarge(path string, size, limit int64) error {
 
 // readLimited reads the whole file after checkSize. The read is bounded
 // too, because the file may grow between stat and read.
-func readLimited(path string, lim Limits) ([]byte, error) {
-	size, err := checkSize(path, lim)
+func readLimited(path string, f File, lim Limits) ([]byte, error) {
+	size, err := checkSize(path, f, lim)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, &FileError{Path: path, Reason: "cannot open file", Err: err}
-	}
-	defer f.Close()
 	var r io.Reader = f
 	if lim.MaxFileBytes > 0 {
 		r = io.LimitReader(f, lim.MaxFileBytes+1)

@@ -179,8 +179,8 @@ func pdfEngineRun() (*pdfRun, error) {
 
 // readPDF extracts the text of each page with PDFium. Pages are joined by
 // "\n\n"; a page PDFium cannot load is listed in Skipped.
-func readPDF(path string, lim Limits) (*Document, error) {
-	data, err := readLimited(path, lim)
+func readPDF(path string, f File, lim Limits) (*Document, error) {
+	data, err := readLimited(path, f, lim)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,12 @@ func fuzzReader(f *testing.F, ext string, read reader, seeds ...string) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		doc, err := read(p, lim)
+		file, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer file.Close()
+		doc, err := read(p, file, lim)
 		if err != nil {
 			var fe *FileError
 			if !errors.As(err, &fe) || fe.Reason == "" {

@@ -211,7 +211,7 @@ func TestLimitsEveryReader(t *testing.T) {
 	_, err = Extract(dir, DefaultLimits)
 	wantFileError(t, err, "unsupported file type")
 	_, err = Extract(filepath.Join(dir, "missing.txt"), DefaultLimits)
-	wantFileError(t, err, "cannot stat file")
+	wantFileError(t, err, "cannot open file")
 }
 
 // writeDocx builds a DOCX whose document part is body, in the test's

@@ -4,8 +4,8 @@ import "errors"
 
 // readText reads a .txt or .md file in any common encoding (see
 // decodeBytes). A 0-byte file is an empty Document, not an error.
-func readText(path string, lim Limits) (*Document, error) {
-	b, err := readLimited(path, lim)
+func readText(path string, f File, lim Limits) (*Document, error) {
+	b, err := readLimited(path, f, lim)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ if [ -z "$go_local" ] || ! version_at_least "$go_local" 1.21; then
 	hash -r
 fi
 go_have=$(cd "$root" && GOTOOLCHAIN=auto go env GOVERSION | sed 's/^go//')
-version_at_least "$go_have" "$go_wanted" || { log "go $go_have runs here, go.mod needs $go_wanted"; exit 1; }
+version_at_least "$go_have" "$go_wanted" || { log "go $go_have runs here, go.mod needs $go_wanted: install a Go of 1.21 or newer, which fetches it"; exit 1; }
 
 # 1. Debian packages, only when missing.
 # shellcheck disable=SC2086 # a list of names

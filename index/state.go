@@ -10,14 +10,18 @@ import (
 // committed state, so a torn manifest tail or a half-finished commit can be
 // told apart from committed data.
 type filesDoc struct {
-	Schema        int    `json:"schema"`
-	Generation    int64  `json:"generation"`
-	NextID        int64  `json:"next_id"`
-	ManifestBytes int64  `json:"manifest_bytes"`
-	FaissNtotal   int64  `json:"faiss_ntotal"`
-	FaissBytes    int64  `json:"faiss_bytes"`
-	Tombstones    int    `json:"tombstones"`
-	LastReindex   string `json:"last_reindex,omitempty"`
+	Schema        int   `json:"schema"`
+	Generation    int64 `json:"generation"`
+	NextID        int64 `json:"next_id"`
+	ManifestBytes int64 `json:"manifest_bytes"`
+	FaissNtotal   int64 `json:"faiss_ntotal"`
+	FaissBytes    int64 `json:"faiss_bytes"`
+	// Checksums of faiss.index and of the first ManifestBytes bytes of
+	// manifest.jsonl (see checksum.go); verified whenever the index loads.
+	FaissChecksum    string `json:"faiss_checksum,omitempty"`
+	ManifestChecksum string `json:"manifest_checksum,omitempty"`
+	Tombstones       int    `json:"tombstones"`
+	LastReindex      string `json:"last_reindex,omitempty"`
 	// Lexical lists the keyword index's segment files; which docs in them
 	// are live follows from Files, so deletions cost no lexical write.
 	Lexical []lexical.SegmentRef `json:"lexical"`

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -266,16 +267,9 @@ func (s *Store) loadCommitted() (*state, error) {
 	if doc.Schema != schema.SchemaVersion {
 		return nil, fmt.Errorf("%w: files.json schema %d", errInconsistent, doc.Schema)
 	}
-	fi, err := os.Stat(s.path(FaissFile))
+	idx, err := s.readFaiss(&doc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errInconsistent, err)
-	}
-	if fi.Size() != doc.FaissBytes {
-		return nil, fmt.Errorf("%w: faiss.index has %d bytes, files.json expects %d", errInconsistent, fi.Size(), doc.FaissBytes)
-	}
-	idx, err := faiss.ReadIndex(s.path(FaissFile))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errInconsistent, err)
+		return nil, err
 	}
 	st := &state{doc: doc, index: idx, files: make(map[string]*schema.FileEntry, len(doc.Files))}
 	fail := func(format string, a ...any) (*state, error) {
@@ -285,10 +279,18 @@ func (s *Store) loadCommitted() (*state, error) {
 	if idx.D() != s.version.Dim || idx.Ntotal() != doc.FaissNtotal {
 		return fail("faiss.index holds %d vectors of dim %d, files.json expects %d of dim %d", idx.Ntotal(), idx.D(), doc.FaissNtotal, s.version.Dim)
 	}
-	live, err := readManifest(s.path(ManifestFile), doc.ManifestBytes)
+	if bad, first, err := idx.BadNorms(normTolerance); err != nil || bad > 0 {
+		return fail("faiss.index holds %d vectors whose length is not 1 (first: chunk %d) %v", bad, first, err)
+	}
+	live, msum, err := readManifest(s.path(ManifestFile), doc.ManifestBytes)
 	if err != nil {
 		return fail("%v", err)
 	}
+	if want := doc.ManifestChecksum; want != "" && want != formatChecksum(msum) {
+		return fail("manifest.jsonl's committed bytes have checksum %s, files.json records %s", formatChecksum(msum), want)
+	}
+	// An index written before checksums gets them from here on.
+	st.doc.ManifestChecksum = formatChecksum(msum)
 	st.live = live
 	if int64(len(live)) != doc.FaissNtotal {
 		return fail("manifest has %d live chunks, faiss.index %d", len(live), doc.FaissNtotal)
@@ -318,19 +320,58 @@ func (s *Store) loadCommitted() (*state, error) {
 	return st, nil
 }
 
-// readManifest parses the first limit bytes of manifest.jsonl into the live
-// chunk map. Bytes past limit are an uncommitted tail and are ignored.
-func readManifest(path string, limit int64) (map[int64]*liveChunk, error) {
-	live := map[int64]*liveChunk{}
-	if limit == 0 {
-		return live, nil
-	}
+// readFaiss loads faiss.index after checking its size and checksum against
+// files.json; doc gets the checksum if it had none (an older index).
+func (s *Store) readFaiss(doc *filesDoc) (*faiss.Index, error) {
+	path := s.path(FaissFile)
 	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errInconsistent, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
+	if fi.Size() != doc.FaissBytes {
+		return nil, fmt.Errorf("%w: faiss.index has %d bytes, files.json expects %d", errInconsistent, fi.Size(), doc.FaissBytes)
+	}
+	sum, err := readerChecksum(f)
+	if err != nil {
+		return nil, err
+	}
+	if doc.FaissChecksum != "" && doc.FaissChecksum != formatChecksum(sum) {
+		return nil, fmt.Errorf("%w: faiss.index has checksum %s, files.json records %s", errInconsistent, formatChecksum(sum), doc.FaissChecksum)
+	}
+	doc.FaissChecksum = formatChecksum(sum)
+	idx, err := faiss.ReadIndex(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errInconsistent, err)
+	}
+	// FAISS reads by name: make sure that is still the file checksummed. Only
+	// a commit by another process can replace it, so this is not damage.
+	if now, err := os.Stat(path); err != nil || !os.SameFile(fi, now) {
+		idx.Close()
+		return nil, errors.New("faiss.index was replaced while loading; try again")
+	}
+	return idx, nil
+}
+
+// readManifest parses the first limit bytes of manifest.jsonl into the live
+// chunk map and returns their checksum. Bytes past limit are an uncommitted
+// tail and are ignored.
+func readManifest(path string, limit int64) (map[int64]*liveChunk, uint32, error) {
+	live := map[int64]*liveChunk{}
+	if limit == 0 {
+		return live, 0, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
 	defer f.Close()
-	r := bufio.NewReaderSize(io.LimitReader(f, limit), 1<<20)
+	h := crc32.NewIEEE()
+	r := bufio.NewReaderSize(io.TeeReader(io.LimitReader(f, limit), h), 1<<20)
 	var off int64
 	for {
 		line, err := r.ReadSlice('\n')
@@ -345,11 +386,11 @@ func readManifest(path string, limit int64) (map[int64]*liveChunk, error) {
 		}
 		if len(line) > 0 {
 			if line[len(line)-1] != '\n' {
-				return nil, fmt.Errorf("manifest torn at byte %d", off)
+				return nil, 0, fmt.Errorf("manifest torn at byte %d", off)
 			}
 			var rec schema.Record
 			if jerr := json.Unmarshal(line, &rec); jerr != nil {
-				return nil, fmt.Errorf("manifest line at byte %d: %v", off, jerr)
+				return nil, 0, fmt.Errorf("manifest line at byte %d: %v", off, jerr)
 			}
 			if rec.Deleted {
 				delete(live, rec.ID)
@@ -362,13 +403,13 @@ func readManifest(path string, limit int64) (map[int64]*liveChunk, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	if off != limit {
-		return nil, fmt.Errorf("manifest has %d bytes, files.json expects %d", off, limit)
+		return nil, 0, fmt.Errorf("manifest has %d bytes, files.json expects %d", off, limit)
 	}
-	return live, nil
+	return live, h.Sum32(), nil
 }
 
 func chunkOf(r *schema.Record, off int64, length int) *liveChunk {

@@ -161,6 +161,11 @@ func (w *Writer) PutFile(f schema.FileEntry, chunks []schema.Record, vectors []f
 	if len(vectors) != len(chunks)*dim {
 		return fmt.Errorf("put %s: %d vectors for %d chunks", f.Path, len(vectors)/dim, len(chunks))
 	}
+	// A vector that is not unit length would score above 1 or below its
+	// true rank; loading treats one on disk as damage, so refuse it here.
+	if err := checkVectors(vectors, dim); err != nil {
+		return fmt.Errorf("put %s: %w", f.Path, err)
+	}
 	if err := w.RemoveFile(f.Path); err != nil {
 		return err
 	}
@@ -291,13 +296,21 @@ func (w *Writer) Commit(finished bool) error {
 		}
 	}
 	doc := st.doc
+	msum, ok := parseChecksum(doc.ManifestChecksum)
+	if !ok && doc.ManifestBytes > 0 {
+		// Loading fills the checksum in, so only a damaged files.json gets here.
+		return errors.New("commit: the committed manifest has no checksum")
+	}
 	doc.ManifestBytes += int64(w.pending.Len())
+	doc.ManifestChecksum = formatChecksum(extendChecksum(msum, w.pending.Bytes()))
 	live := st.live
 	compact := doc.Tombstones > 0 && doc.Tombstones >= s.opts.CompactMin &&
 		float64(doc.Tombstones) > s.opts.CompactRatio*float64(len(st.live))
 	if compact {
 		var err error
-		live, doc.ManifestBytes, err = s.writeCompactManifest(st.live)
+		var sum uint32
+		live, doc.ManifestBytes, sum, err = s.writeCompactManifest(st.live)
+		doc.ManifestChecksum = formatChecksum(sum)
 		if err != nil {
 			return fmt.Errorf("compact manifest: %w", err)
 		}
@@ -317,9 +330,15 @@ func (w *Writer) Commit(finished bool) error {
 	if err == nil {
 		err = syncFile(s.path(FaissFile + newSuffix))
 	}
+	var fsum uint32
+	if err == nil {
+		// Read back from the page cache: what is checksummed is what FAISS wrote.
+		fsum, err = fileChecksum(s.path(FaissFile + newSuffix))
+	}
 	if err != nil {
 		return err
 	}
+	doc.FaissChecksum = formatChecksum(fsum)
 	// The keyword index: deletions live only in files.json; added chunks
 	// make one new segment file, listed by files.json from the commit on.
 	lexName := lexical.SegmentName(doc.Generation + 1)
@@ -396,16 +415,18 @@ func fileNameField(p string) string {
 }
 
 // writeCompactManifest writes manifest.jsonl.new holding only live records,
-// read back from the current manifest, and returns their new locations.
-func (s *Store) writeCompactManifest(live map[int64]*liveChunk) (map[int64]*liveChunk, int64, error) {
+// read back from the current manifest, and returns their new locations, its
+// size and its checksum.
+func (s *Store) writeCompactManifest(live map[int64]*liveChunk) (map[int64]*liveChunk, int64, uint32, error) {
 	src, err := os.Open(s.path(ManifestFile))
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	defer src.Close()
 	ids := slices.Sorted(maps.Keys(live))
 	moved := make(map[int64]*liveChunk, len(live))
 	var size int64
+	var sum uint32
 	err = writeSynced(s.path(ManifestFile+newSuffix), func(out io.Writer) error {
 		var buf []byte
 		for _, id := range ids {
@@ -417,6 +438,7 @@ func (s *Store) writeCompactManifest(live map[int64]*liveChunk) (map[int64]*live
 			if _, err := out.Write(buf); err != nil {
 				return err
 			}
+			sum = extendChecksum(sum, buf)
 			nc := *c
 			nc.Offset = size
 			moved[id] = &nc
@@ -424,7 +446,7 @@ func (s *Store) writeCompactManifest(live map[int64]*liveChunk) (map[int64]*live
 		}
 		return nil
 	})
-	return moved, size, err
+	return moved, size, sum, err
 }
 
 // Close releases the lock. Changes not committed are dropped.

@@ -424,6 +424,20 @@ func (idx *Index) SetHNSWEfSearch(ef int) error {
 	return idx.SetParameter("efSearch", float64(ef))
 }
 
+// BadNorms counts the vectors of an IDMap2-over-flat index whose length is
+// farther than tol from 1 (NaN included) and returns the id of the first
+// one (-1 when none). Stored vectors are normalised, so any such vector is
+// damage. It reads the vectors in place.
+func (idx *Index) BadNorms(tol float32) (count, firstID int64, err error) {
+	if idx.ptr == nil {
+		return 0, -1, ErrClosed
+	}
+	var n, first C.int64_t
+	err = cError("bad_norms", C.fs_index_bad_norms(idx.ptr, C.float(tol), &n, &first))
+	runtime.KeepAlive(idx)
+	return int64(n), int64(first), err
+}
+
 // Export copies every vector and its external id out of an IDMap2 index, in
 // storage order, appending to vecs and ids (caller-owned buffers).
 func (idx *Index) Export(vecs []float32, ids []int64) ([]float32, []int64, error) {

@@ -770,3 +770,31 @@ func TestExport(t *testing.T) {
 		t.Fatal("export of a bare flat index should fail")
 	}
 }
+
+func TestBadNorms(t *testing.T) {
+	idx := mustIDMap2(t, 4)
+	nan := float32(math.NaN())
+	vecs := []float32{
+		1, 0, 0, 0,
+		0.6, 0.8, 0, 0,
+		3, 0, 0, 0, // too long
+		0, 0, 0, 1,
+		nan, 0, 0, 0, // not a number
+		0, 0, 0, 0, // zero
+	}
+	if err := idx.AddWithIDs(vecs, []int64{10, 11, 12, 13, 14, 15}); err != nil {
+		t.Fatal(err)
+	}
+	n, first, err := idx.BadNorms(1e-3)
+	if err != nil || n != 3 || first != 12 {
+		t.Fatalf("BadNorms = %d, first %d, %v; want 3, first 12", n, first, err)
+	}
+	idx.RemoveIDs([]int64{12, 14, 15})
+	if n, first, err := idx.BadNorms(1e-3); err != nil || n != 0 || first != -1 {
+		t.Fatalf("after removal BadNorms = %d, first %d, %v; want 0, -1", n, first, err)
+	}
+	flat := mustFlatIP(t, 4)
+	if _, _, err := flat.BadNorms(1e-3); err == nil {
+		t.Fatal("norm check of a bare flat index should fail")
+	}
+}

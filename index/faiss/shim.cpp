@@ -3,6 +3,7 @@
 #include "shim.h"
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -213,6 +214,38 @@ char* fs_index_export(fs_index idx, float* vecs, int64_t* ids) {
             m->index->reconstruct_n(0, m->ntotal, vecs);
             std::memcpy(ids, m->id_map.data(), sizeof(int64_t) * m->ntotal);
         }
+    });
+}
+
+// Counts the vectors of an IDMap2-over-flat index whose L2 norm is farther
+// than tol from 1 (or not a number), and reports the id of the first one.
+// Reads the flat storage in place: no copy of the vectors.
+char* fs_index_bad_norms(fs_index idx, float tol, int64_t* count, int64_t* first_id) {
+    return guard([&] {
+        auto* m = dynamic_cast<faiss::IndexIDMap2*>(ix(idx));
+        auto* flat = m == nullptr ? nullptr : dynamic_cast<faiss::IndexFlat*>(m->index);
+        if (flat == nullptr) {
+            throw std::invalid_argument("norm check needs an IDMap2 over a flat index");
+        }
+        const float* xb = flat->get_xb();
+        const int64_t d = flat->d;
+        int64_t bad = 0, first = -1;
+        for (int64_t i = 0; i < flat->ntotal; i++) {
+            const float* v = xb + i * d;
+            float ss = 0;
+            for (int64_t j = 0; j < d; j++) {
+                ss += v[j] * v[j];
+            }
+            float n = std::sqrt(ss);
+            if (!(n >= 1 - tol && n <= 1 + tol)) { // also true for NaN
+                if (bad == 0) {
+                    first = m->id_map[i];
+                }
+                bad++;
+            }
+        }
+        *count = bad;
+        *first_id = first;
     });
 }
 

@@ -1,0 +1,285 @@
+package index
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+)
+
+// logBuffer collects a store's log lines for assertions.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// committedStore writes three files in one commit and returns the folder and
+// one vector of a.md's second chunk.
+func committedStore(t *testing.T) (string, []float32) {
+	t.Helper()
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(21, 22))
+	s, err := Open(dir, testVersion, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := putFile(t, w, rng, "a.md", 4)
+	putFile(t, w, rng, "b.md", 4)
+	putFile(t, w, rng, "c.md", 4)
+	if err := w.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	s.Close()
+	return dir, a[1]
+}
+
+func readDoc(t *testing.T, dir string) (filesDoc, map[string]any) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, FilesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc filesDoc
+	var loose map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal(raw, &loose)
+	return doc, loose
+}
+
+func writeLoose(t *testing.T, dir string, loose map[string]any) {
+	t.Helper()
+	raw, _ := json.Marshal(loose)
+	if err := os.WriteFile(filepath.Join(dir, FilesFile), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// overwrite replaces bytes in place: the file keeps its size and name.
+func overwrite(t *testing.T, path string, at int64, data []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(data, at); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rewriteFaiss scales one stored vector and rewrites faiss.index with
+// files.json's size and checksum to match: damage done before the
+// checksum was taken, which only the norm check can see.
+func rewriteFaiss(t *testing.T, dir string, scale float32) {
+	t.Helper()
+	path := filepath.Join(dir, FaissFile)
+	idx, err := faiss.ReadIndex(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs, ids, err := idx.Export(nil, nil)
+	idx.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range testDim {
+		vecs[5*testDim+i] *= scale
+	}
+	flat, _ := faiss.NewIndexFlatIP(testDim)
+	out, _ := faiss.NewIDMap2(flat)
+	defer out.Close()
+	if err := out.AddWithIDs(vecs, ids); err != nil {
+		t.Fatal(err)
+	}
+	if err := faiss.WriteIndex(out, path); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := fileChecksum(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	_, loose := readDoc(t, dir)
+	loose["faiss_checksum"] = formatChecksum(sum)
+	loose["faiss_bytes"] = fi.Size()
+	writeLoose(t, dir, loose)
+}
+
+// TestDamagedIndexIsRebuiltNotServed damages a committed index in ways
+// that keep every file's size, and checks that opening serves nothing of
+// it, logs why, and that the next writer rebuilds from scratch.
+func TestDamagedIndexIsRebuiltNotServed(t *testing.T) {
+	cases := []struct {
+		name, logged string
+		damage       func(t *testing.T, dir string)
+	}{
+		{"faiss vector bytes", "faiss.index has checksum", func(t *testing.T, dir string) {
+			fi, _ := os.Stat(filepath.Join(dir, FaissFile))
+			overwrite(t, filepath.Join(dir, FaissFile), fi.Size()/2, []byte{0x41, 0x41, 0x41, 0x41})
+		}},
+		{"manifest text", "manifest.jsonl's committed bytes have checksum", func(t *testing.T, dir string) {
+			raw, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
+			at := bytes.Index(raw, []byte("a.md chunk 1"))
+			if at < 0 {
+				t.Fatal("chunk text not in the manifest")
+			}
+			overwrite(t, filepath.Join(dir, ManifestFile), int64(at), []byte("evil"))
+		}},
+		{"vector not unit length", "whose length is not 1", func(t *testing.T, dir string) {
+			rewriteFaiss(t, dir, 3)
+		}},
+		{"vector of zeros", "whose length is not 1", func(t *testing.T, dir string) {
+			rewriteFaiss(t, dir, 0)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir, _ := committedStore(t)
+			c.damage(t, dir)
+			var logs logBuffer
+			s, err := Open(dir, testVersion, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			snap := s.Acquire()
+			n := snap.Chunks()
+			snap.Release()
+			if n != 0 {
+				t.Fatalf("damaged index served: %d chunks", n)
+			}
+			if !strings.Contains(logs.String(), c.logged) {
+				t.Fatalf("log does not say %q:\n%s", c.logged, logs.String())
+			}
+			w, err := s.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			if !w.Rebuilt() || len(w.Before()) != 0 {
+				t.Fatalf("rebuilt=%v before=%d: the damaged index was kept", w.Rebuilt(), len(w.Before()))
+			}
+		})
+	}
+}
+
+// TestDamagedCommitOfAnotherProcessNotLoaded: a store that already serves
+// an index keeps serving it when the next commit on disk is damaged.
+func TestDamagedCommitOfAnotherProcessNotLoaded(t *testing.T) {
+	dir, a1 := committedStore(t)
+	reader := openStore(t, dir)
+	gen := reader.Acquire()
+	before := gen.Generation()
+	gen.Release()
+
+	writer := openStore(t, dir)
+	w, err := writer.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	putFile(t, w, rand.New(rand.NewPCG(9, 9)), "d.md", 2)
+	if err := w.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	fi, _ := os.Stat(filepath.Join(dir, FaissFile))
+	overwrite(t, filepath.Join(dir, FaissFile), fi.Size()/2, []byte{0x42, 0x42, 0x42, 0x42})
+
+	if ok, err := reader.Refresh(); ok || err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("Refresh = %v, %v; want a checksum error", ok, err)
+	}
+	snap := reader.Acquire()
+	defer snap.Release()
+	if snap.Generation() != before || snap.Chunks() != 12 {
+		t.Fatalf("serving generation %d with %d chunks; want the verified generation %d with 12", snap.Generation(), snap.Chunks(), before)
+	}
+	if h := topHit(t, reader, a1); h.Record.Path != "a.md" || h.Record.ChunkIndex != 1 {
+		t.Fatalf("hit = %+v", h)
+	}
+}
+
+// TestIndexWithoutChecksumsGetsThem: an index written before checksums
+// existed loads as it is and carries checksums from its next commit.
+func TestIndexWithoutChecksumsGetsThem(t *testing.T) {
+	dir, a1 := committedStore(t)
+	doc, loose := readDoc(t, dir)
+	if _, ok := parseChecksum(doc.FaissChecksum); !ok {
+		t.Fatalf("faiss_checksum %q", doc.FaissChecksum)
+	}
+	if _, ok := parseChecksum(doc.ManifestChecksum); !ok {
+		t.Fatalf("manifest_checksum %q", doc.ManifestChecksum)
+	}
+	delete(loose, "faiss_checksum")
+	delete(loose, "manifest_checksum")
+	writeLoose(t, dir, loose)
+
+	s := openStore(t, dir)
+	if h := topHit(t, s, a1); h.Record.Path != "a.md" || h.Record.ChunkIndex != 1 {
+		t.Fatalf("hit = %+v", h)
+	}
+	w, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Rebuilt() {
+		t.Fatal("an index without checksums was rebuilt")
+	}
+	putFile(t, w, rand.New(rand.NewPCG(5, 5)), "e.md", 1)
+	if err := w.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	after, _ := readDoc(t, dir)
+	msum, err := fileChecksum(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsum, _ := fileChecksum(filepath.Join(dir, FaissFile))
+	if after.ManifestChecksum != formatChecksum(msum) || after.FaissChecksum != formatChecksum(fsum) {
+		t.Fatalf("checksums %s %s, files have %s %s", after.ManifestChecksum, after.FaissChecksum, formatChecksum(msum), formatChecksum(fsum))
+	}
+}
+
+func TestPutFileRefusesVectorsNotUnitLength(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	w, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	v := make([]float32, testDim)
+	v[0] = 1.01
+	err = w.PutFile(FileEntry{Path: "x.md"}, []Record{{Text: "x"}}, v)
+	if err == nil || !strings.Contains(err.Error(), "squared length") {
+		t.Fatalf("PutFile = %v", err)
+	}
+	if w.Chunks() != 0 || w.Files() != 0 {
+		t.Fatalf("refused file left %d chunks, %d files", w.Chunks(), w.Files())
+	}
+}

@@ -3,6 +3,7 @@ package index
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -281,5 +282,44 @@ func TestPutFileRefusesVectorsNotUnitLength(t *testing.T) {
 	}
 	if w.Chunks() != 0 || w.Files() != 0 {
 		t.Fatalf("refused file left %d chunks, %d files", w.Chunks(), w.Files())
+	}
+}
+
+// TestChecksumsFollowCommitsAndCompaction: appends, replacements and
+// compactions keep files.json's checksums equal to the files, so a reopened
+// index loads without a rebuild every time.
+func TestChecksumsFollowCommitsAndCompaction(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(31, 32))
+	for round := range 8 {
+		s := openStore(t, dir)
+		w, err := s.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Rebuilt() && round > 0 {
+			t.Fatalf("round %d: the index was rebuilt on reopening", round)
+		}
+		putFile(t, w, rng, "a.md", 3)                       // replaced every round: tombstones
+		putFile(t, w, rng, fmt.Sprintf("n%d.md", round), 2) // one new file a round
+		if round%3 == 2 {
+			w.RemoveFile("n0.md")
+		}
+		if err := w.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		s.Close()
+		doc, _ := readDoc(t, dir)
+		fsum, _ := fileChecksum(filepath.Join(dir, FaissFile))
+		msum, _ := fileChecksum(filepath.Join(dir, ManifestFile))
+		if doc.FaissChecksum != formatChecksum(fsum) || doc.ManifestChecksum != formatChecksum(msum) {
+			t.Fatalf("round %d: files.json records %s %s, files have %s %s", round,
+				doc.FaissChecksum, doc.ManifestChecksum, formatChecksum(fsum), formatChecksum(msum))
+		}
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if n := countLines(raw); n > 40 { // 63 lines without compaction
+		t.Fatalf("manifest has %d lines: never compacted", n)
 	}
 }

@@ -33,7 +33,7 @@ var (
 	ingestCorpus = func() corpus.Config { return corpus.Config{Seed: 1, Files: *ingestFiles} }
 	// embedCorpus is long plain text only, so it holds hundreds of
 	// full-size chunks whatever the ingest mix draws.
-	embedCorpus   = corpus.Config{Seed: 4, Files: 150, Exts: []string{".txt"}, MinChars: 5000, MaxChars: 20000}
+	embedCorpus   = corpus.Config{Seed: 4, Files: 220, Exts: []string{".txt"}, MinChars: 5000, MaxChars: 20000}
 	readerCorpus  = corpus.Config{Seed: 3, Files: 120, Exts: []string{".txt", ".md", ".pdf", ".docx", ".html", ".csv"}}
 	reindexCorpus = func() corpus.Config {
 		return corpus.Config{Seed: 2, Files: *reindexFiles, Exts: []string{".txt", ".md"}, MinChars: 100, MaxChars: 700}
@@ -128,14 +128,25 @@ func embedRaw(b testing.TB, e *embed.Embedder, seqs [][]int32, dst []float32) []
 	return dst
 }
 
-// stageLog keeps the engine's per-stage statistics ("reindex stages").
+// stageLog keeps the engine's per-stage statistics ("reindex stages") and
+// its first warnings, which say why a file failed.
 type stageLog struct {
-	mu     sync.Mutex
-	stages string
+	mu       sync.Mutex
+	stages   string
+	warnings []string
 }
 
 func (s *stageLog) Enabled(context.Context, slog.Level) bool { return true }
 func (s *stageLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn {
+		line := r.Message
+		r.Attrs(func(a slog.Attr) bool { line += " " + a.String(); return true })
+		s.mu.Lock()
+		if len(s.warnings) < 20 {
+			s.warnings = append(s.warnings, line)
+		}
+		s.mu.Unlock()
+	}
 	if r.Message != "reindex stages" {
 		return nil
 	}
@@ -151,6 +162,13 @@ func (s *stageLog) Handle(_ context.Context, r slog.Record) error {
 }
 func (s *stageLog) WithAttrs([]slog.Attr) slog.Handler { return s }
 func (s *stageLog) WithGroup(string) slog.Handler      { return s }
+
+// problems returns the warnings logged so far, one a line.
+func (s *stageLog) problems() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.warnings, "\n")
+}
 
 func (s *stageLog) take() string {
 	s.mu.Lock()

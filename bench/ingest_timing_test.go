@@ -75,7 +75,7 @@ func BenchmarkIngest(b *testing.B) {
 		b.StartTimer()
 		chunks = res.ChunksTotal
 		if res.FilesFailed > 0 || res.FilesAdded == 0 {
-			b.Fatalf("ingest: %+v", res)
+			b.Fatalf("ingest: %+v\n%s", res, log.problems())
 		}
 	}
 	if chunks != len(texts) {
@@ -229,8 +229,11 @@ func TestMemoryChild(t *testing.T) {
 	fmt.Printf("MEMREPORT %s\n", out)
 }
 
-func procStatus(t testing.TB, key string) int64 {
-	f, err := os.Open("/proc/self/status")
+func procStatus(t testing.TB, key string) int64 { return procField(t, "/proc/self/status", key) }
+
+// procField reads one "key: value [kB]" line of a /proc file.
+func procField(t testing.TB, path, key string) int64 {
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +248,7 @@ func procStatus(t testing.TB, key string) int64 {
 			return n
 		}
 	}
-	t.Fatalf("%s not in /proc/self/status", key)
+	t.Fatalf("%s not in %s", key, path)
 	return 0
 }
 

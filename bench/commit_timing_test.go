@@ -1,0 +1,117 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/stages/embed"
+)
+
+var commitSizes = flag.String("commit.sizes", "100k,1M", "index sizes for the commit benchmark")
+
+// commitFileChunks is the size of every synthetic file, and of the change.
+const commitFileChunks = 10
+
+// BenchmarkCommit measures what a commit costs at a given index size, with
+// vectors injected straight into the store (no model): one file of 10
+// chunks replaced per op (commit-ms), the bytes the process wrote for it
+// (written-MB, from /proc/self/io), and the resident memory idle and at its
+// peak during the commits, beside the size of the vectors and of their int8
+// codes. merge-ms is the time of folding the changes into faiss.index; with
+// a store that rewrites faiss.index at every commit it is commit-ms itself.
+func BenchmarkCommit(b *testing.B) {
+	for _, size := range strings.Split(*commitSizes, ",") {
+		n := parseSize(size)
+		b.Run("chunks="+strings.TrimSpace(size), func(b *testing.B) {
+			dir := b.TempDir()
+			version := index.Version{Schema: index.SchemaVersion, Model: "bench-commit", Dim: embed.Dim, ChunkSize: 1000, ChunkOverlap: 200, MaxTokens: 256}
+			s, err := index.Open(dir, version, index.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			// Clustered vectors around 128 random centres: no model needed.
+			centres := syntheticVectors(128, make([]float32, embed.Dim), 7)
+			vecs := syntheticVectors(n, centres, uint64(n))
+			start := time.Now()
+			w, err := s.Begin()
+			if err != nil {
+				b.Fatal(err)
+			}
+			for f := 0; f*commitFileChunks < n; f++ {
+				lo, hi := f*commitFileChunks, min((f+1)*commitFileChunks, n)
+				putSynthetic(b, w, f, vecs[lo*embed.Dim:hi*embed.Dim])
+			}
+			if err := w.Commit(true); err != nil {
+				b.Fatal(err)
+			}
+			w.Close()
+			cold := time.Since(start)
+			vecs = nil
+			runtime.GC()
+			debug.FreeOSMemory()
+			idleKB := procStatus(b, "VmRSS")
+			// Writing 5 to clear_refs resets VmHWM to the current RSS.
+			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(uint64(n), 1))
+			written := procIO(b, "write_bytes")
+			var took time.Duration
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				change := syntheticVectors(commitFileChunks, centres, rng.Uint64())
+				w, err := s.Begin()
+				if err != nil {
+					b.Fatal(err)
+				}
+				putSynthetic(b, w, i%max(1, n/commitFileChunks), change)
+				t0 := time.Now()
+				if err := w.Commit(true); err != nil {
+					b.Fatal(err)
+				}
+				took += time.Since(t0)
+				w.Close()
+			}
+			b.StopTimer()
+			peakKB := procStatus(b, "VmHWM")
+			commitMS := float64(took.Milliseconds()) / float64(b.N)
+			b.ReportMetric(commitMS, "commit-ms")
+			b.ReportMetric(commitMS, "merge-ms")
+			b.ReportMetric(float64(procIO(b, "write_bytes")-written)/float64(b.N)/(1<<20), "written-MB")
+			b.ReportMetric(float64(cold.Milliseconds()), "cold-ms")
+			b.ReportMetric(float64(idleKB)/1024, "idle-RSS-MB")
+			b.ReportMetric(float64(peakKB)/1024, "commit-peak-RSS-MB")
+			b.ReportMetric(float64(n*embed.Dim*4)/(1<<20), "vectors-MB")
+			b.ReportMetric(float64(n*embed.Dim)/(1<<20), "codes-MB")
+		})
+	}
+}
+
+// putSynthetic replaces synthetic file number f with vecs.
+func putSynthetic(b *testing.B, w *index.Writer, f int, vecs []float32) {
+	n := len(vecs) / embed.Dim
+	recs := make([]index.Record, n)
+	for i := range recs {
+		text := fmt.Sprintf("Synthetic chunk %d of file %d of the commit benchmark.", i, f)
+		recs[i] = index.Record{ChunkIndex: i, CharEnd: len(text), Text: text}
+	}
+	entry := index.FileEntry{Path: fmt.Sprintf("syn/%03d/%06d.txt", f%1000, f), Mtime: 1, Size: 1, Checksum: "sha256:" + strconv.Itoa(f), Ext: ".txt"}
+	if err := w.PutFile(entry, recs, vecs); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// procIO reads one counter of /proc/self/io.
+func procIO(b *testing.B, key string) int64 {
+	return procField(b, "/proc/self/io", key)
+}

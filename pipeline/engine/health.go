@@ -25,12 +25,13 @@ func (e *LoadError) Unwrap() error { return e.Cause }
 
 // Fixes for the ways loading fails.
 const (
-	fixModelDir = "point --model-dir (or $MICRO_RAG_MODEL_DIR) at a folder holding model.onnx and tokenizer.json, or unset it to use the cached model"
-	fixDownload = "let this machine reach the network once so the model can be downloaded, or pass --model-dir with a folder holding model.onnx and tokenizer.json"
-	fixORT      = "run `make setup` to install ONNX Runtime, or pass --ort-lib with the path of libonnxruntime.so (version 1.24 or newer)"
-	fixModel    = "check that the model files are readable and complete; delete them to have them downloaded again, or pass --model-dir"
-	fixEmbedder = "check that model.onnx and tokenizer.json are complete (delete them to have them downloaded again) and that ONNX Runtime is 1.24 or newer"
-	fixIndex    = "check that the index folder is readable and writable (--index-folder), or move it away to have it rebuilt"
+	fixModelDir  = "point --model-dir (or $MICRO_RAG_MODEL_DIR) at a folder holding model.onnx and tokenizer.json, or unset it to use the cached model"
+	fixDownload  = "let this machine reach the network once so the model can be downloaded, or pass --model-dir with a folder holding model.onnx and tokenizer.json"
+	fixORT       = "run `make setup` to install ONNX Runtime, or pass --ort-lib with the path of libonnxruntime.so (version 1.24 or newer)"
+	fixModelName = "pass --model all-MiniLM-L6-v2 (the default) or --model all-MiniLM-L6-v2-int8"
+	fixModel     = "check that the model files are readable and complete; delete them to have them downloaded again, or pass --model-dir"
+	fixEmbedder  = "check that model.onnx and tokenizer.json are complete (delete them to have them downloaded again) and that ONNX Runtime is 1.24 or newer"
+	fixIndex     = "check that the index folder is readable and writable (--index-folder), or move it away to have it rebuilt"
 )
 
 func loadErr(cause error, fix string) error { return &LoadError{Cause: cause, Fix: fix} }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Names of the model files inside a model directory.
@@ -19,8 +20,44 @@ const (
 // ORTLibName is the ONNX Runtime library's file name in a lib folder.
 const ORTLibName = "libonnxruntime.so"
 
-// ModelName is the directory under CacheDir()/models that holds the model.
+// ModelName is the default model: its name on the command line and the
+// directory under CacheDir()/models that holds it.
 const ModelName = "all-MiniLM-L6-v2"
+
+// Int8Name is the same network with int8 weights: about twice as fast on a
+// CPU with int8 dot products, cosine ≥ 0.98 to the fp32 vectors.
+const Int8Name = "all-MiniLM-L6-v2-int8"
+
+// Model is one embedding model this program can run.
+type Model struct {
+	Name string // as given to --model; also its folder under CacheDir()/models
+	Hub  Source // what an end user downloads on first run
+}
+
+// Models are the models --model accepts; the first is the default.
+var Models = []Model{
+	{Name: ModelName, Hub: HubSource},
+	{Name: Int8Name, Hub: HubSourceInt8},
+}
+
+// Lookup returns the model called name ("" is the default).
+func Lookup(name string) (Model, error) {
+	if name == "" {
+		return Models[0], nil
+	}
+	var names []string
+	for _, m := range Models {
+		if m.Name == name {
+			return m, nil
+		}
+		names = append(names, m.Name)
+	}
+	return Model{}, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// Dir is CacheDir()/models/<name>, where setup and the first-run download
+// put the model's files.
+func (m Model) Dir() string { return filepath.Join(CacheDir(), "models", m.Name) }
 
 // Environment variables that override the defaults.
 const (
@@ -49,9 +86,7 @@ func CacheDir() string {
 }
 
 // DefaultModelDir is CacheDir()/models/all-MiniLM-L6-v2.
-func DefaultModelDir() string {
-	return filepath.Join(CacheDir(), "models", ModelName)
-}
+func DefaultModelDir() string { return Models[0].Dir() }
 
 // Files are the absolute paths of the model's two files.
 type Files struct {
@@ -79,10 +114,21 @@ func ModelDir(flag string) string {
 	return DefaultModelDir()
 }
 
-// Locate finds an already installed model (see ModelDir for the order) and
-// checks that both files are there. It never downloads; see Ensure.
-func Locate(modelDir string) (Files, error) {
-	dir := ModelDir(modelDir)
+// Locate finds the default model already installed (see ModelDir for the
+// order) and checks that both files are there. It never downloads; see
+// Ensure.
+func Locate(modelDir string) (Files, error) { return Models[0].Locate(modelDir) }
+
+// Locate finds m's files: in modelDir if set, else $MICRO_RAG_MODEL_DIR,
+// else m.Dir(); both files must be there. It never downloads.
+func (m Model) Locate(modelDir string) (Files, error) {
+	dir := modelDir
+	if dir == "" {
+		dir = os.Getenv(EnvModelDir)
+	}
+	if dir == "" {
+		dir = m.Dir()
+	}
 	f, err := FilesIn(dir)
 	if err != nil {
 		return Files{}, err

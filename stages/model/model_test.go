@@ -136,3 +136,33 @@ func TestORTLibraryBesideExecutable(t *testing.T) {
 		t.Fatal("an env naming a missing file fell back to the bundled library")
 	}
 }
+
+func TestLookupAndInt8Folder(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv(EnvCacheDir, cache)
+	t.Setenv(EnvModelDir, "")
+	def, err := Lookup("")
+	if err != nil || def.Name != ModelName {
+		t.Fatalf("default = %+v, %v", def, err)
+	}
+	m, err := Lookup(Int8Name)
+	if err != nil || m.Name != Int8Name {
+		t.Fatalf("Lookup(%q) = %+v, %v", Int8Name, m, err)
+	}
+	if _, err := Lookup("all-MiniLM-L6-v2-fp16"); err == nil || !strings.Contains(err.Error(), Int8Name) {
+		t.Fatalf("unknown model: %v, want the known names", err)
+	}
+	// Each model has its own folder: the fp32 files do not stand in for int8.
+	writeModel(t, filepath.Join(cache, "models", ModelName))
+	if _, err := m.Locate(""); err == nil {
+		t.Fatal("int8 model found in the fp32 folder")
+	}
+	dir := filepath.Join(cache, "models", Int8Name)
+	writeModel(t, dir)
+	if f, err := m.Locate(""); err != nil || filepath.Dir(f.ONNX) != dir {
+		t.Fatalf("int8: %+v, %v", f, err)
+	}
+	if got, want := m.Hub.URL(m.Hub.Files[0]), "https://huggingface.co/Xenova/all-MiniLM-L6-v2/resolve/main/onnx/model_quantized.onnx"; got != want {
+		t.Errorf("int8 URL = %q, want %q", got, want)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 )
 
@@ -33,7 +34,7 @@ func BenchmarkCommit(b *testing.B) {
 		n := parseSize(size)
 		b.Run("chunks="+strings.TrimSpace(size), func(b *testing.B) {
 			dir := b.TempDir()
-			version := index.Version{Schema: index.SchemaVersion, Model: "bench-commit", Dim: embed.Dim, ChunkSize: 1000, ChunkOverlap: 200, MaxTokens: 256}
+			version := schema.Version{Schema: schema.SchemaVersion, Model: "bench-commit", Dim: embed.Dim, ChunkSize: 1000, ChunkOverlap: 200, MaxTokens: 256}
 			s, err := index.Open(dir, version, index.Options{})
 			if err != nil {
 				b.Fatal(err)
@@ -100,12 +101,12 @@ func BenchmarkCommit(b *testing.B) {
 // putSynthetic replaces synthetic file number f with vecs.
 func putSynthetic(b *testing.B, w *index.Writer, f int, vecs []float32) {
 	n := len(vecs) / embed.Dim
-	recs := make([]index.Record, n)
+	recs := make([]schema.Record, n)
 	for i := range recs {
 		text := fmt.Sprintf("Synthetic chunk %d of file %d of the commit benchmark.", i, f)
-		recs[i] = index.Record{ChunkIndex: i, CharEnd: len(text), Text: text}
+		recs[i] = schema.Record{ChunkIndex: i, CharEnd: len(text), Text: text}
 	}
-	entry := index.FileEntry{Path: fmt.Sprintf("syn/%03d/%06d.txt", f%1000, f), Mtime: 1, Size: 1, Checksum: "sha256:" + strconv.Itoa(f), Ext: ".txt"}
+	entry := schema.FileEntry{Path: fmt.Sprintf("syn/%03d/%06d.txt", f%1000, f), Mtime: 1, Size: 1, Checksum: "sha256:" + strconv.Itoa(f), Ext: ".txt"}
 	if err := w.PutFile(entry, recs, vecs); err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
 // logBuffer collects a store's log lines for assertions.
@@ -276,7 +277,7 @@ func TestPutFileRefusesVectorsNotUnitLength(t *testing.T) {
 	defer w.Close()
 	v := make([]float32, testDim)
 	v[0] = 1.01
-	err = w.PutFile(FileEntry{Path: "x.md"}, []Record{{Text: "x"}}, v)
+	err = w.PutFile(schema.FileEntry{Path: "x.md"}, []schema.Record{{Text: "x"}}, v)
 	if err == nil || !strings.Contains(err.Error(), "squared length") {
 		t.Fatalf("PutFile = %v", err)
 	}

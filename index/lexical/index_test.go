@@ -168,3 +168,42 @@ func TestOpenRejectsDamage(t *testing.T) {
 		t.Fatal("reused id accepted")
 	}
 }
+
+// TestSearchWhileChanging: searches on one view run while new views are
+// made from it; they keep their answers, and under -race this shows views
+// share nothing mutable.
+func TestSearchWhileChanging(t *testing.T) {
+	dir := t.TempDir()
+	s := newSynth(5)
+	var docs []Doc
+	for id := int64(1); id <= 300; id++ {
+		docs = append(docs, s.doc(id))
+	}
+	x := mustAdd(t, Empty(), dir, "a.seg", docs, false)
+	queries := []string{s.query(), s.query(), s.query()}
+	var want [][]int64
+	for _, q := range queries {
+		want = append(want, ids(x.Search(q, 10)))
+	}
+	done := make(chan error)
+	go func() {
+		y := x
+		for i := range 20 {
+			var err error
+			y, _, err = y.Delete([]int64{int64(i*7 + 1)}).Add("b.seg", []Doc{s.doc(int64(1000 + i))}, i%5 == 4)
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for i := range 300 {
+		if got := ids(x.Search(queries[i%3], 10)); !slices.Equal(got, want[i%3]) {
+			t.Fatalf("old view answers %v, first %v", got, want[i%3])
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

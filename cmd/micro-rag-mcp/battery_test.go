@@ -19,9 +19,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
 // rawSession speaks JSON-RPC to the binary line by line, without an MCP
@@ -41,12 +44,18 @@ type rawSession struct {
 	readErr error
 }
 
-// startRaw starts the server with args and sends initialize.
+// startRaw starts the server with args.
 func startRaw(t *testing.T, args ...string) *rawSession {
+	t.Helper()
+	return startRawCmd(t, exec.Command(binary, args...))
+}
+
+// startRawCmd starts cmd, a server prepared by the caller.
+func startRawCmd(t *testing.T, cmd *exec.Cmd) *rawSession {
 	t.Helper()
 	s := &rawSession{t: t, logs: &syncBuffer{}, byID: map[string]json.RawMessage{}}
 	s.cond = sync.NewCond(&s.mu)
-	s.cmd = exec.Command(binary, args...)
+	s.cmd = cmd
 	s.cmd.Stderr = s.logs
 	var err error
 	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
@@ -599,6 +608,221 @@ func TestBatteryDiskFull(t *testing.T) {
 	}
 	if r := s.reindexTool(map[string]any{}); r.FilesAdded != 60 || r.FilesFailed != 0 {
 		t.Errorf("reindex with room again: %+v", r)
+	}
+	s.close()
+}
+
+// TestBatterySymlinkSwap races forced reindexes against a goroutine that
+// swaps a link between a file inside the data folder and one outside:
+// the outside text must never reach the index or a result.
+func TestBatterySymlinkSwap(t *testing.T) {
+	const marker = "QZX-OUTSIDE-4471"
+	root := t.TempDir()
+	data, outside, idx := filepath.Join(root, "docs"), filepath.Join(root, "private"), filepath.Join(root, "idx")
+	os.MkdirAll(data, 0o755)
+	os.MkdirAll(outside, 0o755)
+	inside := filepath.Join(data, "lighthouse.md")
+	os.WriteFile(inside, []byte("# Lighthouse\n\nThe keeper logs the lamp hours and the fog signal every night.\n"), 0o644)
+	secret := filepath.Join(outside, "vault.md")
+	os.WriteFile(secret, []byte("The vault combination is "+marker+", known to two people only.\n"), 0o644)
+	link := filepath.Join(data, "swap.md")
+	targets := []string{inside, secret, "lighthouse.md", "../private/vault.md"}
+	if err := os.Symlink(inside, link); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var swaps int
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tmp := filepath.Join(data, ".swap.tmp")
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.Remove(tmp)
+			if os.Symlink(targets[i%len(targets)], tmp) == nil && os.Rename(tmp, link) == nil {
+				swaps++
+			}
+		}
+	})
+	s := startRaw(t, serverArgs(data, "--index-folder", idx)...)
+	s.initialize(`1`)
+	const runs = 200
+	failed := 0
+	for range runs {
+		failed += s.reindexTool(map[string]any{"force": true}).FilesFailed
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d forced reindexes, %d swaps, %d opens refused", runs, swaps, failed)
+	res := s.tool(`"final"`, "search", map[string]any{"query": "vault combination known to two people", "top_k": 10, "score_threshold": 0})
+	if strings.Contains(fmt.Sprint(res), marker) {
+		t.Errorf("outside text in a search result: %v", res)
+	}
+	s.close()
+	filepath.WalkDir(idx, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), marker) {
+				t.Errorf("outside text in the index file %s", p)
+			}
+		}
+		return nil
+	})
+	if swaps < runs {
+		t.Errorf("only %d swaps during %d reindexes: the race was not exercised", swaps, runs)
+	}
+}
+
+// TestBatteryNames: Latin-1 and other non-UTF-8 names are found under a
+// path that names the file on disk, never collide, and are not embedded
+// again at the next start.
+func TestBatteryNames(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "docs")
+	os.MkdirAll(filepath.Join(data, "r\xe9sum\xe9s"), 0o755)
+	files := map[string]string{
+		"caf\xe9.md":                 "The espresso machine descales itself every Sunday at dawn.",
+		"caf\xc3\xa9.md":             "Oat milk is stored in the second refrigerator by the window.",
+		"\xff-notes.md":              "Glacier ice cores record volcanic ash from ancient eruptions.",
+		"\xfe-notes.md":              "Migrating cranes rest at the marsh for three weeks in October.",
+		"100%41 budget.md":           "The bicycle repair fund grew by forty percent this quarter.",
+		"r\xe9sum\xe9s/\xe9t\xe9.md": "Summer interns translate the harbour charts into Portuguese.",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(data, name), []byte(text+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := startRaw(t, serverArgs(data)...)
+	s.initialize(`1`)
+	s.reindexTool(map[string]any{})
+	for name, text := range files {
+		paths := s.searchPaths(`"n"`, text)
+		if len(paths) == 0 {
+			t.Errorf("%q not found", name)
+			continue
+		}
+		if !utf8.ValidString(paths[0]) || schema.DecodePath(paths[0]) != name {
+			t.Errorf("%q found as %q, which decodes to %q", name, paths[0], schema.DecodePath(paths[0]))
+		}
+		if _, err := os.Stat(filepath.Join(data, schema.DecodePath(paths[0]))); err != nil {
+			t.Errorf("returned path %q names no file: %v", paths[0], err)
+		}
+	}
+	s.close()
+	// The next run finds nothing to do.
+	code, stdout, stderr := runBinary(t, "reindex", "--data-folder", data, "--json")
+	var r engine.ReindexResult
+	if json.Unmarshal([]byte(stdout), &r); code != 0 || r.FilesAdded+r.FilesUpdated+r.FilesRemoved+r.ChunksEmbedded != 0 || r.ChunksTotal != len(files) {
+		t.Errorf("second run: exit %d %+v\n%s", code, r, stderr)
+	}
+}
+
+// asNobody prepares the server to run as uid/gid 65534 on a tree it can
+// reach: root's DAC override would hide every permission error. It
+// returns the command and the folder to put documents in.
+func asNobody(t *testing.T) (cmd func(args ...string) *exec.Cmd, data string) {
+	t.Helper()
+	base, err := os.MkdirTemp("", "battery-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755)
+	files, err := model.Locate("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ort, err := model.ORTLibrary("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copies := map[string]string{
+		binary: "bin/micro-rag-mcp", files.ONNX: "model/" + model.ONNXName,
+		files.Tokenizer: "model/" + model.TokenizerName, ort: "lib/" + model.ORTLibName,
+	}
+	for from, to := range copies {
+		if from, err = filepath.EvalSymlinks(from); err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(base, to)
+		os.MkdirAll(filepath.Dir(dst), 0o755)
+		if err := os.Link(from, dst); err != nil {
+			b, err := os.ReadFile(from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dst, b, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, dir := range []string{"data", "cache", "home", "index"} {
+		os.Mkdir(filepath.Join(base, dir), 0o755)
+		os.Chown(filepath.Join(base, dir), 65534, 65534)
+	}
+	return func(args ...string) *exec.Cmd {
+		c := exec.Command(filepath.Join(base, "bin/micro-rag-mcp"), append(args,
+			"--model-dir", filepath.Join(base, "model"), "--ort-lib", filepath.Join(base, "lib", model.ORTLibName),
+			"--index-folder", filepath.Join(base, "index"))...)
+		c.Env = []string{"HOME=" + filepath.Join(base, "home"), model.EnvCacheDir + "=" + filepath.Join(base, "cache"), "PATH=/usr/bin:/bin"}
+		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		return c
+	}, filepath.Join(base, "data")
+}
+
+// TestBatteryUnreadable runs the server as an unprivileged user: a file or
+// folder it cannot read is counted failed, logged with the reason, and
+// keeps its previous entries until it is readable again or really gone.
+func TestBatteryUnreadable(t *testing.T) {
+	server, data := asNobody(t)
+	if err := os.CopyFS(data, os.DirFS("../../testdata/sample")); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(data, "secret.md")
+	private := filepath.Join(data, "private")
+	os.WriteFile(secret, []byte("The rooftop beehives produced sixty jars of linden honey.\n"), 0o644)
+	os.MkdirAll(private, 0o755)
+	os.WriteFile(filepath.Join(private, "plan.md"), []byte("The choir rehearses the winter cantata in the old boathouse.\n"), 0o644)
+	filepath.WalkDir(data, func(p string, d fs.DirEntry, err error) error { return os.Lchown(p, 65534, 65534) })
+
+	s := startRawCmd(t, server(serverArgs(data)...))
+	s.initialize(`1`)
+	s.reindexTool(map[string]any{})
+	found := func(step string) {
+		t.Helper()
+		for q, want := range map[string]string{"linden honey from rooftop hives": "secret.md", "choir rehearsal in the boathouse": "private/plan.md"} {
+			if p := s.searchPaths(`"f"`, q); len(p) == 0 || p[0] != want {
+				t.Errorf("%s: %q finds %v, want %s first", step, q, p, want)
+			}
+		}
+	}
+	found("readable")
+
+	os.Chmod(secret, 0)
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(secret, later, later) // changed, so it must be read
+	os.Chmod(private, 0)
+	r := s.reindexTool(map[string]any{})
+	if r.FilesFailed != 2 || r.FilesRemoved != 0 || r.FilesUpdated != 0 {
+		t.Errorf("unreadable file and folder: %+v, want 2 failed, none removed", r)
+	}
+	found("unreadable")
+	if logs := s.logs.String(); strings.Count(logs, "permission denied") < 2 || !strings.Contains(logs, "private") {
+		t.Errorf("the reasons are not logged:\n%s", logs)
+	}
+
+	os.Chmod(secret, 0o644)
+	os.Chmod(private, 0o755)
+	if r := s.reindexTool(map[string]any{}); r.FilesFailed != 0 || r.FilesRemoved != 0 {
+		t.Errorf("readable again: %+v", r)
+	}
+	found("readable again")
+
+	os.RemoveAll(private)
+	if r := s.reindexTool(map[string]any{}); r.FilesRemoved != 1 || r.FilesFailed != 0 {
+		t.Errorf("folder really gone: %+v, want 1 removed", r)
 	}
 	s.close()
 }

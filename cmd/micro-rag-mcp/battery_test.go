@@ -162,14 +162,19 @@ func (s *rawSession) initialize(id string) json.RawMessage {
 	return res
 }
 
-// tool calls a tool and returns its result object.
-func (s *rawSession) tool(id, name string, args map[string]any) map[string]any {
+// tool calls a tool and returns its result object. meta, when given, is
+// the request's _meta.
+func (s *rawSession) tool(id, name string, args map[string]any, meta ...map[string]any) map[string]any {
 	s.t.Helper()
 	var m struct {
 		Result map[string]any `json:"result"`
 		Error  any            `json:"error"`
 	}
-	raw := s.call(id, "tools/call", map[string]any{"name": name, "arguments": args})
+	params := map[string]any{"name": name, "arguments": args}
+	if len(meta) > 0 {
+		params["_meta"] = meta[0]
+	}
+	raw := s.call(id, "tools/call", params)
 	if err := json.Unmarshal(raw, &m); err != nil || m.Result == nil {
 		s.t.Fatalf("tools/call %s: %s", name, raw)
 	}
@@ -409,11 +414,11 @@ func (s *rawSession) waitIndexed(query, path string) {
 }
 
 // reindexTool calls reindex, retrying while the server's own reindex runs.
-func (s *rawSession) reindexTool(args map[string]any) engine.ReindexResult {
+func (s *rawSession) reindexTool(args map[string]any, meta ...map[string]any) engine.ReindexResult {
 	s.t.Helper()
 	deadline := time.Now().Add(indexTimeout)
 	for i := 0; ; i++ {
-		res := s.tool(fmt.Sprintf(`"reindex-%d"`, i), "reindex", args)
+		res := s.tool(fmt.Sprintf(`"reindex-%d"`, i), "reindex", args, meta...)
 		if res["isError"] == true {
 			if strings.Contains(fmt.Sprint(res["content"]), "busy:") && time.Now().Before(deadline) {
 				time.Sleep(300 * time.Millisecond)

@@ -4,7 +4,6 @@ package main
 // (installed by make setup), FAISS and the sample documents.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -506,141 +505,29 @@ func TestE2EStdoutIsProtocol(t *testing.T) {
 	os.WriteFile(filepath.Join(data, "corrupt.pdf"), append([]byte("%PDF-1.7\n1 0 obj\n<< /Type /Catalog"), junk[:2000]...), 0o644)
 	os.WriteFile(filepath.Join(data, "not-really.docx"), []byte("This is plain text pretending to be a Word document.\n"), 0o644)
 
-	cmd := exec.Command(binary, "--data-folder", data, "--title", "raw", "--inst", "raw\nsession", "--log-level", "debug")
-	logs := &syncBuffer{}
-	cmd.Stderr = logs
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	s := startRaw(t, "--data-folder", data, "--title", "raw", "--inst", "raw\nsession", "--log-level", "debug")
+	var init struct {
+		Result struct {
+			Instructions string `json:"instructions"`
+		} `json:"result"`
 	}
-	defer func() {
-		if t.Failed() {
-			t.Logf("server stderr:\n%s", logs.String())
-		}
-	}()
-
-	var lines []string
-	msgs := make(chan map[string]any, 256)
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		defer close(msgs)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			lines = append(lines, line)
-			var m map[string]any
-			if json.Unmarshal([]byte(line), &m) == nil {
-				msgs <- m
-			}
-		}
-	}()
-	send := func(v map[string]any) {
-		v["jsonrpc"] = "2.0"
-		b, _ := json.Marshal(v)
-		if _, err := stdin.Write(append(b, '\n')); err != nil {
-			t.Fatal(err)
-		}
+	if json.Unmarshal(s.initialize(`1`), &init); init.Result.Instructions != "raw\nsession" {
+		t.Errorf("initialize result %+v", init)
 	}
-	await := func(id int) map[string]any {
-		timeout := time.After(indexTimeout)
-		for {
-			select {
-			case m, ok := <-msgs:
-				if !ok {
-					t.Fatalf("stdout closed while waiting for response %d", id)
-				}
-				if got, ok := m["id"].(float64); ok && int(got) == id {
-					return m
-				}
-			case <-timeout:
-				t.Fatalf("no response to request %d", id)
-			}
-		}
-	}
-
-	send(map[string]any{"id": 1, "method": "initialize", "params": map[string]any{
-		"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "raw", "version": "0"}}})
-	init := await(1)
-	if info := init["result"].(map[string]any); info["instructions"] != "raw\nsession" {
-		t.Errorf("initialize result %v", info)
-	}
-	send(map[string]any{"method": "notifications/initialized"})
-	send(map[string]any{"id": 2, "method": "tools/list"})
-	await(2)
-
-	id := 3
-	deadline := time.Now().Add(indexTimeout)
-	for {
-		send(map[string]any{"id": id, "method": "tools/call", "params": map[string]any{
-			"name": "search", "arguments": map[string]any{"query": sampleQueries[0].query}}})
-		m := await(id)
-		id++
-		sc, _ := m["result"].(map[string]any)["structuredContent"].(map[string]any)
-		if r, _ := sc["results"].([]any); len(r) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("sample never became searchable")
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
-	var rr engine.ReindexResult
-	for {
-		send(map[string]any{"id": id, "method": "tools/call", "params": map[string]any{
-			"name": "reindex", "arguments": map[string]any{"force": true},
-			"_meta": map[string]any{"progressToken": "p1"}}})
-		m := await(id)
-		id++
-		result := m["result"].(map[string]any)
-		if result["isError"] == true {
-			if time.Now().Before(deadline) && strings.Contains(fmt.Sprint(result["content"]), "busy:") {
-				time.Sleep(300 * time.Millisecond)
-				continue
-			}
-			t.Fatalf("reindex: %v", result)
-		}
-		decode(t, result["structuredContent"], &rr)
-		break
-	}
+	s.call(`2`, "tools/list", nil)
+	s.waitIndexed(sampleQueries[0].query, sampleQueries[0].path)
+	rr := s.reindexTool(map[string]any{"force": true}, map[string]any{"progressToken": "p1"})
 	if rr.FilesFailed != 3 {
 		t.Errorf("files_failed = %d, want 3 (random bytes .txt, corrupt .pdf, text .docx): %+v", rr.FilesFailed, rr)
 	}
 	if rr.ChunksTotal == 0 {
 		t.Errorf("reindex result %+v", rr)
 	}
+	s.close() // EOF ends the session; every stdout line must be JSON-RPC
 
-	stdin.Close() // EOF ends the session
-	select {
-	case <-readDone:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("server did not exit after stdin closed")
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("server exit: %v", err)
-	}
-	if len(lines) == 0 {
-		t.Fatal("no output")
-	}
-	for i, line := range lines {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Errorf("stdout line %d is not JSON: %q", i+1, line)
-			continue
-		}
-		_, hasID := m["id"]
-		_, hasMethod := m["method"]
-		if m["jsonrpc"] != "2.0" || (!hasID && !hasMethod) {
-			t.Errorf("stdout line %d is not a JSON-RPC 2.0 message: %q", i+1, line)
-		}
-	}
 	// Progress may trail the response, so look at the whole stream.
 	progress := 0
-	for _, line := range lines {
+	for _, line := range s.lines {
 		var n map[string]any
 		json.Unmarshal([]byte(line), &n)
 		if n["method"] == "notifications/progress" {

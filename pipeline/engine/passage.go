@@ -209,32 +209,26 @@ func pageStartsOf(f *schema.FileEntry, recs []schema.Record) []int {
 	return out
 }
 
-// collapseSpace keeps paragraph breaks (a blank line) and turns every other
-// run of whitespace into one space, so lines wrapped by a PDF do not split a
-// sentence.
+// collapseSpace turns each run of spaces and tabs into one space, trims
+// every line, and keeps at most one blank line in a row: lists, headings and
+// paragraphs stay as written, without the padding of extracted text.
 func collapseSpace(s string) string {
 	var b strings.Builder
-	for i, para := range paragraphs(s) {
-		if i > 0 {
-			b.WriteString("\n\n")
+	blank := false
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.Join(strings.Fields(line), " ")
+		if line == "" {
+			blank = b.Len() > 0
+			continue
 		}
-		b.WriteString(strings.Join(strings.Fields(para), " "))
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+			if blank {
+				b.WriteByte('\n')
+			}
+		}
+		b.WriteString(line)
+		blank = false
 	}
 	return b.String()
-}
-
-// paragraphs splits s at blank lines, dropping empty paragraphs.
-func paragraphs(s string) []string {
-	var out []string
-	lines := strings.Split(s, "\n")
-	start := 0
-	for i := 0; i <= len(lines); i++ {
-		if i == len(lines) || strings.TrimSpace(lines[i]) == "" {
-			if para := strings.Join(lines[start:i], "\n"); strings.TrimSpace(para) != "" {
-				out = append(out, para)
-			}
-			start = i + 1
-		}
-	}
-	return out
 }

@@ -160,8 +160,8 @@ func TestPassagesMergeOverlaps(t *testing.T) {
 }
 
 func TestCollapseSpace(t *testing.T) {
-	got := collapseSpace("  # Title\n\nline one\nline two   with\tspace\n \n\n\nlast ")
-	if want := "# Title\n\nline one line two with space\n\nlast"; got != want {
+	got := collapseSpace("  # Title\n\nline one\nline two   with\tspace\n \n\n\nlast \u00a0\n")
+	if want := "# Title\n\nline one\nline two with space\n\nlast"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }

@@ -10,19 +10,22 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 )
 
-// Fusion names how hybrid search combines the two rankings.
+// Fusion names how hybrid search combines the two rankings. The default,
+// FusionCoverage, won on the evaluation (docs/search-fusion.md); the others
+// stay so that the comparison can be rerun.
 type Fusion string
 
 const (
-	// FusionCalibrated maps BM25 into [0, 1] and combines it with the cosine
-	// as a noisy OR: 1 - (1-cos)(1-lex). A passage only one ranking finds
-	// keeps that ranking's score; one both find scores above either.
-	FusionCalibrated Fusion = "calibrated"
-	// FusionCoverage is FusionCalibrated with BM25 calibrated by the
-	// query's own keyword weight W (Σ idf of its terms found in the index):
-	// lex = min(s, W)/(W + bm25Half), the share of the query's keywords a
-	// passage holds, discounted when those keywords are common.
+	// FusionCoverage calibrates BM25 by the query's own keyword weight W
+	// (Σ idf of its terms found in the index): k = min(s, W)/(W + 8), the
+	// share of the query's keywords a passage holds, discounted when those
+	// keywords are common. It combines k with the cosine c as a noisy OR,
+	// 1 - (1-c)(1-k): a passage only one ranking finds keeps that ranking's
+	// score, one both find scores above either.
 	FusionCoverage Fusion = "coverage"
+	// FusionCalibrated is the same noisy OR with k = s/(s + 8), which grows
+	// with the length of the query.
+	FusionCalibrated Fusion = "calibrated"
 	// FusionRRF is reciprocal rank fusion (k = 60), scaled so that first in
 	// both rankings is 1.
 	FusionRRF Fusion = "rrf"
@@ -31,10 +34,12 @@ const (
 // DefaultFusion is the Fusion of a Config that names none. A variable so
 // the evaluation can build the server with another one
 // (-ldflags "-X .../pipeline/engine.DefaultFusion=rrf").
-var DefaultFusion = string(FusionCalibrated)
+var DefaultFusion = string(FusionCoverage)
 
-// bm25Half is the raw BM25 score that calibrates to 0.5: lex = s/(s+bm25Half).
-// A rare identifier alone scores far above it; a few common words below.
+// bm25Half sets the keyword calibration: k = min(s, W)/(W + bm25Half). A
+// query whose keywords are rare (an identifier: W of 20 and more) can reach
+// k near 0.7; one of common words stays low. 4 and 8 tied on the
+// evaluation, 12 and 16 did worse.
 const bm25Half = 8.0
 
 // rrfK is the usual reciprocal rank fusion constant.
@@ -50,10 +55,9 @@ func poolSize(topK int) int { return max(3*topK, 30) }
 //
 // Results are passages, best first, at most req.TopK, none scoring below
 // req.ScoreThreshold. The score is in [0, 1] and never rises down the list:
-// the cosine similarity in dense mode, the calibrated BM25 score
-// s/(s+8) in keyword mode, and in hybrid mode (the default) the two
-// combined as 1 - (1-cosine)(1-calibrated BM25), so a passage only one
-// ranking finds keeps that ranking's score.
+// the cosine similarity c in dense mode, the calibrated keyword score k in
+// keyword mode, and in hybrid mode (the default) 1 - (1-c)(1-k) (see
+// FusionCoverage).
 func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error) {
 	wctx, cancel := context.WithTimeout(ctx, ModelWait)
 	err := e.WaitModel(wctx)
@@ -81,7 +85,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 	if r.fusion == "" {
 		r.fusion = Fusion(DefaultFusion)
 	}
-	if r.mode != SearchDense && r.fusion == FusionCoverage {
+	if r.mode != SearchDense && r.fusion != FusionCalibrated {
 		r.weight = snap.LexicalQueryWeight(req.Query)
 	}
 	if r.mode != SearchKeyword {
@@ -118,7 +122,7 @@ type ranker struct {
 	fusion Fusion
 	query  string
 	vec    []float32
-	weight float64 // keyword weight of the query (FusionCoverage)
+	weight float64 // keyword weight of the query (Snapshot.LexicalQueryWeight)
 }
 
 // rank returns up to pool chunks from each ranking the mode uses, scored.
@@ -212,10 +216,10 @@ func (r *ranker) calibrate(s float64) float64 {
 	if s <= 0 {
 		return 0
 	}
-	if r.fusion == FusionCoverage {
-		return min(s, r.weight) / (r.weight + bm25Half)
+	if r.fusion == FusionCalibrated {
+		return s / (s + bm25Half)
 	}
-	return s / (s + bm25Half)
+	return min(s, r.weight) / (r.weight + bm25Half)
 }
 
 // unit clamps x into [0, 1].

@@ -507,7 +507,9 @@ func TestBatteryConcurrentSearches(t *testing.T) {
 		return string(b)
 	}
 	var batch []string
-	batch = append(batch, call(`"force"`, "reindex", map[string]any{"force": true}))
+	// The reindex's progress token is a number no float64 holds.
+	const token = `123456789012345678901234567891`
+	batch = append(batch, `{"jsonrpc":"2.0","id":"force","method":"tools/call","params":{"name":"reindex","arguments":{"force":true},"_meta":{"progressToken":`+token+`}}}`)
 	for i := range 100 {
 		q := sampleQueries[i%len(sampleQueries)]
 		batch = append(batch, call(fmt.Sprint(1000+i), "search", map[string]any{"query": q.query, "top_k": 3}))
@@ -541,6 +543,18 @@ func TestBatteryConcurrentSearches(t *testing.T) {
 		t.Errorf("forced reindex beside the searches: %s", raw)
 	}
 	s.close()
+	progress := 0
+	for _, l := range s.lines {
+		if strings.Contains(l, `"notifications/progress"`) {
+			progress++
+			if !strings.Contains(l, `"progressToken":`+token) {
+				t.Errorf("progress notification with another token: %s", l)
+			}
+		}
+	}
+	if progress == 0 {
+		t.Error("no progress notification for the forced reindex")
+	}
 }
 
 // TestBatterySpecialFiles: FIFOs, sockets and device nodes under indexed

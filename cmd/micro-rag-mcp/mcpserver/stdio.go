@@ -29,12 +29,13 @@ const maxPendingIDs = 1 << 14
 
 // ServeStdio serves s on stdin/stdout like server.StdioServer, with two
 // repairs in front of it: messages are capped at MaxMessageBytes, and
-// request ids come back byte for byte as sent. mcp-go decodes a numeric id
-// through float64, which rounds ids above 2^53 and mangles longer ones, so
-// each request id is swapped for a short string on the way in and the
-// original bytes are put back into the response on the way out.
+// request ids and progress tokens come back byte for byte as sent. mcp-go
+// decodes a number through float64, which rounds values above 2^53 and
+// mangles longer ones, so each request id (and its progress token) is
+// swapped for a short string on the way in and the original bytes are put
+// back into the response and the progress notifications on the way out.
 func ServeStdio(ctx context.Context, s *server.MCPServer, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
-	w := &wire{out: stdout, pending: map[uint64][]byte{}, byRaw: map[string]uint64{}, log: log}
+	w := &wire{out: stdout, pending: map[uint64][]byte{}, byRaw: map[string]uint64{}, progress: map[uint64][]byte{}, log: log}
 	pr, pw := io.Pipe()
 	go func() {
 		pw.CloseWithError(w.pump(stdin, pw))
@@ -50,12 +51,13 @@ func ServeStdio(ctx context.Context, s *server.MCPServer, stdin io.Reader, stdou
 type wire struct {
 	log *slog.Logger
 
-	mu      sync.Mutex // guards everything below and serialises writes to out
-	out     io.Writer
-	partial []byte            // output not yet ended by a newline
-	next    uint64            // last id handed out
-	pending map[uint64][]byte // our id → the client's id, as raw JSON
-	byRaw   map[string]uint64 // the client's id → ours, for notifications/cancelled
+	mu       sync.Mutex // guards everything below and serialises writes to out
+	out      io.Writer
+	partial  []byte            // output not yet ended by a newline
+	next     uint64            // last id handed out
+	pending  map[uint64][]byte // our id → the client's id, as raw JSON
+	byRaw    map[string]uint64 // the client's id → ours, for notifications/cancelled
+	progress map[uint64][]byte // our id → the request's progress token; kept after the answer, which notifications may trail
 }
 
 // pump copies stdin to the server line by line, rewriting request ids and
@@ -127,10 +129,22 @@ func (w *wire) inbound(line []byte) []byte {
 		return line // a response to a request of ours
 	}
 	if id, ok := fields["id"]; ok && isIDValue(line[id.start:id.end]) {
+		token, hasToken := progressToken(line, fields)
 		w.mu.Lock()
 		ours := w.remember(line[id.start:id.end])
+		if hasToken {
+			w.progress[w.next] = bytes.Clone(line[token.start:token.end])
+		}
 		w.mu.Unlock()
-		return splice(line, id, ours)
+		if hasToken && token.start > id.start { // splice the later one first
+			line = splice(line, token, ours)
+			return splice(line, id, ours)
+		}
+		line = splice(line, id, ours)
+		if hasToken {
+			line = splice(line, token, ours)
+		}
+		return line
 	}
 	if string(line[method.start:method.end]) != `"notifications/cancelled"` {
 		return line
@@ -162,6 +176,7 @@ func (w *wire) remember(raw []byte) []byte {
 	w.next++
 	n := w.next
 	if n > maxPendingIDs {
+		delete(w.progress, n-maxPendingIDs)
 		if old, ok := w.pending[n-maxPendingIDs]; ok {
 			delete(w.pending, n-maxPendingIDs)
 			if w.byRaw[string(old)] == n-maxPendingIDs {
@@ -175,6 +190,35 @@ func (w *wire) remember(raw []byte) []byte {
 }
 
 func ourID(n uint64) []byte { return append(strconv.AppendUint([]byte(`"`+idPrefix), n, 10), '"') }
+
+// parseOurID returns n for a JSON string made by ourID.
+func parseOurID(v []byte) (uint64, bool) {
+	digits, ok := bytes.CutPrefix(v, []byte(`"`+idPrefix))
+	if !ok || len(digits) < 2 || digits[len(digits)-1] != '"' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(digits[:len(digits)-1]), 10, 64)
+	return n, err == nil
+}
+
+// progressToken finds params._meta.progressToken of a message, as a span of it.
+func progressToken(msg []byte, fields map[string]span) (span, bool) {
+	at := span{0, len(msg)}
+	for _, name := range []string{"params", "_meta", "progressToken"} {
+		f, ok := fields[name]
+		if !ok {
+			return span{}, false
+		}
+		at = span{at.start + f.start, at.start + f.end}
+		if name == "progressToken" {
+			return at, isIDValue(msg[at.start:at.end])
+		}
+		if fields, ok = topFields(msg[at.start:at.end]); !ok {
+			return span{}, false
+		}
+	}
+	return span{}, false
+}
 
 // Write takes the server's output, which arrives as whole messages each
 // ended by a newline, and restores the client's id in every response.
@@ -209,20 +253,34 @@ func (w *wire) outbound(msg []byte) []byte {
 	if !ok {
 		return msg
 	}
-	if _, isRequest := fields["method"]; isRequest {
+	if method, ok := fields["method"]; ok {
+		if string(msg[method.start:method.end]) != `"notifications/progress"` {
+			return msg
+		}
+		params, ok := fields["params"]
+		if !ok {
+			return msg
+		}
+		pfields, ok := topFields(msg[params.start:params.end])
+		if !ok {
+			return msg
+		}
+		tok, ok := pfields["progressToken"]
+		if !ok {
+			return msg
+		}
+		at := span{params.start + tok.start, params.start + tok.end}
+		if n, ok := parseOurID(msg[at.start:at.end]); ok && w.progress[n] != nil {
+			return splice(msg, at, w.progress[n])
+		}
 		return msg
 	}
 	id, ok := fields["id"]
 	if !ok {
 		return msg
 	}
-	v := msg[id.start:id.end]
-	digits, ok := bytes.CutPrefix(v, []byte(`"`+idPrefix))
-	if !ok || len(digits) < 2 {
-		return msg
-	}
-	n, err := strconv.ParseUint(string(digits[:len(digits)-1]), 10, 64)
-	if err != nil {
+	n, ok := parseOurID(msg[id.start:id.end])
+	if !ok {
 		return msg
 	}
 	raw, ok := w.pending[n]

@@ -132,7 +132,7 @@ func TestWireCapsMessageSize(t *testing.T) {
 }
 
 func TestWirePassesOtherMessages(t *testing.T) {
-	w := &wire{pending: map[uint64][]byte{}, byRaw: map[string]uint64{}}
+	w := &wire{pending: map[uint64][]byte{}, byRaw: map[string]uint64{}, progress: map[uint64][]byte{}}
 	for _, line := range []string{
 		`not json`,
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
@@ -158,5 +158,34 @@ func TestWirePassesOtherMessages(t *testing.T) {
 	json.Unmarshal(cancel, &c)
 	if r.ID == "" || r.ID != c.Params.RequestID {
 		t.Errorf("request %s and its cancellation %s name different ids", req, cancel)
+	}
+}
+
+// TestWireKeepsProgressTokensExact: a progress token comes back in every
+// notification exactly as sent, even after the answer went out.
+func TestWireKeepsProgressTokensExact(t *testing.T) {
+	w := &wire{pending: map[uint64][]byte{}, byRaw: map[string]uint64{}, progress: map[uint64][]byte{}}
+	var out bytes.Buffer
+	w.out = &out
+	for _, tok := range []string{`123456789012345678901234567890`, `"p-1"`, `7`} {
+		in := w.inbound([]byte(`{"jsonrpc":"2.0","method":"tools/call","params":{"_meta":{"progressToken":` + tok + `},"name":"reindex"},"id":5}`))
+		var req struct {
+			ID     string `json:"id"`
+			Params struct {
+				Meta struct {
+					ProgressToken string `json:"progressToken"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(in, &req); err != nil || req.Params.Meta.ProgressToken != req.ID {
+			t.Fatalf("rewritten request %s: %v", in, err)
+		}
+		out.Reset()
+		w.Write([]byte(`{"jsonrpc":"2.0","id":"` + req.ID + `","result":{}}` + "\n"))
+		w.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"progressToken":"` + req.ID + `"}}` + "\n"))
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != 2 || rawID(t, lines[0]) != "5" || !strings.Contains(lines[1], `"progressToken":`+tok+`}`) {
+			t.Errorf("token %s came back as %q", tok, lines)
+		}
 	}
 }

@@ -94,7 +94,7 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	if base := w.Base(); base != nil && !cfg.Force { // force re-embeds everything
 		batcher.Stored = base.ChunkVectors
 	}
-	writer := &stages.Writer{Index: w, Glob: cfg.Walker.Glob, Checkpoint: cfg.Checkpoint, Logger: cfg.Logger}
+	writer := &stages.Writer{Index: w, Glob: cfg.Walker.Glob, InScope: cfg.Walker.InScope, Checkpoint: cfg.Checkpoint, Logger: cfg.Logger}
 
 	// Buffers no larger than the pool that reads them: backpressure, not queues.
 	walked := make(chan *stages.FileJob, cfg.Extractors)

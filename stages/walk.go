@@ -8,10 +8,12 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
 )
 
 // Walker lists the files a reindex considers.
@@ -19,12 +21,17 @@ type Walker struct {
 	Folder      *Folder // the data folder; every listing and stat goes through it
 	IndexFolder string  // absolute, symlinks resolved; never entered
 	Exts        map[string]bool
-	Glob        *Glob // nil means every file
+	Glob        *Glob         // nil means every file
+	Rules       *ignore.Rules // .gitignore, .micro-rag-ignore, --exclude; nil = built-in skips only
+	// Paths, when set, limits the walk to these raw slash-separated paths
+	// (files or folders); paths that no longer exist are simply not found.
+	// Updates after file changes use it.
+	Paths []string
 }
 
-// Walk calls emit with every allowed file under the data folder and stops
-// at the first error emit returns. Hidden folders (".git", ".cache") are
-// skipped; a symlink is followed only when it resolves inside the data
+// Walk calls emit with every allowed file under the data folder (or under
+// Paths) and stops at the first error emit returns. Hidden folders (".git",
+// ".cache"), node_modules and what the ignore rules name are skipped; a symlink is followed only when it resolves inside the data
 // folder. A folder or file that cannot be listed or examined is emitted as
 // Failed (a folder with Dir set), so that its entries are kept, not dropped.
 func (w *Walker) Walk(ctx context.Context, emit func(*FileJob) error) error {
@@ -33,7 +40,81 @@ func (w *Walker) Walk(ctx context.Context, emit func(*FileJob) error) error {
 		skip, _ = filepath.Rel(data, w.IndexFolder)
 		skip = filepath.ToSlash(skip)
 	}
-	return w.walkDir(ctx, ".", skip, emit)
+	if w.Paths == nil {
+		return w.walkDir(ctx, ".", skip, emit)
+	}
+	for _, p := range outermost(w.Paths) {
+		if err := w.walkPath(ctx, p, skip, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkPath walks one path of a scoped run, if it still exists and neither
+// it nor a folder above it is skipped.
+func (w *Walker) walkPath(ctx context.Context, p, skip string, emit func(*FileJob) error) error {
+	if !fs.ValidPath(p) || p == "." || w.skippedAbove(p, skip) {
+		return nil
+	}
+	fi, err := w.Folder.root.Lstat(p)
+	if err != nil {
+		return nil // deleted or moved away: Finish drops what was under it
+	}
+	d := fs.FileInfoToDirEntry(fi)
+	if d.IsDir() {
+		if w.skipDir(p, d.Name(), skip) {
+			return nil
+		}
+		return w.walkDir(ctx, p, skip, emit)
+	}
+	return w.file(p, d, emit)
+}
+
+// skippedAbove reports whether a folder above p is skipped, so a scoped
+// run leaves out what a full walk would never reach.
+func (w *Walker) skippedAbove(p, skip string) bool {
+	parts := strings.Split(p, "/")
+	for i := 1; i < len(parts); i++ {
+		if w.skipDir(strings.Join(parts[:i], "/"), parts[i-1], skip) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *Walker) skipDir(p, name, skip string) bool {
+	return p == skip || ignore.BuiltinSkip(name) || w.Rules != nil && w.Rules.Match(p, true)
+}
+
+// InScope reports whether an index path lies within Paths (always, without
+// Paths): a run may drop only entries in its scope that it did not find.
+func (w *Walker) InScope(rel string) bool {
+	if w.Paths == nil {
+		return true
+	}
+	for _, p := range w.Paths {
+		p = schema.EncodePath(p)
+		if rel == p || strings.HasPrefix(rel, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// outermost drops paths that lie inside another path of the list, so no
+// file is walked twice.
+func outermost(paths []string) []string {
+	sorted := slices.Clone(paths)
+	slices.Sort(sorted)
+	var out []string
+	for _, p := range sorted {
+		if n := len(out); n > 0 && (p == out[n-1] || strings.HasPrefix(p, out[n-1]+"/")) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // walkDir lists one folder (rel is "." or a raw slash-separated path) in
@@ -59,7 +140,7 @@ func (w *Walker) walkDir(ctx context.Context, rel, skip string, emit func(*FileJ
 			p = rel + "/" + name
 		}
 		if d.IsDir() {
-			if p == skip || strings.HasPrefix(name, ".") {
+			if w.skipDir(p, name, skip) {
 				continue
 			}
 			if err := w.walkDir(ctx, p, skip, emit); err != nil {
@@ -67,32 +148,33 @@ func (w *Walker) walkDir(ctx context.Context, rel, skip string, emit func(*FileJ
 			}
 			continue
 		}
-		ext := strings.ToLower(path.Ext(name))
-		if !w.Exts[ext] {
-			continue
-		}
-		enc := schema.EncodePath(p)
-		if w.Glob != nil && !w.Glob.Match(enc) {
-			continue
-		}
-		fi, err := w.stat(p, d)
-		switch {
-		case errors.Is(err, ErrOutside), errors.Is(err, fs.ErrNotExist):
-			continue // a link leading outside, or a file gone since listed
-		case err != nil:
-			if err := w.failed(p, false, err, emit); err != nil {
-				return err
-			}
-			continue
-		case !fi.Mode().IsRegular():
-			continue // FIFOs, sockets, devices, folders behind links
-		}
-		job := &FileJob{Rel: enc, Name: p, Ext: ext, Size: fi.Size(), Mtime: float64(fi.ModTime().UnixNano()) / 1e9}
-		if err := emit(job); err != nil {
+		if err := w.file(p, d, emit); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// file emits one directory entry if it is a document the run considers.
+func (w *Walker) file(p string, d fs.DirEntry, emit func(*FileJob) error) error {
+	ext := strings.ToLower(path.Ext(d.Name()))
+	if !w.Exts[ext] {
+		return nil
+	}
+	enc := schema.EncodePath(p)
+	if w.Glob != nil && !w.Glob.Match(enc) || w.Rules != nil && w.Rules.Match(p, false) {
+		return nil
+	}
+	fi, err := w.stat(p, d)
+	switch {
+	case errors.Is(err, ErrOutside), errors.Is(err, fs.ErrNotExist):
+		return nil // a link leading outside, or a file gone since listed
+	case err != nil:
+		return w.failed(p, false, err, emit)
+	case !fi.Mode().IsRegular():
+		return nil // FIFOs, sockets, devices, folders behind links
+	}
+	return emit(&FileJob{Rel: enc, Name: p, Ext: ext, Size: fi.Size(), Mtime: float64(fi.ModTime().UnixNano()) / 1e9})
 }
 
 // failed emits a file or folder that could not be examined.

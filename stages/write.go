@@ -30,9 +30,10 @@ type Tally struct {
 // by one goroutine.
 type Writer struct {
 	Index      Index
-	Glob       *Glob         // the run's scope: only files it matches can be removed
-	Checkpoint time.Duration // commit this often so early results become searchable; 0 = never before Finish
-	Logger     *slog.Logger  // warnings about skipped files and parts; nil = none
+	Glob       *Glob                 // the run's scope: only files it matches can be removed
+	InScope    func(rel string) bool // narrows the scope further (a run over some paths); nil = all
+	Checkpoint time.Duration         // commit this often so early results become searchable; 0 = never before Finish
+	Logger     *slog.Logger          // warnings about skipped files and parts; nil = none
 	Tally      Tally
 
 	seen       map[string]bool
@@ -89,7 +90,7 @@ func (w *Writer) Apply(job *FileJob) error {
 // cancel it would remove files that were merely not reached.
 func (w *Writer) Finish() error {
 	for rel := range w.Index.Before() {
-		if !w.seen[rel] && !w.inKept(rel) && w.Glob.Match(rel) {
+		if !w.seen[rel] && !w.inKept(rel) && w.Glob.Match(rel) && (w.InScope == nil || w.InScope(rel)) {
 			if err := w.Index.RemoveFile(rel); err != nil {
 				return err
 			}

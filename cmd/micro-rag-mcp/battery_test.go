@@ -606,7 +606,8 @@ func TestBatteryDiskFull(t *testing.T) {
 	})
 	data := copySample(t)
 	idx := filepath.Join(mnt, "index")
-	s := startRaw(t, serverArgs(data, "--index-folder", idx)...)
+	// Watching off: the added notes must wait for the explicit reindex.
+	s := startRaw(t, serverArgs(data, "--index-folder", idx, "--watch=false")...)
 	s.initialize(`1`)
 	s.waitIndexed(sampleQueries[3].query, sampleQueries[3].path)
 	s.reindexTool(map[string]any{})

@@ -21,6 +21,7 @@ import (
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var c common
 	var title, inst string
+	var watch bool
 	fs := newFlagSet("micro-rag-mcp",
 		"micro-rag-mcp --data-folder DIR --title NAME --inst TEXT [options]\n"+
 			"  micro-rag-mcp search|reindex|status --help", stderr)
@@ -28,6 +29,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	c.registerSearchMode(fs)
 	fs.StringVar(&title, "title", "", "MCP server name shown to clients (required)")
 	fs.StringVar(&inst, "inst", "", "MCP instructions sent verbatim to clients (required)")
+	fs.BoolVar(&watch, "watch", true, "follow file changes and update the index by itself (--watch=false turns it off)")
 	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
@@ -48,6 +50,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	defer cleanup()
+	cfg.Watch = watch
 
 	out := stdout
 	if stdout == os.Stdout {

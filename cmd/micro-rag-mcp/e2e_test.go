@@ -194,7 +194,8 @@ var sampleQueries = []struct {
 // TestE2ESampleSearchUpdateDelete is the SPEC test plan over real stdio.
 func TestE2ESampleSearchUpdateDelete(t *testing.T) {
 	data := copySample(t)
-	c := startServer(t, data)
+	// Watching off: this test counts what explicit reindexes do.
+	c := startServer(t, data, "--watch=false")
 
 	list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil || len(list.Tools) != 2 {
@@ -416,7 +417,8 @@ func TestE2EBusyAcrossProcesses(t *testing.T) {
 // (notifications/cancelled); the previous index keeps answering.
 func TestE2ECancelReindex(t *testing.T) {
 	data := copySample(t)
-	c := startServer(t, data)
+	// Watching off: the copied notes must wait for the explicit reindex.
+	c := startServer(t, data, "--watch=false")
 	waitForTop(t, c, sampleQueries[2].query, sampleQueries[2].path)
 	reindex(t, c, map[string]any{}) // the initial reindex is over
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
+	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
 	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
@@ -38,7 +39,21 @@ type common struct {
 	cpuProfile  string
 	pprofAddr   string
 	searchMode  string
+	excludes    patternList
 	version     bool
+}
+
+// patternList collects a repeatable flag (--exclude A --exclude B).
+type patternList []string
+
+func (p *patternList) String() string { return strings.Join(*p, ", ") }
+
+func (p *patternList) Set(v string) error {
+	if err := ignore.CheckPattern(v); err != nil {
+		return err
+	}
+	*p = append(*p, v)
+	return nil
 }
 
 func (c *common) register(fs *flag.FlagSet) {
@@ -52,6 +67,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until exit")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)")
+	fs.Var(&c.excludes, "exclude", "leave out paths matching this gitignore-style pattern (repeatable), on top of .gitignore and .micro-rag-ignore files")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 }
 
@@ -253,6 +269,7 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 		ModelDir:    c.modelDir,
 		ORTLibrary:  c.ortLib,
 		SearchMode:  mode,
+		Excludes:    c.excludes,
 		Logger:      log,
 	}
 	return cfg, log, cleanup, nil

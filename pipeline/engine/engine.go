@@ -20,6 +20,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
 	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
+	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
 	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
@@ -39,6 +40,14 @@ type Config struct {
 	Model      string
 	ModelDir   string // folder holding model.onnx and tokenizer.json; "" = cache
 	ORTLibrary string // path of libonnxruntime; "" = cache
+	// Watch makes Start follow file changes in the data folder and apply
+	// them as updates through the same pipeline (the server turns it on).
+	Watch bool
+	// WatchSettle is how long changes must be quiet before an update; 0 = 1 s.
+	WatchSettle time.Duration
+	// Excludes are extra ignore patterns in gitignore syntax (--exclude),
+	// on top of .gitignore and .micro-rag-ignore files.
+	Excludes []string
 	// NoInitialReindex stops Start from reindexing once the model is ready
 	// (the CLI's one-shot commands reindex or search explicitly).
 	NoInitialReindex bool
@@ -131,6 +140,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.RefreshEvery <= 0 {
 		cfg.RefreshEvery = 2 * time.Second
 	}
+	if _, err := ignore.New(data, cfg.Excludes); err != nil {
+		return nil, err
+	}
 	return &Engine{runs: newRunSlot(), cfg: cfg, log: cfg.Logger, exts: exts, ready: make(chan struct{}), stop: func() {}}, nil
 }
 
@@ -221,8 +233,16 @@ func (e *Engine) Start(ctx context.Context) {
 			e.log.Error("not ready: search and reindex will answer with this error", "err", e.loadErr)
 			return
 		}
+		if e.cfg.Watch {
+			// Before the initial reindex, so changes made during it are not missed.
+			e.bg.Add(1)
+			go func() {
+				defer e.bg.Done()
+				e.follow(ctx)
+			}()
+		}
 		if !e.cfg.NoInitialReindex {
-			res, err := e.Reindex(ctx, ReindexRequest{activity: activityInitial}, nil)
+			res, err := e.run(ctx, ReindexRequest{}, activityInitial, nil, nil)
 			switch {
 			case errors.Is(err, ErrBusy):
 				e.log.Info("initial reindex skipped: busy", "err", err)
@@ -335,6 +355,12 @@ func (e *Engine) WaitModel(ctx context.Context) error {
 // another reindex (in this process or another) holds the index lock.
 // progress may be nil.
 func (e *Engine) Reindex(ctx context.Context, req ReindexRequest, progress func(Progress)) (ReindexResult, error) {
+	return e.run(ctx, req, activityReindex, nil, progress)
+}
+
+// run is one reindex: activity names it for IndexState and busy errors,
+// paths (when not nil) limit it to those files and folders.
+func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, paths []string, progress func(Progress)) (ReindexResult, error) {
 	start := time.Now()
 	glob, err := stages.ParseGlob(req.PathGlob)
 	if err != nil {
@@ -346,16 +372,17 @@ func (e *Engine) Reindex(ctx context.Context, req ReindexRequest, progress func(
 		}
 		return ReindexResult{}, fmt.Errorf("model not ready: %w", err)
 	}
-	activity := req.activity
-	if activity == "" {
-		activity = activityReindex
-	}
 	run, release, err := e.runs.acquire(ctx, activity)
 	if err != nil {
 		return ReindexResult{}, err
 	}
 	defer release()
 	progress = run.track(progress)
+	// Rules are read afresh each run, so a changed rule file takes effect.
+	rules, err := ignore.New(e.cfg.DataFolder, e.cfg.Excludes)
+	if err != nil {
+		return ReindexResult{}, err
+	}
 	w, err := e.store.Begin()
 	if errors.Is(err, index.ErrLocked) {
 		return ReindexResult{}, &BusyError{}
@@ -372,8 +399,9 @@ func (e *Engine) Reindex(ctx context.Context, req ReindexRequest, progress func(
 	}
 	defer folder.Close()
 	cfg := pipeline.Config{
-		Walker: stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: e.exts, Glob: glob},
-		Force:  req.Force, Chunking: chunk.Default, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
+		Walker: stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: e.exts, Glob: glob,
+			Rules: rules, Paths: paths},
+		Force: req.Force, Chunking: chunk.Default, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
 		Dim: embed.Dim, Limits: extract.DefaultLimits, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
 	}
 	cfg.Progress = func(p pipeline.Progress) {

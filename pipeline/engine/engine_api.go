@@ -67,8 +67,6 @@ type Result struct {
 type ReindexRequest struct {
 	Force    bool
 	PathGlob string
-
-	activity string // what IndexState and busy errors call the run; "" = reindex
 }
 
 // ReindexResult is what a reindex did.

@@ -183,7 +183,7 @@ func buildSegment(docs []Doc) *segment {
 	byTerm := map[string]*termPostings{}
 	var sb segmentBuilder
 	var toks []string
-	tfs := map[string]*[numFields]uint32{}
+	tfs := map[string][numFields]uint32{}
 	for ord, d := range docs {
 		var lens [numFields]int
 		clear(tfs)
@@ -192,11 +192,8 @@ func buildSegment(docs []Doc) *segment {
 			lens[f] = len(toks)
 			for _, t := range toks {
 				tf := tfs[t]
-				if tf == nil {
-					tf = new([numFields]uint32)
-					tfs[t] = tf
-				}
 				tf[f]++
+				tfs[t] = tf
 			}
 		}
 		sb.addDoc(d.ID, lens)
@@ -206,7 +203,7 @@ func buildSegment(docs []Doc) *segment {
 				tp = &termPostings{last: -1}
 				byTerm[t] = tp
 			}
-			tp.b = appendPosting(tp.b, tp.last, posting{ord: uint32(ord), tf: *tf})
+			tp.b = appendPosting(tp.b, tp.last, posting{ord: uint32(ord), tf: tf})
 			tp.last = int64(ord)
 			tp.df++
 		}

@@ -131,6 +131,16 @@ type wordInfo struct {
 
 // appendWord appends the terms of one word (see AppendTokens).
 func appendWord(dst []string, raw string) ([]string, wordInfo) {
+	// Fast path for most of prose: lower-case ASCII letters, or digits.
+	switch asciiClass(raw) {
+	case 'a':
+		if stopWords[raw] {
+			return dst, wordInfo{}
+		}
+		return append(dst, clip(raw)), wordInfo{letters: raw}
+	case '0':
+		return append(dst, clip(raw)), wordInfo{digits: raw}
+	}
 	start := len(dst)
 	add := func(t string) {
 		if t == "" {
@@ -182,6 +192,29 @@ func appendWord(dst []string, raw string) ([]string, wordInfo) {
 		}
 	}
 	return dst, info
+}
+
+// asciiClass returns 'a' for a word of lower-case ASCII letters only, '0'
+// for ASCII digits only, and 0 otherwise.
+func asciiClass(w string) byte {
+	var class byte
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		var k byte
+		switch {
+		case 'a' <= c && c <= 'z':
+			k = 'a'
+		case '0' <= c && c <= '9':
+			k = '0'
+		default:
+			return 0
+		}
+		if class != 0 && k != class {
+			return 0
+		}
+		class = k
+	}
+	return class
 }
 
 // splitParts cuts an identifier at connectors, lower-to-upper case changes

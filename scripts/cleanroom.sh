@@ -3,6 +3,7 @@
 # test: it takes half an hour or more). As root, after `make dist`:
 #
 #   scripts/cleanroom.sh [WORKDIR]      (default /var/tmp/micro-rag-cleanroom)
+#   CLEANROOM_PARTS=b scripts/cleanroom.sh   (only one part: a or b)
 #
 # It makes a minimal Debian 12 root with debootstrap, from the Debian mirror
 # this machine's apt already uses, and then in two copies of it:
@@ -24,6 +25,7 @@ log() { printf '\ncleanroom: %s\n' "$*" >&2; }
 
 [ "$(id -u)" -eq 0 ] || { log "run as root (debootstrap and chroot)"; exit 1; }
 work=${1:-/var/tmp/micro-rag-cleanroom}
+parts=${CLEANROOM_PARTS:-ab}
 tarball=$(ls -t "$repo"/dist/micro-rag-mcp-*-linux-amd64.tar.gz 2>/dev/null | head -n1) || true
 [ -n "$tarball" ] || { log "no tarball in dist/: run make dist first"; exit 1; }
 cache="${MICRO_RAG_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/micro-rag-mcp}"
@@ -64,6 +66,7 @@ mv "$work/base" "$work/b"
 
 # --- a) the tarball, nothing else -------------------------------------------
 a="$work/a"
+if [[ $parts == *a* ]]; then
 enter "$a"
 mkdir -p "$a/opt/micro-rag-mcp" "$a/opt/model" "$a/srv/docs" "$a/home/empty"
 tar -xzf "$tarball" -C "$a/opt/micro-rag-mcp" --strip-components=1
@@ -120,6 +123,8 @@ log "a) installed packages matching faiss|blas|lapack|onnx|gfortran|python|golan
 chroot "$a" dpkg-query -W -f='${Package}\n' | grep -E 'faiss|blas|lapack|onnx|gfortran|python|golang|nodejs' || echo "(none)"
 log "a) MCP session from the tarball, no network, bare environment"
 unshare -n chroot "$a" /usr/bin/env -i HOME=/home/empty PATH=/usr/bin:/bin /bin/bash /opt/session.sh
+fi
+[[ $parts == *b* ]] || exit 0
 
 # --- b) from source: make setup && make test --------------------------------
 b="$work/b"

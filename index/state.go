@@ -20,8 +20,12 @@ type filesDoc struct {
 	// manifest.jsonl (see checksum.go); verified whenever the index loads.
 	FaissChecksum    string `json:"faiss_checksum,omitempty"`
 	ManifestChecksum string `json:"manifest_checksum,omitempty"`
-	Tombstones       int    `json:"tombstones"`
-	LastReindex      string `json:"last_reindex,omitempty"`
+	// VectorSegments are the commits since faiss.index was last written
+	// whole, applied to it in order (see vecseg.go). FaissNtotal, FaissBytes
+	// and FaissChecksum describe faiss.index alone.
+	VectorSegments []vecSegRef `json:"vector_segments,omitempty"`
+	Tombstones     int         `json:"tombstones"`
+	LastReindex    string      `json:"last_reindex,omitempty"`
 	// Lexical lists the keyword index's segment files; which docs in them
 	// are live follows from Files, so deletions cost no lexical write.
 	Lexical []lexical.SegmentRef `json:"lexical"`

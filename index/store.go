@@ -48,7 +48,12 @@ type Options struct {
 	// CompactMin in number.
 	CompactRatio float64
 	CompactMin   int
-	Logger       *slog.Logger
+	// MergeRatio: commits write small vector segments until their changes
+	// exceed MergeRatio × faiss.index's vectors; then a commit rewrites
+	// faiss.index whole (a merge). 0 means 0.25; a negative value merges at
+	// every commit.
+	MergeRatio float64
+	Logger     *slog.Logger
 	// ReadOnly opens without creating the folder or any file in it (no
 	// lock, no crash recovery); a missing folder is served as empty.
 	ReadOnly bool
@@ -88,6 +93,9 @@ func Open(dir string, v schema.Version, opts Options) (*Store, error) {
 	}
 	if opts.CompactMin == 0 {
 		opts.CompactMin = 1000
+	}
+	if opts.MergeRatio == 0 {
+		opts.MergeRatio = defaultMergeRatio
 	}
 	if !opts.ReadOnly {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -279,6 +287,9 @@ func (s *Store) loadCommitted() (*state, error) {
 	if idx.D() != s.version.Dim || idx.Ntotal() != doc.FaissNtotal {
 		return fail("faiss.index holds %d vectors of dim %d, files.json expects %d of dim %d", idx.Ntotal(), idx.D(), doc.FaissNtotal, s.version.Dim)
 	}
+	if err := s.applyVecSegs(idx, doc.VectorSegments); err != nil {
+		return fail("%v", err)
+	}
 	if bad, first, err := idx.BadNorms(normTolerance); err != nil || bad > 0 {
 		return fail("faiss.index holds %d vectors whose length is not 1 (first: chunk %d) %v", bad, first, err)
 	}
@@ -292,8 +303,8 @@ func (s *Store) loadCommitted() (*state, error) {
 	// An index written before checksums gets them from here on.
 	st.doc.ManifestChecksum = formatChecksum(msum)
 	st.live = live
-	if int64(len(live)) != doc.FaissNtotal {
-		return fail("manifest has %d live chunks, faiss.index %d", len(live), doc.FaissNtotal)
+	if int64(len(live)) != idx.Ntotal() {
+		return fail("manifest has %d live chunks, faiss.index and its segments %d", len(live), idx.Ntotal())
 	}
 	n := 0
 	for _, f := range doc.Files {
@@ -466,6 +477,7 @@ func (s *Store) recover() error {
 		return nil
 	}
 	s.removeStaleSegments(doc.Lexical)
+	s.removeStaleVecSegs(doc.VectorSegments)
 	if fi, err := os.Stat(s.path(ManifestFile)); err == nil && fi.Size() > doc.ManifestBytes {
 		s.log.Warn("cutting uncommitted manifest tail", "bytes", fi.Size()-doc.ManifestBytes)
 		if err := os.Truncate(s.path(ManifestFile), doc.ManifestBytes); err != nil {
@@ -487,6 +499,7 @@ func (s *Store) reset() error {
 		}
 	}
 	s.removeStaleSegments(nil)
+	s.removeStaleVecSegs(nil)
 	if err := writeFileAtomic(s.path(VersionFile), []byte(s.version.String()+"\n")); err != nil {
 		return err
 	}

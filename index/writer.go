@@ -33,9 +33,10 @@ type Writer struct {
 	removeIDs []int64
 	addDocs   []lexical.Doc // the keyword index's view of addIDs, same order
 	// pending holds manifest lines not yet appended to manifest.jsonl.
-	pending bytes.Buffer
-	dirty   bool
-	rebuilt bool
+	pending    bytes.Buffer
+	dirty      bool
+	forceMerge bool
+	rebuilt    bool
 }
 
 // Begin takes index.lock and prepares a writer over the committed index. It
@@ -316,29 +317,32 @@ func (w *Writer) Commit(finished bool) error {
 		}
 		doc.Tombstones = 0
 	}
-	// 2. FAISS beside the old one.
+	// 2. The vectors: this commit's changes as one small segment, or, when
+	// the segments have grown past the merge threshold, everything as a new
+	// faiss.index beside the old one.
 	idx, err := w.nextIndex()
 	if err != nil {
 		return err
 	}
 	st.index = idx
 	defer st.close() // unless a snapshot took it
-	if err := faiss.WriteIndex(idx, s.path(FaissFile+newSuffix)); err != nil {
-		return err
+	changes := int64(len(w.addIDs) + len(w.removeIDs))
+	merge := w.forceMerge || s.opts.MergeRatio < 0 || doc.FaissBytes == 0 || len(doc.VectorSegments) >= maxVecSegments ||
+		float64(segmentLoad(doc.VectorSegments)+changes) > s.opts.MergeRatio*float64(doc.FaissNtotal)
+	if merge {
+		if err := s.writeFaissNew(idx, &doc); err != nil {
+			return err
+		}
+		doc.VectorSegments = nil
+	} else if changes > 0 {
+		name := vecSegName(doc.Generation + 1)
+		ref, err := writeVecSeg(s.path(name), s.version.Dim, w.removeIDs, w.addIDs, w.addVecs)
+		if err != nil {
+			return fmt.Errorf("write vector segment: %w", err)
+		}
+		ref.Name = name
+		doc.VectorSegments = append(slices.Clip(doc.VectorSegments), ref)
 	}
-	fi, err := os.Stat(s.path(FaissFile + newSuffix))
-	if err == nil {
-		err = syncFile(s.path(FaissFile + newSuffix))
-	}
-	var fsum uint32
-	if err == nil {
-		// Read back from the page cache: what is checksummed is what FAISS wrote.
-		fsum, err = fileChecksum(s.path(FaissFile + newSuffix))
-	}
-	if err != nil {
-		return err
-	}
-	doc.FaissChecksum = formatChecksum(fsum)
 	// The keyword index: deletions live only in files.json; added chunks
 	// make one new segment file, listed by files.json from the commit on.
 	lexName := lexical.SegmentName(doc.Generation + 1)
@@ -354,8 +358,6 @@ func (w *Writer) Commit(finished bool) error {
 	doc.Lexical = lex.Segments()
 	// 3. files.json.new is the commit point.
 	doc.Generation++
-	doc.FaissNtotal = idx.Ntotal()
-	doc.FaissBytes = fi.Size()
 	if finished {
 		doc.LastReindex = time.Now().UTC().Format(time.RFC3339)
 	}
@@ -372,8 +374,10 @@ func (w *Writer) Commit(finished bool) error {
 		return err
 	}
 	// 4. Rename into place; recover() completes this if we crash here.
-	if err := os.Rename(s.path(FaissFile+newSuffix), s.path(FaissFile)); err != nil {
-		return err
+	if merge {
+		if err := os.Rename(s.path(FaissFile+newSuffix), s.path(FaissFile)); err != nil {
+			return err
+		}
 	}
 	if compact {
 		if err := os.Rename(s.path(ManifestFile+newSuffix), s.path(ManifestFile)); err != nil {
@@ -387,10 +391,14 @@ func (w *Writer) Commit(finished bool) error {
 		return err
 	}
 	s.removeStaleSegments(doc.Lexical)
+	s.removeStaleVecSegs(doc.VectorSegments)
 	st.doc, st.live, st.lex = doc, live, lex
 	w.pending.Reset()
 	w.addVecs, w.addIDs, w.removeIDs, w.addDocs = w.addVecs[:0], w.addIDs[:0], w.removeIDs[:0], w.addDocs[:0]
-	w.dirty = false
+	w.dirty, w.forceMerge = false, false
+	if merge {
+		s.log.Debug("merged vector segments into faiss.index", "vectors", doc.FaissNtotal)
+	}
 	if compact {
 		s.log.Info("compacted index", "live_chunks", len(live))
 	}
@@ -412,6 +420,36 @@ func (w *Writer) Commit(finished bool) error {
 func fileNameField(p string) string {
 	base := path.Base(p)
 	return strings.TrimSuffix(base, path.Ext(base))
+}
+
+// writeFaissNew writes idx as faiss.index.new, fsynced, and records its
+// size, count and checksum in doc.
+func (s *Store) writeFaissNew(idx *faiss.Index, doc *filesDoc) error {
+	path := s.path(FaissFile + newSuffix)
+	if err := faiss.WriteIndex(idx, path); err != nil {
+		return err
+	}
+	fi, err := os.Stat(path)
+	if err == nil {
+		err = syncFile(path)
+	}
+	var sum uint32
+	if err == nil {
+		// Read back from the page cache: what is checksummed is what FAISS wrote.
+		sum, err = fileChecksum(path)
+	}
+	if err != nil {
+		return err
+	}
+	doc.FaissNtotal, doc.FaissBytes, doc.FaissChecksum = idx.Ntotal(), fi.Size(), formatChecksum(sum)
+	return nil
+}
+
+// Merge is Commit with the vector segments folded into faiss.index, which
+// then holds exactly the live vectors.
+func (w *Writer) Merge(finished bool) error {
+	w.forceMerge, w.dirty = true, true
+	return w.Commit(finished)
 }
 
 // writeCompactManifest writes manifest.jsonl.new holding only live records,

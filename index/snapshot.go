@@ -65,26 +65,66 @@ func (s *Store) emptySnapshot() (*Snapshot, error) {
 		return nil, err
 	}
 	defer st.close()
-	return s.snapshotOf(st)
+	return s.snapshotOf(st, nil)
+}
+
+// codeEdit is what a commit changed since prev, so the next snapshot's scan
+// codes are prev's with rows dropped and added, not every vector quantised
+// again.
+type codeEdit struct {
+	prev    *Snapshot
+	removed []int64
+	addIDs  []int64
+	addVecs []float32
+}
+
+// codes returns the edited codes and their ids, or nil when prev has none.
+func (e *codeEdit) codes() (*scan.Codes, []int64, error) {
+	if e == nil || e.prev == nil || e.prev.codes == nil {
+		return nil, nil, nil
+	}
+	gone := make(map[int64]bool, len(e.removed))
+	for _, id := range e.removed {
+		gone[id] = true
+	}
+	var drop []bool
+	ids := make([]int64, 0, len(e.prev.codeIDs)-len(e.removed)+len(e.addIDs))
+	if len(gone) > 0 {
+		drop = make([]bool, len(e.prev.codeIDs))
+	}
+	for i, id := range e.prev.codeIDs {
+		if gone[id] {
+			drop[i] = true
+			continue
+		}
+		ids = append(ids, id)
+	}
+	codes, err := e.prev.codes.Edit(drop, e.addVecs)
+	return codes, append(ids, e.addIDs...), err
 }
 
 // snapshotOf makes a snapshot with one reference from st. The snapshot takes
-// st's FAISS index (st.index is nil afterwards) and copies the maps.
-func (s *Store) snapshotOf(st *state) (*Snapshot, error) {
+// st's FAISS index (st.index is nil afterwards) and copies the maps. edit,
+// when not nil, says how st differs from the snapshot before it.
+func (s *Store) snapshotOf(st *state, edit *codeEdit) (*Snapshot, error) {
 	idx := st.index
 	st.index = nil
 	snap := &Snapshot{index: idx, live: maps.Clone(st.live), files: maps.Clone(st.files), doc: st.doc, lex: st.lex}
 	snap.doc.Files = nil
 	if len(snap.live) >= ScanMin {
-		vecs, ids, err := idx.Export(nil, nil)
-		if err == nil {
-			snap.codes, err = scan.Build(vecs, idx.D())
+		codes, ids, err := edit.codes()
+		if err == nil && (codes == nil || int64(len(ids)) != idx.Ntotal()) {
+			var vecs []float32
+			vecs, ids, err = idx.Export(nil, nil)
+			if err == nil {
+				codes, err = scan.Build(vecs, idx.D())
+			}
 		}
 		if err != nil {
 			idx.Close()
 			return nil, fmt.Errorf("build scan codes: %w", err)
 		}
-		snap.codeIDs = ids
+		snap.codes, snap.codeIDs = codes, ids
 	}
 	if st.doc.ManifestBytes > 0 {
 		f, err := os.Open(s.path(ManifestFile))

@@ -194,7 +194,7 @@ func (s *Store) Refresh() (bool, error) {
 		return false, err
 	}
 	defer st.close()
-	snap, err := s.snapshotOf(st)
+	snap, err := s.snapshotOf(st, nil)
 	if err != nil {
 		return false, err
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+	"github.com/micro-rag/micro-rag-mcp/index/scan"
 )
 
 func segFiles(t *testing.T, dir string) []string {
@@ -312,5 +313,47 @@ func TestMergeOnFullDisk(t *testing.T) {
 	}
 	if got, want := faissIDs(t, dir), liveIDs(t, s); !slices.Equal(got, want) || len(want) != 14 {
 		t.Fatalf("faiss.index holds %d ids, live %d", len(got), len(want))
+	}
+}
+
+// TestCommitEditsScanCodes: a commit derives the snapshot's int8 codes from
+// the previous snapshot's; they must be what a fresh build over the new
+// vectors gives, row for row.
+func TestCommitEditsScanCodes(t *testing.T) {
+	old := ScanMin
+	ScanMin = 500
+	defer func() { ScanMin = old }()
+	rng := rand.New(rand.NewPCG(51, 52))
+	s := openStore(t, t.TempDir())
+	w, _ := s.Begin()
+	defer w.Close()
+	for f := range 30 {
+		putFile(t, w, rng, fmt.Sprintf("f%02d.md", f), 20)
+	}
+	w.Commit(false)
+	putFile(t, w, rng, "f03.md", 7)
+	w.RemoveFile("f10.md")
+	putFile(t, w, rng, "new.md", 5)
+	if err := w.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	snap := s.Acquire()
+	defer snap.Release()
+	vecs, ids, err := snap.index.Export(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(snap.codeIDs, ids) || len(ids) != 600-20+7-20+5 {
+		t.Fatalf("code ids (%d) differ from the index's rows (%d)", len(snap.codeIDs), len(ids))
+	}
+	fresh, err := scan.Build(vecs, testDim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		q := vecs[i*testDim*29 : i*testDim*29+testDim]
+		if got, want := snap.codes.Candidates(q, 50, 0, nil), fresh.Candidates(q, 50, 0, nil); !slices.Equal(got, want) {
+			t.Fatalf("query %d: edited codes give %v, a fresh build %v", i, got[:5], want[:5])
+		}
 	}
 }

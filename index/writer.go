@@ -112,7 +112,7 @@ func (s *Store) writerState() (*state, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		snap, err := s.snapshotOf(st)
+		snap, err := s.snapshotOf(st, nil)
 		if err != nil {
 			st.close()
 			return nil, false, err
@@ -393,6 +393,7 @@ func (w *Writer) Commit(finished bool) error {
 	s.removeStaleSegments(doc.Lexical)
 	s.removeStaleVecSegs(doc.VectorSegments)
 	st.doc, st.live, st.lex = doc, live, lex
+	edit := &codeEdit{prev: w.head, removed: w.removeIDs, addIDs: w.addIDs, addVecs: w.addVecs}
 	w.pending.Reset()
 	w.addVecs, w.addIDs, w.removeIDs, w.addDocs = w.addVecs[:0], w.addIDs[:0], w.removeIDs[:0], w.addDocs[:0]
 	w.dirty, w.forceMerge = false, false
@@ -402,7 +403,9 @@ func (w *Writer) Commit(finished bool) error {
 	if compact {
 		s.log.Info("compacted index", "live_chunks", len(live))
 	}
-	snap, err := s.snapshotOf(st)
+	// edit's slices are emptied above but keep their contents until the
+	// next PutFile.
+	snap, err := s.snapshotOf(st, edit)
 	if err != nil {
 		return err
 	}

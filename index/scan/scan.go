@@ -92,13 +92,21 @@ func Build(vecs []float32, dim int) (*Codes, error) {
 	}
 
 	// Rows are independent: quantise them in parallel shares.
+	c.fill(0, vecs)
+	return c, nil
+}
+
+// fill quantises vecs into rows from, from+1, ... of c.
+func (c *Codes) fill(from int, vecs []float32) {
+	n, dim, stride := len(vecs)/c.dim, c.dim, c.stride
 	workers := max(1, min(runtime.NumCPU(), n/4096))
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
-			for r := n * w / workers; r < n*(w+1)/workers; r++ {
+			for i := n * w / workers; i < n*(w+1)/workers; i++ {
+				r := from + i
 				row := c.codes[r*stride : r*stride+dim]
-				c.scales[r] = quantise(vecs[r*dim:(r+1)*dim], row)
+				c.scales[r] = quantise(vecs[i*dim:(i+1)*dim], row)
 				sum := int32(0)
 				for _, x := range row {
 					sum += int32(x)
@@ -108,7 +116,47 @@ func Build(vecs []float32, dim int) (*Codes, error) {
 		})
 	}
 	wg.Wait()
-	return c, nil
+}
+
+// Edit returns new codes holding c's rows except those marked in drop (one
+// flag per row, or nil), in order, followed by add quantised: what Build
+// would give on the edited vectors, at the cost of a copy of the kept rows
+// instead of quantising them all again. c is unchanged.
+func (c *Codes) Edit(drop []bool, add []float32) (*Codes, error) {
+	if drop != nil && len(drop) != c.n {
+		return nil, fmt.Errorf("scan: %d drop flags for %d rows", len(drop), c.n)
+	}
+	if len(add)%c.dim != 0 {
+		return nil, fmt.Errorf("scan: %d values are not a whole number of %d-dim rows", len(add), c.dim)
+	}
+	for i, v := range add {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, fmt.Errorf("scan: added row %d holds a non-finite value", i/c.dim)
+		}
+	}
+	kept := c.n
+	for _, d := range drop {
+		if d {
+			kept--
+		}
+	}
+	n := kept + len(add)/c.dim
+	if n > math.MaxInt32 {
+		return nil, errors.New("scan: more than 2^31-1 rows")
+	}
+	out := &Codes{dim: c.dim, stride: c.stride, n: n, codes: alignedInt8(n * c.stride),
+		scales: make([]float32, n), rowsums: make([]int32, n)}
+	r := 0
+	for i := range c.n {
+		if drop != nil && drop[i] {
+			continue
+		}
+		copy(out.codes[r*c.stride:(r+1)*c.stride], c.codes[i*c.stride:(i+1)*c.stride])
+		out.scales[r], out.rowsums[r] = c.scales[i], c.rowsums[i]
+		r++
+	}
+	out.fill(kept, add)
+	return out, nil
 }
 
 // quantise maps v's largest magnitude to 127, rounds the rest into dst and

@@ -261,3 +261,41 @@ func TestConcurrentCandidates(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEditMatchesBuild: dropping rows and adding new ones gives exactly the
+// codes Build makes from the edited vectors.
+func TestEditMatchesBuild(t *testing.T) {
+	const dim, n = 70, 5000
+	vecs := randUnit(11, n, dim)
+	add := randUnit(12, 300, dim)
+	drop := make([]bool, n)
+	var kept []float32
+	for i := range n {
+		drop[i] = i%7 == 3 || i == 0 || i == n-1
+		if !drop[i] {
+			kept = append(kept, vecs[i*dim:(i+1)*dim]...)
+		}
+	}
+	edited, err := mustBuild(t, vecs, dim).Edit(drop, add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustBuild(t, append(kept, add...), dim)
+	if edited.n != want.n || !slices.Equal(edited.codes, want.codes) || !slices.Equal(edited.scales, want.scales) || !slices.Equal(edited.rowsums, want.rowsums) {
+		t.Fatalf("edited codes (%d rows) differ from a fresh build (%d rows)", edited.n, want.n)
+	}
+	q := randUnit(13, 1, dim)
+	if got, exp := edited.Candidates(q, 20, 0, nil), want.Candidates(q, 20, 0, nil); !slices.Equal(got, exp) {
+		t.Fatalf("candidates %v, want %v", got, exp)
+	}
+	same, err := want.Edit(nil, nil)
+	if err != nil || !slices.Equal(same.codes, want.codes) {
+		t.Fatalf("an empty edit changed the codes: %v", err)
+	}
+	if _, err := want.Edit(make([]bool, 3), nil); err == nil {
+		t.Fatal("drop flags of the wrong length accepted")
+	}
+	if _, err := want.Edit(nil, []float32{float32(math.NaN())}); err == nil {
+		t.Fatal("a partial row accepted")
+	}
+}

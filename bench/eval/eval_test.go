@@ -130,9 +130,16 @@ func TestAnswersInDocuments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	again, err := Documents(goroot)
+	if err != nil {
+		t.Fatal(err)
+	}
 	counts := map[string]int{}
-	for _, d := range docs {
+	for i, d := range docs {
 		counts[d.Ext]++
+		if again[i].Path() != d.Path() || again[i].source() != d.source() {
+			t.Fatalf("document %d differs between two builds: %s, %s", i, d.Path(), again[i].Path())
+		}
 	}
 	if len(docs) < 200 || len(counts) != 4 {
 		t.Errorf("%d documents by type %v; want ≥ 200 of txt, md, pdf and docx", len(docs), counts)

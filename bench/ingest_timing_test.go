@@ -23,11 +23,14 @@ import (
 
 // openEngine starts a real engine on data with its index in indexDir and
 // waits for the model. The engine is closed when the benchmark ends.
-func openEngine(b *testing.B, data, indexDir string, log *stageLog) *engine.Engine {
+func openEngine(b *testing.B, data, indexDir string, log *stageLog, tweaks ...func(*engine.Config)) *engine.Engine {
 	b.Helper()
 	cfg := engine.Config{DataFolder: data, IndexFolder: indexDir, NoInitialReindex: true}
 	if log != nil {
 		cfg.Logger = slog.New(log)
+	}
+	for _, tweak := range tweaks {
+		tweak(&cfg)
 	}
 	e, err := engine.New(cfg)
 	if err != nil {

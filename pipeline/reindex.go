@@ -39,7 +39,8 @@ type Progress struct {
 // Result is what a run did.
 type Result struct {
 	stages.Tally
-	Stats Stats
+	Failures []stages.Failure
+	Stats    Stats
 }
 
 type counters struct {
@@ -144,5 +145,5 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 		cfg.Progress(cnt.progress())
 	}
 	stats.Log(cfg.Logger, "reindex stages")
-	return Result{Tally: writer.Tally, Stats: stats}, err
+	return Result{Tally: writer.Tally, Failures: writer.Failures, Stats: stats}, err
 }

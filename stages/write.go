@@ -25,6 +25,12 @@ type Tally struct {
 	ChunksTotal, ChunksEmbedded, ChunksReused                         int
 }
 
+// Failure is a file or folder a run could not read.
+type Failure struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
 // Writer is the write stage, the only one that changes the index: Apply
 // for each file, then Finish once every file has arrived. A Writer is used
 // by one goroutine.
@@ -35,6 +41,8 @@ type Writer struct {
 	Checkpoint time.Duration         // commit this often so early results become searchable; 0 = never before Finish
 	Logger     *slog.Logger          // warnings about skipped files and parts; nil = none
 	Tally      Tally
+
+	Failures []Failure // what could not be read this run, and why
 
 	seen       map[string]bool
 	kept       []string // folders that could not be listed, with a trailing "/"
@@ -54,6 +62,7 @@ func (w *Writer) Apply(job *FileJob) error {
 		w.Tally.FilesTouched++
 	case Failed:
 		w.Tally.FilesFailed++
+		w.Failures = append(w.Failures, Failure{Path: job.Rel, Reason: job.Err.Error()})
 		if job.Dir {
 			// Its files are unknown this run: keep what the index has.
 			w.kept = append(w.kept, job.Rel+"/")

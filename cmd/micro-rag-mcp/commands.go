@@ -267,13 +267,21 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil || done {
 		return err
 	}
-	// Status needs the store, which the engine opens with the model.
-	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr, true)
+	// Status reads the index files alone: no model, no ONNX Runtime.
+	cfg, _, cleanup, err := c.setup(stderr)
 	if err != nil {
 		return err
 	}
-	defer closeEngine()
-	st := eng.Status()
+	defer cleanup()
+	cfg.ReadOnly, cfg.NoInitialReindex = true, true
+	eng, err := engine.New(cfg)
+	if err != nil {
+		return err
+	}
+	st, err := eng.ReadStatus(ctx)
+	if err != nil {
+		return err
+	}
 	if asJSON {
 		return writeJSON(stdout, st)
 	}
@@ -281,17 +289,27 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !st.LastReindex.IsZero() {
 		last = st.LastReindex.Local().Format(time.RFC3339)
 	}
+	model := st.Model
+	if model == "" {
+		model = "(not indexed yet)"
+	}
+	ch := st.ChangedDisk
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "data folder:\t%s\n", st.DataFolder)
 	fmt.Fprintf(tw, "index folder:\t%s\n", st.IndexFolder)
 	fmt.Fprintf(tw, "files:\t%d\n", st.Files)
 	fmt.Fprintf(tw, "chunks:\t%d\n", st.Chunks)
 	fmt.Fprintf(tw, "tombstones:\t%d\n", st.Tombstones)
-	fmt.Fprintf(tw, "model:\t%s\n", st.Model)
+	fmt.Fprintf(tw, "model:\t%s\n", model)
 	fmt.Fprintf(tw, "index size:\t%s\n", humanBytes(st.IndexBytes))
 	fmt.Fprintf(tw, "last reindex:\t%s\n", last)
-	if st.Reindexing {
-		fmt.Fprintf(tw, "reindexing:\tyes\n")
+	fmt.Fprintf(tw, "changed on disk since:\t%d new, %d modified, %d deleted\n", ch.New, ch.Modified, ch.Deleted)
+	for _, p := range ch.Examples {
+		fmt.Fprintf(tw, "\t  %s\n", p)
+	}
+	fmt.Fprintf(tw, "failed files:\t%d\n", len(st.Failed))
+	for _, f := range st.Failed {
+		fmt.Fprintf(tw, "\t  %s: %s\n", f.Path, oneLine(f.Reason, 120))
 	}
 	return tw.Flush()
 }

@@ -122,3 +122,34 @@ func TestToolTitlesNameTheInstance(t *testing.T) {
 		t.Errorf("search description does not say what a score means: %q", d)
 	}
 }
+
+// status reads the index alone (a broken ONNX Runtime path does not
+// matter), names the files the last run could not read, and counts what
+// changed on disk since.
+func TestStatusWithoutModel(t *testing.T) {
+	data := copySample(t)
+	if err := os.WriteFile(filepath.Join(data, "broken.pdf"), []byte("%PDF-1.7 this is not really a PDF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data); code != 0 {
+		t.Fatalf("reindex: exit %d\n%s", code, stderr)
+	}
+	os.WriteFile(filepath.Join(data, "new-note.md"), []byte("A note written after the reindex."), 0o644)
+	os.Remove(filepath.Join(data, "postmortem-checkout-outage.txt"))
+	later := time.Now().Add(2 * time.Second)
+	os.Chtimes(filepath.Join(data, "release-notes-2.4.txt"), later, later)
+
+	code, stdout, stderr := runBinary(t, "status", "--data-folder", data, "--ort-lib", "/nonexistent/libonnxruntime.so")
+	if code != 0 {
+		t.Fatalf("status: exit %d\n%s", code, stderr)
+	}
+	for _, want := range []string{"files:", "chunks:", "tombstones:", "model:", "index size:", "last reindex:",
+		"changed on disk since:  1 new, 1 modified, 1 deleted", "new-note.md", "failed files:", "broken.pdf: "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("status lacks %q:\n%s", want, stdout)
+		}
+	}
+	if stderr != "" {
+		t.Errorf("status is not quiet by default: %q", stderr)
+	}
+}

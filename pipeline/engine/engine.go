@@ -81,6 +81,10 @@ type Status struct {
 	IndexBytes  int64     `json:"index_bytes"`
 	LastReindex time.Time `json:"last_reindex"`
 	Reindexing  bool      `json:"reindexing"`
+	// What ReadStatus adds: files that could not be read (from the runs
+	// that last looked at them) and how the folder differs from the index.
+	Failed      []stages.Failure `json:"failed,omitempty"`
+	ChangedDisk DiskChanges      `json:"changed_on_disk"`
 }
 
 // Engine serves one data folder. Create with New, then Start; Close when done.
@@ -411,6 +415,7 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 	if err != nil {
 		return ReindexResult{}, err
 	}
+	e.recordRun(activity, cfg.Walker.InScope, res.Failures)
 	out := ReindexResult{
 		FilesAdded: res.FilesAdded, FilesUpdated: res.FilesUpdated, FilesRemoved: res.FilesRemoved,
 		FilesFailed: res.FilesFailed, ChunksTotal: res.ChunksTotal, ChunksEmbedded: res.ChunksEmbedded,

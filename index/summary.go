@@ -1,0 +1,63 @@
+package index
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+)
+
+// Summary is what an index folder's files.json and version file say. It is
+// read without loading vectors, so a status needs neither FAISS memory nor
+// the model.
+type Summary struct {
+	Model       string
+	Files       []*schema.FileEntry
+	Chunks      int
+	Tombstones  int
+	LastReindex string
+	Bytes       int64 // every file in the folder
+}
+
+// ReadSummary reads dir's last commit. A folder never indexed gives an
+// empty summary.
+func ReadSummary(dir string) (Summary, error) {
+	var s Summary
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, err
+	}
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			s.Bytes += fi.Size()
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, VersionFile)); err == nil {
+		var v schema.Version
+		if json.Unmarshal(b, &v) == nil {
+			s.Model = v.Model
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, FilesFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, err
+	}
+	var doc filesDoc
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return s, err
+	}
+	s.Files, s.Tombstones, s.LastReindex = doc.Files, doc.Tombstones, doc.LastReindex
+	for _, f := range doc.Files {
+		s.Chunks += len(f.ChunkIDs)
+	}
+	return s, nil
+}

@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/stages"
+	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
+)
+
+// LastRunFile, in the index folder, keeps the files the latest runs could
+// not read, so status can name them without reindexing.
+const LastRunFile = "last-run.json"
+
+type lastRun struct {
+	At       time.Time        `json:"at"`
+	Activity string           `json:"activity"`
+	Failures []stages.Failure `json:"failures"`
+}
+
+// recordRun updates LastRunFile after a run: failures inside the run's
+// scope are replaced by this run's, those outside it are kept.
+func (e *Engine) recordRun(activity string, inScope func(string) bool, failures []stages.Failure) {
+	path := filepath.Join(e.cfg.IndexFolder, LastRunFile)
+	var prev lastRun
+	if b, err := os.ReadFile(path); err == nil {
+		json.Unmarshal(b, &prev)
+	}
+	next := lastRun{At: time.Now().UTC(), Activity: activity, Failures: failures}
+	for _, f := range prev.Failures {
+		if !inScope(f.Path) {
+			next.Failures = append(next.Failures, f)
+		}
+	}
+	slices.SortFunc(next.Failures, func(a, b stages.Failure) int { return cmp.Compare(a.Path, b.Path) })
+	b, err := json.MarshalIndent(next, "", " ")
+	if err == nil {
+		tmp := path + ".tmp"
+		if err = os.WriteFile(tmp, b, 0o644); err == nil {
+			err = os.Rename(tmp, path)
+		}
+	}
+	if err != nil {
+		e.log.Warn("could not record the run's failures", "err", err)
+	}
+}
+
+// DiskChanges counts how the folder differs from the index now (by size
+// and modification time, as the reindex filter sees it).
+type DiskChanges struct {
+	New      int      `json:"new"`
+	Modified int      `json:"modified"`
+	Deleted  int      `json:"deleted"`
+	Examples []string `json:"examples,omitempty"` // a few changed paths
+}
+
+// ReadStatus reports on the index from its files alone: no model, no ONNX
+// Runtime, no lock, nothing written. It walks the data folder with the
+// current ignore rules to count what changed since the last commit.
+func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
+	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder}
+	sum, err := index.ReadSummary(e.cfg.IndexFolder)
+	if err != nil {
+		return st, err
+	}
+	st.Model, st.Files, st.Chunks, st.Tombstones, st.IndexBytes = sum.Model, len(sum.Files), sum.Chunks, sum.Tombstones, sum.Bytes
+	st.LastReindex, _ = time.Parse(time.RFC3339, sum.LastReindex)
+	if b, err := os.ReadFile(filepath.Join(e.cfg.IndexFolder, LastRunFile)); err == nil {
+		var lr lastRun
+		if json.Unmarshal(b, &lr) == nil {
+			st.Failed = lr.Failures
+		}
+	}
+	rules, err := ignore.New(e.cfg.DataFolder, e.cfg.Excludes)
+	if err != nil {
+		return st, err
+	}
+	folder, err := stages.OpenFolder(e.cfg.DataFolder)
+	if err != nil {
+		return st, err
+	}
+	defer folder.Close()
+	indexed := make(map[string]bool, len(sum.Files))
+	stamp := make(map[string][2]float64, len(sum.Files))
+	for _, f := range sum.Files {
+		indexed[f.Path] = true
+		stamp[f.Path] = [2]float64{f.Mtime, float64(f.Size)}
+	}
+	example := func(p string) {
+		if len(st.ChangedDisk.Examples) < 10 {
+			st.ChangedDisk.Examples = append(st.ChangedDisk.Examples, p)
+		}
+	}
+	failed := map[string]bool{}
+	for _, f := range st.Failed {
+		failed[f.Path] = true
+	}
+	w := stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: e.exts, Rules: rules}
+	seen := map[string]bool{}
+	err = w.Walk(ctx, func(job *stages.FileJob) error {
+		seen[job.Rel] = true
+		switch s, ok := stamp[job.Rel]; {
+		case job.Kind == stages.Failed || failed[job.Rel] && !ok:
+		case !ok:
+			st.ChangedDisk.New++
+			example(job.Rel)
+		case s != [2]float64{job.Mtime, float64(job.Size)}:
+			st.ChangedDisk.Modified++
+			example(job.Rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return st, err
+	}
+	for p := range indexed {
+		if !seen[p] {
+			st.ChangedDisk.Deleted++
+			example(p)
+		}
+	}
+	slices.Sort(st.ChangedDisk.Examples)
+	return st, nil
+}

@@ -58,6 +58,9 @@ func (e *Engine) snapshot(ctx context.Context) (*index.Snapshot, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if failed := e.modelFailed(); failed != nil {
+			return nil, failed // the cause and its fix, not "try again"
+		}
 		return nil, ErrNoIndex
 	}
 	snap := e.store.Acquire()

@@ -210,7 +210,7 @@ func (rs *resources) list(ctx context.Context, _ any, req *mcp.ListResourcesRequ
 	res.Resources = make([]mcp.Resource, 0, len(docs))
 	for _, d := range docs {
 		r := mcp.NewResource(DocumentURI(rs.title, d.Path), d.Path,
-			mcp.WithResourceDescription(fmt.Sprintf("%s document, %d chunks", strings.TrimPrefix(d.Ext, "."), d.Chunks)),
+			mcp.WithResourceDescription(describe(d)),
 			mcp.WithMIMEType(textMIME),
 			mcp.WithLastModified(time.Unix(0, int64(d.Mtime*1e9)).UTC().Format(time.RFC3339)))
 		res.Resources = append(res.Resources, r)
@@ -219,4 +219,12 @@ func (rs *resources) list(ctx context.Context, _ any, req *mcp.ListResourcesRequ
 	if more {
 		res.NextCursor = mcp.Cursor(base64.StdEncoding.EncodeToString([]byte(docs[len(docs)-1].Path)))
 	}
+}
+
+func describe(d engine.DocumentInfo) string {
+	unit := "chunks"
+	if d.Chunks == 1 {
+		unit = "chunk"
+	}
+	return fmt.Sprintf("%s document, %d %s", strings.TrimPrefix(d.Ext, "."), d.Chunks, unit)
 }

@@ -62,6 +62,9 @@ type Config struct {
 	// Compaction thresholds (see index.Options); zero values take defaults.
 	CompactRatio float64
 	CompactMin   int
+	// MergeRatio tunes when vector segments are merged into faiss.index
+	// (see index.Options); 0 takes the default.
+	MergeRatio float64
 	// SearchMode is the ranking searches use; "" = SearchHybrid.
 	SearchMode SearchMode
 	// Fusion is how hybrid search combines its rankings; "" = DefaultFusion.
@@ -298,7 +301,7 @@ func (e *Engine) load(ctx context.Context) error {
 		return loadErr(err, fixEmbedder)
 	}
 	store, err := index.Open(e.cfg.IndexFolder, e.version(id), index.Options{
-		Logger: e.log, CompactRatio: e.cfg.CompactRatio, CompactMin: e.cfg.CompactMin, ReadOnly: e.cfg.ReadOnly,
+		Logger: e.log, CompactRatio: e.cfg.CompactRatio, CompactMin: e.cfg.CompactMin, MergeRatio: e.cfg.MergeRatio, ReadOnly: e.cfg.ReadOnly,
 	})
 	if err != nil {
 		emb.Close()

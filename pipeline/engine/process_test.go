@@ -31,8 +31,18 @@ func TestMain(m *testing.M) {
 
 func runChild(mode, data, indexDir string) int {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	e, err := New(Config{DataFolder: data, IndexFolder: indexDir, NoInitialReindex: true, Logger: logger,
-		Checkpoint: 15 * time.Millisecond, CompactMin: 8, CompactRatio: 0.3})
+	cfg := Config{DataFolder: data, IndexFolder: indexDir, NoInitialReindex: true, Logger: logger,
+		Checkpoint: 15 * time.Millisecond, CompactMin: 8, CompactRatio: 0.3}
+	// The crash test's loop also runs with every commit a merge (kills land
+	// while faiss.index is rewritten) and with merges only every 64
+	// segments (kills land amid segment writes).
+	switch mode {
+	case "reindex-loop-merging":
+		mode, cfg.MergeRatio = "reindex-loop", -1
+	case "reindex-loop-segments":
+		mode, cfg.MergeRatio = "reindex-loop", 1e9
+	}
+	e, err := New(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -176,7 +186,8 @@ func TestSIGKILLDuringReindex(t *testing.T) {
 	ref.Close()
 	rng := rand.New(rand.NewPCG(42, 7))
 	for trial := range trials {
-		cmd, _ := startChild(t, "reindex-loop", data, indexDir)
+		mode := []string{"reindex-loop", "reindex-loop-merging", "reindex-loop-segments"}[trial%3]
+		cmd, _ := startChild(t, mode, data, indexDir)
 		time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()

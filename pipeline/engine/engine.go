@@ -447,8 +447,11 @@ func (e *Engine) Status() Status {
 		st.LastReindex, _ = time.Parse(time.RFC3339, snap.LastReindex())
 		snap.Release()
 	}
-	for _, name := range []string{index.FaissFile, index.ManifestFile, index.FilesFile} {
-		if fi, err := os.Stat(filepath.Join(e.cfg.IndexFolder, name)); err == nil {
+	// Every file counts: faiss.index, the manifest, files.json and the
+	// vector and lexical segments.
+	entries, _ := os.ReadDir(e.cfg.IndexFolder)
+	for _, ent := range entries {
+		if fi, err := ent.Info(); err == nil && fi.Mode().IsRegular() {
 			st.IndexBytes += fi.Size()
 		}
 	}

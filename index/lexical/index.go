@@ -32,9 +32,64 @@ var DefaultParams = Params{
 	B:      [numFields]float64{FieldBody: 0.75, FieldHeading: 0.5, FieldName: 0.3},
 }
 
-// MaxQueryTerms caps the distinct terms of one query; the rest are ignored,
-// so a 10,000-character query costs at most this many posting scans.
+// MaxQueryTerms caps the distinct terms of one query that are scored: the
+// rarest in the index are kept, so a 10,000-character query costs at most
+// this many posting scans and keeps its most telling words.
 const MaxQueryTerms = 256
+
+// maxQueryCandidates bounds the distinct terms looked up at all.
+const maxQueryCandidates = 4096
+
+// queryTerm is one distinct term of a query that occurs in the index.
+type queryTerm struct {
+	text string
+	qtf  float64 // occurrences in the query
+	df   float64
+	idf  float64
+	at   []int // per segment: the term's index, or -1
+}
+
+// queryTerms returns the query's distinct terms found in the index with
+// their idf, at most MaxQueryTerms of them (the lowest df first, then the
+// first in the query).
+func (x *Index) queryTerms(query string) []queryTerm {
+	var n float64
+	for _, v := range x.segs {
+		n += float64(v.seg.docs())
+	}
+	var terms []queryTerm
+	seen := map[string]int{}
+	for _, t := range Tokens(query) {
+		if i, ok := seen[t]; ok {
+			if i >= 0 {
+				terms[i].qtf++
+			}
+			continue
+		}
+		if len(seen) == maxQueryCandidates {
+			continue
+		}
+		qt := queryTerm{text: t, qtf: 1, at: make([]int, len(x.segs))}
+		for s, v := range x.segs {
+			qt.at[s] = v.seg.find(t)
+			if qt.at[s] >= 0 {
+				qt.df += float64(v.seg.df[qt.at[s]])
+			}
+		}
+		if qt.df == 0 {
+			seen[t] = -1
+			continue
+		}
+		qt.idf = math.Log(1 + (n-qt.df+0.5)/(qt.df+0.5))
+		seen[t] = len(terms)
+		terms = append(terms, qt)
+	}
+	if len(terms) > MaxQueryTerms {
+		slices.SortStableFunc(terms, func(a, b queryTerm) int { return cmp.Compare(a.df, b.df) })
+		terms = terms[:MaxQueryTerms]
+	}
+	return terms
+}
 
 // SegmentRef names a committed segment file; the owner keeps the list in
 // its commit record, so the segments in use change with that record.
@@ -226,25 +281,7 @@ func (x *Index) Search(query string, k int) []Result {
 	if k <= 0 || len(x.segs) == 0 {
 		return nil
 	}
-	type qterm struct {
-		text string
-		qtf  float64
-		idf  float64
-		at   []int // per segment: the term's index, or -1
-	}
-	var terms []qterm
-	seen := map[string]int{}
-	for _, t := range Tokens(query) {
-		if i, ok := seen[t]; ok {
-			terms[i].qtf++
-			continue
-		}
-		if len(terms) == MaxQueryTerms {
-			continue
-		}
-		seen[t] = len(terms)
-		terms = append(terms, qterm{text: t, qtf: 1})
-	}
+	terms := x.queryTerms(query)
 	if len(terms) == 0 {
 		return nil
 	}
@@ -263,18 +300,6 @@ func (x *Index) Search(query string, k int) []Result {
 		if sumLen[f] > 0 {
 			invAvg[f] = n / sumLen[f]
 		}
-	}
-	for i := range terms {
-		t := &terms[i]
-		t.at = make([]int, len(x.segs))
-		var df float64
-		for s, v := range x.segs {
-			t.at[s] = v.seg.find(t.text)
-			if t.at[s] >= 0 {
-				df += float64(v.seg.df[t.at[s]])
-			}
-		}
-		t.idf = math.Log(1 + (n-df+0.5)/(df+0.5))
 	}
 	p := x.Params
 	top := topK{k: k}

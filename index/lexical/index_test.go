@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -205,5 +206,27 @@ func TestSearchWhileChanging(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLongQueryKeepsRareTerms: past MaxQueryTerms distinct terms, the rarest
+// are scored, so a telling word at the end of a pasted page still counts.
+func TestLongQueryKeepsRareTerms(t *testing.T) {
+	var docs []Doc
+	var common []string
+	for i := range 400 {
+		common = append(common, word(int64(i+1)))
+	}
+	for id := int64(1); id <= 20; id++ {
+		docs = append(docs, Doc{ID: id, Body: strings.Join(common, " ")})
+	}
+	docs = append(docs, Doc{ID: 21, Body: "only here: zebrafinch"})
+	x := mustAdd(t, Empty(), t.TempDir(), "a.seg", docs, false)
+	got := x.Search(strings.Join(common, " ")+" zebrafinch", 30)
+	if !slices.Contains(ids(got), 21) {
+		t.Fatalf("rare last term lost: %v", ids(got))
+	}
+	if w := x.QueryWeight("zebrafinch unknownword"); w <= 0 || w != x.QueryWeight("zebrafinch") {
+		t.Fatalf("query weight %v", w)
 	}
 }

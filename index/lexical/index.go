@@ -217,12 +217,13 @@ func (x *Index) Delete(ids []int64) *Index {
 
 // Add indexes docs (ids increasing, above every id already present) into a
 // new segment called name and returns the next index and the bytes of that
-// one new file, which the caller must write (durably) before committing. Trailing
-// segments no larger than what is being written are merged into it, so an
-// index of n docs has O(log n) segments and a doc is rewritten O(log n)
-// times. compact merges every segment, dropping deleted docs. With no docs
-// and no compaction there is no new file and x is returned. The caller
-// commits by recording Segments(), and removes files no longer listed.
+// one new file, which the caller must write durably before committing.
+// Trailing segments no larger than what is being written are merged into
+// it, so an index of n docs has O(log n) segments and a doc is rewritten
+// O(log n) times. compact merges every segment, dropping deleted docs. With
+// no docs and no compaction there is no new file and x is returned. The
+// caller commits by recording Segments(), and removes files no longer
+// listed.
 func (x *Index) Add(name string, docs []Doc, compact bool) (*Index, []byte, error) {
 	if len(docs) == 0 && !compact {
 		return x, nil, nil

@@ -225,6 +225,13 @@ func progressToken(msg []byte, fields map[string]span) (span, bool) {
 func (w *wire) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if len(w.partial) == 0 && bytes.IndexByte(p, '\n') == len(p)-1 {
+		// One whole message, as mcp-go writes them: no copy to collect it.
+		if _, err := w.out.Write(w.outbound(p)); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	w.partial = append(w.partial, p...)
 	for {
 		i := bytes.IndexByte(w.partial, '\n')
@@ -246,6 +253,17 @@ func (w *wire) Write(p []byte) (int, error) {
 
 // outbound puts the client's id back into a response. Call with mu held.
 func (w *wire) outbound(msg []byte) []byte {
+	// mcp-go writes every answer as {"jsonrpc":"2.0","id":...: take the id
+	// from there without scanning a large result.
+	const head = `{"jsonrpc":"2.0","id":`
+	if rest, ok := bytes.CutPrefix(msg, []byte(head+`"`+idPrefix)); ok {
+		if end := bytes.IndexByte(rest, '"'); end > 0 {
+			id := span{len(head), len(msg) - len(rest) + end + 1}
+			if n, ok := parseOurID(msg[id.start:id.end]); ok {
+				return w.restoreID(msg, id, n)
+			}
+		}
+	}
 	if !bytes.Contains(msg, []byte(`"`+idPrefix)) {
 		return msg
 	}
@@ -283,6 +301,12 @@ func (w *wire) outbound(msg []byte) []byte {
 	if !ok {
 		return msg
 	}
+	return w.restoreID(msg, id, n)
+}
+
+// restoreID puts the client's id for our id n at the span id of msg and
+// forgets n. Call with mu held.
+func (w *wire) restoreID(msg []byte, id span, n uint64) []byte {
 	raw, ok := w.pending[n]
 	if !ok {
 		return msg

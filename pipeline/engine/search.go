@@ -17,9 +17,9 @@ type Fusion string
 
 const (
 	// FusionCoverage calibrates BM25 by the query's own keyword weight W
-	// (Σ idf of its terms found in the index): k = min(s, W)/(W + 8), the
-	// share of the query's keywords a passage holds, discounted when those
-	// keywords are common. It combines k with the cosine c as a noisy OR,
+	// (Σ idf of its terms found in the index): k = s/(max(s, W) + 8), below
+	// W the share of the query's keywords a passage holds, discounted when
+	// those keywords are common. It combines k with the cosine c as a noisy OR,
 	// 1 - (1-c)(1-k): a passage only one ranking finds keeps that ranking's
 	// score, one both find scores above either.
 	FusionCoverage Fusion = "coverage"
@@ -36,7 +36,7 @@ const (
 // (-ldflags "-X .../pipeline/engine.DefaultFusion=rrf").
 var DefaultFusion = string(FusionCoverage)
 
-// bm25Half sets the keyword calibration: k = min(s, W)/(W + bm25Half). A
+// bm25Half sets the keyword calibration: k = s/(max(s, W) + bm25Half). A
 // query whose keywords are rare (an identifier: W of 20 and more) can reach
 // k near 0.7; one of common words stays low. 4 and 8 tied on the
 // evaluation, 12 and 16 did worse.
@@ -219,7 +219,9 @@ func (r *ranker) calibrate(s float64) float64 {
 	if r.fusion == FusionCalibrated {
 		return s / (s + bm25Half)
 	}
-	return min(s, r.weight) / (r.weight + bm25Half)
+	// s/(W + 8) up to s = W, then s/(s + 8): continuous and rising, so
+	// passages stronger than the weight keep their order.
+	return s / (max(s, r.weight) + bm25Half)
 }
 
 // unit clamps x into [0, 1].

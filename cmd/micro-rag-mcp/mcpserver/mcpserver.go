@@ -134,7 +134,7 @@ const searchOutputSchema = `{
         "type": "object",
         "properties": {
           "path": {"type": "string", "description": "relative to the data folder, / separated"},
-          "score": {"type": "number", "minimum": 0, "maximum": 1, "description": "relevance from 0 to 1, never rising down the list; hybrid search: 1 - (1 - cosine similarity) * (1 - keyword score), keyword score = min(BM25, W) / (W + 8) with W the BM25 of a passage holding each query keyword once"},
+          "score": {"type": "number", "minimum": 0, "maximum": 1, "description": "relevance from 0 to 1, never rising down the list; hybrid search: 1 - (1 - cosine similarity) * (1 - keyword score), keyword score = BM25 / (max(BM25, W) + 8) with W the BM25 of a passage holding each query keyword once"},
           "snippet": {"type": "string", "description": "the passage's whole text; overlapping chunks of one file are merged into one passage"},
           "chunk_index": {"type": "integer", "description": "the best-matching chunk of the passage, from 0"},
           "chunks": {"type": "array", "items": {"type": "integer"}, "description": "every chunk the passage holds, ascending"},

@@ -91,3 +91,23 @@ func BenchmarkSearchTop10(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBadNorms is the load-time length check over 100k × 384 vectors;
+// ms-at-1M scales it to a million.
+func BenchmarkBadNorms(b *testing.B) {
+	idx := mustIDMap2(b, benchD)
+	ids := make([]int64, benchN)
+	for i := range ids {
+		ids[i] = int64(i)
+	}
+	if err := idx.AddWithIDs(benchData(), ids); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(benchN * benchD * 4)
+	for b.Loop() {
+		if n, _, err := idx.BadNorms(1e-3); err != nil || n != 0 {
+			b.Fatalf("%d bad, %v", n, err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N)*10, "ms-at-1M")
+}

@@ -106,10 +106,23 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 
 	run, _ := New(ctx)
 	Source(run, "walk", walked, func(ctx context.Context, emit func(*stages.FileJob) error) error {
-		return cfg.Walker.Walk(ctx, func(job *stages.FileJob) error {
-			cnt.filesTotal.Add(1)
-			return emit(job)
-		})
+		// List everything first, so the file total that progress shows is
+		// final from the start instead of growing as the walk goes.
+		var jobs []*stages.FileJob
+		if err := cfg.Walker.Walk(ctx, func(job *stages.FileJob) error {
+			jobs = append(jobs, job)
+			return nil
+		}); err != nil {
+			return err
+		}
+		cnt.filesTotal.Store(int64(len(jobs)))
+		for i, job := range jobs {
+			jobs[i] = nil // the pipeline owns it now
+			if err := emit(job); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	Map(run, "filter", 1, walked, filtered, func(_ context.Context, job *stages.FileJob) (*stages.FileJob, error) {
 		filter.Apply(job)

@@ -1,0 +1,68 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/stages"
+	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
+	"github.com/micro-rag/micro-rag-mcp/stages/embed"
+	"github.com/micro-rag/micro-rag-mcp/stages/extract"
+)
+
+// The file total progress reports is final from the first report on: the
+// walk lists every file before the first is processed.
+func TestProgressFileTotalIsFinalFromTheStart(t *testing.T) {
+	emb, err := embed.New(embed.Config{})
+	if err != nil {
+		t.Fatalf("embedder (run `make setup` first): %v", err)
+	}
+	defer emb.Close()
+	data := t.TempDir()
+	const files = 120
+	for i := range files {
+		p := filepath.Join(data, fmt.Sprintf("d%d", i%7), fmt.Sprintf("f%03d.md", i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		text := fmt.Sprintf("Note %d: the lighthouse keeper logged %d ships passing the northern reef at dusk.", i, i*7)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store, err := index.Open(filepath.Join(data, "index"), schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}, index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var totals []int
+	w, err := store.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	folder, err := stages.OpenFolder(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer folder.Close()
+	cfg := Config{
+		Walker:   stages.Walker{Folder: folder, IndexFolder: filepath.Join(data, "index"), Exts: map[string]bool{".md": true}},
+		Chunking: chunk.Default, Tokens: emb.Tokenizer(), Embedder: emb, Dim: embed.Dim, Limits: extract.DefaultLimits,
+	}
+	cfg.Progress = func(p Progress) { totals = append(totals, p.FilesTotal) }
+	if _, err := Reindex(context.Background(), cfg, w); err != nil {
+		t.Fatal(err)
+	}
+	if len(totals) < 2 {
+		t.Logf("only %d progress reports; the run was too quick to show a growing total", len(totals))
+	}
+	for i, n := range totals {
+		if n != files {
+			t.Fatalf("report %d of %d says %d files in total, want %d from the start: %v", i+1, len(totals), n, files, totals)
+		}
+	}
+}

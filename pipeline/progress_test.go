@@ -39,6 +39,7 @@ func TestProgressFileTotalIsFinalFromTheStart(t *testing.T) {
 	}
 	defer store.Close()
 	var totals []int
+	var last Progress
 	w, err := store.Begin()
 	if err != nil {
 		t.Fatal(err)
@@ -53,12 +54,15 @@ func TestProgressFileTotalIsFinalFromTheStart(t *testing.T) {
 		Walker:   stages.Walker{Folder: folder, IndexFolder: filepath.Join(data, "index"), Exts: map[string]bool{".md": true}},
 		Chunking: chunk.Default, Tokens: emb.Tokenizer(), Embedder: emb, Dim: embed.Dim, Limits: extract.DefaultLimits,
 	}
-	cfg.Progress = func(p Progress) { totals = append(totals, p.FilesTotal) }
+	cfg.Progress = func(p Progress) { totals = append(totals, p.FilesTotal); last = p }
 	if _, err := Reindex(context.Background(), cfg, w); err != nil {
 		t.Fatal(err)
 	}
 	if len(totals) < 2 {
 		t.Logf("only %d progress reports; the run was too quick to show a growing total", len(totals))
+	}
+	if last.BytesTotal == 0 || last.BytesDone != last.BytesTotal {
+		t.Errorf("final progress counts %d of %d bytes read", last.BytesDone, last.BytesTotal)
 	}
 	for i, n := range totals {
 		if n != files {

@@ -34,6 +34,10 @@ type Config struct {
 type Progress struct {
 	FilesDone, FilesTotal   int
 	ChunksDone, ChunksTotal int
+	// Bytes of the files that need reading this run (known once the walk
+	// is done) and of those chunked so far: ChunksTotal grows with them,
+	// so their ratio lets a display estimate the final chunk count.
+	BytesDone, BytesTotal int64
 }
 
 // Result is what a run did.
@@ -45,12 +49,14 @@ type Result struct {
 
 type counters struct {
 	filesTotal, filesDone, chunksTotal, chunksDone atomic.Int64
+	bytesTotal, bytesDone                          atomic.Int64
 }
 
 func (c *counters) progress() Progress {
 	return Progress{
 		FilesDone: int(c.filesDone.Load()), FilesTotal: int(c.filesTotal.Load()),
 		ChunksDone: int(c.chunksDone.Load()), ChunksTotal: int(c.chunksTotal.Load()),
+		BytesDone: c.bytesDone.Load(), BytesTotal: c.bytesTotal.Load(),
 	}
 }
 
@@ -104,6 +110,7 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	chunked := make(chan *stages.FileJob, 2)
 	embedded := make(chan *stages.FileJob, 2)
 
+	toRead := map[string]int64{} // files the walk found needing a read, by size
 	run, _ := New(ctx)
 	Source(run, "walk", walked, func(ctx context.Context, emit func(*stages.FileJob) error) error {
 		// List everything first, so the file total that progress shows is
@@ -116,6 +123,16 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 			return err
 		}
 		cnt.filesTotal.Store(int64(len(jobs)))
+		var bytes int64
+		for _, job := range jobs {
+			probe := *job // the filter stage decides for real; this only counts
+			filter.Apply(&probe)
+			if probe.Kind == stages.Changed {
+				toRead[job.Rel] = job.Size
+				bytes += job.Size
+			}
+		}
+		cnt.bytesTotal.Store(bytes)
 		for i, job := range jobs {
 			jobs[i] = nil // the pipeline owns it now
 			if err := emit(job); err != nil {
@@ -134,6 +151,7 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	})
 	Map(run, "chunk", 1, extracted, chunked, func(_ context.Context, job *stages.FileJob) (*stages.FileJob, error) {
 		cnt.chunksTotal.Add(int64(chunker.Apply(job)))
+		cnt.bytesDone.Add(toRead[job.Rel]) // written before the first send, read-only after
 		return job, nil
 	})
 	Expand(run, "embed", chunked, embedded, batcher.Add, batcher.Flush)

@@ -22,11 +22,12 @@ type progressBar struct {
 	every time.Duration // redraw interval
 	now   func() time.Time
 
-	mu      sync.Mutex
-	last    time.Time
-	line    string // the bar as last drawn; "" when none is on screen
-	total   int    // chunk total shown; it never shrinks
-	samples []sample
+	mu        sync.Mutex
+	last      time.Time
+	line      string // the bar as last drawn; "" when none is on screen
+	total     int    // chunk total shown
+	estimated bool   // total is a projection, not yet a count
+	samples   []sample
 }
 
 // sample is the chunk count at a moment, for the rate over a short window.
@@ -65,7 +66,7 @@ func (b *progressBar) update(p engine.Progress) {
 	for len(b.samples) > 2 && now.Sub(b.samples[1].at) >= rateWindow {
 		b.samples = b.samples[1:]
 	}
-	b.total = max(b.total, p.ChunksTotal, p.ChunksDone)
+	b.total, b.estimated = chunkTotal(p, b.total)
 	final := p.FilesTotal > 0 && p.FilesDone >= p.FilesTotal
 	if now.Sub(b.last) < b.every && !final {
 		return
@@ -88,7 +89,11 @@ func (b *progressBar) update(p engine.Progress) {
 // describe says how far the run is: chunks with rate and ETA, then files.
 func (b *progressBar) describe(p engine.Progress) string {
 	var s strings.Builder
-	fmt.Fprintf(&s, "%s/%s chunks", count(p.ChunksDone), count(b.total))
+	approx := ""
+	if b.estimated {
+		approx = "~"
+	}
+	fmt.Fprintf(&s, "%s/%s%s chunks", count(p.ChunksDone), approx, count(b.total))
 	if rate := b.rate(); rate > 0 {
 		fmt.Fprintf(&s, "  %.1f/s", rate)
 		if left := b.total - p.ChunksDone; left > 0 {
@@ -98,6 +103,21 @@ func (b *progressBar) describe(p engine.Progress) string {
 	}
 	fmt.Fprintf(&s, "  files %s/%s", count(p.FilesDone), count(p.FilesTotal))
 	return s.String()
+}
+
+// chunkTotal is the chunk total to show. Chunks are counted as files are
+// chunked, so the count grows during a run; while files remain to be read
+// it is projected from the bytes chunked so far, which moves smoothly
+// instead of jumping. Without byte counts the shown total never shrinks.
+func chunkTotal(p engine.Progress, shown int) (total int, estimated bool) {
+	if p.BytesTotal > 0 && p.BytesDone > 0 && p.BytesDone < p.BytesTotal {
+		left := float64(p.BytesTotal-p.BytesDone) * float64(p.ChunksTotal) / float64(p.BytesDone)
+		return max(p.ChunksDone, p.ChunksTotal+int(left)), true
+	}
+	if p.BytesTotal > 0 && p.BytesDone >= p.BytesTotal {
+		return p.ChunksTotal, false
+	}
+	return max(shown, p.ChunksTotal, p.ChunksDone), p.BytesTotal > 0
 }
 
 // rate is chunks per second over the recent window.

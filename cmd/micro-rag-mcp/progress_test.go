@@ -77,6 +77,19 @@ func TestProgressBarLogsAboveBar(t *testing.T) {
 	}
 }
 
+// With byte counts the total is projected from the bytes chunked so far,
+// marked "~", and exact once every file is chunked.
+func TestProgressBarProjectsChunkTotal(t *testing.T) {
+	b, out, clock := testBar(false)
+	b.update(engine.Progress{FilesTotal: 10, ChunksDone: 5, ChunksTotal: 40, BytesDone: 1000, BytesTotal: 4000})
+	*clock = clock.Add(3 * time.Second)
+	b.update(engine.Progress{FilesDone: 10, FilesTotal: 10, ChunksDone: 150, ChunksTotal: 150, BytesDone: 4000, BytesTotal: 4000})
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "5/~160 chunks") || !strings.Contains(lines[1], "150/150 chunks") {
+		t.Fatalf("lines %q, want a projected ~160 then the exact 150", lines)
+	}
+}
+
 func TestCount(t *testing.T) {
 	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567"} {
 		if got := count(n); got != want {

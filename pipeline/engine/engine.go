@@ -412,7 +412,8 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 		Dim: embed.Dim, Limits: extract.DefaultLimits, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
 	}
 	cfg.Progress = func(p pipeline.Progress) {
-		progress(Progress{FilesDone: p.FilesDone, FilesTotal: p.FilesTotal, ChunksDone: p.ChunksDone, ChunksTotal: p.ChunksTotal})
+		progress(Progress{FilesDone: p.FilesDone, FilesTotal: p.FilesTotal, ChunksDone: p.ChunksDone, ChunksTotal: p.ChunksTotal,
+			BytesDone: p.BytesDone, BytesTotal: p.BytesTotal})
 	}
 	res, err := pipeline.Reindex(ctx, cfg, w)
 	if err != nil {

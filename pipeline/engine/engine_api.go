@@ -88,4 +88,6 @@ type Progress struct {
 	FilesTotal  int
 	ChunksDone  int
 	ChunksTotal int
+	// Bytes of the files this run reads, and of those chunked so far.
+	BytesDone, BytesTotal int64
 }

@@ -153,3 +153,30 @@ func TestStatusWithoutModel(t *testing.T) {
 		t.Errorf("status is not quiet by default: %q", stderr)
 	}
 }
+
+// The server follows the folder by itself: a saved file is found, and a
+// file a new .micro-rag-ignore names disappears, without a reindex call.
+func TestE2EWatchFollowsTheFolder(t *testing.T) {
+	data := copySample(t)
+	c := startServer(t, data)
+	waitForTop(t, c, sampleQueries[0].query, sampleQueries[0].path)
+	query := "the harbour pilot logs every tanker that anchors beyond the breakwater"
+	os.WriteFile(filepath.Join(data, "harbour-log.md"), []byte("The harbour pilot logs every tanker that anchors beyond the breakwater at night."), 0o644)
+	waitForTop(t, c, query, "harbour-log.md")
+
+	os.WriteFile(filepath.Join(data, ".micro-rag-ignore"), []byte("harbour-log.md\n"), 0o644)
+	deadline := time.Now().Add(indexTimeout)
+	for {
+		found := false
+		for _, r := range search(t, c, query, 5, 0) {
+			found = found || r.Path == "harbour-log.md"
+		}
+		if !found {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a file named in a new .micro-rag-ignore is still found")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -93,7 +93,7 @@ func saveAndFind(b *testing.B, e *engine.Engine, data string, round int) time.Du
 func BenchmarkWatchIdleCPU(b *testing.B) {
 	for _, watch := range []bool{true, false} {
 		b.Run(fmt.Sprintf("watch=%v", watch), func(b *testing.B) {
-			watchedEngine(b, watch) // indexed; idle from here on
+			watchedEngine(b, watch)     // indexed; idle from here on
 			time.Sleep(3 * time.Second) // let the last commit and GC settle
 			for b.Loop() {
 				before := cpuTime(b)

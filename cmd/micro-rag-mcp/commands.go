@@ -243,7 +243,7 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case errors.Is(err, engine.ErrBusy):
 		return fmt.Errorf("busy: %w", err)
 	case err != nil && ctx.Err() != nil:
-		return errors.New("reindex interrupted; the previous index is unchanged")
+		return errors.New("reindex interrupted; the index keeps its last commit (a later reindex carries on from there)")
 	case err != nil:
 		return err
 	}

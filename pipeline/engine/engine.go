@@ -76,14 +76,14 @@ type Config struct {
 type Status struct {
 	DataFolder  string    `json:"data_folder"`
 	IndexFolder string    `json:"index_folder"`
-	ModelReady  bool      `json:"model_ready"`
+	ModelReady  bool      `json:"model_ready,omitempty"`
 	Model       string    `json:"model"`
 	Files       int       `json:"files"`
 	Chunks      int       `json:"chunks"`
 	Tombstones  int       `json:"tombstones"`
 	IndexBytes  int64     `json:"index_bytes"`
 	LastReindex time.Time `json:"last_reindex"`
-	Reindexing  bool      `json:"reindexing"`
+	Reindexing  bool      `json:"reindexing,omitempty"`
 	// What ReadStatus adds: files that could not be read (from the runs
 	// that last looked at them) and how the folder differs from the index.
 	Failed      []stages.Failure `json:"failed,omitempty"`

@@ -159,7 +159,8 @@ func TestFileWriteIsOneBatchAfterSettling(t *testing.T) {
 
 // An editor writes a temporary file and renames it over the original.
 func TestEditorSaveByRename(t *testing.T) {
-	h := startWatch(t, func(root string) { os.WriteFile(filepath.Join(root, "notes.md"), []byte("old"), 0o644) }, nil)
+	h := startWatch(t, func(root string) { os.WriteFile(filepath.Join(root, "notes.md"), []byte("old"), 0o644) },
+		func(c *Config) { c.Settle = time.Second })
 	h.write(".notes.md.swp", "swap")
 	h.write("notes.md.tmp123", "new text")
 	if err := os.Rename(filepath.Join(h.root, "notes.md"), filepath.Join(h.root, "notes.md~")); err != nil {
@@ -180,12 +181,13 @@ func TestEditorSaveByRename(t *testing.T) {
 // A mass change (a checkout, an unpacked archive) is one batch, not one per
 // file.
 func TestMassChangeIsOneBatch(t *testing.T) {
-	h := startWatch(t, nil, func(c *Config) { c.Settle, c.MaxDelay = 500*time.Millisecond, 20*time.Second })
+	// A settle time well above a scheduling stall on a busy machine.
+	h := startWatch(t, nil, func(c *Config) { c.Settle, c.MaxDelay = 2*time.Second, 60*time.Second })
 	const n = 3000
 	for i := range n {
 		h.write(fmt.Sprintf("d%d/f%d.md", i%10, i), "x")
 	}
-	b := h.next(15 * time.Second)
+	b := h.next(30 * time.Second)
 	if b.All {
 		t.Fatalf("batch says All for %d paths", n)
 	}

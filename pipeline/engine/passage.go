@@ -36,11 +36,18 @@ func (p *passage) absorb(recs ...schema.Record) {
 	}
 }
 
+// maxPassageChunks bounds a merged passage (about 3,400 characters), so a
+// document whose every chunk matches does not come back whole as one
+// passage; its neighbours are one resources/read away.
+const maxPassageChunks = 4
+
 // passages walks candidates best first and groups them: a chunk whose text
 // overlaps or touches a passage already chosen joins it (merging passages it
-// bridges); any other chunk starts a new passage. The walk stops when the
-// topK-th passage starts or at the first candidate below threshold. The
-// result is best first, and no text appears twice.
+// bridges) unless that would make a passage of more than maxPassageChunks
+// chunks, in which case it is skipped; any other chunk starts a new
+// passage. The walk stops when the topK-th passage starts or at the first
+// candidate below threshold. The result is best first, and no text appears
+// twice.
 func passages(cands []candidate, topK int, threshold float64) []Result {
 	slices.SortStableFunc(cands, func(a, b candidate) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
@@ -58,23 +65,25 @@ func passages(cands []candidate, topK int, threshold float64) []Result {
 			continue
 		}
 		seen[c.rec.ID] = true
-		var into *passage
-		kept := ps[:0:0]
-		for _, p := range ps {
-			switch {
-			case !p.overlaps(c.rec):
-				kept = append(kept, p)
-			case into == nil:
-				into = p
-				kept = append(kept, p)
-			default:
-				// c bridges two passages: the later-ranked one joins the earlier.
-				into.absorb(p.recs...)
+		var hit []int // passages c overlaps, best first
+		n := 1
+		for i, p := range ps {
+			if p.overlaps(c.rec) {
+				hit = append(hit, i)
+				n += len(p.recs)
 			}
 		}
-		ps = kept
-		if into != nil {
+		if len(hit) > 0 {
+			if n > maxPassageChunks {
+				continue // its text is mostly in a passage already: skipped, not repeated
+			}
+			// c joins the best passage it overlaps, bridging any others into it.
+			into := ps[hit[0]]
+			for _, i := range hit[1:] {
+				into.absorb(ps[i].recs...)
+			}
 			into.absorb(c.rec)
+			ps = slices.DeleteFunc(ps, func(p *passage) bool { return p != into && p.overlaps(c.rec) })
 			continue
 		}
 		ps = append(ps, &passage{best: c, recs: []schema.Record{c.rec}, start: c.rec.CharStart, end: c.rec.CharEnd})

@@ -159,6 +159,33 @@ func TestPassagesMergeOverlaps(t *testing.T) {
 	}
 }
 
+// A document whose every chunk matches comes back as passages of at most
+// maxPassageChunks chunks that share no text, not as one huge passage.
+func TestPassagesBounded(t *testing.T) {
+	a := records("a.txt", randomText(11, 60), nil)
+	if len(a) < 20 {
+		t.Fatalf("%d chunks", len(a))
+	}
+	var cands []candidate
+	for i, r := range a {
+		cands = append(cands, candidate{r, 0.9 - float64(i)*0.001})
+	}
+	res := passages(cands, 5, 0.2)
+	if len(res) != 5 {
+		t.Fatalf("%d passages", len(res))
+	}
+	for i, r := range res {
+		if len(r.Chunks) > maxPassageChunks {
+			t.Errorf("passage %d holds chunks %v", i, r.Chunks)
+		}
+		for _, o := range res[:i] {
+			if r.CharStart <= o.CharEnd && o.CharStart <= r.CharEnd {
+				t.Errorf("passages %v and %v share text", o.Chunks, r.Chunks)
+			}
+		}
+	}
+}
+
 func TestCollapseSpace(t *testing.T) {
 	got := collapseSpace("  # Title\n\nline one\nline two   with\tspace\n \n\n\nlast \u00a0\n")
 	if want := "# Title\n\nline one\nline two with space\n\nlast"; got != want {

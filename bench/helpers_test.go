@@ -95,7 +95,7 @@ func chunkTexts(b testing.TB, files []string) []string {
 	t := tok(b)
 	var out []string
 	for _, f := range files {
-		doc, err := extract.Extract(f, extract.DefaultLimits)
+		doc, err := extract.Extract(context.Background(), f, extract.DefaultLimits, benchPDF)
 		if err != nil {
 			continue // the reindex counts it as failed and moves on too
 		}
@@ -200,3 +200,6 @@ func copyTree(b *testing.B, src, dst string) {
 		b.Fatal(err)
 	}
 }
+
+// benchPDF reads the benchmarks' PDFs outside an engine.
+var benchPDF = extract.NewPDFEngine(extract.PDFOptions{}, nil)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"os"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ func BenchmarkExtract(b *testing.B) {
 			var size int64
 			for _, f := range files {
 				// Warm-up outside the timing: PDFium's first start costs seconds.
-				if _, err := extract.Extract(f, extract.DefaultLimits); err != nil {
+				if _, err := extract.Extract(context.Background(), f, extract.DefaultLimits, benchPDF); err != nil {
 					b.Fatal(err)
 				}
 				fi, err := os.Stat(f)
@@ -37,7 +38,7 @@ func BenchmarkExtract(b *testing.B) {
 			start := time.Now()
 			for b.Loop() {
 				for _, f := range files {
-					doc, err := extract.Extract(f, extract.DefaultLimits)
+					doc, err := extract.Extract(context.Background(), f, extract.DefaultLimits, benchPDF)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -59,7 +60,7 @@ func BenchmarkChunk(b *testing.B) {
 	var texts []*extract.Document
 	var size int64
 	for _, f := range corpusFiles(b, c.Dir) {
-		doc, err := extract.Extract(f, extract.DefaultLimits)
+		doc, err := extract.Extract(context.Background(), f, extract.DefaultLimits, benchPDF)
 		if err != nil {
 			b.Fatal(err)
 		}

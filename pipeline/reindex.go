@@ -22,8 +22,9 @@ type Config struct {
 	Embedder   stages.Embedder
 	Dim        int
 	Limits     extract.Limits
-	Extractors int           // extractor pool size; default NumCPU
-	Checkpoint time.Duration // commit and publish this often during a long run; 0 = 30 s
+	PDF        *extract.PDFEngine // reads the PDFs; the caller owns and closes it
+	Extractors int                // extractor pool size; default NumCPU
+	Checkpoint time.Duration      // commit and publish this often during a long run; 0 = 30 s
 	Logger     *slog.Logger
 	// Progress, when set, is called from one goroutine at most every 250 ms
 	// while counts change, and once at the end of a successful run.
@@ -94,7 +95,7 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	}
 	var cnt counters
 	filter := stages.Filter{Before: w.Before(), Force: cfg.Force}
-	extractor := stages.Extractor{Folder: cfg.Walker.Folder, Limits: cfg.Limits, Force: cfg.Force}
+	extractor := stages.Extractor{Folder: cfg.Walker.Folder, Limits: cfg.Limits, PDF: cfg.PDF, Force: cfg.Force}
 	chunker := stages.Chunker{Config: cfg.Chunking, Tokens: cfg.Tokens}
 	batcher := &stages.Batcher{Embedder: cfg.Embedder, Dim: cfg.Dim,
 		Vectors: func(n int) { cnt.chunksDone.Add(int64(n)) }}
@@ -146,8 +147,7 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 		return job, nil
 	})
 	Map(run, "extract", cfg.Extractors, filtered, extracted, func(ctx context.Context, job *stages.FileJob) (*stages.FileJob, error) {
-		extractor.Apply(ctx, job)
-		return job, nil
+		return job, extractor.Apply(ctx, job)
 	})
 	Map(run, "chunk", 1, extracted, chunked, func(_ context.Context, job *stages.FileJob) (*stages.FileJob, error) {
 		cnt.chunksTotal.Add(int64(chunker.Apply(job)))

@@ -11,37 +11,42 @@ import (
 type Extractor struct {
 	Folder *Folder // documents are opened through it, never by path
 	Limits extract.Limits
+	PDF    *extract.PDFEngine
 	Force  bool // re-chunk even when the text is unchanged
 }
 
 // Apply reads a Changed file into job.Doc and job.Checksum. A file whose
 // text is what the index already holds becomes Touched (its vectors stay);
 // one that cannot be read becomes Failed with job.Err set. Other kinds pass
-// through untouched.
-func (x Extractor) Apply(ctx context.Context, job *FileJob) {
+// through untouched. The error is ctx's cause once ctx has ended.
+func (x Extractor) Apply(ctx context.Context, job *FileJob) error {
 	if job.Kind != Changed {
-		return
+		return nil
 	}
-	doc, err := x.read(job)
+	doc, err := x.read(ctx, job)
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
 	if err != nil {
 		job.Kind, job.Err = Failed, err
-		return
+		return nil
 	}
 	job.Doc, job.Checksum = doc, extract.Checksum(doc.Text)
 	if !x.Force && job.Old != nil && job.Old.Checksum == job.Checksum {
 		job.Kind, job.Doc = Touched, nil
 	}
+	return nil
 }
 
 // read opens the job's file through the folder's root and reads that handle.
 // The size and time recorded are those of the file opened, not of the
 // walk: a file that changed in between is recorded as it was read.
-func (x Extractor) read(job *FileJob) (*extract.Document, error) {
+func (x Extractor) read(ctx context.Context, job *FileJob) (*extract.Document, error) {
 	f, fi, err := x.Folder.Open(job.Name)
 	if err != nil {
 		return nil, &extract.FileError{Path: job.Rel, Reason: "cannot open file", Err: err}
 	}
 	defer f.Close()
 	job.Size, job.Mtime = fi.Size(), float64(fi.ModTime().UnixNano())/1e9
-	return extract.Read(job.Rel, f, x.Limits)
+	return extract.Read(ctx, job.Rel, f, x.Limits, x.PDF)
 }

@@ -2,6 +2,7 @@ package stages
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,7 +30,7 @@ func TestExtractor(t *testing.T) {
 	ctx := context.Background()
 
 	job := &FileJob{Rel: "a.txt", Name: "a.txt", Kind: Changed}
-	x.Apply(ctx, job)
+	mustApply(t, x, ctx, job)
 	if job.Kind != Changed || job.Doc == nil || job.Checksum == "" {
 		t.Fatalf("new text file: kind %d doc %v checksum %q err %v", job.Kind, job.Doc, job.Checksum, job.Err)
 	}
@@ -40,32 +41,63 @@ func TestExtractor(t *testing.T) {
 
 	// Same text as indexed: only mtime/size need refreshing.
 	job = &FileJob{Rel: "a.txt", Name: "a.txt", Kind: Changed, Old: &schema.FileEntry{Checksum: sum}}
-	x.Apply(ctx, job)
+	mustApply(t, x, ctx, job)
 	if job.Kind != Touched || job.Doc != nil {
 		t.Errorf("unchanged text: kind %d doc %v", job.Kind, job.Doc)
 	}
 	job = &FileJob{Rel: "a.txt", Name: "a.txt", Kind: Changed, Old: &schema.FileEntry{Checksum: sum}}
-	Extractor{Folder: folder, Limits: extract.DefaultLimits, Force: true}.Apply(ctx, job)
+	mustApply(t, Extractor{Folder: folder, Limits: extract.DefaultLimits, Force: true}, ctx, job)
 	if job.Kind != Changed || job.Doc == nil {
 		t.Errorf("forced: kind %d", job.Kind)
 	}
 
 	job = &FileJob{Rel: "h.docx", Name: "h.docx", Kind: Changed}
-	x.Apply(ctx, job)
+	mustApply(t, x, ctx, job)
 	if job.Kind != Changed || len(job.Doc.Text) < 100 {
 		t.Errorf("docx: kind %d err %v", job.Kind, job.Err)
 	}
 
 	job = &FileJob{Rel: "gone.txt", Name: "gone.txt", Kind: Changed}
-	x.Apply(ctx, job)
+	mustApply(t, x, ctx, job)
 	if job.Kind != Failed || job.Err == nil {
 		t.Errorf("missing file: kind %d err %v", job.Kind, job.Err)
 	}
 
 	// Unchanged files are not read at all (this path does not exist).
 	job = &FileJob{Rel: "gone.txt", Name: "gone.txt", Kind: Unchanged}
-	x.Apply(ctx, job)
+	mustApply(t, x, ctx, job)
 	if job.Kind != Unchanged || job.Err != nil || job.Doc != nil {
 		t.Errorf("unchanged file was read: kind %d err %v", job.Kind, job.Err)
+	}
+}
+
+func mustApply(t *testing.T, x Extractor, ctx context.Context, job *FileJob) {
+	t.Helper()
+	if err := x.Apply(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExtractorPDFAndCancel(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "sample")
+	folder, err := OpenFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer folder.Close()
+	pdf := extract.NewPDFEngine(extract.PDFOptions{}, nil)
+	defer pdf.Close()
+	x := Extractor{Folder: folder, Limits: extract.DefaultLimits, PDF: pdf}
+	const name = "event-ingestion-design.pdf"
+	job := &FileJob{Rel: name, Name: name, Kind: Changed}
+	mustApply(t, x, context.Background(), job)
+	if job.Kind != Changed || len(job.Doc.PageStarts) == 0 {
+		t.Fatalf("pdf: kind %d err %v", job.Kind, job.Err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	job = &FileJob{Rel: name, Name: name, Kind: Changed}
+	if err := x.Apply(ctx, job); !errors.Is(err, context.Canceled) || job.Kind != Changed {
+		t.Fatalf("cancelled: err %v, kind %d; want context.Canceled and the job left alone", err, job.Kind)
 	}
 }

@@ -101,6 +101,7 @@ type Engine struct {
 	embedder *embed.Embedder
 	store    *index.Store
 	model    string
+	pdf      *extract.PDFEngine
 
 	reindexing atomic.Bool
 	runs       runSlot
@@ -150,7 +151,8 @@ func New(cfg Config) (*Engine, error) {
 	if _, err := ignore.New(data, cfg.Excludes); err != nil {
 		return nil, err
 	}
-	return &Engine{runs: newRunSlot(), cfg: cfg, log: cfg.Logger, exts: exts, ready: make(chan struct{}), stop: func() {}}, nil
+	return &Engine{runs: newRunSlot(), cfg: cfg, log: cfg.Logger, exts: exts, ready: make(chan struct{}), stop: func() {},
+		pdf: extract.NewPDFEngine(extract.PDFOptions{}, cfg.Logger)}, nil
 }
 
 // checkIndexFolder resolves the index folder (default <data>/index) and
@@ -409,7 +411,7 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 		Walker: stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: e.exts, Glob: glob,
 			Rules: rules, Paths: paths},
 		Force: req.Force, Chunking: chunk.Default, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
-		Dim: embed.Dim, Limits: extract.DefaultLimits, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
+		Dim: embed.Dim, Limits: extract.DefaultLimits, PDF: e.pdf, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
 	}
 	cfg.Progress = func(p pipeline.Progress) {
 		progress(Progress{FilesDone: p.FilesDone, FilesTotal: p.FilesTotal, ChunksDone: p.ChunksDone, ChunksTotal: p.ChunksTotal,
@@ -463,6 +465,9 @@ func (e *Engine) Status() Status {
 func (e *Engine) Close() error {
 	e.stop()
 	e.bg.Wait()
+	if err := e.pdf.Close(); err != nil {
+		e.log.Warn("closing the PDF engine", "err", err)
+	}
 	select {
 	case <-e.ready:
 	default:

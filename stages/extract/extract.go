@@ -4,8 +4,10 @@
 package extract
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -48,10 +50,10 @@ type File interface {
 // Read recovers.
 type reader func(name string, f File, lim Limits) (*Document, error)
 
+// readers are the formats read in Go; PDFs go to the PDFEngine.
 var readers = map[string]reader{
 	".txt":  readText,
 	".md":   readText,
-	".pdf":  readPDF,
 	".docx": readDOCX,
 	".html": readHTML,
 	".htm":  readHTML,
@@ -60,8 +62,9 @@ var readers = map[string]reader{
 
 // Supported reports whether ext (with its dot, any case) has a reader.
 func Supported(ext string) bool {
-	_, ok := readers[strings.ToLower(ext)]
-	return ok
+	ext = strings.ToLower(ext)
+	_, ok := readers[ext]
+	return ok || ext == ".pdf"
 }
 
 // FileError is a per-file failure: the file is skipped, the run goes on.
@@ -81,21 +84,29 @@ func (e *FileError) Error() string {
 func (e *FileError) Unwrap() error { return e.Err }
 
 // Extract opens path and reads it with Read.
-func Extract(path string, lim Limits) (*Document, error) {
+func Extract(ctx context.Context, path string, lim Limits, pdf *PDFEngine) (*Document, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &FileError{Path: path, Reason: "cannot open file", Err: err}
 	}
 	defer f.Close()
-	return Read(path, f, lim)
+	return Read(ctx, path, f, lim, pdf)
 }
 
-// Read reads the open file f with the reader for the extension of name.
-// Every failure, including a parser panic, comes back as a *FileError
-// naming name.
-func Read(name string, f File, lim Limits) (doc *Document, err error) {
+// Read reads the open file f with the reader for the extension of name;
+// PDFs go to pdf, which may be nil when no PDF is expected. Every failure
+// of the file, including a parser panic, comes back as a *FileError naming
+// name; a cancelled ctx comes back as its cause.
+func Read(ctx context.Context, name string, f File, lim Limits, pdf *PDFEngine) (doc *Document, err error) {
 	path := name
-	r, ok := readers[strings.ToLower(filepath.Ext(path))]
+	ext := strings.ToLower(filepath.Ext(path))
+	r, ok := readers[ext]
+	if ext == ".pdf" {
+		if pdf == nil {
+			return nil, &FileError{Path: path, Reason: "no PDF engine"}
+		}
+		r, ok = func(path string, f File, lim Limits) (*Document, error) { return pdf.read(ctx, path, f, lim) }, true
+	}
 	if !ok {
 		return nil, &FileError{Path: path, Reason: "unsupported file type"}
 	}
@@ -107,6 +118,9 @@ func Read(name string, f File, lim Limits) (doc *Document, err error) {
 	}()
 	doc, err = r(path, f, lim)
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
+			return nil, err
+		}
 		if _, ok := err.(*FileError); !ok {
 			err = &FileError{Path: path, Reason: "read failed", Err: err}
 		}

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := Extract(doc, DefaultLimits)
+			got, err := Extract(context.Background(), doc, DefaultLimits, testPDF)
 			if err != nil {
 				t.Fatal(err)
 			}

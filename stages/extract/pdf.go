@@ -56,11 +56,14 @@ type PDFOptions struct {
 	MemoryLimitBytes uint64
 }
 
-// pdfEngine is the process-wide PDFium pool, started by the first PDF so
-// that a folder without PDFs never pays for compiling PDFium.
-var pdfEngine struct {
+// PDFEngine is a pool of PDFium instances. It starts on the first PDF it
+// reads, so a folder without PDFs never pays for compiling PDFium. Create
+// it with NewPDFEngine and Close it after the last Extract has returned; a
+// closed engine starts again on the next PDF. Safe for concurrent use.
+type PDFEngine struct {
 	mu   sync.Mutex
 	opts PDFOptions
+	log  *slog.Logger
 	run  *pdfRun
 }
 
@@ -75,25 +78,24 @@ type pdfRun struct {
 	runaways atomic.Int64
 }
 
-// SetPDFOptions replaces the PDF engine options. It takes effect at the next
-// start of the engine, that is on the first PDF after start-up or ClosePDF.
-func SetPDFOptions(o PDFOptions) {
-	pdfEngine.mu.Lock()
-	defer pdfEngine.mu.Unlock()
-	pdfEngine.opts = o
+// NewPDFEngine returns a PDF engine with opts that logs to log (nil: no
+// logging). It starts nothing yet.
+func NewPDFEngine(opts PDFOptions, log *slog.Logger) *PDFEngine {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &PDFEngine{opts: opts, log: log}
 }
 
-// ClosePDF stops the PDF engine and frees its instances. Call it once at
-// shutdown after the last Extract has returned; a later PDF starts the
-// engine again.
-func ClosePDF() error {
-	pdfEngine.mu.Lock()
-	defer pdfEngine.mu.Unlock()
-	run := pdfEngine.run
+// Close stops the engine and frees its instances.
+func (e *PDFEngine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	run := e.run
 	if run == nil {
 		return nil
 	}
-	pdfEngine.run = nil
+	e.run = nil
 	if n := run.runaways.Load(); n > 0 {
 		// Closing the pool would wait for calls that may never return;
 		// the process is about to exit and frees them.
@@ -123,14 +125,14 @@ func (o PDFOptions) withDefaults() PDFOptions {
 	return o
 }
 
-// pdfEngineRun returns the running engine, starting it if needed.
-func pdfEngineRun() (*pdfRun, error) {
-	pdfEngine.mu.Lock()
-	defer pdfEngine.mu.Unlock()
-	if pdfEngine.run != nil {
-		return pdfEngine.run, nil
+// start returns the running engine, starting it if needed.
+func (e *PDFEngine) start() (*pdfRun, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.run != nil {
+		return e.run, nil
 	}
-	opts := pdfEngine.opts.withDefaults()
+	opts := e.opts.withDefaults()
 	rc := wazero.NewRuntimeConfig().
 		// The bundled PDFium lowers setjmp/longjmp to WebAssembly
 		// exceptions, so that feature must stay on.
@@ -145,7 +147,7 @@ func pdfEngineRun() (*pdfRun, error) {
 		c, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
 		if err != nil {
 			// A read-only home only costs start-up time.
-			slog.Warn("pdf: no wazero compilation cache", "dir", opts.CacheDir, "err", err)
+			e.log.Warn("pdf: no wazero compilation cache", "dir", opts.CacheDir, "err", err)
 		} else {
 			cache = c
 			rc = rc.WithCompilationCache(c)
@@ -173,23 +175,25 @@ func pdfEngineRun() (*pdfRun, error) {
 		}
 		return nil, fmt.Errorf("start PDF engine: %w", err)
 	}
-	pdfEngine.run = &pdfRun{opts: opts, pool: pool, cache: cache}
-	return pdfEngine.run, nil
+	e.run = &pdfRun{opts: opts, pool: pool, cache: cache}
+	return e.run, nil
 }
 
-// readPDF extracts the text of each page with PDFium. Pages are joined by
+// read extracts the text of each page with PDFium. Pages are joined by
 // "\n\n"; a page PDFium cannot load is listed in Skipped.
-func readPDF(path string, f File, lim Limits) (*Document, error) {
+func (e *PDFEngine) read(ctx context.Context, path string, f File, lim Limits) (*Document, error) {
 	data, err := readLimited(path, f, lim)
 	if err != nil {
 		return nil, err
 	}
-	return readPDFBytes(path, data, lim)
+	return e.readBytes(ctx, path, data, lim)
 }
 
-// readPDFBytes is readPDF on bytes already in memory.
-func readPDFBytes(path string, data []byte, lim Limits) (*Document, error) {
-	run, err := pdfEngineRun()
+// readBytes is read on bytes already in memory. The file's time limit
+// starts once it has an instance: waiting behind other PDFs is not its
+// fault. Cancelling ctx stops the wait and the reading.
+func (e *PDFEngine) readBytes(parent context.Context, path string, data []byte, lim Limits) (*Document, error) {
+	run, err := e.start()
 	if err != nil {
 		return nil, &FileError{Path: path, Reason: "PDF engine unavailable", Err: err}
 	}
@@ -199,12 +203,15 @@ func readPDFBytes(path string, data []byte, lim Limits) (*Document, error) {
 		// waiting for one would cost each PDF the whole timeout.
 		return nil, &FileError{Path: path, Reason: "PDF engine stuck on earlier files"}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	inst, err := run.pool.GetInstanceWithContext(ctx)
+	inst, err := run.pool.GetInstanceWithContext(parent)
 	if err != nil {
-		return nil, &FileError{Path: path, Reason: "PDF engine busy", Err: err}
+		if parent.Err() != nil {
+			return nil, context.Cause(parent)
+		}
+		return nil, &FileError{Path: path, Reason: "PDF engine unavailable", Err: err}
 	}
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
 	// The file is read on its own goroutine so that the caller gets its
 	// answer at the deadline even when a PDFium call cannot be stopped.
 	// Each such goroutine holds an instance, so there are at most
@@ -240,10 +247,16 @@ func readPDFBytes(path string, data []byte, lim Limits) (*Document, error) {
 				// module) and retires the instance.
 				inst.Kill()
 			}
-			slog.Warn("pdf: file overran its time limit", "path", path, "limit", timeout)
+			if parent.Err() != nil {
+				return nil, context.Cause(parent)
+			}
+			e.log.Warn("pdf: file overran its time limit", "path", path, "limit", timeout)
 			return nil, &FileError{Path: path, Reason: fmt.Sprintf("PDF took longer than %v", timeout)}
 		}
 		r = <-done // finished just now
+	}
+	if parent.Err() != nil {
+		return nil, context.Cause(parent)
 	}
 	if errors.Is(r.err, context.DeadlineExceeded) {
 		return nil, &FileError{Path: path, Reason: fmt.Sprintf("PDF took longer than %v", timeout)}
@@ -259,7 +272,7 @@ func readPDFBytes(path string, data []byte, lim Limits) (*Document, error) {
 	return r.doc, nil
 }
 
-// States of one file's reading, for readPDFBytes.
+// States of one file's reading, for readBytes.
 const (
 	pdfRunning int32 = iota
 	pdfDone

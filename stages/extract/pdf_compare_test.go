@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -30,7 +31,7 @@ var toolPDFs = []string{
 }
 
 // ledongthucText extracts page by page with ledongthuc/pdf, joining pages
-// like readPDF does. A panic is returned as an error marked "panic".
+// like PDFEngine.read does. A panic is returned as an error marked "panic".
 func ledongthucText(data []byte) (text string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -57,7 +58,7 @@ func ledongthucText(data []byte) (text string, err error) {
 }
 
 func pdfiumText(data []byte) (string, error) {
-	doc, err := readPDFBytes("mem.pdf", data, DefaultLimits)
+	doc, err := testPDF.readBytes(context.Background(), "mem.pdf", data, DefaultLimits)
 	if err != nil {
 		return "", err
 	}
@@ -65,9 +66,9 @@ func pdfiumText(data []byte) (string, error) {
 }
 
 // pdfiumRawText is PDFium's text as FPDFText_GetText gives it, without
-// readPDF's spacing, to show what that adds.
+// the PDF engine's spacing, to show what that adds.
 func pdfiumRawText(data []byte) (string, error) {
-	run, err := pdfEngineRun()
+	run, err := testPDF.start()
 	if err != nil {
 		return "", err
 	}
@@ -308,10 +309,7 @@ func BenchmarkPDFEngines(b *testing.B) {
 		all = append(all, data)
 		size += int64(len(data))
 	}
-	defer func() {
-		ClosePDF()
-		SetPDFOptions(PDFOptions{})
-	}()
+	defer func(old *PDFEngine) { testPDF.Close(); testPDF = old }(testPDF)
 	for _, e := range []struct {
 		name string
 		text func([]byte) (string, error)
@@ -323,8 +321,8 @@ func BenchmarkPDFEngines(b *testing.B) {
 		{"engine=ledongthuc", ledongthucText, PDFOptions{}},
 	} {
 		b.Run(e.name, func(b *testing.B) {
-			ClosePDF()
-			SetPDFOptions(e.opts)
+			testPDF = NewPDFEngine(e.opts, nil)
+			defer testPDF.Close()
 			if _, err := e.text(all[0]); err != nil && e.name != "engine=ledongthuc" {
 				b.Fatal(err) // starts the pool outside the timed loop
 			}
@@ -351,27 +349,23 @@ func BenchmarkPDFStart(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer func() {
-		ClosePDF()
-		SetPDFOptions(PDFOptions{})
-	}()
+	defer func(old *PDFEngine) { testPDF.Close(); testPDF = old }(testPDF)
 	for _, mode := range []string{"cold", "warm"} {
 		b.Run("cache="+mode, func(b *testing.B) {
 			dir := b.TempDir()
 			if mode == "warm" {
-				ClosePDF()
-				SetPDFOptions(PDFOptions{CacheDir: dir})
+				testPDF = NewPDFEngine(PDFOptions{CacheDir: dir}, nil)
 				if _, err := pdfiumText(data); err != nil {
 					b.Fatal(err)
 				}
 			}
 			var total time.Duration
 			for b.Loop() {
-				ClosePDF()
+				testPDF.Close()
 				if mode == "cold" {
-					SetPDFOptions(PDFOptions{CacheDir: "off"})
+					testPDF = NewPDFEngine(PDFOptions{CacheDir: "off"}, nil)
 				} else {
-					SetPDFOptions(PDFOptions{CacheDir: dir})
+					testPDF = NewPDFEngine(PDFOptions{CacheDir: dir}, nil)
 				}
 				start := time.Now()
 				if _, err := pdfiumText(data); err != nil {

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ func FuzzReadPDF(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		doc, err := readPDFBytes("fuzz.pdf", data, DefaultLimits)
+		doc, err := testPDF.readBytes(context.Background(), "fuzz.pdf", data, DefaultLimits)
 		if err != nil {
 			var fe *FileError
 			if !errors.As(err, &fe) {
@@ -46,14 +47,14 @@ func BenchmarkReadPDF(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(name, func(b *testing.B) {
-			if _, err := Extract(path, DefaultLimits); err != nil {
+			if _, err := Extract(context.Background(), path, DefaultLimits, testPDF); err != nil {
 				b.Fatal(err) // starts the engine outside the timed loop
 			}
 			b.SetBytes(fi.Size())
 			b.ReportAllocs()
 			chars := 0
 			for b.Loop() {
-				doc, err := Extract(path, DefaultLimits)
+				doc, err := Extract(context.Background(), path, DefaultLimits, testPDF)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -31,7 +31,7 @@ func pageTexts(t *testing.T, doc *Document) []string {
 	return pages
 }
 
-// checkPDFInvariants holds for every document readPDF returns.
+// checkPDFInvariants holds for every document the PDF engine returns.
 func checkPDFInvariants(t testing.TB, doc *Document) {
 	t.Helper()
 	if !utf8.ValidString(doc.Text) {
@@ -59,7 +59,7 @@ func TestReadPDFToolOutputs(t *testing.T) {
 	files = append(files, "encrypted-empty-user-password.pdf")
 	for _, name := range files {
 		t.Run(name, func(t *testing.T) {
-			doc, err := Extract(filepath.Join("testdata/pdf", name), DefaultLimits)
+			doc, err := Extract(context.Background(), filepath.Join("testdata/pdf", name), DefaultLimits, testPDF)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +100,7 @@ func TestReadPDFFailures(t *testing.T) {
 		{"testdata/hostile/truncated.pdf", "corrupt PDF"}, // first half of river-pdflatex.pdf
 	} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
-			doc, err := Extract(tc.file, DefaultLimits)
+			doc, err := Extract(context.Background(), tc.file, DefaultLimits, testPDF)
 			var fe *FileError
 			if !errors.As(err, &fe) {
 				t.Fatalf("got %v, %v; want a *FileError", doc, err)
@@ -113,7 +113,7 @@ func TestReadPDFFailures(t *testing.T) {
 }
 
 func TestReadPDFImageOnly(t *testing.T) {
-	doc, err := Extract("testdata/pdf/image-only.pdf", DefaultLimits)
+	doc, err := Extract(context.Background(), "testdata/pdf/image-only.pdf", DefaultLimits, testPDF)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestReadPDFImageOnly(t *testing.T) {
 // Page 2 of broken-page.pdf is the integer 42 instead of a page
 // dictionary: it is skipped with its number, pages 1 and 3 are kept.
 func TestReadPDFBrokenPageIsSkipped(t *testing.T) {
-	doc, err := Extract("testdata/hostile/broken-page.pdf", DefaultLimits)
+	doc, err := Extract(context.Background(), "testdata/hostile/broken-page.pdf", DefaultLimits, testPDF)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,12 +147,12 @@ func TestReadPDFLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Extract(path, Limits{MaxFileBytes: fi.Size() - 1})
+	_, err = Extract(context.Background(), path, Limits{MaxFileBytes: fi.Size() - 1}, testPDF)
 	var fe *FileError
 	if !errors.As(err, &fe) || !strings.Contains(fe.Reason, "too large") {
 		t.Errorf("file over MaxFileBytes: got %v", err)
 	}
-	_, err = Extract(path, Limits{MaxChars: 100})
+	_, err = Extract(context.Background(), path, Limits{MaxChars: 100}, testPDF)
 	if !errors.As(err, &fe) || !strings.Contains(fe.Reason, "exceeds 100 characters") {
 		t.Errorf("text over MaxChars: got %v", err)
 	}
@@ -161,7 +161,7 @@ func TestReadPDFLimits(t *testing.T) {
 // The extractor pool reads PDFs from two goroutines; -race checks the
 // shared engine.
 func TestReadPDFConcurrent(t *testing.T) {
-	want, err := Extract("testdata/pdf/river-groff.pdf", DefaultLimits)
+	want, err := Extract(context.Background(), "testdata/pdf/river-groff.pdf", DefaultLimits, testPDF)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestReadPDFConcurrent(t *testing.T) {
 	for range 4 {
 		go func() {
 			for range 3 {
-				doc, err := Extract("testdata/pdf/river-groff.pdf", DefaultLimits)
+				doc, err := Extract(context.Background(), "testdata/pdf/river-groff.pdf", DefaultLimits, testPDF)
 				if err == nil && doc.Text != want.Text {
 					err = errors.New("concurrent read gave different text")
 				}
@@ -188,20 +188,71 @@ func TestReadPDFConcurrent(t *testing.T) {
 	}
 }
 
-// ClosePDF stops the engine; the next PDF starts it again.
-func TestClosePDFRestarts(t *testing.T) {
-	if _, err := Extract("testdata/pdf/river-groff.pdf", DefaultLimits); err != nil {
+// testPDF is the engine the package's tests share (the process exits
+// without closing it, as a short-lived CLI would).
+var testPDF = NewPDFEngine(PDFOptions{}, nil)
+
+// newTestPDF is an engine of its own for a test that needs other options
+// or closes it.
+func newTestPDF(t *testing.T, opts PDFOptions) *PDFEngine {
+	e := NewPDFEngine(opts, nil)
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// Close stops the engine; the next PDF starts it again.
+func TestPDFEngineCloseRestarts(t *testing.T) {
+	pdf := newTestPDF(t, PDFOptions{})
+	if _, err := Extract(context.Background(), "testdata/pdf/river-groff.pdf", DefaultLimits, pdf); err != nil {
 		t.Fatal(err)
 	}
-	if err := ClosePDF(); err != nil {
+	if err := pdf.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := ClosePDF(); err != nil {
-		t.Fatalf("second ClosePDF: %v", err)
+	if err := pdf.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
 	}
-	doc, err := Extract("testdata/pdf/river-groff.pdf", DefaultLimits)
+	doc, err := Extract(context.Background(), "testdata/pdf/river-groff.pdf", DefaultLimits, pdf)
 	if err != nil || !strings.Contains(doc.Text, "River Restoration") {
-		t.Fatalf("after ClosePDF: %v", err)
+		t.Fatalf("after Close: %v", err)
+	}
+}
+
+// A cancelled context stops the read at once with its cause, and neither
+// the wait for an instance nor the reading counts against the file.
+func TestPDFCancel(t *testing.T) {
+	pdf := newTestPDF(t, PDFOptions{})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := errors.New("reindex cancelled")
+	cancel(stop)
+	_, err := Extract(ctx, "testdata/pdf/river-groff.pdf", DefaultLimits, pdf)
+	var fe *FileError
+	if !errors.Is(err, stop) || errors.As(err, &fe) {
+		t.Fatalf("got %v, want the cancel cause and no FileError", err)
+	}
+}
+
+// A file that waits for the engine's only instance longer than its time
+// limit is still read: the limit starts when it gets the instance.
+func TestPDFDeadlineStartsAtInstance(t *testing.T) {
+	const limit = 2 * time.Second
+	short := newTestPDF(t, PDFOptions{FileTimeout: limit})
+	if _, err := short.start(); err != nil {
+		t.Fatal(err)
+	}
+	busy, err := short.run.pool.GetInstance(time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Extract(context.Background(), "testdata/pdf/river-groff.pdf", DefaultLimits, short)
+		done <- err
+	}()
+	time.Sleep(limit + limit/2)
+	busy.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("a file that waited longer than its limit for an instance failed: %v", err)
 	}
 }
 
@@ -212,7 +263,7 @@ func TestReadPDFDeadlineStopsBetweenPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := pdfEngineRun()
+	run, err := testPDF.start()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,17 +286,11 @@ func TestReadPDFDeadlineStopsBetweenPages(t *testing.T) {
 // With Interruptible the engine is compiled with termination checks; the
 // text must not change.
 func TestReadPDFInterruptible(t *testing.T) {
-	want, err := Extract("testdata/pdf/river-ps2pdf.pdf", DefaultLimits)
+	want, err := Extract(context.Background(), "testdata/pdf/river-ps2pdf.pdf", DefaultLimits, testPDF)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		ClosePDF()
-		SetPDFOptions(PDFOptions{})
-	}()
-	ClosePDF()
-	SetPDFOptions(PDFOptions{Interruptible: true})
-	got, err := Extract("testdata/pdf/river-ps2pdf.pdf", DefaultLimits)
+	got, err := Extract(context.Background(), "testdata/pdf/river-ps2pdf.pdf", DefaultLimits, newTestPDF(t, PDFOptions{Interruptible: true}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,18 +302,13 @@ func TestReadPDFInterruptible(t *testing.T) {
 // A file past its deadline is answered at once; its reading is abandoned,
 // retires its instance when it ends, and the engine reads the next file.
 func TestReadPDFPastDeadline(t *testing.T) {
-	defer func() {
-		ClosePDF()
-		SetPDFOptions(PDFOptions{})
-	}()
-	ClosePDF()
-	SetPDFOptions(PDFOptions{FileTimeout: time.Nanosecond})
-	_, err := Extract("testdata/pdf/river-groff.pdf", DefaultLimits)
+	pdf := newTestPDF(t, PDFOptions{FileTimeout: time.Nanosecond})
+	_, err := Extract(context.Background(), "testdata/pdf/river-groff.pdf", DefaultLimits, pdf)
 	var fe *FileError
 	if !errors.As(err, &fe) || !strings.Contains(fe.Reason, "took longer than 1ns") {
 		t.Fatalf("got %v, want a FileError saying the PDF took longer than 1ns", err)
 	}
-	run, err := pdfEngineRun()
+	run, err := pdf.start()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,9 +319,8 @@ func TestReadPDFPastDeadline(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	ClosePDF()
-	SetPDFOptions(PDFOptions{})
-	doc, err := Extract("testdata/pdf/river-groff.pdf", DefaultLimits)
+	pdf.Close()
+	doc, err := Extract(context.Background(), "testdata/pdf/river-groff.pdf", DefaultLimits, testPDF)
 	if err != nil || !strings.Contains(doc.Text, "River Restoration") {
 		t.Fatalf("next file: %v", err)
 	}
@@ -294,13 +333,11 @@ func TestPDFCacheFollowsCacheDir(t *testing.T) {
 	t.Setenv("MICRO_RAG_CACHE_DIR", cache)
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CACHE_HOME", "")
-	ClosePDF()
-	SetPDFOptions(PDFOptions{})
-	t.Cleanup(func() { ClosePDF() })
-	if _, err := Extract("testdata/pdf/river-groff.pdf", DefaultLimits); err != nil {
+	pdf := newTestPDF(t, PDFOptions{})
+	if _, err := Extract(context.Background(), "testdata/pdf/river-groff.pdf", DefaultLimits, pdf); err != nil {
 		t.Fatal(err)
 	}
-	if err := ClosePDF(); err != nil {
+	if err := pdf.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if ents, err := os.ReadDir(filepath.Join(cache, "wazero")); err != nil || len(ents) == 0 {

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ func extractBytes(t *testing.T, name, content string) *Document {
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	doc, err := Extract(p, DefaultLimits)
+	doc, err := Extract(context.Background(), p, DefaultLimits, testPDF)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestHostileCorpus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			doc, err := Extract(filepath.Join(hostileDir, tc.file), DefaultLimits)
+			doc, err := Extract(context.Background(), filepath.Join(hostileDir, tc.file), DefaultLimits, testPDF)
 			if tc.err != "" {
 				wantFileError(t, err, tc.err)
 				if doc != nil {
@@ -132,7 +133,7 @@ func TestNameWithNewline(t *testing.T) {
 	if err := os.WriteFile(p, []byte("line one\r\nline two\r\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	doc, err := Extract(p, DefaultLimits)
+	doc, err := Extract(context.Background(), p, DefaultLimits, testPDF)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestLongLine(t *testing.T) {
 	if err := os.WriteFile(p, []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	doc, err := Extract(p, DefaultLimits)
+	doc, err := Extract(context.Background(), p, DefaultLimits, testPDF)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,16 +175,16 @@ func TestLargeText(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	doc, err := Extract(p, DefaultLimits)
+	doc, err := Extract(context.Background(), p, DefaultLimits, testPDF)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(doc.Text) != 50<<20 {
 		t.Fatalf("got %d bytes of text, want %d", len(doc.Text), 50<<20)
 	}
-	_, err = Extract(p, Limits{MaxFileBytes: 40 << 20, MaxChars: DefaultLimits.MaxChars})
+	_, err = Extract(context.Background(), p, Limits{MaxFileBytes: 40 << 20, MaxChars: DefaultLimits.MaxChars}, testPDF)
 	wantFileError(t, err, "file too large: 50 MB exceeds limit 40 MB")
-	_, err = Extract(p, Limits{MaxFileBytes: 64 << 20, MaxChars: 1000})
+	_, err = Extract(context.Background(), p, Limits{MaxFileBytes: 64 << 20, MaxChars: 1000}, testPDF)
 	wantFileError(t, err, "extracted text exceeds 1000 characters")
 }
 
@@ -199,18 +200,18 @@ func TestLimitsEveryReader(t *testing.T) {
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := Extract(p, Limits{MaxFileBytes: 100})
+		_, err := Extract(context.Background(), p, Limits{MaxFileBytes: 100}, testPDF)
 		wantFileError(t, err, "file too large: ")
-		_, err = Extract(p, Limits{MaxFileBytes: 1 << 20, MaxChars: 10})
+		_, err = Extract(context.Background(), p, Limits{MaxFileBytes: 1 << 20, MaxChars: 10}, testPDF)
 		wantFileError(t, err, "extracted text exceeds 10 characters")
 	}
-	_, err := Extract(filepath.Join(hostileDir, "docx-valid.docx"), Limits{MaxFileBytes: 100})
+	_, err := Extract(context.Background(), filepath.Join(hostileDir, "docx-valid.docx"), Limits{MaxFileBytes: 100}, testPDF)
 	wantFileError(t, err, "file too large: 840 bytes exceeds limit 100 bytes")
-	_, err = Extract(filepath.Join(hostileDir, "docx-valid.docx"), Limits{MaxFileBytes: 1 << 20, MaxChars: 10})
+	_, err = Extract(context.Background(), filepath.Join(hostileDir, "docx-valid.docx"), Limits{MaxFileBytes: 1 << 20, MaxChars: 10}, testPDF)
 	wantFileError(t, err, "extracted text exceeds 10 characters")
-	_, err = Extract(dir, DefaultLimits)
+	_, err = Extract(context.Background(), dir, DefaultLimits, testPDF)
 	wantFileError(t, err, "unsupported file type")
-	_, err = Extract(filepath.Join(dir, "missing.txt"), DefaultLimits)
+	_, err = Extract(context.Background(), filepath.Join(dir, "missing.txt"), DefaultLimits, testPDF)
 	wantFileError(t, err, "cannot open file")
 }
 
@@ -261,7 +262,7 @@ func TestDocxLyingHeader(t *testing.T) {
 	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Extract(p, DefaultLimits)
+	_, err = Extract(context.Background(), p, DefaultLimits, testPDF)
 	wantFileError(t, err, "corrupt document part")
 }
 
@@ -304,7 +305,7 @@ func TestDocxStructure(t *testing.T) {
 			if tc.err != "" {
 				body = head + tc.body
 			}
-			doc, err := Extract(writeDocx(t, "d.docx", body), DefaultLimits)
+			doc, err := Extract(context.Background(), writeDocx(t, "d.docx", body), DefaultLimits, testPDF)
 			if tc.err != "" {
 				wantFileError(t, err, tc.err)
 				return

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"context"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -45,7 +46,7 @@ func BenchmarkExtract(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(c.body)))
 			for b.Loop() {
-				if _, err := Extract(p, DefaultLimits); err != nil {
+				if _, err := Extract(context.Background(), p, DefaultLimits, testPDF); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -62,7 +63,7 @@ func BenchmarkExtract(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(doc.Len())) // uncompressed XML
 		for b.Loop() {
-			if _, err := Extract(bigDocx, DefaultLimits); err != nil {
+			if _, err := Extract(context.Background(), bigDocx, DefaultLimits, testPDF); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -76,7 +77,7 @@ func BenchmarkExtract(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(fi.Size())
 		for b.Loop() {
-			if _, err := Extract(p, DefaultLimits); err != nil {
+			if _, err := Extract(context.Background(), p, DefaultLimits, testPDF); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -69,9 +69,10 @@ func run(ctx context.Context, bin, cache, index string, modes []string, verbose 
 	if err != nil {
 		return "", "", err
 	}
-	defer extract.ClosePDF()
+	pdf := extract.NewPDFEngine(extract.PDFOptions{}, slog.Default())
+	defer pdf.Close()
 	bad := eval.CheckAnswers(qs, c.Docs, func(p string) (string, error) {
-		d, err := extract.Extract(filepath.Join(c.Dir, p), extract.DefaultLimits)
+		d, err := extract.Extract(ctx, filepath.Join(c.Dir, p), extract.DefaultLimits, pdf)
 		if err != nil {
 			return "", err
 		}

@@ -116,7 +116,7 @@ func tokenize(t *tokenizer.Tokenizer, texts []string) [][]int32 {
 }
 
 // embedRaw runs the model alone over pre-tokenised sequences in batches of
-// 64, the pipeline's batch size.
+// embed.DefaultMaxBatch, the pipeline's batch size.
 func embedRaw(b testing.TB, e *embed.Embedder, seqs [][]int32, dst []float32) []float32 {
 	for i := 0; i < len(seqs); i += embed.DefaultMaxBatch {
 		var err error
@@ -128,54 +128,31 @@ func embedRaw(b testing.TB, e *embed.Embedder, seqs [][]int32, dst []float32) []
 	return dst
 }
 
-// stageLog keeps the engine's per-stage statistics ("reindex stages") and
-// its first warnings, which say why a file failed.
-type stageLog struct {
+// warnLog keeps the engine's first warnings, which say why a file failed.
+type warnLog struct {
 	mu       sync.Mutex
-	stages   string
 	warnings []string
 }
 
-func (s *stageLog) Enabled(context.Context, slog.Level) bool { return true }
-func (s *stageLog) Handle(_ context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelWarn {
-		line := r.Message
-		r.Attrs(func(a slog.Attr) bool { line += " " + a.String(); return true })
-		s.mu.Lock()
-		if len(s.warnings) < 20 {
-			s.warnings = append(s.warnings, line)
-		}
-		s.mu.Unlock()
+func (s *warnLog) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (s *warnLog) Handle(_ context.Context, r slog.Record) error {
+	line := r.Message
+	r.Attrs(func(a slog.Attr) bool { line += " " + a.String(); return true })
+	s.mu.Lock()
+	if len(s.warnings) < 20 {
+		s.warnings = append(s.warnings, line)
 	}
-	if r.Message != "reindex stages" {
-		return nil
-	}
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "stages" || a.Key == "elapsed" {
-			s.mu.Lock()
-			s.stages = strings.TrimSpace(s.stages + " " + a.Key + "=" + a.Value.String())
-			s.mu.Unlock()
-		}
-		return true
-	})
+	s.mu.Unlock()
 	return nil
 }
-func (s *stageLog) WithAttrs([]slog.Attr) slog.Handler { return s }
-func (s *stageLog) WithGroup(string) slog.Handler      { return s }
+func (s *warnLog) WithAttrs([]slog.Attr) slog.Handler { return s }
+func (s *warnLog) WithGroup(string) slog.Handler      { return s }
 
 // problems returns the warnings logged so far, one a line.
-func (s *stageLog) problems() string {
+func (s *warnLog) problems() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return strings.Join(s.warnings, "\n")
-}
-
-func (s *stageLog) take() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.stages
-	s.stages = ""
-	return out
 }
 
 // copyTree copies a corpus so a benchmark may edit it.

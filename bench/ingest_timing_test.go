@@ -17,13 +17,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/pipeline"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 )
 
 // openEngine starts a real engine on data with its index in indexDir and
 // waits for the model. The engine is closed when the benchmark ends.
-func openEngine(b *testing.B, data, indexDir string, log *stageLog, tweaks ...func(*engine.Config)) *engine.Engine {
+func openEngine(b *testing.B, data, indexDir string, log *warnLog, tweaks ...func(*engine.Config)) *engine.Engine {
 	b.Helper()
 	cfg := engine.Config{DataFolder: data, IndexFolder: indexDir, NoInitialReindex: true}
 	if log != nil {
@@ -61,11 +62,12 @@ func BenchmarkIngest(b *testing.B) {
 	c := buildCorpus(b, ingestCorpus())
 	texts := chunkTexts(b, corpusFiles(b, c.Dir))
 	seqs := tokenize(tok(b), texts)
-	log := &stageLog{}
+	log := &warnLog{}
 	b.ReportAllocs()
 	b.SetBytes(c.Bytes)
 	var ingest time.Duration
 	chunks := 0
+	var stats pipeline.Stats
 	for i := 0; b.Loop(); i++ {
 		b.StopTimer()
 		e := openEngine(b, c.Dir, filepath.Join(b.TempDir(), fmt.Sprint(i)), log)
@@ -76,7 +78,7 @@ func BenchmarkIngest(b *testing.B) {
 		b.StopTimer()
 		e.Close()
 		b.StartTimer()
-		chunks = res.ChunksTotal
+		chunks, stats = res.ChunksTotal, res.Stats
 		if res.FilesFailed > 0 || res.FilesAdded == 0 {
 			b.Fatalf("ingest: %+v\n%s", res, log.problems())
 		}
@@ -84,12 +86,12 @@ func BenchmarkIngest(b *testing.B) {
 	if chunks != len(texts) {
 		b.Errorf("ingest made %d chunks, extract+chunk alone %d", chunks, len(texts))
 	}
-	b.Logf("stages: %s", log.take())
+	b.Logf("stages: elapsed=%v %s", stats.Elapsed.Round(time.Millisecond), stats)
 	ingestRate := float64(b.N*chunks) / ingest.Seconds()
 
 	// The ceiling on the same chunks, in the same process and minute.
 	e := embedder(b)
-	vecs := embedRaw(b, e, seqs[:min(64, len(seqs))], nil)
+	vecs := embedRaw(b, e, seqs[:min(embed.DefaultMaxBatch, len(seqs))], nil)
 	start := time.Now()
 	embedRaw(b, e, seqs, vecs)
 	rawRate := float64(len(seqs)) / time.Since(start).Seconds()
@@ -110,17 +112,17 @@ func BenchmarkReindex(b *testing.B) {
 	data := filepath.Join(b.TempDir(), "data")
 	copyTree(b, c.Dir, data)
 	files := corpusFiles(b, data, ".txt", ".md")
-	log := &stageLog{}
-	e := openEngine(b, data, filepath.Join(b.TempDir(), "index"), log)
+	e := openEngine(b, data, filepath.Join(b.TempDir(), "index"), nil)
 	start := time.Now()
 	res := reindex(b, e)
 	cold := time.Since(start)
-	b.Logf("cold: %d files, %d chunks in %v; %s", res.FilesAdded, res.ChunksTotal, cold, log.take())
+	b.Logf("cold: %d files, %d chunks in %v; %s", res.FilesAdded, res.ChunksTotal, cold, res.Stats)
 	coldMS := float64(cold.Microseconds()) / 1e3
 
 	b.Run(fmt.Sprintf("noop-%d", len(files)), func(b *testing.B) {
 		b.ReportAllocs()
 		var total time.Duration
+		var stats pipeline.Stats
 		for b.Loop() {
 			start := time.Now()
 			res := reindex(b, e)
@@ -128,10 +130,11 @@ func BenchmarkReindex(b *testing.B) {
 			if res.FilesAdded+res.FilesUpdated+res.FilesRemoved != 0 {
 				b.Fatalf("no-op reindex changed files: %+v", res)
 			}
+			stats = res.Stats
 		}
 		b.ReportMetric(float64(total.Microseconds())/1e3/float64(b.N), "ms")
 		b.ReportMetric(coldMS, "cold-ms")
-		b.Logf("%s", log.take())
+		b.Logf("last run: %s", stats)
 	})
 
 	b.Run(fmt.Sprintf("edit1pct-%d", len(files)), func(b *testing.B) {
@@ -139,6 +142,7 @@ func BenchmarkReindex(b *testing.B) {
 		n := max(1, len(files)/100)
 		b.ReportAllocs()
 		var total time.Duration
+		var stats pipeline.Stats
 		for round := 0; b.Loop(); round++ {
 			b.StopTimer()
 			// Each round appends one line of another file's real text to 1 %
@@ -163,12 +167,13 @@ func BenchmarkReindex(b *testing.B) {
 			if res.FilesUpdated != n {
 				b.Fatalf("edited %d files, reindex updated %d", n, res.FilesUpdated)
 			}
+			stats = res.Stats
 		}
 		ms := float64(total.Microseconds()) / 1e3 / float64(b.N)
 		b.ReportMetric(ms, "ms")
 		b.ReportMetric(coldMS, "cold-ms")
 		b.ReportMetric(ms/coldMS, "x-cold")
-		b.Logf("%s", log.take())
+		b.Logf("last run: %s", stats)
 	})
 }
 

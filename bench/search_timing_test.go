@@ -3,10 +3,7 @@ package bench
 import (
 	"container/heap"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -21,7 +18,6 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
-	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
 	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
@@ -128,17 +124,11 @@ func engineVersion(b *testing.B) schema.Version {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f, err := os.Open(files.ONNX)
+	v, err := engine.IndexVersion(model.ModelName, files.ONNX)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		b.Fatal(err)
-	}
-	return schema.Version{Schema: schema.SchemaVersion, Model: model.ModelName + " sha256:" + hex.EncodeToString(h.Sum(nil))[:16],
-		Dim: embed.Dim, ChunkSize: chunk.Default.Size, ChunkOverlap: chunk.Default.Overlap, MaxTokens: chunk.Default.MaxTokens}
+	return v
 }
 
 const chunksPerFile = 1000

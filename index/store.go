@@ -19,6 +19,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/micro-rag/micro-rag-mcp/index/durable"
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
@@ -464,7 +465,7 @@ func (s *Store) recover() error {
 	for _, name := range []string{FilesFile, FaissFile, ManifestFile, VersionFile} {
 		os.Remove(s.path(name + tmpSuffix))
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := durable.SyncDir(s.dir); err != nil {
 		return err
 	}
 	// Cut a torn or uncommitted manifest tail.
@@ -503,7 +504,7 @@ func (s *Store) reset() error {
 	if err := writeFileAtomic(s.path(VersionFile), []byte(s.version.String()+"\n")); err != nil {
 		return err
 	}
-	return syncDir(s.dir)
+	return durable.SyncDir(s.dir)
 }
 
 // removeStaleSegments removes lexical segment files that the committed
@@ -554,20 +555,6 @@ func writeSynced(path string, fill func(io.Writer) error) error {
 	}
 	return err
 }
-
-func syncFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func syncDir(dir string) error { return syncFile(dir) }
 
 func marshalLine(r *schema.Record) []byte {
 	var buf bytes.Buffer

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/index/durable"
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
@@ -370,7 +371,7 @@ func (w *Writer) Commit(finished bool) error {
 	if err := writeFileAtomic(s.path(FilesFile+newSuffix), raw); err != nil {
 		return err
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := durable.SyncDir(s.dir); err != nil {
 		return err
 	}
 	// 4. Rename into place; recover() completes this if we crash here.
@@ -387,7 +388,7 @@ func (w *Writer) Commit(finished bool) error {
 	if err := os.Rename(s.path(FilesFile+newSuffix), s.path(FilesFile)); err != nil {
 		return err
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := durable.SyncDir(s.dir); err != nil {
 		return err
 	}
 	s.removeStaleSegments(doc.Lexical)
@@ -434,7 +435,7 @@ func (s *Store) writeFaissNew(idx *faiss.Index, doc *filesDoc) error {
 	}
 	fi, err := os.Stat(path)
 	if err == nil {
-		err = syncFile(path)
+		err = durable.SyncFile(path)
 	}
 	var sum uint32
 	if err == nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
+	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 )
 
@@ -97,7 +98,7 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	filter := stages.Filter{Before: w.Before(), Force: cfg.Force}
 	extractor := stages.Extractor{Folder: cfg.Walker.Folder, Limits: cfg.Limits, PDF: cfg.PDF, Force: cfg.Force}
 	chunker := stages.Chunker{Config: cfg.Chunking, Tokens: cfg.Tokens}
-	batcher := &stages.Batcher{Embedder: cfg.Embedder, Dim: cfg.Dim,
+	batcher := &stages.Batcher{Embedder: cfg.Embedder, Dim: cfg.Dim, Size: embed.DefaultMaxBatch,
 		Vectors: func(n int) { cnt.chunksDone.Add(int64(n)) }}
 	if base := w.Base(); base != nil && !cfg.Force { // force re-embeds everything
 		batcher.Stored = base.ChunkVectors

@@ -7,10 +7,7 @@ type Embedder interface {
 	Embed(dst []float32, texts []string) ([]float32, error)
 }
 
-// BatchSize is how many chunks the embedder sends to the model at once.
-const BatchSize = 64
-
-// Batcher embeds the chunks of changed files in batches of up to BatchSize
+// Batcher embeds the chunks of changed files in batches of up to Size
 // texts across files, and hands a file on once all its chunks have vectors
 // (files that wait go on in arrival order; files with nothing to embed go on
 // at once). Chunks whose text is unchanged from the file's previous version
@@ -18,6 +15,7 @@ const BatchSize = 64
 type Batcher struct {
 	Embedder Embedder
 	Dim      int
+	Size     int // texts per Embed call: the embedder's own batch size
 	// Stored returns the vectors of a file's indexed chunks by
 	// schema.TextHash of their text; nil means nothing can be reused.
 	Stored func(rel string) map[uint64][]float32
@@ -72,7 +70,7 @@ func (b *Batcher) Add(job *FileJob, emit func(*FileJob) error) error {
 	for _, i := range need {
 		b.texts = append(b.texts, job.Chunks[i].Text)
 		b.slots = append(b.slots, slot{job, i})
-		if len(b.texts) == BatchSize {
+		if len(b.texts) >= b.Size {
 			if err := b.Flush(emit); err != nil {
 				return err
 			}

@@ -22,8 +22,9 @@ func changedJob(rel string, texts ...string) *FileJob {
 func TestBatcher(t *testing.T) {
 	emb := testEmbedder(t)
 	const dim = embed.Dim
+	const size = 8
 	var many []string
-	for i := range BatchSize + 10 {
+	for i := range size + 3 {
 		many = append(many, fmt.Sprintf("paragraph %d of the incident report", i))
 	}
 	big := changedJob("big.md", many...)
@@ -32,7 +33,7 @@ func TestBatcher(t *testing.T) {
 	empty := changedJob("empty.md")
 
 	vectorsDone := 0
-	b := &Batcher{Embedder: emb, Dim: dim, Vectors: func(n int) { vectorsDone += n }}
+	b := &Batcher{Embedder: emb, Dim: dim, Size: size, Vectors: func(n int) { vectorsDone += n }}
 	var out []string
 	emit := func(j *FileJob) error { out = append(out, j.Rel); return nil }
 	for _, j := range []*FileJob{big, small, touched, empty} {
@@ -40,12 +41,12 @@ func TestBatcher(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A full batch went to the model, but big still misses 10 vectors and
+	// A full batch went to the model, but big still misses 3 vectors and
 	// small waits behind it; files with nothing to embed went straight on.
 	if want := []string{"touched.md", "empty.md"}; !slices.Equal(out, want) {
 		t.Fatalf("before flush emitted %v, want %v", out, want)
 	}
-	if vectorsDone != BatchSize {
+	if vectorsDone != size {
 		t.Fatalf("%d vectors reported after one batch", vectorsDone)
 	}
 	if err := b.Flush(emit); err != nil {
@@ -78,7 +79,7 @@ func TestBatcherReusesStoredVectors(t *testing.T) {
 	kept := make([]float32, dim)
 	kept[0] = 1 // not a vector the model would give: proves it was reused
 	stored := map[uint64][]float32{schema.TextHash("unchanged paragraph"): kept}
-	b := &Batcher{Embedder: emb, Dim: dim, Stored: func(rel string) map[uint64][]float32 {
+	b := &Batcher{Embedder: emb, Dim: dim, Size: 8, Stored: func(rel string) map[uint64][]float32 {
 		if rel != "doc.md" {
 			t.Errorf("asked for the vectors of %q", rel)
 		}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
@@ -202,19 +201,9 @@ func printResults(w io.Writer, res []engine.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RANK\tSCORE\tWHERE\tSNIPPET")
 	for i, r := range res {
-		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", i+1, r.Score, mcpserver.Citation(r), oneLine(r.Snippet, 90))
+		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", i+1, r.Score, mcpserver.Citation(r), mcpserver.OneLine(r.Snippet, 90))
 	}
 	tw.Flush()
-}
-
-// oneLine collapses whitespace and cuts s to at most n runes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -301,7 +290,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(tw, "chunks:\t%d\n", st.Chunks)
 	fmt.Fprintf(tw, "tombstones:\t%d\n", st.Tombstones)
 	fmt.Fprintf(tw, "model:\t%s\n", model)
-	fmt.Fprintf(tw, "index size:\t%s\n", humanBytes(st.IndexBytes))
+	fmt.Fprintf(tw, "index size:\t%s\n", st.IndexSize())
 	fmt.Fprintf(tw, "last reindex:\t%s\n", last)
 	fmt.Fprintf(tw, "changed on disk since:\t%d new, %d modified, %d deleted\n", ch.New, ch.Modified, ch.Deleted)
 	for _, p := range ch.Examples {
@@ -309,7 +298,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(tw, "failed files:\t%d\n", len(st.Failed))
 	for _, f := range st.Failed {
-		fmt.Fprintf(tw, "\t  %s: %s\n", f.Path, oneLine(f.Reason, 120))
+		fmt.Fprintf(tw, "\t  %s: %s\n", f.Path, mcpserver.OneLine(f.Reason, 120))
 	}
 	return tw.Flush()
 }
@@ -318,17 +307,4 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -17,15 +17,12 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
-	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
 	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
 // errHelp ends a command after --help printed its usage (exit 0).
 var errHelp = errors.New("help requested")
-
-const defaultExts = ".txt,.md,.pdf,.docx"
 
 // common holds the flags every command takes.
 type common struct {
@@ -59,7 +56,7 @@ func (p *patternList) Set(v string) error {
 func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.dataFolder, "data-folder", "", "folder of documents to index (required)")
 	fs.StringVar(&c.indexFolder, "index-folder", "", "where the index lives (default <data-folder>/index)")
-	fs.StringVar(&c.exts, "exts", defaultExts, "comma-separated file extensions to index")
+	fs.StringVar(&c.exts, "exts", strings.Join(engine.DefaultExts, ","), "comma-separated file extensions to index")
 	fs.StringVar(&c.model, "model", model.ModelName, "embedding model: "+model.ModelName+" (fp32) or "+model.Int8Name+
 		" (int8 weights, about twice as fast to index); switching rebuilds the index")
 	fs.StringVar(&c.modelDir, "model-dir", "", "folder holding model.onnx and tokenizer.json (default: the user cache)")
@@ -149,56 +146,13 @@ func required(fs *flag.FlagSet, names ...string) error {
 	return usageErr("missing required flag(s): %s", strings.Join(missing, ", "))
 }
 
-// parseExts normalises "--exts": lower case, leading dot, known readers only.
+// parseExts normalises "--exts" (engine.ParseExts) as a usage error.
 func parseExts(s string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	for _, e := range strings.Split(s, ",") {
-		e = strings.ToLower(strings.TrimSpace(e))
-		if e == "" {
-			continue
-		}
-		if !strings.HasPrefix(e, ".") {
-			e = "." + e
-		}
-		if !extract.Supported(e) {
-			return nil, usageErr("--exts: no reader for %q", e)
-		}
-		if !seen[e] {
-			seen[e] = true
-			out = append(out, e)
-		}
-	}
-	if len(out) == 0 {
-		return nil, usageErr("--exts: no extensions given")
-	}
-	return out, nil
-}
-
-// checkDataFolder makes sure the folder exists, is a directory and can be listed.
-func checkDataFolder(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
+	exts, err := engine.ParseExts(strings.Split(s, ","))
 	if err != nil {
-		return "", err
+		return nil, usageErr("--exts: %v", err)
 	}
-	fi, err := os.Stat(abs)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return "", fmt.Errorf("data folder %s does not exist", abs)
-	case err != nil:
-		return "", fmt.Errorf("data folder %s: %w", abs, err)
-	case !fi.IsDir():
-		return "", fmt.Errorf("data folder %s is not a directory", abs)
-	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return "", fmt.Errorf("data folder %s is not readable: %w", abs, err)
-	}
-	defer f.Close()
-	if _, err := f.Readdirnames(1); err != nil && !errors.Is(err, io.EOF) {
-		return "", fmt.Errorf("data folder %s is not readable: %w", abs, err)
-	}
-	return abs, nil
+	return exts, nil
 }
 
 // setup turns the common flags into an engine configuration and starts the
@@ -220,7 +174,7 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 	if err != nil {
 		return cfg, nil, cleanup, usageErr("--search-mode: %v", err)
 	}
-	data, err := checkDataFolder(c.dataFolder)
+	data, err := engine.CheckDataFolder(c.dataFolder)
 	if err != nil {
 		return cfg, nil, cleanup, err
 	}

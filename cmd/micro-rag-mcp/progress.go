@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+	"github.com/micro-rag/micro-rag-mcp/pipeline"
 )
 
 // progressBar shows reindex progress on stderr, counted in chunks because
@@ -58,7 +58,7 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-func (b *progressBar) update(p engine.Progress) {
+func (b *progressBar) update(p pipeline.Progress) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
@@ -87,7 +87,7 @@ func (b *progressBar) update(p engine.Progress) {
 }
 
 // describe says how far the run is: chunks with rate and ETA, then files.
-func (b *progressBar) describe(p engine.Progress) string {
+func (b *progressBar) describe(p pipeline.Progress) string {
 	var s strings.Builder
 	approx := ""
 	if b.estimated {
@@ -109,7 +109,7 @@ func (b *progressBar) describe(p engine.Progress) string {
 // chunked, so the count grows during a run; while files remain to be read
 // it is projected from the bytes chunked so far, which moves smoothly
 // instead of jumping. Without byte counts the shown total never shrinks.
-func chunkTotal(p engine.Progress, shown int) (total int, estimated bool) {
+func chunkTotal(p pipeline.Progress, shown int) (total int, estimated bool) {
 	if p.BytesTotal > 0 && p.BytesDone > 0 && p.BytesDone < p.BytesTotal {
 		left := float64(p.BytesTotal-p.BytesDone) * float64(p.ChunksTotal) / float64(p.BytesDone)
 		return max(p.ChunksDone, p.ChunksTotal+int(left)), true

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+	"github.com/micro-rag/micro-rag-mcp/pipeline"
 )
 
 // testBar is a terminal bar on a buffer with a clock the test moves.
@@ -25,7 +25,7 @@ func TestProgressBarRateETAAndFiles(t *testing.T) {
 	b, out, clock := testBar(true)
 	// 50 chunks a second for 4 s, out of 1,200.
 	for i := 0; i <= 40; i++ {
-		b.update(engine.Progress{FilesDone: i, FilesTotal: 100, ChunksDone: 5 * i, ChunksTotal: 1200})
+		b.update(pipeline.Progress{FilesDone: i, FilesTotal: 100, ChunksDone: 5 * i, ChunksTotal: 1200})
 		*clock = clock.Add(100 * time.Millisecond)
 	}
 	last := out.String()[strings.LastIndex(out.String(), "\r"):]
@@ -40,9 +40,9 @@ func TestProgressBarRateETAAndFiles(t *testing.T) {
 // denominator only grows.
 func TestProgressBarTotalNeverShrinks(t *testing.T) {
 	b, out, clock := testBar(false)
-	b.update(engine.Progress{ChunksDone: 10, ChunksTotal: 500, FilesTotal: 9})
+	b.update(pipeline.Progress{ChunksDone: 10, ChunksTotal: 500, FilesTotal: 9})
 	*clock = clock.Add(3 * time.Second)
-	b.update(engine.Progress{ChunksDone: 20, ChunksTotal: 300, FilesTotal: 9})
+	b.update(pipeline.Progress{ChunksDone: 20, ChunksTotal: 300, FilesTotal: 9})
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[1], "20/500 chunks") {
 		t.Fatalf("lines %q, want the second to keep the total of 500", lines)
@@ -56,7 +56,7 @@ func TestProgressBarTotalNeverShrinks(t *testing.T) {
 // is drawn again below.
 func TestProgressBarLogsAboveBar(t *testing.T) {
 	b, out, _ := testBar(true)
-	b.update(engine.Progress{FilesDone: 1, FilesTotal: 4, ChunksDone: 3, ChunksTotal: 12})
+	b.update(pipeline.Progress{FilesDone: 1, FilesTotal: 4, ChunksDone: 3, ChunksTotal: 12})
 	log := slog.New(slog.NewTextHandler(b, nil))
 	log.Warn("file skipped", "path", "bad.pdf")
 	s := out.String()
@@ -81,9 +81,9 @@ func TestProgressBarLogsAboveBar(t *testing.T) {
 // marked "~", and exact once every file is chunked.
 func TestProgressBarProjectsChunkTotal(t *testing.T) {
 	b, out, clock := testBar(false)
-	b.update(engine.Progress{FilesTotal: 10, ChunksDone: 5, ChunksTotal: 40, BytesDone: 1000, BytesTotal: 4000})
+	b.update(pipeline.Progress{FilesTotal: 10, ChunksDone: 5, ChunksTotal: 40, BytesDone: 1000, BytesTotal: 4000})
 	*clock = clock.Add(3 * time.Second)
-	b.update(engine.Progress{FilesDone: 10, FilesTotal: 10, ChunksDone: 150, ChunksTotal: 150, BytesDone: 4000, BytesTotal: 4000})
+	b.update(pipeline.Progress{FilesDone: 10, FilesTotal: 10, ChunksDone: 150, ChunksTotal: 150, BytesDone: 4000, BytesTotal: 4000})
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], "5/~160 chunks") || !strings.Contains(lines[1], "150/150 chunks") {
 		t.Fatalf("lines %q, want a projected ~160 then the exact 150", lines)

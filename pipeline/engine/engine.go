@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -90,6 +92,9 @@ type Status struct {
 	ChangedDisk DiskChanges      `json:"changed_on_disk"`
 }
 
+// IndexSize is IndexBytes for people, such as "1.5 MB".
+func (s Status) IndexSize() string { return extract.HumanBytes(s.IndexBytes) }
+
 // Engine serves one data folder. Create with New, then Start; Close when done.
 type Engine struct {
 	cfg  Config
@@ -114,15 +119,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.DataFolder == "" {
-		return nil, errors.New("data folder not set")
-	}
-	data, err := resolveDir(cfg.DataFolder)
+	data, err := CheckDataFolder(cfg.DataFolder)
 	if err != nil {
-		return nil, fmt.Errorf("data folder: %w", err)
-	}
-	if _, err := os.ReadDir(data); err != nil {
-		return nil, fmt.Errorf("data folder is not readable: %w", err)
+		return nil, err
 	}
 	cfg.DataFolder = data
 	if cfg.IndexFolder, err = checkIndexFolder(data, cfg.IndexFolder, cfg.ReadOnly); err != nil {
@@ -131,15 +130,11 @@ func New(cfg Config) (*Engine, error) {
 	if len(cfg.Exts) == 0 {
 		cfg.Exts = DefaultExts
 	}
+	if cfg.Exts, err = ParseExts(cfg.Exts); err != nil {
+		return nil, err
+	}
 	exts := map[string]bool{}
 	for _, e := range cfg.Exts {
-		e = strings.ToLower(strings.TrimSpace(e))
-		if !strings.HasPrefix(e, ".") {
-			e = "." + e
-		}
-		if !extract.Supported(e) {
-			return nil, fmt.Errorf("unsupported file type %q", e)
-		}
 		exts[e] = true
 	}
 	if cfg.SearchMode, err = ParseSearchMode(string(cfg.SearchMode)); err != nil {
@@ -153,6 +148,64 @@ func New(cfg Config) (*Engine, error) {
 	}
 	return &Engine{runs: newRunSlot(), cfg: cfg, log: cfg.Logger, exts: exts, ready: make(chan struct{}), stop: func() {},
 		pdf: extract.NewPDFEngine(extract.PDFOptions{}, cfg.Logger)}, nil
+}
+
+// ParseExts normalises file extensions: lower case, with a leading dot,
+// each once. It refuses an extension without a reader, and an empty list.
+func ParseExts(list []string) ([]string, error) {
+	var out []string
+	for _, e := range list {
+		e = strings.ToLower(strings.TrimSpace(e))
+		if e == "" {
+			continue
+		}
+		if !strings.HasPrefix(e, ".") {
+			e = "." + e
+		}
+		if !extract.Supported(e) {
+			return nil, fmt.Errorf("no reader for %q", e)
+		}
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no file extensions given")
+	}
+	return out, nil
+}
+
+// CheckDataFolder returns dir absolute with symlinks resolved, or an error
+// saying whether it is missing, not a folder or not readable.
+func CheckDataFolder(dir string) (string, error) {
+	if dir == "" {
+		return "", errors.New("data folder not set")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("data folder %s does not exist", abs)
+	case err != nil:
+		return "", fmt.Errorf("data folder %s: %w", abs, err)
+	case !fi.IsDir():
+		return "", fmt.Errorf("data folder %s is not a directory", abs)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return "", fmt.Errorf("data folder %s is not readable: %w", abs, err)
+	}
+	defer f.Close()
+	if _, err := f.Readdirnames(1); err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("data folder %s is not readable: %w", abs, err)
+	}
+	if abs, err = filepath.EvalSymlinks(abs); err != nil {
+		return "", fmt.Errorf("data folder: %w", err)
+	}
+	return abs, nil
 }
 
 // checkIndexFolder resolves the index folder (default <data>/index) and
@@ -291,7 +344,7 @@ func (e *Engine) load(ctx context.Context) error {
 	if err != nil {
 		return loadErr(err, fixORT)
 	}
-	id, err := modelIdentity(m.Name, files.ONNX)
+	version, err := IndexVersion(m.Name, files.ONNX)
 	if err != nil {
 		return loadErr(err, fixModel)
 	}
@@ -302,34 +355,32 @@ func (e *Engine) load(ctx context.Context) error {
 		}
 		return loadErr(err, fixEmbedder)
 	}
-	store, err := index.Open(e.cfg.IndexFolder, e.version(id), index.Options{
+	store, err := index.Open(e.cfg.IndexFolder, version, index.Options{
 		Logger: e.log, CompactRatio: e.cfg.CompactRatio, CompactMin: e.cfg.CompactMin, MergeRatio: e.cfg.MergeRatio, ReadOnly: e.cfg.ReadOnly,
 	})
 	if err != nil {
 		emb.Close()
 		return loadErr(fmt.Errorf("open index: %w", err), fixIndex)
 	}
-	e.embedder, e.store, e.model = emb, store, id
-	e.log.Info("model ready", "model", id, "ms", time.Since(start).Milliseconds())
+	e.embedder, e.store, e.model = emb, store, version.Model
+	e.log.Info("model ready", "model", version.Model, "ms", time.Since(start).Milliseconds())
 	return nil
 }
 
-func (e *Engine) version(modelID string) schema.Version {
-	return schema.Version{
-		Schema: schema.SchemaVersion, Model: modelID, Dim: embed.Dim,
-		ChunkSize: chunk.Default.Size, ChunkOverlap: chunk.Default.Overlap, MaxTokens: chunk.Default.MaxTokens,
-	}
-}
-
-// modelIdentity names the model by the hash of its ONNX file, so an index
-// built with other weights (the int8 model, say) is never mixed with this
-// one's vectors: the identity is part of the index version.
-func modelIdentity(name, path string) (string, error) {
-	sum, err := model.FileSHA256(path)
+// IndexVersion is the version stamp of an index built with the model
+// modelName, whose weights are in onnxPath, and the default chunking. The
+// model is also named by the hash of its ONNX file, so an index built with
+// other weights (the int8 model, say) is never mixed with this one's
+// vectors.
+func IndexVersion(modelName, onnxPath string) (schema.Version, error) {
+	sum, err := model.FileSHA256(onnxPath)
 	if err != nil {
-		return "", err
+		return schema.Version{}, err
 	}
-	return name + " sha256:" + sum[:16], nil
+	return schema.Version{
+		Schema: schema.SchemaVersion, Model: modelName + " sha256:" + sum[:16], Dim: embed.Dim,
+		ChunkSize: chunk.Default.Size, ChunkOverlap: chunk.Default.Overlap, MaxTokens: chunk.Default.MaxTokens,
+	}, nil
 }
 
 // watch picks up commits made by another process on the same index folder.
@@ -363,13 +414,13 @@ func (e *Engine) WaitModel(ctx context.Context) error {
 // Reindex runs one incremental reindex. It fails at once with ErrBusy when
 // another reindex (in this process or another) holds the index lock.
 // progress may be nil.
-func (e *Engine) Reindex(ctx context.Context, req ReindexRequest, progress func(Progress)) (ReindexResult, error) {
+func (e *Engine) Reindex(ctx context.Context, req ReindexRequest, progress func(pipeline.Progress)) (ReindexResult, error) {
 	return e.run(ctx, req, activityReindex, nil, progress)
 }
 
 // run is one reindex: activity names it for IndexState and busy errors,
 // paths (when not nil) limit it to those files and folders.
-func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, paths []string, progress func(Progress)) (ReindexResult, error) {
+func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, paths []string, progress func(pipeline.Progress)) (ReindexResult, error) {
 	start := time.Now()
 	glob, err := stages.ParseGlob(req.PathGlob)
 	if err != nil {
@@ -413,10 +464,7 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 		Force: req.Force, Chunking: chunk.Default, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
 		Dim: embed.Dim, Limits: extract.DefaultLimits, PDF: e.pdf, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
 	}
-	cfg.Progress = func(p pipeline.Progress) {
-		progress(Progress{FilesDone: p.FilesDone, FilesTotal: p.FilesTotal, ChunksDone: p.ChunksDone, ChunksTotal: p.ChunksTotal,
-			BytesDone: p.BytesDone, BytesTotal: p.BytesTotal})
-	}
+	cfg.Progress = progress
 	res, err := pipeline.Reindex(ctx, cfg, w)
 	if err != nil {
 		return ReindexResult{}, err
@@ -425,7 +473,7 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 	out := ReindexResult{
 		FilesAdded: res.FilesAdded, FilesUpdated: res.FilesUpdated, FilesRemoved: res.FilesRemoved,
 		FilesFailed: res.FilesFailed, ChunksTotal: res.ChunksTotal, ChunksEmbedded: res.ChunksEmbedded,
-		ElapsedMS: time.Since(start).Milliseconds(),
+		ElapsedMS: time.Since(start).Milliseconds(), Stats: res.Stats,
 	}
 	e.log.Info("reindex done", "added", out.FilesAdded, "updated", out.FilesUpdated, "removed", out.FilesRemoved,
 		"failed", out.FilesFailed, "touched", res.FilesTouched, "embedded", res.ChunksEmbedded, "reused", res.ChunksReused,

@@ -6,6 +6,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+
+	"github.com/micro-rag/micro-rag-mcp/pipeline"
 )
 
 // ErrBusy is returned when another reindex (in this process or another)
@@ -80,14 +82,6 @@ type ReindexResult struct {
 	// file's chunks kept their stored vectors. Under force it is every chunk.
 	ChunksEmbedded int   `json:"chunks_embedded"`
 	ElapsedMS      int64 `json:"elapsed_ms"`
-}
-
-// Progress is reported during a reindex, at most a few times per second.
-type Progress struct {
-	FilesDone   int
-	FilesTotal  int
-	ChunksDone  int
-	ChunksTotal int
-	// Bytes of the files this run reads, and of those chunked so far.
-	BytesDone, BytesTotal int64
+	// Stats is what each pipeline stage did, for benchmarks and profiling.
+	Stats pipeline.Stats `json:"-"`
 }

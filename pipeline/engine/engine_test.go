@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/pipeline"
 )
 
 // Each test file holds one sentence no other file has, so a search for it
@@ -197,7 +199,7 @@ func TestBusyAndCancel(t *testing.T) {
 	started := make(chan struct{})
 	done := make(chan error)
 	go func() {
-		_, err := e.Reindex(ctx, ReindexRequest{}, func(p Progress) {
+		_, err := e.Reindex(ctx, ReindexRequest{}, func(p pipeline.Progress) {
 			select {
 			case <-started:
 			default:

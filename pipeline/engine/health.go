@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/pipeline"
 )
 
 // LoadError says why the model or index could not be loaded and what the
@@ -96,7 +98,7 @@ func (e *BusyError) Is(target error) bool { return target == ErrBusy }
 type run struct {
 	activity string
 	since    time.Time
-	progress atomic.Pointer[Progress]
+	progress atomic.Pointer[pipeline.Progress]
 }
 
 // runSlot lets one run at a time use the index writer in this process.
@@ -142,8 +144,8 @@ func (r *run) state() IndexState {
 }
 
 // track records progress for IndexState and passes it on to report.
-func (r *run) track(report func(Progress)) func(Progress) {
-	return func(p Progress) {
+func (r *run) track(report func(pipeline.Progress)) func(pipeline.Progress) {
+	return func(p pipeline.Progress) {
 		r.progress.Store(&p)
 		if report != nil {
 			report(p)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/pipeline"
 )
 
 // One run at a time: a second explicit reindex is refused with what runs
@@ -18,7 +20,7 @@ func TestRunSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.track(nil)(Progress{FilesDone: 340, FilesTotal: 1200})
+	r.track(nil)(pipeline.Progress{FilesDone: 340, FilesTotal: 1200})
 
 	_, _, err = s.acquire(ctx, activityReindex)
 	var busy *BusyError

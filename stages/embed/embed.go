@@ -23,7 +23,8 @@ import (
 // Dim is the length of one embedding.
 const Dim = 384
 
-// DefaultMaxBatch is the largest number of sequences sent to one Run.
+// DefaultMaxBatch is the largest number of sequences sent to one Run, and
+// the batch the reindex pipeline fills before calling Embed.
 const DefaultMaxBatch = 64
 
 // Config says where the files are and how hard to run.

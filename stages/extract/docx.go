@@ -64,7 +64,7 @@ func readDOCX(p string, f File, lim Limits) (*Document, error) {
 	}
 	if part.UncompressedSize64 > uint64(maxDocxPart) {
 		return nil, &FileError{Path: p, Reason: fmt.Sprintf("document part too large: %s exceeds limit %s",
-			humanBytes(int64(min(part.UncompressedSize64, 1<<62))), humanBytes(maxDocxPart))}
+			HumanBytes(int64(min(part.UncompressedSize64, 1<<62))), HumanBytes(maxDocxPart))}
 	}
 	if part.UncompressedSize64 > ratioFloor && part.UncompressedSize64/max(part.CompressedSize64, 1) > maxDocxRatio {
 		return nil, &FileError{Path: p, Reason: fmt.Sprintf("suspicious compression ratio %d:1 (zip bomb?)",
@@ -79,7 +79,7 @@ func readDOCX(p string, f File, lim Limits) (*Document, error) {
 	lr := &io.LimitedReader{R: rc, N: maxDocxPart + 1}
 	text, err := docxText(lr)
 	if lr.N <= 0 {
-		return nil, &FileError{Path: p, Reason: fmt.Sprintf("document part too large: exceeds limit %s", humanBytes(maxDocxPart))}
+		return nil, &FileError{Path: p, Reason: fmt.Sprintf("document part too large: exceeds limit %s", HumanBytes(maxDocxPart))}
 	}
 	var corrupt flate.CorruptInputError
 	switch {

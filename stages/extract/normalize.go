@@ -60,7 +60,7 @@ func checkSize(path string, f File, lim Limits) (int64, error) {
 }
 
 func tooLarge(path string, size, limit int64) error {
-	return &FileError{Path: path, Reason: fmt.Sprintf("file too large: %s exceeds limit %s", humanBytes(size), humanBytes(limit))}
+	return &FileError{Path: path, Reason: fmt.Sprintf("file too large: %s exceeds limit %s", HumanBytes(size), HumanBytes(limit))}
 }
 
 // readLimited reads the whole file after checkSize. The read is bounded
@@ -94,9 +94,9 @@ func readLimited(path string, f File, lim Limits) ([]byte, error) {
 	return buf, nil
 }
 
-// humanBytes prints n in the largest binary unit that keeps it >= 1,
+// HumanBytes prints n in the largest binary unit that keeps it >= 1,
 // for example "300 MB" or "1.5 KB".
-func humanBytes(n int64) string {
+func HumanBytes(n int64) string {
 	units := []struct {
 		size int64
 		name string

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/index/durable"
 )
 
 // Source is a model repository on a Hugging Face style hub. A file is served
@@ -367,15 +369,5 @@ func (d *downloader) once(ctx context.Context, url, dst string, f RemoteFile, lo
 		return err
 	}
 	log.Info("model file ready", "path", dst, "bytes", n, "sha256", got)
-	return syncDir(filepath.Dir(dst))
-}
-
-// syncDir makes a rename durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return durable.SyncDir(filepath.Dir(dst))
 }

@@ -119,7 +119,7 @@ func run(bin, data string, verbose bool) error {
 			fmt.Println("   (no results)")
 		}
 		for i, r := range out.Results {
-			fmt.Printf("  %d. %.3f  %s\n     %s\n", i+1, r.Score, mcpserver.Citation(r), shorten(r.Snippet, 160))
+			fmt.Printf("  %d. %.3f  %s\n     %s\n", i+1, r.Score, mcpserver.Citation(r), mcpserver.OneLine(r.Snippet, 160))
 		}
 		fmt.Println()
 	}
@@ -149,12 +149,4 @@ func decode(structured, v any) error {
 		return err
 	}
 	return json.Unmarshal(b, v)
-}
-
-func shorten(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -11,19 +11,18 @@ import (
 	"log/slog"
 	"math"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/micro-rag/micro-rag-mcp/pipeline"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 // Engine is the part of *engine.Engine the tools and resources use.
 type Engine interface {
 	Search(ctx context.Context, req engine.SearchRequest) ([]engine.Result, error)
-	Reindex(ctx context.Context, req engine.ReindexRequest, progress func(engine.Progress)) (engine.ReindexResult, error)
+	Reindex(ctx context.Context, req engine.ReindexRequest, progress func(pipeline.Progress)) (engine.ReindexResult, error)
 	ReadChunk(ctx context.Context, path string, i, around int) (engine.Text, error)
 	ReadDocument(ctx context.Context, path string) (engine.Text, error)
 	Documents(ctx context.Context, after string, limit int) ([]engine.DocumentInfo, bool, error)
@@ -37,10 +36,6 @@ const (
 	MaxTopK               = 50
 	DefaultScoreThreshold = 0.2
 )
-
-// progressInterval keeps progress notifications to about four a second, far
-// below what the 100-slot notification channel can absorb.
-const progressInterval = 250 * time.Millisecond
 
 // Options describe the server as clients see it.
 type Options struct {
@@ -369,7 +364,7 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	var progress func(engine.Progress)
+	var progress func(pipeline.Progress)
 	if call.Params.Meta != nil && call.Params.Meta.ProgressToken != nil {
 		progress = t.progressSender(ctx, call.Params.Meta.ProgressToken)
 	}
@@ -388,23 +383,12 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	return mcp.NewToolResultStructured(res, text), nil
 }
 
-// progressSender turns engine progress into notifications/progress, at most
-// one per progressInterval. A failed send (full channel, gone client) is
-// logged and dropped: progress must never fail the reindex.
-func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) func(engine.Progress) {
-	var (
-		mu   sync.Mutex // the engine may report from more than one goroutine
-		last time.Time
-	)
-	return func(p engine.Progress) {
-		mu.Lock()
-		defer mu.Unlock()
-		now := time.Now()
-		final := p.FilesTotal > 0 && p.FilesDone >= p.FilesTotal
-		if !final && now.Sub(last) < progressInterval {
-			return
-		}
-		last = now
+// progressSender turns reindex progress into notifications/progress; the
+// pipeline sends at most about four a second, far below what the 100-slot
+// notification channel can absorb. A failed send (full channel, gone
+// client) is logged and dropped: progress must never fail the reindex.
+func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) func(pipeline.Progress) {
+	return func(p pipeline.Progress) {
 		params := map[string]any{
 			"progressToken": token,
 			"progress":      p.FilesDone,

@@ -25,7 +25,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
-// File names inside the index folder (SPEC: storage layout).
+// File names inside the index folder (README: Storage layout).
 const (
 	FaissFile    = "faiss.index"
 	ManifestFile = "manifest.jsonl"

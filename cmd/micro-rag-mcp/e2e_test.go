@@ -191,7 +191,8 @@ var sampleQueries = []struct {
 	{"pick up the hardware security key at the front desk on your first day", "onboarding-guide.md", false},
 }
 
-// TestE2ESampleSearchUpdateDelete is the SPEC test plan over real stdio.
+// TestE2ESampleSearchUpdateDelete runs the product acceptance path over real
+// stdio: search the sample folder, edit a file, delete one, search again.
 func TestE2ESampleSearchUpdateDelete(t *testing.T) {
 	data := copySample(t)
 	// Watching off: this test counts what explicit reindexes do.

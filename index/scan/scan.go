@@ -59,12 +59,9 @@ type Codes struct {
 }
 
 // Build quantises vecs, n rows of dim float32 values laid end to end, to
-// int8 with one scale per row. vecs is only read; the caller keeps it.
-//
-// One scale per row (its largest magnitude maps to 127) was measured against
-// also subtracting the mean vector and against a per-dimension scale, on
-// clustered, cone-shaped, anisotropic data: centring cut the score error by
-// under 8%, per-dimension scaling doubled it, and neither moved recall.
+// int8 with one scale per row (its largest magnitude maps to 127; the
+// alternatives measured are in docs/decisions.md). vecs is only read; the
+// caller keeps it.
 func Build(vecs []float32, dim int) (*Codes, error) {
 	if dim <= 0 {
 		return nil, fmt.Errorf("scan: dim %d must be positive", dim)

@@ -9,7 +9,8 @@ type Config struct {
 	MaxTokens int // model window including [CLS] and [SEP]
 }
 
-// Default is the specification's 1000/200 with MiniLM's 256-token window.
+// Default is 1000/200 code points (README: How it works) with MiniLM's
+// 256-token window.
 var Default = Config{Size: 1000, Overlap: 200, MaxTokens: 256}
 
 // TokenCounter measures text in model tokens (word pieces, no special tokens).

@@ -19,8 +19,8 @@ type PrefixFitter interface {
 // Cut-point search, as a percentage of the window: a paragraph break is taken
 // anywhere in the last half of the window, other boundaries only in the last
 // 40%. A paragraph break at mid-window beats a sentence end near its edge
-// (the specification's order), while sentence and word cuts keep chunks
-// close to the target size.
+// (paragraph first is the promised order: docs/decisions.md), while sentence
+// and word cuts keep chunks close to the target size.
 const (
 	paraMinPercent = 50
 	cutMinPercent  = 60

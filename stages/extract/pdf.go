@@ -31,25 +31,23 @@ import (
 // run by wazero, so no cgo and no shared library. See docs/pdf-engines.md
 // for why this engine was chosen.
 type PDFOptions struct {
-	// Instances is how many PDFs may be parsed at once (default 1). Each
-	// instance is a separate WebAssembly module with its own memory (tens
-	// of MB); on a 2-core machine the embedder, not PDF parsing, limits a
-	// reindex, and a second instance measured about 65 MB more peak memory
-	// for no faster ingest.
+	// Instances is how many PDFs may be parsed at once (default 1; each is
+	// a WebAssembly module with tens of MB of its own memory, and a second
+	// did not speed up ingest: docs/decisions.md).
 	Instances int
 	// CacheDir holds wazero's compiled machine code so later starts take
 	// a fraction of a second instead of several. Empty means
 	// model.CacheDir()/wazero; "off" disables it.
 	CacheDir string
-	// FileTimeout bounds the time one PDF may take (default 2 minutes).
-	// Past it the file is reported and its instance retired. A slow file
+	// FileTimeout bounds the time one PDF may take once it holds an
+	// instance (default 2 minutes). Past it the file is reported and its
+	// instance retired. A slow file
 	// stops at the next page; a single PDFium call that never returns
 	// keeps its instance and one core busy unless Interruptible is set.
 	FileTimeout time.Duration
 	// Interruptible compiles PDFium with wazero's termination checks so
-	// that a call past FileTimeout is stopped. They make every loop exit
-	// to Go to check for cancellation, which makes reading 3-4 times
-	// slower (docs/pdf-engines.md), so they are off by default.
+	// that a call past FileTimeout is stopped; off by default because they
+	// make reading 3-4 times slower (docs/pdf-engines.md).
 	Interruptible bool
 	// MemoryLimitBytes caps each instance's WebAssembly memory (default
 	// 2 GiB).

@@ -36,20 +36,9 @@ type RemoteFile struct {
 	Size int64
 }
 
-// HubSource is what end users download on first run.
-//
-// It points at sentence-transformers/all-MiniLM-L6-v2, the repository the
-// specification names, rather than at Xenova/all-MiniLM-L6-v2 (the bytes
-// setup installs from Maven and the tests run on). Pinning a SHA-256 on a
-// mutable "main" revision of a repository we cannot reach from here would
-// turn any upstream re-export into a hard failure for every new user, and
-// we could not have checked the pin. Instead each download is verified
-// against what the hub publishes for that revision: the LFS sha256 of
-// model.onnx (X-Linked-Etag) and the Content-Length of every file; a body
-// that is short or hashes wrong never lands. Loading the files (the embedder
-// builds its session and tokenizer from them) is the final check. Both
-// repositories export the same network with the same input and output
-// names, and the embedder discovers the names from the model anyway.
+// HubSource is what end users download on first run: sentence-transformers'
+// own export, unpinned but checked against the hub's published sha256
+// (X-Linked-Etag) and Content-Length. Why not a pin: docs/decisions.md.
 var HubSource = Source{
 	BaseURL:  "https://huggingface.co",
 	Repo:     "sentence-transformers/all-MiniLM-L6-v2",

@@ -5,6 +5,9 @@
 // [CLS] ... [SEP] around the pieces, truncated to MaxSeqLen.
 package tokenizer
 
+// tables.go holds Unicode tables derived from the reference itself.
+//go:generate go run ./internal/gentables
+
 import (
 	"encoding/json"
 	"errors"

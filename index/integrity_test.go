@@ -197,7 +197,7 @@ func TestDamagedCommitOfAnotherProcessNotLoaded(t *testing.T) {
 	dir, a1 := committedStore(t)
 	reader := openStore(t, dir)
 	gen := reader.Acquire()
-	before := gen.Generation()
+	before := gen.doc.Generation
 	gen.Release()
 
 	writer := openStore(t, dir)
@@ -218,8 +218,8 @@ func TestDamagedCommitOfAnotherProcessNotLoaded(t *testing.T) {
 	}
 	snap := reader.Acquire()
 	defer snap.Release()
-	if snap.Generation() != before || snap.Chunks() != 12 {
-		t.Fatalf("serving generation %d with %d chunks; want the verified generation %d with 12", snap.Generation(), snap.Chunks(), before)
+	if snap.doc.Generation != before || snap.Chunks() != 12 {
+		t.Fatalf("serving generation %d with %d chunks; want the verified generation %d with 12", snap.doc.Generation, snap.Chunks(), before)
 	}
 	if h := topHit(t, reader, a1); h.Record.Path != "a.md" || h.Record.ChunkIndex != 1 {
 		t.Fatalf("hit = %+v", h)

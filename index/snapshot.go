@@ -169,9 +169,6 @@ func (sn *Snapshot) Chunks() int { return len(sn.live) }
 // Tombstones is the number of deleted chunks still recorded in the manifest.
 func (sn *Snapshot) Tombstones() int { return sn.doc.Tombstones }
 
-// Generation counts commits; it changes whenever the index does.
-func (sn *Snapshot) Generation() int64 { return sn.doc.Generation }
-
 // LastReindex is the RFC 3339 time of the last completed reindex, or "".
 func (sn *Snapshot) LastReindex() string { return sn.doc.LastReindex }
 

@@ -168,9 +168,7 @@ func (w *Writer) PutFile(f schema.FileEntry, chunks []schema.Record, vectors []f
 	if err := checkVectors(vectors, dim); err != nil {
 		return fmt.Errorf("put %s: %w", f.Path, err)
 	}
-	if err := w.RemoveFile(f.Path); err != nil {
-		return err
-	}
+	w.RemoveFile(f.Path)
 	ids := make([]int64, len(chunks))
 	for i := range chunks {
 		ids[i] = w.st.doc.NextID
@@ -208,10 +206,10 @@ func (w *Writer) TouchFile(path string, mtime float64, size int64) {
 }
 
 // RemoveFile tombstones a file's chunks and forgets the file.
-func (w *Writer) RemoveFile(path string) error {
+func (w *Writer) RemoveFile(path string) {
 	old, ok := w.st.files[path]
 	if !ok {
-		return nil
+		return
 	}
 	w.dropVectors(old.ChunkIDs)
 	for _, id := range old.ChunkIDs {
@@ -230,7 +228,6 @@ func (w *Writer) RemoveFile(path string) error {
 	}
 	delete(w.st.files, path)
 	w.dirty = true
-	return nil
 }
 
 // dropVectors forgets vectors added since the last commit, and marks the

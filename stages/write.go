@@ -14,7 +14,7 @@ type Index interface {
 	Before() map[string]*schema.FileEntry
 	PutFile(f schema.FileEntry, chunks []schema.Record, vectors []float32) error
 	TouchFile(path string, mtime float64, size int64)
-	RemoveFile(path string) error
+	RemoveFile(path string)
 	Commit(finished bool) error
 	Chunks() int
 }
@@ -100,9 +100,7 @@ func (w *Writer) Apply(job *FileJob) error {
 func (w *Writer) Finish() error {
 	for rel := range w.Index.Before() {
 		if !w.seen[rel] && !w.inKept(rel) && w.Glob.Match(rel) && (w.InScope == nil || w.InScope(rel)) {
-			if err := w.Index.RemoveFile(rel); err != nil {
-				return err
-			}
+			w.Index.RemoveFile(rel)
 			w.Tally.FilesRemoved++
 		}
 	}

@@ -36,11 +36,10 @@ func (m *memIndex) TouchFile(path string, mtime float64, size int64) {
 	f.Mtime, f.Size = mtime, size
 	m.files[path] = f
 }
-func (m *memIndex) RemoveFile(path string) error {
+func (m *memIndex) RemoveFile(path string) {
 	m.removed = append(m.removed, path)
 	delete(m.files, path)
 	delete(m.chunks, path)
-	return nil
 }
 func (m *memIndex) Commit(finished bool) error { m.commits = append(m.commits, finished); return nil }
 func (m *memIndex) Chunks() int {

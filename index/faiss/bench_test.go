@@ -33,18 +33,8 @@ func benchSearch(b *testing.B, idx *Index) {
 
 func BenchmarkSearchTop10(b *testing.B) {
 	data := benchData()
-	half := benchN / 2 * benchD
 
 	b.Run("flat", func(b *testing.B) {
-		idx := mustFlatIP(b, benchD)
-		if err := idx.Add(data); err != nil {
-			b.Fatal(err)
-		}
-		benchSearch(b, idx)
-	})
-	b.Run("flat/omp=1", func(b *testing.B) {
-		defer SetOMPThreads(0)
-		SetOMPThreads(1)
 		idx := mustFlatIP(b, benchD)
 		if err := idx.Add(data); err != nil {
 			b.Fatal(err)
@@ -62,34 +52,6 @@ func BenchmarkSearchTop10(b *testing.B) {
 		}
 		benchSearch(b, idx)
 	})
-	for _, threaded := range []bool{true, false} {
-		name := "shards2-threaded"
-		if !threaded {
-			name = "shards2-sequential"
-		}
-		b.Run(name, func(b *testing.B) {
-			s0, err := NewIndexFlatIP(benchD)
-			if err != nil {
-				b.Fatal(err)
-			}
-			s1, err := NewIndexFlatIP(benchD)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := s0.Add(data[:half]); err != nil {
-				b.Fatal(err)
-			}
-			if err := s1.Add(data[half:]); err != nil {
-				b.Fatal(err)
-			}
-			idx, err := NewIndexShards(threaded, true, s0, s1)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer idx.Close()
-			benchSearch(b, idx)
-		})
-	}
 }
 
 // BenchmarkBadNorms is the load-time length check over 100k × 384 vectors;

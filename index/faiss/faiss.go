@@ -6,10 +6,10 @@
 // Thread safety: an Index is not safe for concurrent mutation. Concurrent
 // Search/SearchInto/Reconstruct calls on one index that nobody mutates are
 // safe for the flat and IDMap2 indexes this project uses (FAISS searches
-// are const). Mutating calls (Add, AddWithIDs, RemoveIDs, Train,
-// SetParameter) need exclusive access. Close must not run while any other
-// call on the same index is in flight: callers reference-count snapshots and
-// close only after the last reader is done.
+// are const). Mutating calls (Add, AddWithIDs, RemoveIDs) need exclusive
+// access. Close must not run while any other call on the same index is in
+// flight: callers reference-count snapshots and close only after the last
+// reader is done.
 package faiss
 
 /*
@@ -31,11 +31,9 @@ import (
 	"unsafe"
 )
 
-// Metric types, with FAISS's numeric values.
-const (
-	MetricInnerProduct = 0
-	MetricL2           = 1
-)
+// MetricInnerProduct is FAISS's number for the inner-product metric, the
+// only one this project uses.
+const MetricInnerProduct = 0
 
 // ErrClosed is returned by calls on an index that was closed or whose
 // ownership moved into another index.
@@ -67,20 +65,11 @@ func cError(op string, msg *C.char) error {
 
 // NewIndexFlatIP returns an exact inner-product index of dimension d.
 func NewIndexFlatIP(d int) (*Index, error) {
-	return newFlat(d, MetricInnerProduct)
-}
-
-// NewIndexFlatL2 returns an exact L2 index of dimension d.
-func NewIndexFlatL2(d int) (*Index, error) {
-	return newFlat(d, MetricL2)
-}
-
-func newFlat(d, metric int) (*Index, error) {
 	if d <= 0 {
 		return nil, fmt.Errorf("faiss: dimension %d must be positive", d)
 	}
 	var p C.fs_index
-	if err := cError("IndexFlat", C.fs_index_flat(C.int(d), C.int(metric), &p)); err != nil {
+	if err := cError("IndexFlat", C.fs_index_flat(C.int(d), C.int(MetricInnerProduct), &p)); err != nil {
 		return nil, err
 	}
 	return wrap(p), nil
@@ -101,69 +90,6 @@ func NewIDMap2(inner *Index) (*Index, error) {
 		return nil, err
 	}
 	inner.detach()
-	return wrap(p), nil
-}
-
-// NewIndexShards joins shards of equal dimension into one IndexShards and
-// takes ownership of them (as NewIDMap2 does). With threaded, a search runs
-// one thread per shard, which helps single queries on flat shards. With
-// successiveIDs, shard i's labels are shifted by the sizes of shards before
-// it and the index accepts only one Add; without it, shards must accept
-// AddWithIDs (e.g. IDMap2 shards) and AddWithIDs splits a batch evenly.
-func NewIndexShards(threaded, successiveIDs bool, shards ...*Index) (*Index, error) {
-	if len(shards) == 0 {
-		return nil, errors.New("faiss: IndexShards needs at least one shard")
-	}
-	for i, s := range shards {
-		for _, t := range shards[:i] {
-			if s == t {
-				return nil, errors.New("faiss: IndexShards given the same shard twice")
-			}
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.ptr == nil {
-			return nil, ErrClosed
-		}
-	}
-	// The pointer array lives in C memory so cgo's pointer checks see no Go
-	// memory holding pointers.
-	arr := unsafe.Slice((*C.fs_index)(C.malloc(C.size_t(len(shards))*C.size_t(unsafe.Sizeof(C.fs_index(nil))))), len(shards))
-	defer C.free(unsafe.Pointer(&arr[0]))
-	for i, s := range shards {
-		arr[i] = s.ptr
-	}
-	var p C.fs_index
-	err := cError("IndexShards", C.fs_index_shards(C.int(shards[0].d), cBool(threaded), cBool(successiveIDs), &arr[0], C.int(len(shards)), &p))
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range shards {
-		s.detach()
-	}
-	return wrap(p), nil
-}
-
-func cBool(b bool) C.int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// IndexFactory builds an index from a FAISS factory description such as
-// "Flat", "IDMap2,Flat" or "IDMap2,HNSW32,Flat"; metric is MetricInnerProduct
-// or MetricL2.
-func IndexFactory(d int, description string, metric int) (*Index, error) {
-	if d <= 0 {
-		return nil, fmt.Errorf("faiss: dimension %d must be positive", d)
-	}
-	cs := C.CString(description)
-	defer C.free(unsafe.Pointer(cs))
-	var p C.fs_index
-	if err := cError("index_factory", C.fs_index_factory(C.int(d), cs, C.int(metric), &p)); err != nil {
-		return nil, err
-	}
 	return wrap(p), nil
 }
 
@@ -190,18 +116,6 @@ func WriteIndex(idx *Index, path string) error {
 	err := cError("write_index", C.fs_write_index(idx.ptr, cs))
 	runtime.KeepAlive(idx)
 	return err
-}
-
-// SetOMPThreads sets how many OpenMP threads each FAISS call may use; n <= 0
-// restores the default OpenMP chose at start-up (OMP_NUM_THREADS or the
-// number of CPUs). A single flat-index query uses one thread regardless.
-func SetOMPThreads(n int) {
-	C.fs_set_omp_threads(C.int(n))
-}
-
-// OMPThreads reports the OpenMP thread count FAISS calls will use.
-func OMPThreads() int {
-	return int(C.fs_omp_max_threads())
 }
 
 // detach gives up ownership of the C++ index without freeing it; the
@@ -238,18 +152,8 @@ func (idx *Index) Ntotal() int64 {
 	return n
 }
 
-// IsTrained reports whether the index is ready for Add (flat indexes always
-// are; IVF and PQ indexes need Train first).
-func (idx *Index) IsTrained() bool {
-	if idx.ptr == nil {
-		return false
-	}
-	t := C.fs_index_is_trained(idx.ptr) != 0
-	runtime.KeepAlive(idx)
-	return t
-}
-
-// MetricType is MetricInnerProduct or MetricL2 (or another FAISS metric).
+// MetricType is the FAISS metric number (MetricInnerProduct for every index
+// this project builds).
 func (idx *Index) MetricType() int {
 	if idx.ptr == nil {
 		return -1
@@ -268,20 +172,6 @@ func (idx *Index) rows(x []float32) (int, error) {
 		return 0, fmt.Errorf("faiss: vector data length %d is not a multiple of dimension %d", len(x), idx.d)
 	}
 	return len(x) / idx.d, nil
-}
-
-// Train trains the index on the row-major vectors in x.
-func (idx *Index) Train(x []float32) error {
-	n, err := idx.rows(x)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return errors.New("faiss: train needs at least one vector")
-	}
-	err = cError("train", C.fs_index_train(idx.ptr, C.int64_t(n), (*C.float)(&x[0])))
-	runtime.KeepAlive(idx)
-	return err
 }
 
 // Add appends the row-major vectors in x with sequential ids.
@@ -403,25 +293,6 @@ func (idx *Index) Clone() (*Index, error) {
 		return nil, err
 	}
 	return wrap(p), nil
-}
-
-// SetParameter sets a search-time parameter through faiss::ParameterSpace,
-// e.g. "efSearch" on HNSW or "nprobe" on IVF (reached through IDMap2).
-// Unknown names are an error. It mutates the index.
-func (idx *Index) SetParameter(name string, value float64) error {
-	if idx.ptr == nil {
-		return ErrClosed
-	}
-	cs := C.CString(name)
-	defer C.free(unsafe.Pointer(cs))
-	err := cError("set_index_parameter", C.fs_index_set_parameter(idx.ptr, cs, C.double(value)))
-	runtime.KeepAlive(idx)
-	return err
-}
-
-// SetHNSWEfSearch sets efSearch on an HNSW index (or one wrapped by IDMap2).
-func (idx *Index) SetHNSWEfSearch(ef int) error {
-	return idx.SetParameter("efSearch", float64(ef))
 }
 
 // BadNorms counts the vectors of an IDMap2-over-flat index whose length is

@@ -104,8 +104,8 @@ func TestFlatIPMatchesBruteForce(t *testing.T) {
 	if err := idx.Add(data); err != nil {
 		t.Fatal(err)
 	}
-	if idx.Ntotal() != n || idx.D() != d || !idx.IsTrained() || idx.MetricType() != MetricInnerProduct {
-		t.Fatalf("ntotal %d d %d trained %v metric %d", idx.Ntotal(), idx.D(), idx.IsTrained(), idx.MetricType())
+	if idx.Ntotal() != n || idx.D() != d || idx.MetricType() != MetricInnerProduct {
+		t.Fatalf("ntotal %d d %d metric %d", idx.Ntotal(), idx.D(), idx.MetricType())
 	}
 	// Half the queries are stored vectors (their own top hit, score 1), half fresh.
 	queries := randNormalized(2, nq, d)
@@ -422,17 +422,6 @@ func TestErrorsFromCpp(t *testing.T) {
 		t.Fatal("WriteIndex into a missing directory succeeded")
 	}
 
-	if idx, err := IndexFactory(8, "NoSuchIndex,Flat", MetricInnerProduct); err == nil {
-		idx.Close()
-		t.Fatal("IndexFactory accepted a bad description")
-	} else if !strings.Contains(err.Error(), "index_factory") {
-		t.Fatalf("unexpected error %v", err)
-	}
-	if idx, err := IndexFactory(8, "Flat", 99); err == nil {
-		idx.Close()
-		t.Fatal("IndexFactory accepted metric 99")
-	}
-
 	flat := mustFlatIP(t, 8)
 	if err := flat.AddWithIDs(randNormalized(12, 2, 8), []int64{1, 2}); err == nil {
 		t.Fatal("AddWithIDs on a bare flat index succeeded")
@@ -445,9 +434,6 @@ func TestErrorsFromCpp(t *testing.T) {
 	}
 	if _, err := flat.Reconstruct(-1, nil); err == nil {
 		t.Fatal("Reconstruct(-1) succeeded")
-	}
-	if err := flat.SetParameter("noSuchParameter", 1); err == nil {
-		t.Fatal("SetParameter accepted an unknown name")
 	}
 }
 
@@ -464,9 +450,6 @@ func TestArgumentChecks(t *testing.T) {
 	}
 	if err := idx.SearchInto(make([]float32, 8), 3, make([]float32, 5), make([]int64, 6)); err == nil {
 		t.Error("SearchInto accepted short buffers")
-	}
-	if err := idx.Train(nil); err == nil {
-		t.Error("Train accepted no vectors")
 	}
 	if err := idx.Add(nil); err != nil || idx.Ntotal() != 0 {
 		t.Errorf("empty Add: %v, ntotal %d", err, idx.Ntotal())
@@ -584,163 +567,6 @@ func TestConcurrentSearchOneIndex(t *testing.T) {
 		for err := range errs {
 			t.Fatal(err)
 		}
-	}
-}
-
-func TestFactoryHNSWAndIVF(t *testing.T) {
-	const n, d = 1000, 32
-	data := randNormalized(15, n, d)
-	ids := make([]int64, n)
-	for i := range ids {
-		ids[i] = int64(10 * i)
-	}
-
-	hnsw, err := IndexFactory(d, "IDMap2,HNSW32,Flat", MetricInnerProduct)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hnsw.Close()
-	if err := hnsw.AddWithIDs(data, ids); err != nil {
-		t.Fatal(err)
-	}
-	if err := hnsw.SetHNSWEfSearch(64); err != nil {
-		t.Fatal(err)
-	}
-	hits := 0
-	for i := 0; i < n; i += 50 {
-		_, l, err := hnsw.Search(data[i*d:(i+1)*d], 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if l[0] == ids[i] {
-			hits++
-		}
-	}
-	if hits < 18 { // approximate: nearly every stored vector finds itself
-		t.Fatalf("HNSW found itself for %d of 20 stored vectors", hits)
-	}
-	if _, err := hnsw.RemoveIDs([]int64{0}); err == nil {
-		t.Fatal("HNSW RemoveIDs succeeded; FAISS 1.7.3 does not support it")
-	}
-
-	ivf, err := IndexFactory(d, "IVF4,Flat", MetricL2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ivf.Close()
-	if ivf.IsTrained() {
-		t.Fatal("untrained IVF reports trained")
-	}
-	if err := ivf.Add(data); err == nil {
-		t.Fatal("Add to an untrained IVF succeeded")
-	}
-	if err := ivf.Train(data); err != nil {
-		t.Fatal(err)
-	}
-	if !ivf.IsTrained() {
-		t.Fatal("IVF not trained after Train")
-	}
-	if err := ivf.Add(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := ivf.SetParameter("nprobe", 4); err != nil {
-		t.Fatal(err)
-	}
-	// With every list probed, IVF search is exact.
-	dist, l, err := ivf.Search(data[7*d:8*d], 1)
-	if err != nil || l[0] != 7 || dist[0] > 1e-5 {
-		t.Fatalf("IVF self search: %v %v %v", l, dist, err)
-	}
-}
-
-func TestShards(t *testing.T) {
-	const n, d, k = 1001, 48, 10
-	data := randNormalized(16, n, d)
-	queries := randNormalized(17, 3, d)
-	ref := mustFlatIP(t, d)
-	if err := ref.Add(data); err != nil {
-		t.Fatal(err)
-	}
-	wantD, wantL, err := ref.Search(queries, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	a, _ := NewIndexFlatIP(d)
-	b, _ := NewIndexFlatIP(d)
-	sh, err := NewIndexShards(true, true, a, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sh.Close()
-	if err := sh.Add(data); err != nil {
-		t.Fatal(err)
-	}
-	if sh.Ntotal() != n {
-		t.Fatalf("shards ntotal %d", sh.Ntotal())
-	}
-	gotD, gotL, err := sh.Search(queries, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range wantD {
-		if math.Abs(float64(gotD[i]-wantD[i])) > 1e-5 {
-			t.Fatalf("shard distances %v, flat %v", gotD, wantD)
-		}
-	}
-	if !slices.Equal(gotL, wantL) {
-		t.Fatalf("shard labels %v, flat %v", gotL, wantL)
-	}
-
-	// IDMap2 shards take caller ids.
-	ma, mb := mustIDMap2(t, d), mustIDMap2(t, d)
-	ids := make([]int64, n)
-	for i := range ids {
-		ids[i] = int64(i + 500)
-	}
-	msh, err := NewIndexShards(false, false, ma, mb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer msh.Close()
-	if err := msh.AddWithIDs(data, ids); err != nil {
-		t.Fatal(err)
-	}
-	_, gotL, err = msh.Search(queries, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range gotL {
-		if gotL[i] != wantL[i]+500 {
-			t.Fatalf("IDMap2 shard labels %v, want flat labels %v + 500", gotL, wantL)
-		}
-	}
-	if _, err := NewIndexShards(true, true, mustFlatIP(t, 4), mustFlatIP(t, 5)); err == nil {
-		t.Fatal("shards of different dimensions accepted")
-	}
-}
-
-func TestOMPThreads(t *testing.T) {
-	defer SetOMPThreads(0)
-	SetOMPThreads(1)
-	if got := OMPThreads(); got != 1 {
-		t.Fatalf("OMPThreads %d after SetOMPThreads(1)", got)
-	}
-	SetOMPThreads(2)
-	// Applied on whichever OS thread the next call lands on.
-	var wg sync.WaitGroup
-	bad := make(chan int, 8)
-	for range 8 {
-		wg.Go(func() {
-			if got := OMPThreads(); got != 2 {
-				bad <- got
-			}
-		})
-	}
-	wg.Wait()
-	close(bad)
-	for got := range bad {
-		t.Fatalf("OMPThreads %d on some thread after SetOMPThreads(2)", got)
 	}
 }
 

@@ -2,7 +2,6 @@
 // error string, because an exception crossing into Go aborts the process.
 #include "shim.h"
 
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -11,32 +10,15 @@
 #include <string>
 #include <vector>
 
-#include <omp.h>
-
-#include <faiss/AutoTune.h>
 #include <faiss/Index.h>
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexIDMap.h>
 #include <faiss/IndexIVF.h>
-#include <faiss/IndexShards.h>
 #include <faiss/clone_index.h>
 #include <faiss/impl/IDSelector.h>
-#include <faiss/index_factory.h>
 #include <faiss/index_io.h>
 
 namespace {
-
-// OpenMP keeps the thread count per OS thread, and Go moves goroutines
-// between OS threads, so the wanted count is applied on every call.
-const int omp_default_threads = omp_get_max_threads();
-std::atomic<int> omp_threads{0}; // 0: never set, leave OpenMP alone
-
-void apply_omp_threads() {
-    int n = omp_threads.load(std::memory_order_relaxed);
-    if (n > 0 && omp_get_max_threads() != n) {
-        omp_set_num_threads(n);
-    }
-}
 
 char* dup_error(const char* msg) {
     size_t len = std::strlen(msg);
@@ -50,7 +32,6 @@ char* dup_error(const char* msg) {
 template <typename F>
 char* guard(F&& f) {
     try {
-        apply_omp_threads();
         f();
         return nullptr;
     } catch (const std::exception& e) {
@@ -91,26 +72,6 @@ char* fs_index_idmap2(fs_index inner, fs_index* out) {
     });
 }
 
-char* fs_index_factory(int d, const char* description, int metric, fs_index* out) {
-    return guard([&] { *out = faiss::index_factory(d, description, metric_type(metric)); });
-}
-
-char* fs_index_shards(int d, int threaded, int successive_ids, const fs_index* shards, int n, fs_index* out) {
-    return guard([&] {
-        auto* s = new faiss::IndexShards(d, threaded != 0, successive_ids != 0);
-        try {
-            for (int i = 0; i < n; i++) {
-                s->add_shard(ix(shards[i]));
-            }
-        } catch (...) {
-            delete s; // own_fields is still false: the shards stay with the caller
-            throw;
-        }
-        s->own_fields = true;
-        *out = s;
-    });
-}
-
 void fs_index_free(fs_index idx) {
     delete ix(idx);
 }
@@ -123,16 +84,8 @@ int64_t fs_index_ntotal(fs_index idx) {
     return ix(idx)->ntotal;
 }
 
-int fs_index_is_trained(fs_index idx) {
-    return ix(idx)->is_trained ? 1 : 0;
-}
-
 int fs_index_metric(fs_index idx) {
     return static_cast<int>(ix(idx)->metric_type);
-}
-
-char* fs_index_train(fs_index idx, int64_t n, const float* x) {
-    return guard([&] { ix(idx)->train(n, x); });
 }
 
 char* fs_index_add(fs_index idx, int64_t n, const float* x) {
@@ -174,32 +127,12 @@ char* fs_index_clone(fs_index idx, fs_index* out) {
     return guard([&] { *out = faiss::clone_index(ix(idx)); });
 }
 
-char* fs_index_set_parameter(fs_index idx, const char* name, double value) {
-    return guard([&] {
-        faiss::ParameterSpace ps;
-        ps.set_index_parameter(ix(idx), name, value);
-    });
-}
-
 char* fs_write_index(fs_index idx, const char* path) {
     return guard([&] { faiss::write_index(ix(idx), path); });
 }
 
 char* fs_read_index(const char* path, fs_index* out) {
     return guard([&] { *out = faiss::read_index(path, 0); });
-}
-
-void fs_set_omp_threads(int n) {
-    if (n <= 0) {
-        n = omp_default_threads;
-    }
-    omp_threads.store(n, std::memory_order_relaxed);
-    omp_set_num_threads(n);
-}
-
-int fs_omp_max_threads(void) {
-    apply_omp_threads();
-    return omp_get_max_threads();
 }
 
 // Copies every stored vector and its external id out of an IDMap2 index, in

@@ -13,16 +13,12 @@ typedef void* fs_index;
 
 char* fs_index_flat(int d, int metric, fs_index* out);
 char* fs_index_idmap2(fs_index inner, fs_index* out);
-char* fs_index_factory(int d, const char* description, int metric, fs_index* out);
-char* fs_index_shards(int d, int threaded, int successive_ids, const fs_index* shards, int n, fs_index* out);
 void fs_index_free(fs_index idx);
 
 int fs_index_d(fs_index idx);
 int64_t fs_index_ntotal(fs_index idx);
-int fs_index_is_trained(fs_index idx);
 int fs_index_metric(fs_index idx);
 
-char* fs_index_train(fs_index idx, int64_t n, const float* x);
 char* fs_index_add(fs_index idx, int64_t n, const float* x);
 char* fs_index_add_with_ids(fs_index idx, int64_t n, const float* x, const int64_t* ids);
 char* fs_index_remove_ids(fs_index idx, int64_t n, const int64_t* ids, int64_t* removed);
@@ -31,13 +27,9 @@ char* fs_index_reconstruct(fs_index idx, int64_t key, float* dst);
 char* fs_index_clone(fs_index idx, fs_index* out);
 char* fs_index_export(fs_index idx, float* vecs, int64_t* ids);
 char* fs_index_bad_norms(fs_index idx, float tol, int64_t* count, int64_t* first_id);
-char* fs_index_set_parameter(fs_index idx, const char* name, double value);
 
 char* fs_write_index(fs_index idx, const char* path);
 char* fs_read_index(const char* path, fs_index* out);
-
-void fs_set_omp_threads(int n);
-int fs_omp_max_threads(void);
 
 #ifdef __cplusplus
 }

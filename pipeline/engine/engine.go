@@ -276,12 +276,6 @@ func resolveDir(p string) (string, error) {
 	return abs, nil
 }
 
-// DataFolder is the resolved data folder.
-func (e *Engine) DataFolder() string { return e.cfg.DataFolder }
-
-// IndexFolder is the resolved index folder.
-func (e *Engine) IndexFolder() string { return e.cfg.IndexFolder }
-
 // Start locates (or downloads) and loads the model in the background, then
 // runs the initial reindex unless NoInitialReindex. It returns at once.
 func (e *Engine) Start(ctx context.Context) {

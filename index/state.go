@@ -1,3 +1,6 @@
+// Package index keeps the on-disk index of one data folder — faiss.index,
+// manifest.jsonl, files.json, version and index.lock — and serves immutable
+// snapshots of it to searches while a single writer prepares the next one.
 package index
 
 import (

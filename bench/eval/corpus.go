@@ -89,9 +89,9 @@ func Documents(goroot string) ([]Document, error) {
 		}
 		docs = append(docs, d)
 	}
-	spec, err := os.ReadFile(filepath.Join(goroot, "doc", "go_spec.html"))
+	spec, err := goDocFile("go_spec.html")
 	if err != nil {
-		return nil, fmt.Errorf("eval: %w", err)
+		return nil, err
 	}
 	docs = append(docs, specSections(spec)...)
 	for _, g := range [][2]string{
@@ -99,7 +99,7 @@ func Documents(goroot string) ([]Document, error) {
 		{"asm.html", "A Quick Guide to Go's Assembler"},
 		{"godebug.md", "Go, Backwards Compatibility, and GODEBUG"},
 	} {
-		d, err := guide(goroot, g[0], g[1])
+		d, err := guide(g[0], g[1])
 		if err != nil {
 			return nil, err
 		}

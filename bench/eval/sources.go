@@ -3,6 +3,8 @@ package eval
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
+	"embed"
 	"fmt"
 	"go/ast"
 	"go/build"
@@ -11,6 +13,7 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -286,11 +289,32 @@ func slug(s string) string {
 	return strings.Trim(sb.String(), "-")
 }
 
-// guide reads one of GOROOT/doc's documents.
-func guide(goroot, file, title string) (Document, error) {
-	b, err := os.ReadFile(filepath.Join(goroot, "doc", file))
+// goDocs holds go1.26.8's doc/ files (BSD licence, godoc/LICENSE). A Go
+// toolchain fetched through the module proxy has no doc/ folder, so the
+// corpus cannot take them from GOROOT on every machine.
+//
+//go:embed godoc/*.gz
+var goDocs embed.FS
+
+// goDocFile returns one of the shipped doc/ files, uncompressed.
+func goDocFile(name string) ([]byte, error) {
+	f, err := goDocs.Open("godoc/" + name + ".gz")
 	if err != nil {
-		return Document{}, fmt.Errorf("eval: %w", err)
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %s: %w", name, err)
+	}
+	return io.ReadAll(zr)
+}
+
+// guide reads one of the shipped doc/ documents.
+func guide(file, title string) (Document, error) {
+	b, err := goDocFile(file)
+	if err != nil {
+		return Document{}, err
 	}
 	var blocks []Block
 	if strings.HasSuffix(file, ".md") {

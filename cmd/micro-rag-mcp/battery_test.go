@@ -572,6 +572,14 @@ func TestBatterySpecialFiles(t *testing.T) {
 	if err := syscall.Mknod(filepath.Join(data, "null.txt"), syscall.S_IFCHR|0o644, 1<<8|3); err != nil { // /dev/null: major 1, minor 3
 		t.Fatalf("mknod (the test runs as root in CI): %v", err)
 	}
+	// Rule files are read during the walk: FIFOs under their names must
+	// not stall it either.
+	if err := syscall.Mkfifo(filepath.Join(data, ".gitignore"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(data, "ops", ".micro-rag-ignore"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	os.Symlink("pipe.txt", filepath.Join(data, "link-to-pipe.md"))
 	os.Symlink("/dev/zero", filepath.Join(data, "zero.txt"))
 	os.Symlink("/dev/stdin", filepath.Join(data, "stdin.txt"))

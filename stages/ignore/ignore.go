@@ -13,11 +13,12 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Names of the files that hold rules. In one folder .micro-rag-ignore is
@@ -135,9 +136,15 @@ func (r *Rules) patterns(dir []string) []pattern {
 		return ps
 	}
 	var ps []pattern
+	root, err := os.OpenRoot(r.root)
+	if err != nil {
+		r.dirs[key] = nil
+		return nil
+	}
+	defer root.Close()
 	for _, name := range []string{GitIgnoreFile, RuleFile} {
 		// An unreadable rule file counts as empty, as in git.
-		b, err := os.ReadFile(filepath.Join(r.root, filepath.FromSlash(key), name))
+		b, err := readRuleFile(root, path.Join(key, name))
 		if err != nil {
 			continue
 		}
@@ -151,6 +158,24 @@ func (r *Rules) patterns(dir []string) []pattern {
 	}
 	r.dirs[key] = ps
 	return ps
+}
+
+// maxRuleFile bounds what one rule file may make us read.
+const maxRuleFile = 4 << 20
+
+// readRuleFile reads a rule file through the data folder's root, so a link
+// cannot lead outside it, and only when it is a regular file: opened
+// non-blocking, a FIFO under a rule file's name cannot stall the walk.
+func readRuleFile(root *os.Root, name string) ([]byte, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	return io.ReadAll(io.LimitReader(f, maxRuleFile))
 }
 
 // pattern is one gitignore line.

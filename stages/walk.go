@@ -54,7 +54,7 @@ func (w *Walker) Walk(ctx context.Context, emit func(*FileJob) error) error {
 // walkPath walks one path of a scoped run, if it still exists and neither
 // it nor a folder above it is skipped.
 func (w *Walker) walkPath(ctx context.Context, p, skip string, emit func(*FileJob) error) error {
-	if !fs.ValidPath(p) || p == "." || w.skippedAbove(p, skip) {
+	if !validRel(p) || w.skippedAbove(p, skip) {
 		return nil
 	}
 	fi, err := w.Folder.root.Lstat(p)
@@ -69,6 +69,17 @@ func (w *Walker) walkPath(ctx context.Context, p, skip string, emit func(*FileJo
 		return w.walkDir(ctx, p, skip, emit)
 	}
 	return w.file(p, d, emit)
+}
+
+// validRel reports whether p is a clean relative slash-separated path, in
+// any bytes: fs.ValidPath would refuse a name that is not UTF-8.
+func validRel(p string) bool {
+	for _, e := range strings.Split(p, "/") {
+		if e == "" || e == "." || e == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // skippedAbove reports whether a folder above p is skipped, so a scoped

@@ -163,4 +163,9 @@ func TestWalkerNamesAndLinks(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Fatalf("walked %q, want %q", got, want)
 	}
+	// A run scoped to changed paths (watch updates) takes raw names too.
+	w.Paths = []string{"caf\xe9.md", "sub/\xe9t\xe9.md", "../escape.md", "."}
+	if got := walkAll(t, w); !slices.Equal(got, []string{"caf%E9.md", "sub/%E9t%E9.md"}) {
+		t.Fatalf("scoped walk: %q", got)
+	}
 }

@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
-	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
 // errHelp ends a command after --help printed its usage (exit 0).
@@ -46,7 +44,7 @@ type patternList []string
 func (p *patternList) String() string { return strings.Join(*p, ", ") }
 
 func (p *patternList) Set(v string) error {
-	if err := ignore.CheckPattern(v); err != nil {
+	if err := engine.CheckExclude(v); err != nil {
 		return err
 	}
 	*p = append(*p, v)
@@ -57,7 +55,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.dataFolder, "data-folder", "", "folder of documents to index (required)")
 	fs.StringVar(&c.indexFolder, "index-folder", "", "where the index lives (default <data-folder>/index)")
 	fs.StringVar(&c.exts, "exts", strings.Join(engine.DefaultExts, ","), "comma-separated file extensions to index")
-	fs.StringVar(&c.model, "model", model.ModelName, "embedding model: "+model.ModelName+" (fp32) or "+model.Int8Name+
+	fs.StringVar(&c.model, "model", engine.DefaultModel, "embedding model: "+engine.DefaultModel+" (fp32) or "+engine.Int8Model+
 		" (int8 weights, about twice as fast to index); switching rebuilds the index")
 	fs.StringVar(&c.modelDir, "model-dir", "", "folder holding model.onnx and tokenizer.json (default: the user cache)")
 	fs.StringVar(&c.ortLib, "ort-lib", "", "path of libonnxruntime.so (default: ../lib beside the binary, else the user cache)")
@@ -167,7 +165,7 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 	if err != nil {
 		return cfg, nil, cleanup, err
 	}
-	if _, err := model.Lookup(c.model); err != nil {
+	if err := engine.CheckModel(c.model); err != nil {
 		return cfg, nil, cleanup, usageErr("--model: %v", err)
 	}
 	mode, err := engine.ParseSearchMode(c.searchMode)

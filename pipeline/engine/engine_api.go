@@ -8,7 +8,24 @@ import (
 	"fmt"
 
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
+	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
+	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
+
+// The models Config.Model accepts: the fp32 default and its int8 variant.
+const (
+	DefaultModel = model.ModelName
+	Int8Model    = model.Int8Name
+)
+
+// CheckModel says whether name is a model Config.Model accepts.
+func CheckModel(name string) error {
+	_, err := model.Lookup(name)
+	return err
+}
+
+// CheckExclude says whether p is a valid Config.Excludes pattern.
+func CheckExclude(p string) error { return ignore.CheckPattern(p) }
 
 // ErrBusy is returned when another reindex (in this process or another)
 // holds the index lock.

@@ -12,18 +12,18 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/scan"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
-// Snapshot is an immutable view of a committed index: its own FAISS copy, the
-// live chunks and the files. Searches hold a reference (Store.Acquire) and
+// Snapshot is an immutable view of a committed index: its vectors (a FAISS
+// index shared with earlier snapshots plus its own small delta), the live
+// chunks and the files. Searches hold a reference (Store.Acquire) and
 // Release it; the C memory is freed when the last reference goes.
 type Snapshot struct {
 	refs     atomic.Int64
-	index    *faiss.Index
+	index    *layered
 	live     map[int64]*liveChunk
 	files    map[string]*schema.FileEntry
 	doc      filesDoc // header only; Files is nil
@@ -104,11 +104,15 @@ func (e *codeEdit) codes() (*scan.Codes, []int64, error) {
 }
 
 // snapshotOf makes a snapshot with one reference from st. The snapshot takes
-// st's FAISS index (st.index is nil afterwards) and copies the maps. edit,
+// st's vectors (st.vecs, else st.index; both nil afterwards) and copies the
+// maps. edit,
 // when not nil, says how st differs from the snapshot before it.
 func (s *Store) snapshotOf(st *state, edit *codeEdit) (*Snapshot, error) {
-	idx := st.index
-	st.index = nil
+	idx := st.vecs
+	if idx == nil {
+		idx = newLayered(st.index)
+	}
+	st.index, st.vecs = nil, nil
 	snap := &Snapshot{index: idx, live: maps.Clone(st.live), files: maps.Clone(st.files), doc: st.doc, lex: st.lex}
 	snap.doc.Files = nil
 	if len(snap.live) >= ScanMin {

@@ -227,10 +227,15 @@ type state struct {
 	files map[string]*schema.FileEntry
 	live  map[int64]*liveChunk
 	index *faiss.Index // IDMap2 over IndexFlatIP; live vectors only
+	vecs  *layered     // a commit's vectors, taken instead of index when set
 	lex   *lexical.Index
 }
 
 func (st *state) close() {
+	if st.vecs != nil {
+		st.vecs.Close()
+		st.vecs = nil
+	}
 	if st.index != nil {
 		st.index.Close()
 		st.index = nil

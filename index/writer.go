@@ -257,26 +257,11 @@ func (w *Writer) dropVectors(ids []int64) {
 	}
 }
 
-// nextIndex builds the FAISS index of the next commit: a copy of head's with
-// this window's removals and additions applied.
-func (w *Writer) nextIndex() (*faiss.Index, error) {
-	idx, err := w.head.index.Clone()
-	if err != nil {
-		return nil, err
-	}
-	if len(w.removeIDs) > 0 {
-		if _, err := idx.RemoveIDs(w.removeIDs); err != nil {
-			idx.Close()
-			return nil, err
-		}
-	}
-	if len(w.addIDs) > 0 {
-		if err := idx.AddWithIDs(w.addVecs, w.addIDs); err != nil {
-			idx.Close()
-			return nil, err
-		}
-	}
-	return idx, nil
+// nextIndex returns the vectors of the next commit: head's with this
+// window's removals and additions applied, sharing head's FAISS index unless
+// fold asks for (or the delta has outgrown) a copy holding exactly them.
+func (w *Writer) nextIndex(fold bool) (*layered, error) {
+	return w.head.index.next(w.removeIDs, w.addIDs, w.addVecs, fold)
 }
 
 // Commit makes every change so far durable and publishes a new snapshot.
@@ -318,17 +303,18 @@ func (w *Writer) Commit(finished bool) error {
 	// 2. The vectors: this commit's changes as one small segment, or, when
 	// the segments have grown past the merge threshold, everything as a new
 	// faiss.index beside the old one.
-	idx, err := w.nextIndex()
-	if err != nil {
-		return err
-	}
-	st.index = idx
-	defer st.close() // unless a snapshot took it
 	changes := int64(len(w.addIDs) + len(w.removeIDs))
 	merge := w.forceMerge || s.opts.MergeRatio < 0 || doc.FaissBytes == 0 || len(doc.VectorSegments) >= maxVecSegments ||
 		float64(segmentLoad(doc.VectorSegments)+changes) > s.opts.MergeRatio*float64(doc.FaissNtotal)
+	idx, err := w.nextIndex(merge)
+	if err != nil {
+		return err
+	}
+	st.vecs = idx
+	defer st.close() // unless a snapshot took it
 	if merge {
-		if err := s.writeFaissNew(idx, &doc); err != nil {
+		// Folded: the base holds exactly the live vectors.
+		if err := s.writeFaissNew(idx.base.idx, &doc); err != nil {
 			return err
 		}
 		doc.VectorSegments = nil

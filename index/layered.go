@@ -157,6 +157,9 @@ func (l *layered) next(remove, addIDs []int64, addVecs []float32, fold bool) (*l
 	if len(addVecs) != len(addIDs)*d {
 		return nil, errors.New("layered: vectors and ids disagree")
 	}
+	if fold || len(l.added)+len(l.removed)+len(remove)+len(addIDs) > deltaMax(l.base.idx.Ntotal()) {
+		return l.fold(remove, addIDs, addVecs)
+	}
 	n := &layered{added: maps.Clone(l.added), removed: maps.Clone(l.removed)}
 	if n.added == nil {
 		n.added = map[int64][]float32{}
@@ -174,27 +177,47 @@ func (l *layered) next(remove, addIDs []int64, addVecs []float32, fold bool) (*l
 	for i, id := range addIDs {
 		n.added[id] = slices.Clone(addVecs[i*d : (i+1)*d])
 	}
-	if !fold && len(n.added)+len(n.removed) <= deltaMax(l.base.idx.Ntotal()) {
-		l.base.refs.Add(1)
-		n.base = l.base
-		return n, nil
+	l.base.refs.Add(1)
+	n.base = l.base
+	return n, nil
+}
+
+// fold copies the base with l's delta and the given changes applied; the
+// new vectors go straight to FAISS (a full build passes them all here).
+func (l *layered) fold(remove, addIDs []int64, addVecs []float32) (*layered, error) {
+	gone := slices.Collect(maps.Keys(l.removed))
+	dropped := map[int64]bool{}
+	for _, id := range remove {
+		if _, ok := l.added[id]; ok {
+			dropped[id] = true
+		} else {
+			gone = append(gone, id)
+		}
+	}
+	var ids []int64
+	var vecs []float32
+	for _, id := range slices.Sorted(maps.Keys(l.added)) {
+		if !dropped[id] {
+			ids = append(ids, id)
+			vecs = append(vecs, l.added[id]...)
+		}
+	}
+	if len(ids) == 0 {
+		ids, vecs = addIDs, addVecs
+	} else {
+		ids, vecs = append(ids, addIDs...), append(vecs, addVecs...)
 	}
 	idx, err := l.base.idx.Clone()
 	if err != nil {
 		return nil, err
 	}
-	if len(n.removed) > 0 {
-		if _, err := idx.RemoveIDs(slices.Collect(maps.Keys(n.removed))); err != nil {
+	if len(gone) > 0 {
+		if _, err := idx.RemoveIDs(gone); err != nil {
 			idx.Close()
 			return nil, err
 		}
 	}
-	if len(n.added) > 0 {
-		ids := slices.Sorted(maps.Keys(n.added))
-		vecs := make([]float32, 0, len(ids)*d)
-		for _, id := range ids {
-			vecs = append(vecs, n.added[id]...)
-		}
+	if len(ids) > 0 {
 		if err := idx.AddWithIDs(vecs, ids); err != nil {
 			idx.Close()
 			return nil, err

@@ -70,18 +70,29 @@ func (e *Engine) snapshot(ctx context.Context) (*index.Snapshot, error) {
 	return snap, nil
 }
 
+// indexedFile takes the current snapshot and path's entry in it; the caller
+// releases the snapshot.
+func (e *Engine) indexedFile(ctx context.Context, path string) (*index.Snapshot, *schema.FileEntry, error) {
+	snap, err := e.snapshot(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, ok := snap.File(path)
+	if !ok {
+		snap.Release()
+		return nil, nil, fmt.Errorf("%q: %w", path, ErrNotIndexed)
+	}
+	return snap, f, nil
+}
+
 // ReadChunk returns chunk i of path with up to around chunks on each side,
 // overlaps written once, PDF pages marked.
 func (e *Engine) ReadChunk(ctx context.Context, path string, i, around int) (Text, error) {
-	snap, err := e.snapshot(ctx)
+	snap, f, err := e.indexedFile(ctx, path)
 	if err != nil {
 		return Text{}, err
 	}
 	defer snap.Release()
-	f, ok := snap.File(path)
-	if !ok {
-		return Text{}, fmt.Errorf("%q: %w", path, ErrNotIndexed)
-	}
 	n := len(f.ChunkIDs)
 	if i < 0 || i >= n {
 		return Text{}, fmt.Errorf("%q has chunks 0 to %d; there is no chunk %d", path, n-1, i)
@@ -101,15 +112,11 @@ func (e *Engine) ReadChunk(ctx context.Context, path string, i, around int) (Tex
 // ReadDocument returns the whole extracted text of path, PDF pages marked,
 // cut after the last chunk that ends within DocumentCharLimit code points.
 func (e *Engine) ReadDocument(ctx context.Context, path string) (Text, error) {
-	snap, err := e.snapshot(ctx)
+	snap, f, err := e.indexedFile(ctx, path)
 	if err != nil {
 		return Text{}, err
 	}
 	defer snap.Release()
-	f, ok := snap.File(path)
-	if !ok {
-		return Text{}, fmt.Errorf("%q: %w", path, ErrNotIndexed)
-	}
 	n := len(f.ChunkIDs)
 	var recs []schema.Record
 	for c := 0; c < n; c++ {

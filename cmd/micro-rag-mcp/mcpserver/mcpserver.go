@@ -421,7 +421,11 @@ func FormatResults(query string, res []engine.Result) string {
 		return fmt.Sprintf("No passages matched %q.", query)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d passages for %q:\n", len(res), query)
+	noun := "passages"
+	if len(res) == 1 {
+		noun = "passage"
+	}
+	fmt.Fprintf(&b, "%d %s for %q:\n", len(res), noun, query)
 	for i, r := range res {
 		fmt.Fprintf(&b, "\n%d. %s (score %.3f)\n%s\n", i+1, Citation(r), r.Score, r.Snippet)
 	}

@@ -2,10 +2,13 @@ package bench
 
 import (
 	"flag"
+	"fmt"
 	"math"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
@@ -87,4 +90,41 @@ func cosines(a, b []float32, dim int) (lo, mean float64) {
 		mean += dot
 	}
 	return lo, mean / float64(n)
+}
+
+// BenchmarkIngestModels is the cold ingest of BenchmarkIngest through the
+// real Engine.Reindex with each model in turn (fp32, int8, fp32, int8, …
+// per op), so int8-x-fp32 is an end-to-end ratio measured in one run.
+func BenchmarkIngestModels(b *testing.B) {
+	c := buildCorpus(b, ingestCorpus())
+	log := &warnLog{}
+	names := []string{model.ModelName, model.Int8Name}
+	took := make([]time.Duration, len(names))
+	chunks := make([]int, len(names))
+	for i := 0; b.Loop(); i++ {
+		for m, name := range names {
+			b.StopTimer()
+			e := openEngine(b, c.Dir, filepath.Join(b.TempDir(), fmt.Sprint(i, m)), log,
+				func(cfg *engine.Config) { cfg.Model = name })
+			b.StartTimer()
+			start := time.Now()
+			res := reindex(b, e)
+			took[m] += time.Since(start)
+			b.StopTimer()
+			e.Close()
+			b.StartTimer()
+			if res.FilesFailed > 0 || res.FilesAdded == 0 {
+				b.Fatalf("ingest with %s: %+v\n%s", name, res, log.problems())
+			}
+			chunks[m] = res.ChunksTotal
+		}
+	}
+	if chunks[0] != chunks[1] {
+		b.Errorf("fp32 made %d chunks, int8 %d", chunks[0], chunks[1])
+	}
+	rate := func(m int) float64 { return float64(b.N*chunks[m]) / took[m].Seconds() }
+	b.ReportMetric(rate(0), "fp32-chunks/s")
+	b.ReportMetric(rate(1), "int8-chunks/s")
+	b.ReportMetric(rate(1)/rate(0), "int8-x-fp32")
+	b.ReportMetric(float64(chunks[0]), "chunks")
 }

@@ -30,10 +30,8 @@ type Snapshot struct {
 	manifest *os.File // nil when the manifest is empty
 	lex      *lexical.Index
 	// For large indexes: int8 codes of the vectors, scanned first; the
-	// candidates are then scored exactly from FAISS. codeIDs maps a code
-	// row to its chunk id.
-	codes   *scan.Codes
-	codeIDs []int64
+	// candidates are then scored exactly from FAISS.
+	codes *scan.Codes
 	// paths is the sorted list of files, built on first use (see Paths).
 	pathsOnce sync.Once
 	paths     []string
@@ -69,7 +67,7 @@ func (s *Store) emptySnapshot() (*Snapshot, error) {
 }
 
 // codeEdit is what a commit changed since prev, so the next snapshot's scan
-// codes are prev's with rows dropped and added, not every vector quantised
+// codes are prev's edited (sharing their bulk), not every vector quantised
 // again.
 type codeEdit struct {
 	prev    *Snapshot
@@ -78,29 +76,12 @@ type codeEdit struct {
 	addVecs []float32
 }
 
-// codes returns the edited codes and their ids, or nil when prev has none.
-func (e *codeEdit) codes() (*scan.Codes, []int64, error) {
+// codes returns the edited codes, or nil when prev has none.
+func (e *codeEdit) codes() (*scan.Codes, error) {
 	if e == nil || e.prev == nil || e.prev.codes == nil {
-		return nil, nil, nil
+		return nil, nil
 	}
-	gone := make(map[int64]bool, len(e.removed))
-	for _, id := range e.removed {
-		gone[id] = true
-	}
-	var drop []bool
-	ids := make([]int64, 0, len(e.prev.codeIDs)-len(e.removed)+len(e.addIDs))
-	if len(gone) > 0 {
-		drop = make([]bool, len(e.prev.codeIDs))
-	}
-	for i, id := range e.prev.codeIDs {
-		if gone[id] {
-			drop[i] = true
-			continue
-		}
-		ids = append(ids, id)
-	}
-	codes, err := e.prev.codes.Edit(drop, e.addVecs)
-	return codes, append(ids, e.addIDs...), err
+	return e.prev.codes.Edit(e.removed, e.addIDs, e.addVecs)
 }
 
 // snapshotOf makes a snapshot with one reference from st. The snapshot takes
@@ -116,19 +97,22 @@ func (s *Store) snapshotOf(st *state, edit *codeEdit) (*Snapshot, error) {
 	snap := &Snapshot{index: idx, live: maps.Clone(st.live), files: maps.Clone(st.files), doc: st.doc, lex: st.lex}
 	snap.doc.Files = nil
 	if len(snap.live) >= ScanMin {
-		codes, ids, err := edit.codes()
-		if err == nil && (codes == nil || int64(len(ids)) != idx.Ntotal()) {
-			var vecs []float32
-			vecs, ids, err = idx.Export(nil, nil)
-			if err == nil {
-				codes, err = scan.Build(vecs, idx.D())
+		codes, err := edit.codes()
+		if codes != nil && int64(codes.Len()) != idx.Ntotal() {
+			s.log.Warn("edited scan codes disagree with the index; building them again", "codes", codes.Len(), "vectors", idx.Ntotal())
+			codes = nil
+		}
+		if err == nil && codes == nil {
+			vecs, ids, xerr := idx.Export(nil, nil)
+			if err = xerr; err == nil {
+				codes, err = scan.Build(vecs, ids, idx.D())
 			}
 		}
 		if err != nil {
 			idx.Close()
 			return nil, fmt.Errorf("build scan codes: %w", err)
 		}
-		snap.codes, snap.codeIDs = codes, ids
+		snap.codes = codes
 	}
 	if st.doc.ManifestBytes > 0 {
 		f, err := os.Open(s.path(ManifestFile))
@@ -235,15 +219,14 @@ func (sn *Snapshot) SearchLexical(query string, k int) ([]Hit, error) {
 // rescored takes the int8 first pass's best candidates and scores them
 // exactly against the stored fp32 vectors, returning the top k.
 func (sn *Snapshot) rescored(query []float32, k int) ([]float32, []int64) {
-	rows := sn.codes.Candidates(query, max(k*scanCandidates, scanMinCandidates), 0, nil)
+	ids := sn.codes.Candidates(query, max(k*scanCandidates, scanMinCandidates), 0, nil)
 	type scored struct {
 		id    int64
 		score float32
 	}
-	best := make([]scored, 0, len(rows))
+	best := make([]scored, 0, len(ids))
 	vec := make([]float32, sn.index.D())
-	for _, r := range rows {
-		id := sn.codeIDs[r]
+	for _, id := range ids {
 		v, err := sn.index.Reconstruct(id, vec)
 		if err != nil {
 			continue

@@ -316,9 +316,10 @@ func TestMergeOnFullDisk(t *testing.T) {
 	}
 }
 
-// TestCommitEditsScanCodes: a commit derives the snapshot's int8 codes from
-// the previous snapshot's; they must be what a fresh build over the new
-// vectors gives, row for row.
+// TestCommitEditsScanCodes: each commit edits the previous snapshot's int8
+// codes instead of building them again; after many random commits (files
+// replaced, removed and added, past the codes' compaction bound) they must
+// give the same candidates as codes built fresh from the live vectors.
 func TestCommitEditsScanCodes(t *testing.T) {
 	old := ScanMin
 	ScanMin = 500
@@ -327,33 +328,47 @@ func TestCommitEditsScanCodes(t *testing.T) {
 	s := openStore(t, t.TempDir())
 	w, _ := s.Begin()
 	defer w.Close()
-	for f := range 30 {
-		putFile(t, w, rng, fmt.Sprintf("f%02d.md", f), 20)
+	files := 30
+	for f := range files {
+		putFile(t, w, rng, fmt.Sprintf("f%03d.md", f), 20)
 	}
 	w.Commit(false)
-	putFile(t, w, rng, "f03.md", 7)
-	w.RemoveFile("f10.md")
-	putFile(t, w, rng, "new.md", 5)
-	if err := w.Commit(true); err != nil {
-		t.Fatal(err)
-	}
-	snap := s.Acquire()
-	defer snap.Release()
-	vecs, ids, err := snap.index.Export(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(snap.codeIDs, ids) || len(ids) != 600-20+7-20+5 {
-		t.Fatalf("code ids (%d) differ from the index's rows (%d)", len(snap.codeIDs), len(ids))
-	}
-	fresh, err := scan.Build(vecs, testDim)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 20 {
-		q := vecs[i*testDim*29 : i*testDim*29+testDim]
-		if got, want := snap.codes.Candidates(q, 50, 0, nil), fresh.Candidates(q, 50, 0, nil); !slices.Equal(got, want) {
-			t.Fatalf("query %d: edited codes give %v, a fresh build %v", i, got[:5], want[:5])
+	for commit := range 60 {
+		for range 1 + rng.IntN(3) {
+			switch f := rng.IntN(files); rng.IntN(3) {
+			case 0:
+				w.RemoveFile(fmt.Sprintf("f%03d.md", f))
+			case 1:
+				putFile(t, w, rng, fmt.Sprintf("f%03d.md", f), 1+rng.IntN(25))
+			default:
+				putFile(t, w, rng, fmt.Sprintf("f%03d.md", files), 1+rng.IntN(25))
+				files++
+			}
 		}
+		if err := w.Commit(commit%20 == 19); err != nil {
+			t.Fatal(err)
+		}
+		if commit%5 != 4 {
+			continue
+		}
+		snap := s.Acquire()
+		vecs, ids, err := snap.index.Export(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.codes.Len() != len(ids) || len(ids) != snap.Chunks() {
+			t.Fatalf("commit %d: codes hold %d rows, the index %d, live chunks %d", commit, snap.codes.Len(), len(ids), snap.Chunks())
+		}
+		fresh, err := scan.Build(vecs, ids, testDim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			q := unitVec(rng)
+			if got, want := snap.codes.Candidates(q, 50, 0, nil), fresh.Candidates(q, 50, 0, nil); !slices.Equal(got, want) {
+				t.Fatalf("commit %d: edited codes give %v, a fresh build %v", commit, got[:5], want[:5])
+			}
+		}
+		snap.Release()
 	}
 }

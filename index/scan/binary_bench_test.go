@@ -130,7 +130,7 @@ func BenchmarkFirstPass1M(b *testing.B) {
 	const rows, nq, k = 1_000_000, 16, 10
 	g := newClustered(3, benchDim, 200, 0.3, 2.0, 1.0)
 	vecs, queries := g.sample(rows), g.sample(nq)
-	codes, err := Build(vecs, benchDim)
+	codes, err := Build(vecs, seqIDs(rows), benchDim)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func BenchmarkFirstPass1M(b *testing.B) {
 	}
 	b.Run("int8-200", func(b *testing.B) {
 		run(b, func(q []float32, _ int) []int32 {
-			return rescoreTop(vecs, benchDim, q, codes.Candidates(q, 200, 0, nil), k)
+			return rescoreTop(vecs, benchDim, q, codes.candidates(q, 200, 0, nil, activeKernel), k)
 		})
 	})
 	dist := make([]uint16, rows)

@@ -233,10 +233,11 @@ static void sift_up(float *hs, int32_t *hi, int at) {
 }
 
 int scan_topn(const int8_t *codes, const float *scales,
-              const int32_t *rowsums, int64_t stride,
-              int64_t lo, int64_t hi, const int8_t *q, int32_t n, int kernel,
-              uint8_t *scratch, float *out_s, int32_t *out_i) {
-  if (n <= 0 || hi <= lo) return 0;
+              const int32_t *rowsums, const uint64_t *dead, int64_t stride,
+              int64_t lo, int64_t hi, int32_t row0, const int8_t *q,
+              int32_t n, int kernel, uint8_t *scratch, int len, float *out_s,
+              int32_t *out_i) {
+  if (n <= 0 || hi <= lo) return len;
   // 64-byte aligned query preparation so kernels may use aligned loads.
   uint8_t *prep = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
   dots_fn dots = dots_generic;
@@ -255,26 +256,34 @@ int scan_topn(const int8_t *codes, const float *scales,
       prep_generic(q, stride, prep);
   }
 
-  int len = 0;
   int32_t d[BLOCK];
   for (int64_t r0 = lo; r0 < hi; r0 += BLOCK) {
     int cnt = hi - r0 < BLOCK ? (int)(hi - r0) : BLOCK;
     dots(codes + r0 * stride, stride, cnt, prep, rowsums + r0, d);
     for (int k = 0; k < cnt; k++) {
-      int32_t id = (int32_t)(r0 + k);
-      float s = (float)d[k] * scales[id];
+      int64_t r = r0 + k;
+      float s = (float)d[k] * scales[r];
+      // Rows come in order: a tie with the worst kept hit loses.
+      if (len == n && !(s > out_s[0])) continue;
+      // Dead rows are rare: test them only when they would enter.
+      if (dead && (dead[r >> 6] >> (r & 63) & 1)) continue;
+      int32_t id = row0 + (int32_t)r;
       if (len < n) {
         out_s[len] = s;
         out_i[len] = id;
         sift_up(out_s, out_i, len);
         len++;
-      } else if (s > out_s[0]) {  // rows come in order: a tie loses
+      } else {
         out_s[0] = s;
         out_i[0] = id;
         sift_down(out_s, out_i, len, 0);
       }
     }
   }
+  return len;
+}
+
+void scan_sort(float *out_s, int32_t *out_i, int len) {
   // Heap sort in place: repeatedly move the worst to the end.
   for (int end = len - 1; end > 0; end--) {
     float ts = out_s[0];
@@ -285,5 +294,4 @@ int scan_topn(const int8_t *codes, const float *scales,
     out_i[end] = ti;
     sift_down(out_s, out_i, end, 0);
   }
-  return len;
 }

@@ -12,10 +12,13 @@ package scan
 import "C"
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
+	"sort"
 	"sync"
 	"unsafe"
 )
@@ -48,112 +51,209 @@ const (
 	minRowsPerWorker = 256
 )
 
-// Codes is an immutable int8 copy of n unit vectors of dimension dim. Its
-// memory is Go-allocated, so it needs no Close; it is safe for concurrent
-// use.
+// Codes is an immutable int8 copy of unit vectors of dimension dim, each row
+// named by an id. It is a base block, shared with the codes it was edited
+// from, plus a small tail of rows added since and a set of dead base rows:
+// an edit copies its change, not every row. Its memory is Go-allocated, so
+// it needs no Close; it is safe for concurrent use.
 type Codes struct {
-	dim, stride, n int
-	codes          []int8    // n rows of stride bytes, zero padded, aligned
-	scales         []float32 // per row: code units back to vector units
-	rowsums        []int32   // per row: sum of its codes, for the VNNI kernel
+	dim, stride int
+	base, tail  *block
+	dead        []uint64 // bit r: base row r is no longer live; nil when none
+	ndead       int
 }
+
+// block is rows of codes that never change once made.
+type block struct {
+	n       int
+	codes   []int8    // n rows of stride bytes, zero padded, aligned
+	scales  []float32 // per row: code units back to vector units
+	rowsums []int32   // per row: sum of its codes, for the VNNI kernel
+	ids     []int64
+	byID    []int32 // rows in id order; nil when ids ascend already
+}
+
+func newBlock(n, stride int) *block {
+	return &block{n: n, codes: alignedInt8(n * stride), scales: make([]float32, n),
+		rowsums: make([]int32, n), ids: make([]int64, n)}
+}
+
+// editMax is how many dead and tail rows codes of n live rows carry before
+// an edit compacts them into one block: the compaction copies every row, so
+// it is paid once per n/64 changed rows, and the scan wastes at most ~1/64
+// of its time on dead rows. It matches the FAISS delta's bound (deltaMax in
+// package index).
+func editMax(n int) int { return max(1024, n/64) }
 
 // Build quantises vecs, n rows of dim float32 values laid end to end, to
 // int8 with one scale per row (its largest magnitude maps to 127; the
-// alternatives measured are in docs/decisions.md). vecs is only read; the
-// caller keeps it.
-func Build(vecs []float32, dim int) (*Codes, error) {
+// alternatives measured are in docs/decisions.md); ids[i] names row i.
+// vecs and ids are only read; the caller keeps them.
+func Build(vecs []float32, ids []int64, dim int) (*Codes, error) {
 	if dim <= 0 {
 		return nil, fmt.Errorf("scan: dim %d must be positive", dim)
 	}
-	if len(vecs)%dim != 0 {
-		return nil, fmt.Errorf("scan: %d values are not a whole number of %d-dim rows", len(vecs), dim)
+	if err := checkRows(vecs, dim); err != nil {
+		return nil, err
 	}
 	n := len(vecs) / dim
+	if len(ids) != n {
+		return nil, fmt.Errorf("scan: %d ids for %d rows", len(ids), n)
+	}
 	if n > math.MaxInt32 {
 		return nil, errors.New("scan: more than 2^31-1 rows")
 	}
-	for i, v := range vecs {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, fmt.Errorf("scan: row %d holds a non-finite value", i/dim)
-		}
-	}
 	stride := (dim + align - 1) / align * align
-	c := &Codes{
-		dim:     dim,
-		stride:  stride,
-		n:       n,
-		codes:   alignedInt8(n * stride),
-		scales:  make([]float32, n),
-		rowsums: make([]int32, n),
-	}
-
-	// Rows are independent: quantise them in parallel shares.
-	c.fill(0, vecs)
-	return c, nil
+	b := newBlock(n, stride)
+	b.fill(0, vecs, dim, stride)
+	copy(b.ids, ids)
+	b.indexIDs()
+	return &Codes{dim: dim, stride: stride, base: b, tail: newBlock(0, stride)}, nil
 }
 
-// fill quantises vecs into rows from, from+1, ... of c.
-func (c *Codes) fill(from int, vecs []float32) {
-	n, dim, stride := len(vecs)/c.dim, c.dim, c.stride
+// checkRows rejects vecs that are not whole rows of finite values.
+func checkRows(vecs []float32, dim int) error {
+	if len(vecs)%dim != 0 {
+		return fmt.Errorf("scan: %d values are not a whole number of %d-dim rows", len(vecs), dim)
+	}
+	for i, v := range vecs {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("scan: row %d holds a non-finite value", i/dim)
+		}
+	}
+	return nil
+}
+
+// fill quantises vecs into rows from, from+1, ... of b.
+func (b *block) fill(from int, vecs []float32, dim, stride int) {
+	n := len(vecs) / dim
+	// Rows are independent: quantise them in parallel shares.
 	workers := max(1, min(runtime.NumCPU(), n/4096))
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			for i := n * w / workers; i < n*(w+1)/workers; i++ {
 				r := from + i
-				row := c.codes[r*stride : r*stride+dim]
-				c.scales[r] = quantise(vecs[i*dim:(i+1)*dim], row)
+				row := b.codes[r*stride : r*stride+dim]
+				b.scales[r] = quantise(vecs[i*dim:(i+1)*dim], row)
 				sum := int32(0)
 				for _, x := range row {
 					sum += int32(x)
 				}
-				c.rowsums[r] = sum
+				b.rowsums[r] = sum
 			}
 		})
 	}
 	wg.Wait()
 }
 
-// Edit returns new codes holding c's rows except those marked in drop (one
-// flag per row, or nil), in order, followed by add quantised: what Build
-// would give on the edited vectors, at the cost of a copy of the kept rows
-// instead of quantising them all again. c is unchanged.
-func (c *Codes) Edit(drop []bool, add []float32) (*Codes, error) {
-	if drop != nil && len(drop) != c.n {
-		return nil, fmt.Errorf("scan: %d drop flags for %d rows", len(drop), c.n)
+// copyRow copies row r of src into row to of b.
+func (b *block) copyRow(to int, src *block, r, stride int) {
+	copy(b.codes[to*stride:(to+1)*stride], src.codes[r*stride:(r+1)*stride])
+	b.scales[to], b.rowsums[to], b.ids[to] = src.scales[r], src.rowsums[r], src.ids[r]
+}
+
+// indexIDs prepares row lookups by id: ids usually ascend (chunk ids are
+// handed out in order), and then a binary search needs no index.
+func (b *block) indexIDs() {
+	if slices.IsSorted(b.ids) {
+		b.byID = nil
+		return
 	}
-	if len(add)%c.dim != 0 {
-		return nil, fmt.Errorf("scan: %d values are not a whole number of %d-dim rows", len(add), c.dim)
+	b.byID = make([]int32, b.n)
+	for i := range b.byID {
+		b.byID[i] = int32(i)
 	}
-	for i, v := range add {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, fmt.Errorf("scan: added row %d holds a non-finite value", i/c.dim)
+	slices.SortFunc(b.byID, func(x, y int32) int { return cmp.Compare(b.ids[x], b.ids[y]) })
+}
+
+// row returns the row named id, or -1.
+func (b *block) row(id int64) int {
+	if b.byID == nil {
+		if i, ok := slices.BinarySearch(b.ids, id); ok {
+			return i
 		}
+		return -1
 	}
-	kept := c.n
-	for _, d := range drop {
-		if d {
-			kept--
-		}
+	i := sort.Search(b.n, func(i int) bool { return b.ids[b.byID[i]] >= id })
+	if i < b.n && b.ids[b.byID[i]] == id {
+		return int(b.byID[i])
 	}
-	n := kept + len(add)/c.dim
-	if n > math.MaxInt32 {
+	return -1
+}
+
+func (c *Codes) isDead(r int) bool { return c.dead != nil && c.dead[r>>6]>>(r&63)&1 != 0 }
+
+// Edit returns codes without the rows named in remove (ids it does not hold
+// are ignored) and with addVecs added under addIDs, removals first. It
+// shares c's base block: the cost is a copy of the dead-row set and of the
+// small tail, until dead and tail rows pass editMax and the result is
+// compacted into one block. c is unchanged.
+func (c *Codes) Edit(remove, addIDs []int64, addVecs []float32) (*Codes, error) {
+	if err := checkRows(addVecs, c.dim); err != nil {
+		return nil, err
+	}
+	if len(addVecs)/c.dim != len(addIDs) {
+		return nil, fmt.Errorf("scan: %d ids for %d added rows", len(addIDs), len(addVecs)/c.dim)
+	}
+	if c.rows()+len(addIDs) > math.MaxInt32 {
 		return nil, errors.New("scan: more than 2^31-1 rows")
 	}
-	out := &Codes{dim: c.dim, stride: c.stride, n: n, codes: alignedInt8(n * c.stride),
-		scales: make([]float32, n), rowsums: make([]int32, n)}
-	r := 0
-	for i := range c.n {
-		if drop != nil && drop[i] {
+	gone := make(map[int64]bool, len(remove))
+	for _, id := range remove {
+		gone[id] = true
+	}
+	// The tail is newer than the base: an id there shadows a dead base row.
+	var keep []int
+	for r, id := range c.tail.ids {
+		if gone[id] {
+			delete(gone, id)
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	out := &Codes{dim: c.dim, stride: c.stride, base: c.base, dead: c.dead, ndead: c.ndead}
+	copied := false
+	for id := range gone {
+		r := c.base.row(id)
+		if r < 0 || out.isDead(r) {
 			continue
 		}
-		copy(out.codes[r*c.stride:(r+1)*c.stride], c.codes[i*c.stride:(i+1)*c.stride])
-		out.scales[r], out.rowsums[r] = c.scales[i], c.rowsums[i]
-		r++
+		if !copied {
+			out.dead = make([]uint64, (c.base.n+63)/64)
+			copy(out.dead, c.dead)
+			copied = true
+		}
+		out.dead[r>>6] |= 1 << (r & 63)
+		out.ndead++
 	}
-	out.fill(kept, add)
+	out.tail = newBlock(len(keep)+len(addIDs), c.stride)
+	for to, r := range keep {
+		out.tail.copyRow(to, c.tail, r, c.stride)
+	}
+	out.tail.fill(len(keep), addVecs, c.dim, c.stride)
+	copy(out.tail.ids[len(keep):], addIDs)
+	if out.ndead+out.tail.n > editMax(out.Len()) {
+		out.compact()
+	}
 	return out, nil
+}
+
+// compact moves c's live rows, base then tail, into one new base block.
+func (c *Codes) compact() {
+	b := newBlock(c.Len(), c.stride)
+	to := 0
+	for r := range c.base.n {
+		if !c.isDead(r) {
+			b.copyRow(to, c.base, r, c.stride)
+			to++
+		}
+	}
+	for r := range c.tail.n {
+		b.copyRow(to+r, c.tail, r, c.stride)
+	}
+	b.indexIDs()
+	c.base, c.tail, c.dead, c.ndead = b, newBlock(0, c.stride), nil, 0
 }
 
 // quantise maps v's largest magnitude to 127, rounds the rest into dst and
@@ -191,8 +291,19 @@ func alignedInt8(n int) []int8 {
 	return buf[off : off+n : off+n]
 }
 
-// Len is the number of rows.
-func (c *Codes) Len() int { return c.n }
+// Len is the number of live rows.
+func (c *Codes) Len() int { return c.base.n - c.ndead + c.tail.n }
+
+// rows is the number of rows scanned, dead ones included.
+func (c *Codes) rows() int { return c.base.n + c.tail.n }
+
+// id names a row as numbered by candidates: base rows, then tail rows.
+func (c *Codes) id(r int32) int64 {
+	if int(r) < c.base.n {
+		return c.base.ids[r]
+	}
+	return c.tail.ids[int(r)-c.base.n]
+}
 
 // Dim is the vector dimension.
 func (c *Codes) Dim() int { return c.dim }
@@ -223,29 +334,38 @@ func getScratch(stride, n int) *scratch {
 	return s
 }
 
-// Candidates appends to dst the row numbers of the approximately best n rows
+// Candidates appends to dst the ids of the approximately best n live rows
 // by inner product with query, best first, and returns the extended slice;
 // dst and query stay the caller's. Fewer than n come back when there are
-// fewer rows. Equal approximate scores go to the lower row, so the result is
-// the same for any worker count and kernel. workers goroutines each scan a
-// contiguous share of the rows (workers <= 0 means runtime.NumCPU(); shares
-// stay at least 256 rows). It panics if len(query) != Dim().
-func (c *Codes) Candidates(query []float32, n int, workers int, dst []int32) []int32 {
-	return c.candidates(query, n, workers, dst, activeKernel)
+// fewer rows. Equal approximate scores go to the earlier row, so the result
+// is the same for any worker count and kernel. workers goroutines each scan
+// a contiguous share of the rows (workers <= 0 means runtime.NumCPU();
+// shares stay at least 256 rows). It panics if len(query) != Dim().
+func (c *Codes) Candidates(query []float32, n int, workers int, dst []int64) []int64 {
+	s := getScratch(c.stride, 0)
+	defer scratchPool.Put(s)
+	s.idx = c.candidates(query, n, workers, s.idx[:0], activeKernel)
+	for _, r := range s.idx {
+		dst = append(dst, c.id(r))
+	}
+	return dst
 }
 
+// candidates is Candidates on a given kernel, giving row numbers: base rows,
+// then tail rows.
 func (c *Codes) candidates(query []float32, n, workers int, dst []int32, kernel int) []int32 {
 	if len(query) != c.dim {
 		panic(fmt.Sprintf("scan: query has %d values, want %d", len(query), c.dim))
 	}
-	n = min(n, c.n)
+	n = min(n, c.Len())
 	if n <= 0 {
 		return dst
 	}
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	workers = max(1, min(workers, c.n/minRowsPerWorker))
+	rows := c.rows()
+	workers = max(1, min(workers, rows/minRowsPerWorker))
 
 	q := getScratch(c.stride, 0)
 	defer scratchPool.Put(q)
@@ -255,7 +375,7 @@ func (c *Codes) candidates(query []float32, n, workers int, dst []int32, kernel 
 	var wg sync.WaitGroup
 	for w := range workers {
 		parts[w] = getScratch(c.stride, n)
-		lo, hi := c.n*w/workers, c.n*(w+1)/workers
+		lo, hi := rows*w/workers, rows*(w+1)/workers
 		if w == workers-1 {
 			parts[w].got = c.scan(qcode, lo, hi, n, kernel, parts[w])
 			break
@@ -279,18 +399,37 @@ func (c *Codes) quantiseQuery(query []float32, buf []uint8) []int8 {
 	return qcode
 }
 
+// scan keeps in s the best n live rows of [lo, hi), best first, and returns
+// how many it kept.
 func (c *Codes) scan(qcode []int8, lo, hi, n, kernel int, s *scratch) int {
-	if hi <= lo {
-		return 0
+	kept := 0
+	if lo < c.base.n {
+		kept = c.base.topn(qcode, c.dead, lo, min(hi, c.base.n), 0, n, kernel, s, kept, c.stride)
+	}
+	if hi > c.base.n {
+		kept = c.tail.topn(qcode, nil, max(lo, c.base.n)-c.base.n, hi-c.base.n, c.base.n, n, kernel, s, kept, c.stride)
+	}
+	C.scan_sort((*C.float)(unsafe.Pointer(unsafe.SliceData(s.score))),
+		(*C.int32_t)(unsafe.Pointer(unsafe.SliceData(s.idx))), C.int(kept))
+	return kept
+}
+
+// topn adds b's live rows [lo, hi), numbered from row0, to the heap of the
+// best n in s, which holds kept entries, and returns its new length.
+func (b *block) topn(qcode []int8, dead []uint64, lo, hi, row0, n, kernel int, s *scratch, kept, stride int) int {
+	var deadp *C.uint64_t
+	if dead != nil {
+		deadp = (*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(dead)))
 	}
 	got := C.scan_topn(
-		(*C.int8_t)(unsafe.Pointer(unsafe.SliceData(c.codes))),
-		(*C.float)(unsafe.Pointer(unsafe.SliceData(c.scales))),
-		(*C.int32_t)(unsafe.Pointer(unsafe.SliceData(c.rowsums))),
-		C.int64_t(c.stride), C.int64_t(lo), C.int64_t(hi),
+		(*C.int8_t)(unsafe.Pointer(unsafe.SliceData(b.codes))),
+		(*C.float)(unsafe.Pointer(unsafe.SliceData(b.scales))),
+		(*C.int32_t)(unsafe.Pointer(unsafe.SliceData(b.rowsums))),
+		deadp, C.int64_t(stride), C.int64_t(lo), C.int64_t(hi), C.int32_t(row0),
 		(*C.int8_t)(unsafe.Pointer(unsafe.SliceData(qcode))),
 		C.int32_t(n), C.int(kernel),
 		(*C.uint8_t)(unsafe.Pointer(unsafe.SliceData(s.prep))),
+		C.int(kept),
 		(*C.float)(unsafe.Pointer(unsafe.SliceData(s.score))),
 		(*C.int32_t)(unsafe.Pointer(unsafe.SliceData(s.idx))),
 	)

@@ -3,6 +3,7 @@ package scan
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"sync"
@@ -11,21 +12,27 @@ import (
 
 var allKernels = []int{kernelGeneric, kernelAVX2, kernelAVX512VNNI}
 
-// refCandidates is the int8 scoring written plainly in Go: every row scored
-// as dot(code, qcode) * scale, fully sorted by score then row.
+// refCandidates is the int8 scoring written plainly in Go: every live row
+// (base rows, then tail rows) scored as dot(code, qcode) * scale, fully
+// sorted by score then row.
 func refCandidates(c *Codes, query []float32, n int) []int32 {
 	qcode := c.quantiseQuery(query, make([]uint8, 2*c.stride+align))
 	type hit struct {
 		s float32
 		i int32
 	}
-	hits := make([]hit, c.n)
-	for r := range c.n {
-		d := int32(0)
-		for j := range c.stride {
-			d += int32(c.codes[r*c.stride+j]) * int32(qcode[j])
+	var hits []hit
+	for bi, b := range []*block{c.base, c.tail} {
+		for r := range b.n {
+			if bi == 0 && c.isDead(r) {
+				continue
+			}
+			d := int32(0)
+			for j := range c.stride {
+				d += int32(b.codes[r*c.stride+j]) * int32(qcode[j])
+			}
+			hits = append(hits, hit{float32(d) * b.scales[r], int32(bi*c.base.n + r)})
 		}
-		hits[r] = hit{float32(d) * c.scales[r], int32(r)}
 	}
 	sort.Slice(hits, func(a, b int) bool {
 		if hits[a].s != hits[b].s {
@@ -34,15 +41,24 @@ func refCandidates(c *Codes, query []float32, n int) []int32 {
 		return hits[a].i < hits[b].i
 	})
 	out := []int32{}
-	for _, h := range hits[:min(n, c.n)] {
+	for _, h := range hits[:min(n, len(hits))] {
 		out = append(out, h.i)
 	}
 	return out
 }
 
+// seqIDs names n rows 0, 1, ..., n-1.
+func seqIDs(n int) []int64 {
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = int64(i)
+	}
+	return ids
+}
+
 func mustBuild(t testing.TB, vecs []float32, dim int) *Codes {
 	t.Helper()
-	c, err := Build(vecs, dim)
+	c, err := Build(vecs, seqIDs(len(vecs)/dim), dim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +106,7 @@ func TestRecall(t *testing.T) {
 			pairs, found, in10 := 0, 0, 0
 			for i := range len(qs) / dim {
 				q := qs[i*dim : (i+1)*dim]
-				got := c.Candidates(q, 100, 2, nil)
+				got := c.candidates(q, 100, 2, nil, activeKernel)
 				if len(got) != 100 {
 					t.Fatalf("got %d candidates", len(got))
 				}
@@ -120,10 +136,23 @@ func TestKernelsAgree(t *testing.T) {
 		vecs := randUnit(uint64(dim), 3000, dim)
 		// Duplicated rows give exact ties, which must break by row.
 		copy(vecs[10*dim:20*dim], vecs[:10*dim])
-		c := mustBuild(t, vecs, dim)
+		built := mustBuild(t, vecs, dim)
+		// Edited codes: dead base rows (every third of the first 600, the
+		// query's own row among them) and a tail, itself edited again.
+		var gone []int64
+		for id := int64(0); id < 600; id += 3 {
+			gone = append(gone, id)
+		}
+		edited, err := built.Edit(gone, []int64{5000, 5001, 5002}, randUnit(uint64(dim)+200, 3, dim))
+		if err == nil {
+			edited, err = edited.Edit([]int64{5001, 7}, []int64{5003}, vecs[:dim])
+		}
+		if err != nil || edited.ndead != 201 || edited.tail.n != 3 || edited.base != built.base {
+			t.Fatalf("edit: %v (%d dead, %d tail rows)", err, edited.ndead, edited.tail.n)
+		}
 		qs := randUnit(uint64(dim)+100, 5, dim)
 		copy(qs[:dim], vecs[:dim])
-		for qi := range 5 {
+		for qi, c := range []*Codes{built, edited, built, edited, edited} {
 			q := qs[qi*dim : (qi+1)*dim]
 			for _, n := range []int{1, 10, 100, 1000} {
 				want := refCandidates(c, q, n)
@@ -191,13 +220,13 @@ func TestEdgeCases(t *testing.T) {
 	if empty.Len() != 0 {
 		t.Fatalf("empty Len %d", empty.Len())
 	}
-	if got := empty.Candidates(q, 10, 0, []int32{1}); !slices.Equal(got, []int32{1}) {
+	if got := empty.Candidates(q, 10, 0, []int64{1}); !slices.Equal(got, []int64{1}) {
 		t.Fatalf("empty: %v", got)
 	}
 
 	// A zero vector and a zero query score 0 and must not break anything.
 	zero := mustBuild(t, make([]float32, 3*dim), dim)
-	if got := zero.Candidates(make([]float32, dim), 2, 1, nil); !slices.Equal(got, []int32{0, 1}) {
+	if got := zero.Candidates(make([]float32, dim), 2, 1, nil); !slices.Equal(got, []int64{0, 1}) {
 		t.Fatalf("zeros: %v", got)
 	}
 }
@@ -217,9 +246,15 @@ func TestBuildErrors(t *testing.T) {
 		{nan, 8},
 		{inf, 8},
 	} {
-		if _, err := Build(tc.vecs, tc.dim); err == nil {
+		if _, err := Build(tc.vecs, make([]int64, len(tc.vecs)/max(1, tc.dim)), tc.dim); err == nil {
 			t.Errorf("Build(len %d, dim %d) accepted", len(tc.vecs), tc.dim)
 		}
+	}
+}
+
+func TestBuildIDCount(t *testing.T) {
+	if _, err := Build(randUnit(1, 3, 8), []int64{1, 2}, 8); err == nil {
+		t.Fatal("2 ids for 3 rows accepted")
 	}
 }
 
@@ -238,7 +273,7 @@ func TestConcurrentCandidates(t *testing.T) {
 	vecs := randUnit(5, 5000, dim)
 	c := mustBuild(t, vecs, dim)
 	qs := randUnit(6, 8, dim)
-	want := make([][]int32, 8)
+	want := make([][]int64, 8)
 	for i := range want {
 		want[i] = c.Candidates(qs[i*dim:(i+1)*dim], 50, 1, nil)
 	}
@@ -262,40 +297,98 @@ func TestConcurrentCandidates(t *testing.T) {
 	}
 }
 
-// TestEditMatchesBuild: dropping rows and adding new ones gives exactly the
-// codes Build makes from the edited vectors.
+// TestEditMatchesBuild: after many random edits (removing base and tail
+// rows, adding rows, adding removed ids back), the codes give the same
+// candidate ids as codes built fresh from the live vectors, an edit shares
+// the base block until it compacts, and compaction keeps the dead and tail
+// rows under editMax.
 func TestEditMatchesBuild(t *testing.T) {
-	const dim, n = 70, 5000
-	vecs := randUnit(11, n, dim)
-	add := randUnit(12, 300, dim)
-	drop := make([]bool, n)
-	var kept []float32
-	for i := range n {
-		drop[i] = i%7 == 3 || i == 0 || i == n-1
-		if !drop[i] {
-			kept = append(kept, vecs[i*dim:(i+1)*dim]...)
-		}
+	const dim, n = 70, 3000
+	rng := rand.New(rand.NewPCG(11, 12))
+	vecOf := map[int64][]float32{}
+	var order []int64 // live ids in row order: base, then tail
+	for id := range int64(n) {
+		vecOf[id] = randUnit(uint64(id)+1000, 1, dim)
+		order = append(order, id)
 	}
-	edited, err := mustBuild(t, vecs, dim).Edit(drop, add)
+	liveVecs := func() []float32 {
+		var v []float32
+		for _, id := range order {
+			v = append(v, vecOf[id]...)
+		}
+		return v
+	}
+	c, err := Build(liveVecs(), order, dim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := mustBuild(t, append(kept, add...), dim)
-	if edited.n != want.n || !slices.Equal(edited.codes, want.codes) || !slices.Equal(edited.scales, want.scales) || !slices.Equal(edited.rowsums, want.rowsums) {
-		t.Fatalf("edited codes (%d rows) differ from a fresh build (%d rows)", edited.n, want.n)
+	next, compactions := int64(n), 0
+	for step := range 150 {
+		var remove, addIDs []int64
+		var addVecs []float32
+		for range rng.IntN(20) {
+			i := rng.IntN(len(order))
+			remove = append(remove, order[i])
+			order = slices.Delete(order, i, i+1)
+		}
+		remove = append(remove, -5) // not held: ignored
+		back := false
+		for range rng.IntN(20) {
+			id := next
+			if len(remove) > 1 && !back && rng.IntN(4) == 0 {
+				id, back = remove[0], true // a removed id comes back with a new vector
+			} else {
+				next++
+			}
+			if !slices.Contains(order, id) {
+				vecOf[id] = randUnit(uint64(id)*7+uint64(step), 1, dim)
+				order = append(order, id)
+				addIDs = append(addIDs, id)
+				addVecs = append(addVecs, vecOf[id]...)
+			}
+		}
+		edited, err := c.Edit(remove, addIDs, addVecs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if edited.base != c.base {
+			compactions++
+		}
+		c = edited
+		if c.Len() != len(order) || c.ndead+c.tail.n > editMax(c.Len()) {
+			t.Fatalf("step %d: %d live rows, want %d; %d dead + %d tail rows", step, c.Len(), len(order), c.ndead, c.tail.n)
+		}
+		if step%10 != 9 {
+			continue
+		}
+		fresh, err := Build(liveVecs(), order, dim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for qi := range 3 {
+			q := vecOf[order[rng.IntN(len(order))]]
+			if qi == 2 {
+				q = randUnit(uint64(step), 1, dim)
+			}
+			if got, want := c.Candidates(q, 50, 0, nil), fresh.Candidates(q, 50, 0, nil); !slices.Equal(got, want) {
+				t.Fatalf("step %d: edited codes give %v, a fresh build %v", step, got[:5], want[:5])
+			}
+			for _, k := range allKernels {
+				if hasKernel(k) && !slices.Equal(c.candidates(q, 50, 3, nil, k), refCandidates(c, q, 50)) {
+					t.Fatalf("step %d: kernel %s differs from reference", step, kernelNames[k])
+				}
+			}
+		}
 	}
-	q := randUnit(13, 1, dim)
-	if got, exp := edited.Candidates(q, 20, 0, nil), want.Candidates(q, 20, 0, nil); !slices.Equal(got, exp) {
-		t.Fatalf("candidates %v, want %v", got, exp)
+	if compactions == 0 {
+		t.Fatal("no edit compacted the codes")
 	}
-	same, err := want.Edit(nil, nil)
-	if err != nil || !slices.Equal(same.codes, want.codes) {
-		t.Fatalf("an empty edit changed the codes: %v", err)
-	}
-	if _, err := want.Edit(make([]bool, 3), nil); err == nil {
-		t.Fatal("drop flags of the wrong length accepted")
-	}
-	if _, err := want.Edit(nil, []float32{float32(math.NaN())}); err == nil {
+	t.Logf("%d compactions over 150 edits", compactions)
+
+	if _, err := c.Edit(nil, []int64{1}, []float32{float32(math.NaN())}); err == nil {
 		t.Fatal("a partial row accepted")
+	}
+	if _, err := c.Edit(nil, []int64{1, 2}, randUnit(1, 1, dim)); err == nil {
+		t.Fatal("2 ids for 1 row accepted")
 	}
 }

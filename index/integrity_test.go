@@ -153,6 +153,16 @@ func TestDamagedIndexIsRebuiltNotServed(t *testing.T) {
 			}
 			overwrite(t, filepath.Join(dir, ManifestFile), int64(at), []byte("evil"))
 		}},
+		{"file list entry", "has checksum", func(t *testing.T, dir string) {
+			doc, _ := readDoc(t, dir)
+			base := filepath.Join(dir, doc.FileList.Base)
+			raw, _ := os.ReadFile(base)
+			at := bytes.Index(raw, []byte(`"b.md"`))
+			if at < 0 {
+				t.Fatalf("b.md not in %s", doc.FileList.Base)
+			}
+			overwrite(t, base, int64(at+1), []byte("d"))
+		}},
 		{"vector not unit length", "whose length is not 1", func(t *testing.T, dir string) {
 			rewriteFaiss(t, dir, 3)
 		}},

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -24,8 +23,8 @@ import (
 type Snapshot struct {
 	refs     atomic.Int64
 	index    *layered
-	live     map[int64]*liveChunk
-	files    map[string]*schema.FileEntry
+	live     *cowMap[int64, *liveChunk] // shared with the writer, copy on write
+	files    *cowMap[string, *schema.FileEntry]
 	doc      filesDoc // header only; Files is nil
 	manifest *os.File // nil when the manifest is empty
 	lex      *lexical.Index
@@ -94,9 +93,9 @@ func (s *Store) snapshotOf(st *state, edit *codeEdit) (*Snapshot, error) {
 		idx = newLayered(st.index)
 	}
 	st.index, st.vecs = nil, nil
-	snap := &Snapshot{index: idx, live: maps.Clone(st.live), files: maps.Clone(st.files), doc: st.doc, lex: st.lex}
+	snap := &Snapshot{index: idx, live: st.live.Share(), files: st.files.Share(), doc: st.doc, lex: st.lex}
 	snap.doc.Files = nil
-	if len(snap.live) >= ScanMin {
+	if snap.live.Len() >= ScanMin {
 		codes, err := edit.codes()
 		if codes != nil && int64(codes.Len()) != idx.Ntotal() {
 			s.log.Warn("edited scan codes disagree with the index; building them again", "codes", codes.Len(), "vectors", idx.Ntotal())
@@ -149,10 +148,10 @@ func (sn *Snapshot) Release() {
 }
 
 // Files is the number of indexed files.
-func (sn *Snapshot) Files() int { return len(sn.files) }
+func (sn *Snapshot) Files() int { return sn.files.Len() }
 
 // Chunks is the number of live (searchable) chunks.
-func (sn *Snapshot) Chunks() int { return len(sn.live) }
+func (sn *Snapshot) Chunks() int { return sn.live.Len() }
 
 // Tombstones is the number of deleted chunks still recorded in the manifest.
 func (sn *Snapshot) Tombstones() int { return sn.doc.Tombstones }
@@ -162,16 +161,15 @@ func (sn *Snapshot) LastReindex() string { return sn.doc.LastReindex }
 
 // File returns the entry for a path relative to the data folder.
 func (sn *Snapshot) File(path string) (*schema.FileEntry, bool) {
-	f, ok := sn.files[path]
-	return f, ok
+	return sn.files.Get(path)
 }
 
 // Search returns up to k hits for a normalised query vector, best first.
 func (sn *Snapshot) Search(query []float32, k int) ([]Hit, error) {
-	if k <= 0 || len(sn.live) == 0 {
+	if k <= 0 || sn.live.Len() == 0 {
 		return nil, nil
 	}
-	k = min(k, len(sn.live))
+	k = min(k, sn.live.Len())
 	var dist []float32
 	var labels []int64
 	if sn.codes != nil {
@@ -253,7 +251,7 @@ func (sn *Snapshot) rescored(query []float32, k int) ([]float32, []int64) {
 
 // record reads one live chunk's manifest line back.
 func (sn *Snapshot) record(id int64) (schema.Record, error) {
-	c, ok := sn.live[id]
+	c, ok := sn.live.Get(id)
 	if !ok || sn.manifest == nil {
 		return schema.Record{}, fmt.Errorf("chunk %d is not in the snapshot's manifest", id)
 	}
@@ -272,13 +270,13 @@ func (sn *Snapshot) record(id int64) (schema.Record, error) {
 // text hash, so a changed file re-embeds only chunks whose text changed.
 // Safe to call concurrently with searches.
 func (sn *Snapshot) ChunkVectors(path string) map[uint64][]float32 {
-	f, ok := sn.files[path]
+	f, ok := sn.files.Get(path)
 	if !ok {
 		return nil
 	}
 	out := make(map[uint64][]float32, len(f.ChunkIDs))
 	for _, id := range f.ChunkIDs {
-		c, ok := sn.live[id]
+		c, ok := sn.live.Get(id)
 		if !ok {
 			continue
 		}

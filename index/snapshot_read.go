@@ -14,7 +14,7 @@ func (sn *Snapshot) Record(id int64) (schema.Record, error) { return sn.record(i
 // FileChunks returns the records of a file's live chunks ordered by chunk
 // index, or false when the path is not indexed.
 func (sn *Snapshot) FileChunks(path string) ([]schema.Record, bool, error) {
-	f, ok := sn.files[path]
+	f, ok := sn.files.Get(path)
 	if !ok {
 		return nil, false, nil
 	}
@@ -33,7 +33,7 @@ func (sn *Snapshot) FileChunks(path string) ([]schema.Record, bool, error) {
 // FileChunk returns chunk number i (from 0) of a file. ok is false when the
 // file is not indexed; a chunk number out of range is an error.
 func (sn *Snapshot) FileChunk(path string, i int) (rec schema.Record, ok bool, err error) {
-	f, ok := sn.files[path]
+	f, ok := sn.files.Get(path)
 	if !ok {
 		return schema.Record{}, false, nil
 	}
@@ -60,8 +60,8 @@ func (sn *Snapshot) FileChunk(path string, i int) (rec schema.Record, ok bool, e
 // modify it.
 func (sn *Snapshot) Paths() []string {
 	sn.pathsOnce.Do(func() {
-		sn.paths = make([]string, 0, len(sn.files))
-		for p := range sn.files {
+		sn.paths = make([]string, 0, sn.files.Len())
+		for p := range sn.files.All() {
 			sn.paths = append(sn.paths, p)
 		}
 		sort.Strings(sn.paths)
@@ -72,7 +72,7 @@ func (sn *Snapshot) Paths() []string {
 // Similarity is the cosine similarity of a normalised query vector and the
 // stored vector of chunk id (for candidates found by other means than FAISS).
 func (sn *Snapshot) Similarity(query []float32, id int64) (float32, error) {
-	if _, ok := sn.live[id]; !ok {
+	if _, ok := sn.live.Get(id); !ok {
 		return 0, fmt.Errorf("chunk %d is not live", id)
 	}
 	v, err := sn.index.Reconstruct(id, nil)

@@ -32,7 +32,10 @@ type filesDoc struct {
 	// Lexical lists the keyword index's segment files; which docs in them
 	// are live follows from Files, so deletions cost no lexical write.
 	Lexical []lexical.SegmentRef `json:"lexical"`
-	Files   []*schema.FileEntry  `json:"files"`
+	// FileList names the per-file entries (filelist.go). An index written
+	// before it lists them inline in Files instead.
+	FileList *fileListRef        `json:"file_list,omitempty"`
+	Files    []*schema.FileEntry `json:"files,omitempty"`
 }
 
 // liveChunk is what a snapshot keeps in memory per live chunk; the text

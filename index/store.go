@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -224,8 +225,8 @@ func (s *Store) versionMatches() (bool, error) {
 // state is the writer's mutable view of the index.
 type state struct {
 	doc   filesDoc
-	files map[string]*schema.FileEntry
-	live  map[int64]*liveChunk
+	files *cowMap[string, *schema.FileEntry]
+	live  *cowMap[int64, *liveChunk]
 	index *faiss.Index // IDMap2 over IndexFlatIP; live vectors only
 	vecs  *layered     // a commit's vectors, taken instead of index when set
 	lex   *lexical.Index
@@ -257,8 +258,8 @@ func (s *Store) emptyState() (*state, error) {
 	}
 	return &state{
 		doc:   filesDoc{Schema: schema.SchemaVersion, NextID: 1},
-		files: map[string]*schema.FileEntry{},
-		live:  map[int64]*liveChunk{},
+		files: newFileMap(),
+		live:  newChunkMap(),
 		index: idx,
 		lex:   lexical.Empty(),
 	}, nil
@@ -285,7 +286,7 @@ func (s *Store) loadCommitted() (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &state{doc: doc, index: idx, files: make(map[string]*schema.FileEntry, len(doc.Files))}
+	st := &state{doc: doc, index: idx, files: newFileMap()}
 	fail := func(format string, a ...any) (*state, error) {
 		st.close()
 		return nil, fmt.Errorf("%w: "+format, append([]any{errInconsistent}, a...)...)
@@ -309,29 +310,37 @@ func (s *Store) loadCommitted() (*state, error) {
 	// An index written before checksums gets them from here on.
 	st.doc.ManifestChecksum = formatChecksum(msum)
 	st.live = live
-	if int64(len(live)) != idx.Ntotal() {
-		return fail("manifest has %d live chunks, faiss.index and its segments %d", len(live), idx.Ntotal())
+	if int64(live.Len()) != idx.Ntotal() {
+		return fail("manifest has %d live chunks, faiss.index and its segments %d", live.Len(), idx.Ntotal())
+	}
+	entries := doc.Files
+	if doc.FileList != nil {
+		listed, err := readFileList(s.dir, doc.FileList)
+		if err != nil {
+			return fail("%v", err)
+		}
+		entries = slices.Collect(maps.Values(listed))
 	}
 	n := 0
-	for _, f := range doc.Files {
-		st.files[f.Path] = f
+	for _, f := range entries {
+		st.files.Set(f.Path, f)
 		for _, id := range f.ChunkIDs {
-			c, ok := live[id]
+			c, ok := live.Get(id)
 			if !ok || c.Path != f.Path {
 				return fail("chunk %d of %s is not live in the manifest", id, f.Path)
 			}
 			n++
 		}
 	}
-	if n != len(live) {
-		return fail("files.json lists %d chunks, the manifest %d", n, len(live))
+	if n != live.Len() || st.files.Len() != len(entries) {
+		return fail("files.json lists %d chunks in %d entries of %d paths, the manifest %d chunks", n, len(entries), st.files.Len(), live.Len())
 	}
-	st.lex, err = lexical.Open(s.dir, doc.Lexical, func(id int64) bool { return live[id] != nil })
+	st.lex, err = lexical.Open(s.dir, doc.Lexical, func(id int64) bool { _, ok := live.Get(id); return ok })
 	if err != nil {
 		return fail("%v", err)
 	}
-	if st.lex.Live() != len(live) {
-		return fail("lexical index has %d live chunks, the manifest %d", st.lex.Live(), len(live))
+	if st.lex.Live() != live.Len() {
+		return fail("lexical index has %d live chunks, the manifest %d", st.lex.Live(), live.Len())
 	}
 	st.doc.Files = nil
 	return st, nil
@@ -377,8 +386,8 @@ func (s *Store) readFaiss(doc *filesDoc) (*faiss.Index, error) {
 // readManifest parses the first limit bytes of manifest.jsonl into the live
 // chunk map and returns their checksum. Bytes past limit are an uncommitted
 // tail and are ignored.
-func readManifest(path string, limit int64) (map[int64]*liveChunk, uint32, error) {
-	live := map[int64]*liveChunk{}
+func readManifest(path string, limit int64) (*cowMap[int64, *liveChunk], uint32, error) {
+	live := newChunkMap()
 	if limit == 0 {
 		return live, 0, nil
 	}
@@ -410,9 +419,9 @@ func readManifest(path string, limit int64) (map[int64]*liveChunk, uint32, error
 				return nil, 0, fmt.Errorf("manifest line at byte %d: %v", off, jerr)
 			}
 			if rec.Deleted {
-				delete(live, rec.ID)
+				live.Delete(rec.ID)
 			} else {
-				live[rec.ID] = chunkOf(&rec, off, len(line))
+				live.Set(rec.ID, chunkOf(&rec, off, len(line)))
 			}
 			off += int64(len(line))
 		}
@@ -484,6 +493,10 @@ func (s *Store) recover() error {
 	}
 	s.removeStaleSegments(doc.Lexical)
 	s.removeStaleVecSegs(doc.VectorSegments)
+	s.removeStaleFileLists(doc.FileList)
+	if err := s.cutFileLog(doc.FileList); err != nil {
+		return err
+	}
 	if fi, err := os.Stat(s.path(ManifestFile)); err == nil && fi.Size() > doc.ManifestBytes {
 		s.log.Warn("cutting uncommitted manifest tail", "bytes", fi.Size()-doc.ManifestBytes)
 		if err := os.Truncate(s.path(ManifestFile), doc.ManifestBytes); err != nil {
@@ -506,6 +519,7 @@ func (s *Store) reset() error {
 	}
 	s.removeStaleSegments(nil)
 	s.removeStaleVecSegs(nil)
+	s.removeStaleFileLists(nil)
 	if err := writeFileAtomic(s.path(VersionFile), []byte(s.version.String()+"\n")); err != nil {
 		return err
 	}
@@ -561,11 +575,14 @@ func writeSynced(path string, fill func(io.Writer) error) error {
 	return err
 }
 
-func marshalLine(r *schema.Record) []byte {
+func marshalLine(r *schema.Record) []byte { return marshalJSONLine(r) }
+
+// marshalJSONLine encodes one of our records as a line of JSON.
+func marshalJSONLine(v any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.Encode(r) // a Record always encodes
+	enc.Encode(v) // our records always encode
 	return buf.Bytes()
 }
 

@@ -49,7 +49,7 @@ func liveIDs(t *testing.T, s *Store) []int64 {
 	snap := s.Acquire()
 	defer snap.Release()
 	var ids []int64
-	for _, f := range snap.files {
+	for _, f := range snap.files.All() {
 		ids = append(ids, f.ChunkIDs...)
 	}
 	slices.Sort(ids)

@@ -34,7 +34,9 @@ type Writer struct {
 	removeIDs []int64
 	addDocs   []lexical.Doc // the keyword index's view of addIDs, same order
 	// pending holds manifest lines not yet appended to manifest.jsonl.
-	pending    bytes.Buffer
+	pending bytes.Buffer
+	// changed are the paths whose entries changed since the last commit.
+	changed    map[string]bool
 	dirty      bool
 	forceMerge bool
 	rebuilt    bool
@@ -67,7 +69,7 @@ func (s *Store) begin() (*Writer, error) {
 	if !ok {
 		return nil, ErrLocked
 	}
-	w := &Writer{s: s}
+	w := &Writer{s: s, changed: map[string]bool{}}
 	if err := s.recover(); err != nil {
 		s.lock.Unlock()
 		return nil, fmt.Errorf("recover interrupted commit: %w", err)
@@ -78,7 +80,10 @@ func (s *Store) begin() (*Writer, error) {
 		return nil, err
 	}
 	w.st, w.rebuilt = st, rebuilt
-	w.before = maps.Clone(st.files)
+	w.before = make(map[string]*schema.FileEntry, st.files.Len())
+	for p, f := range st.files.All() {
+		w.before[p] = f
+	}
 	w.head = s.Acquire()
 	if !rebuilt {
 		w.base = s.Acquire()
@@ -123,7 +128,7 @@ func (s *Store) writerState() (*state, bool, error) {
 	}
 	snap := s.Acquire()
 	defer snap.Release()
-	return &state{doc: snap.doc, files: maps.Clone(snap.files), live: maps.Clone(snap.live)}, false, nil
+	return &state{doc: snap.doc, files: snap.files.Share(), live: snap.live.Share()}, false, nil
 }
 
 func (s *Store) resetState() (*state, bool, error) {
@@ -136,7 +141,7 @@ func (s *Store) resetState() (*state, bool, error) {
 	}
 	s.loaded = fileStamp{}
 	s.publish(empty)
-	return &state{doc: empty.doc, files: map[string]*schema.FileEntry{}, live: map[int64]*liveChunk{}}, true, nil
+	return &state{doc: empty.doc, files: newFileMap(), live: newChunkMap()}, true, nil
 }
 
 // Rebuilt reports whether Begin discarded the old index.
@@ -150,10 +155,10 @@ func (w *Writer) Before() map[string]*schema.FileEntry { return w.before }
 func (w *Writer) Base() *Snapshot { return w.base }
 
 // Chunks is the number of live chunks in the writer's state.
-func (w *Writer) Chunks() int { return len(w.st.live) }
+func (w *Writer) Chunks() int { return w.st.live.Len() }
 
 // Files is the number of files in the writer's state.
-func (w *Writer) Files() int { return len(w.st.files) }
+func (w *Writer) Files() int { return w.st.files.Len() }
 
 // PutFile replaces everything indexed for f.Path with chunks and their
 // vectors (len(chunks)×dim values, normalised). It sets the records' ids,
@@ -184,37 +189,37 @@ func (w *Writer) PutFile(f schema.FileEntry, chunks []schema.Record, vectors []f
 		off := w.st.doc.ManifestBytes + int64(w.pending.Len())
 		line := marshalLine(r)
 		w.pending.Write(line)
-		w.st.live[r.ID] = chunkOf(r, off, len(line))
+		w.st.live.Set(r.ID, chunkOf(r, off, len(line)))
 	}
 	entry := f
 	entry.ChunkIDs = ids
-	w.st.files[f.Path] = &entry
-	w.dirty = true
+	w.st.files.Set(f.Path, &entry)
+	w.changed[f.Path], w.dirty = true, true
 	return nil
 }
 
 // TouchFile records a new mtime and size for a file whose text is unchanged.
 func (w *Writer) TouchFile(path string, mtime float64, size int64) {
-	old, ok := w.st.files[path]
+	old, ok := w.st.files.Get(path)
 	if !ok || (old.Mtime == mtime && old.Size == size) {
 		return
 	}
 	entry := *old
 	entry.Mtime, entry.Size = mtime, size
-	w.st.files[path] = &entry
-	w.dirty = true
+	w.st.files.Set(path, &entry)
+	w.changed[path], w.dirty = true, true
 }
 
 // RemoveFile tombstones a file's chunks and forgets the file.
 func (w *Writer) RemoveFile(path string) {
-	old, ok := w.st.files[path]
+	old, ok := w.st.files.Get(path)
 	if !ok {
 		return
 	}
 	w.dropVectors(old.ChunkIDs)
 	for _, id := range old.ChunkIDs {
-		c := w.st.live[id]
-		if c == nil {
+		c, ok := w.st.live.Get(id)
+		if !ok {
 			continue
 		}
 		w.pending.Write(marshalLine(&schema.Record{
@@ -223,11 +228,11 @@ func (w *Writer) RemoveFile(path string) {
 			Page: c.Page, LineStart: c.LineStart, LineEnd: c.LineEnd,
 			EmbeddingDim: w.s.version.Dim, Deleted: true,
 		}))
-		delete(w.st.live, id)
+		w.st.live.Delete(id)
 		w.st.doc.Tombstones++
 	}
-	delete(w.st.files, path)
-	w.dirty = true
+	w.st.files.Delete(path)
+	w.changed[path], w.dirty = true, true
 }
 
 // dropVectors forgets vectors added since the last commit, and marks the
@@ -289,7 +294,7 @@ func (w *Writer) Commit(finished bool) error {
 	doc.ManifestChecksum = formatChecksum(extendChecksum(msum, w.pending.Bytes()))
 	live := st.live
 	compact := doc.Tombstones > 0 && doc.Tombstones >= s.opts.CompactMin &&
-		float64(doc.Tombstones) > s.opts.CompactRatio*float64(len(st.live))
+		float64(doc.Tombstones) > s.opts.CompactRatio*float64(st.live.Len())
 	if compact {
 		var err error
 		var sum uint32
@@ -345,12 +350,24 @@ func (w *Writer) Commit(finished bool) error {
 	if finished {
 		doc.LastReindex = time.Now().UTC().Format(time.RFC3339)
 	}
-	doc.Files = slices.SortedFunc(maps.Values(st.files), func(a, b *schema.FileEntry) int { return strings.Compare(a.Path, b.Path) })
+	// The file list: this commit's changed entries appended to the log, or
+	// the whole list written afresh when the log has grown.
+	changed := slices.Sorted(maps.Keys(w.changed))
+	if rewriteFileListDue(doc.FileList, len(changed), st.files.Len()) {
+		doc.FileList, err = s.writeFileListBase(st.files, doc.Generation)
+		if err != nil {
+			return fmt.Errorf("write file list: %w", err)
+		}
+	} else if len(changed) > 0 {
+		if doc.FileList, err = s.appendFileLog(*doc.FileList, st.files, changed); err != nil {
+			return err
+		}
+	}
+	doc.Files = nil
 	raw, err := marshalIndent(&doc)
 	if err != nil {
 		return err
 	}
-	doc.Files = nil
 	if err := writeFileAtomic(s.path(FilesFile+newSuffix), raw); err != nil {
 		return err
 	}
@@ -376,7 +393,9 @@ func (w *Writer) Commit(finished bool) error {
 	}
 	s.removeStaleSegments(doc.Lexical)
 	s.removeStaleVecSegs(doc.VectorSegments)
+	s.removeStaleFileLists(doc.FileList)
 	st.doc, st.live, st.lex = doc, live, lex
+	clear(w.changed)
 	edit := &codeEdit{prev: w.head, removed: w.removeIDs, addIDs: w.addIDs, addVecs: w.addVecs}
 	w.pending.Reset()
 	w.addVecs, w.addIDs, w.removeIDs, w.addDocs = w.addVecs[:0], w.addIDs[:0], w.removeIDs[:0], w.addDocs[:0]
@@ -385,7 +404,7 @@ func (w *Writer) Commit(finished bool) error {
 		s.log.Debug("merged vector segments into faiss.index", "vectors", doc.FaissNtotal)
 	}
 	if compact {
-		s.log.Info("compacted index", "live_chunks", len(live))
+		s.log.Info("compacted index", "live_chunks", live.Len())
 	}
 	// edit's slices are emptied above but keep their contents until the
 	// next PutFile.
@@ -442,20 +461,20 @@ func (w *Writer) Merge(finished bool) error {
 // writeCompactManifest writes manifest.jsonl.new holding only live records,
 // read back from the current manifest, and returns their new locations, its
 // size and its checksum.
-func (s *Store) writeCompactManifest(live map[int64]*liveChunk) (map[int64]*liveChunk, int64, uint32, error) {
+func (s *Store) writeCompactManifest(live *cowMap[int64, *liveChunk]) (*cowMap[int64, *liveChunk], int64, uint32, error) {
 	src, err := os.Open(s.path(ManifestFile))
 	if err != nil {
 		return nil, 0, 0, err
 	}
 	defer src.Close()
-	ids := slices.Sorted(maps.Keys(live))
-	moved := make(map[int64]*liveChunk, len(live))
+	ids := slices.Sorted(maps.Keys(maps.Collect(live.All())))
+	moved := newChunkMap()
 	var size int64
 	var sum uint32
 	err = writeSynced(s.path(ManifestFile+newSuffix), func(out io.Writer) error {
 		var buf []byte
 		for _, id := range ids {
-			c := live[id]
+			c, _ := live.Get(id)
 			buf = slices.Grow(buf[:0], int(c.Length))[:c.Length]
 			if _, err := src.ReadAt(buf, c.Offset); err != nil {
 				return err
@@ -466,7 +485,7 @@ func (s *Store) writeCompactManifest(live map[int64]*liveChunk) (map[int64]*live
 			sum = extendChecksum(sum, buf)
 			nc := *c
 			nc.Offset = size
-			moved[id] = &nc
+			moved.Set(id, &nc)
 			size += int64(c.Length)
 		}
 		return nil

@@ -147,10 +147,12 @@ func (b *block) fill(from int, vecs []float32, dim, stride int) {
 	wg.Wait()
 }
 
-// copyRow copies row r of src into row to of b.
-func (b *block) copyRow(to int, src *block, r, stride int) {
-	copy(b.codes[to*stride:(to+1)*stride], src.codes[r*stride:(r+1)*stride])
-	b.scales[to], b.rowsums[to], b.ids[to] = src.scales[r], src.rowsums[r], src.ids[r]
+// copyRows copies rows [r, r+n) of src into rows to, to+1, ... of b.
+func (b *block) copyRows(to int, src *block, r, n, stride int) {
+	copy(b.codes[to*stride:(to+n)*stride], src.codes[r*stride:(r+n)*stride])
+	copy(b.scales[to:to+n], src.scales[r:r+n])
+	copy(b.rowsums[to:to+n], src.rowsums[r:r+n])
+	copy(b.ids[to:to+n], src.ids[r:r+n])
 }
 
 // indexIDs prepares row lookups by id: ids usually ascend (chunk ids are
@@ -229,7 +231,7 @@ func (c *Codes) Edit(remove, addIDs []int64, addVecs []float32) (*Codes, error) 
 	}
 	out.tail = newBlock(len(keep)+len(addIDs), c.stride)
 	for to, r := range keep {
-		out.tail.copyRow(to, c.tail, r, c.stride)
+		out.tail.copyRows(to, c.tail, r, 1, c.stride)
 	}
 	out.tail.fill(len(keep), addVecs, c.dim, c.stride)
 	copy(out.tail.ids[len(keep):], addIDs)
@@ -243,15 +245,21 @@ func (c *Codes) Edit(remove, addIDs []int64, addVecs []float32) (*Codes, error) 
 func (c *Codes) compact() {
 	b := newBlock(c.Len(), c.stride)
 	to := 0
-	for r := range c.base.n {
-		if !c.isDead(r) {
-			b.copyRow(to, c.base, r, c.stride)
-			to++
+	// Dead rows are few: copy the runs of live rows between them whole.
+	for r := 0; r < c.base.n; {
+		if c.isDead(r) {
+			r++
+			continue
 		}
+		end := r + 1
+		for end < c.base.n && !c.isDead(end) {
+			end++
+		}
+		b.copyRows(to, c.base, r, end-r, c.stride)
+		to += end - r
+		r = end
 	}
-	for r := range c.tail.n {
-		b.copyRow(to+r, c.tail, r, c.stride)
-	}
+	b.copyRows(to, c.tail, 0, c.tail.n, c.stride)
 	b.indexIDs()
 	c.base, c.tail, c.dead, c.ndead = b, newBlock(0, c.stride), nil, 0
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,25 +17,32 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
-// The per-file entries live outside files.json, so a commit that changes
-// one file does not rewrite every file's entry (docs/storage.md): a base
-// list written whole now and then, and a log of the entries changed since,
-// appended by each commit. files.json names both and records how many of
-// the log's bytes are committed, as it does for manifest.jsonl.
+// files.json keeps the layout of the first version (SPEC: every file's
+// entry, with the commit record around them), but a commit no longer
+// rewrites it: it is a checkpoint, written whole when the log of entries
+// changed since has grown, and otherwise left alone. The commit point is
+// commit.json, which records the checkpoint's size and checksum and how
+// many bytes of the log files-<checkpoint>.log.jsonl are committed
+// (docs/storage.md). files.json on its own is therefore always a complete,
+// consistent index state: the one as of its checkpoint.
 //
-// An index written before this layout lists the entries inline in
-// files.json ("files"); it loads as before and moves to the new layout at
-// its next commit.
+// An index without commit.json (written before it, or whose first commit
+// was rolled forward from files.json.new) is read from files.json alone,
+// as before, and gets commit.json at its next commit.
 
-// fileListRef is files.json's pointer to the file list.
+// CommitFile is the commit record: its atomic replacement is the commit.
+const CommitFile = "commit.json"
+
+// fileListRef is commit.json's pointer to the per-file entries.
 type fileListRef struct {
-	Base         string `json:"base"` // files-<generation>.jsonl: one entry per line, by path
-	BaseFiles    int    `json:"base_files"`
-	BaseBytes    int64  `json:"base_bytes"`
-	BaseChecksum string `json:"base_checksum"`
-	// Log is files-<generation>.log.jsonl: changed entries, and removed
-	// paths as {"path": …, "removed": true}, in commit order. Bytes past
-	// LogBytes are an uncommitted tail.
+	// The checkpoint: files.json as written by commit Generation.
+	Generation int64  `json:"generation"`
+	Files      int    `json:"files"`
+	Bytes      int64  `json:"bytes"`
+	Checksum   string `json:"checksum"`
+	// Log is files-<Generation>.log.jsonl: entries changed since the
+	// checkpoint, and removed paths as {"path": …, "removed": true}, in
+	// commit order. Bytes past LogBytes are an uncommitted tail.
 	Log         string `json:"log"`
 	LogEntries  int    `json:"log_entries"`
 	LogBytes    int64  `json:"log_bytes"`
@@ -50,52 +59,46 @@ type fileRemoval struct {
 	Removed bool   `json:"removed"`
 }
 
-const fileListPrefix = "files-"
+func fileLogName(gen int64) string { return fmt.Sprintf("files-%010d.log.jsonl", gen) }
 
-func fileListBaseName(gen int64) string { return fmt.Sprintf("%s%010d.jsonl", fileListPrefix, gen) }
-func fileListLogName(gen int64) string  { return fmt.Sprintf("%s%010d.log.jsonl", fileListPrefix, gen) }
-
-// isFileListFile tells the base and log files apart from everything else
-// in the index folder (files.json has no dash).
-func isFileListFile(name string) bool {
-	return strings.HasPrefix(name, fileListPrefix) && strings.HasSuffix(name, ".jsonl")
+func isFileLog(name string) bool {
+	return strings.HasPrefix(name, "files-") && strings.HasSuffix(name, ".log.jsonl")
 }
 
-// rewriteFileListDue reports whether a commit changing changed paths should
-// write the base afresh instead of appending to the log: when there is no
-// base yet, or when the log would outgrow a quarter of the files (so the
-// log costs at most a quarter of the base to read, and each entry is
-// rewritten a bounded number of times, as with the vector segments).
-func rewriteFileListDue(ref *fileListRef, changed, files int) bool {
+// checkpointDue reports whether a commit changing changed paths should
+// write files.json afresh instead of appending to the log: when there is
+// no checkpoint in this layout yet, or when the log would outgrow a quarter
+// of the files (so the log costs at most a quarter of files.json to read,
+// and each entry is rewritten a bounded number of times, as with the
+// vector segments).
+func checkpointDue(ref *fileListRef, changed, files int) bool {
 	return ref == nil || ref.LogEntries+changed > max(fileLogMin, files/4)
 }
 
-// fileLogMin is the log length below which the base is never rewritten.
+// fileLogMin is the log length below which files.json is never rewritten.
 var fileLogMin = 1024
 
-// writeFileListBase writes every entry of files, by path, as the base for
-// generation gen and returns its reference with an empty log.
-func (s *Store) writeFileListBase(files *cowMap[string, *schema.FileEntry], gen int64) (*fileListRef, error) {
-	entries := make([]*schema.FileEntry, 0, files.Len())
+// writeCheckpoint writes doc (the commit being made) with every entry of
+// files, by path, as files.json.new and returns the reference to it with
+// an empty log.
+func (s *Store) writeCheckpoint(doc filesDoc, files *cowMap[string, *schema.FileEntry]) (*fileListRef, error) {
+	doc.FileList = nil
+	doc.Files = make([]*schema.FileEntry, 0, files.Len())
 	for _, f := range files.All() {
-		entries = append(entries, f)
+		doc.Files = append(doc.Files, f)
 	}
-	slices.SortFunc(entries, func(a, b *schema.FileEntry) int { return strings.Compare(a.Path, b.Path) })
-	ref := &fileListRef{Base: fileListBaseName(gen), BaseFiles: len(entries), Log: fileListLogName(gen)}
-	var sum uint32
-	err := writeSynced(s.path(ref.Base), func(out io.Writer) error {
-		for _, f := range entries {
-			line := marshalJSONLine(f)
-			sum = extendChecksum(sum, line)
-			ref.BaseBytes += int64(len(line))
-			if _, err := out.Write(line); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	ref.BaseChecksum = formatChecksum(sum)
-	return ref, err
+	slices.SortFunc(doc.Files, func(a, b *schema.FileEntry) int { return strings.Compare(a.Path, b.Path) })
+	raw, err := marshalIndent(&doc)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeSynced(s.path(FilesFile+newSuffix), func(out io.Writer) error { _, err := out.Write(raw); return err }); err != nil {
+		return nil, err
+	}
+	return &fileListRef{
+		Generation: doc.Generation, Files: len(doc.Files), Bytes: int64(len(raw)),
+		Checksum: formatChecksum(extendChecksum(0, raw)), Log: fileLogName(doc.Generation),
+	}, nil
 }
 
 // appendFileLog appends the entries of changed paths (or their removal)
@@ -122,31 +125,91 @@ func (s *Store) appendFileLog(ref fileListRef, files *cowMap[string, *schema.Fil
 	return &ref, nil
 }
 
-// readFileList reads the base and the committed log of dir's file list,
-// checking sizes and checksums, and returns the entries by path.
-func readFileList(dir string, ref *fileListRef) (map[string]*schema.FileEntry, error) {
-	files := make(map[string]*schema.FileEntry, ref.BaseFiles)
-	n := 0
-	err := readJSONLines(filepath.Join(dir, ref.Base), ref.BaseBytes, ref.BaseChecksum, true, func(line []byte) error {
-		var f schema.FileEntry
-		if err := json.Unmarshal(line, &f); err != nil {
-			return err
+// readCommitted reads dir's commit record: commit.json with the entries
+// from files.json and the log, or files.json alone in the older layout.
+// notExist is true when neither file exists (an index never committed).
+//
+// A writer in another process may replace files.json or the log between
+// the reads; then commit.json has changed too, and it is read again.
+func readCommitted(dir string) (filesDoc, error) {
+	var files map[string]*schema.FileEntry
+	var doc filesDoc
+	for attempt := 0; ; attempt++ {
+		before, _ := os.Stat(filepath.Join(dir, CommitFile))
+		var err error
+		doc, err = readCommitRecord(dir)
+		if err != nil || doc.FileList == nil {
+			return doc, err
 		}
-		files[f.Path] = &f
-		n++
-		return nil
-	})
+		if files, err = readFileList(dir, doc.FileList); err == nil {
+			break
+		}
+		after, _ := os.Stat(filepath.Join(dir, CommitFile))
+		if attempt == 2 || before == nil || after == nil || os.SameFile(before, after) {
+			return doc, fmt.Errorf("%w: %v", errInconsistent, err)
+		}
+	}
+	doc.Files = slices.SortedFunc(maps.Values(files), func(a, b *schema.FileEntry) int { return strings.Compare(a.Path, b.Path) })
+	return doc, nil
+}
+
+// readCommitRecord reads commit.json, or files.json in the older layout,
+// without the entries that commit.json's file list names.
+func readCommitRecord(dir string) (doc filesDoc, err error) {
+	raw, err := os.ReadFile(filepath.Join(dir, CommitFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		raw, err = os.ReadFile(filepath.Join(dir, FilesFile))
+		if err != nil {
+			return doc, err
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			return doc, fmt.Errorf("%w: files.json: %v", errInconsistent, err)
+		}
+		doc.FileList = nil
+		return doc, nil
+	}
+	if err != nil {
+		return doc, err
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return doc, fmt.Errorf("%w: commit.json: %v", errInconsistent, err)
+	}
+	if doc.FileList == nil {
+		return doc, fmt.Errorf("%w: commit.json names no file list", errInconsistent)
+	}
+	doc.Files = nil
+	return doc, nil
+}
+
+// readFileList reads the checkpoint and the committed log, checking sizes
+// and checksums, and returns the entries by path.
+func readFileList(dir string, ref *fileListRef) (map[string]*schema.FileEntry, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, FilesFile))
 	if err != nil {
 		return nil, err
 	}
-	if n != ref.BaseFiles || len(files) != n {
-		return nil, fmt.Errorf("%s holds %d entries (%d paths), files.json expects %d", ref.Base, n, len(files), ref.BaseFiles)
+	if int64(len(raw)) != ref.Bytes {
+		return nil, fmt.Errorf("files.json has %d bytes, commit.json expects %d", len(raw), ref.Bytes)
+	}
+	if got := formatChecksum(extendChecksum(0, raw)); got != ref.Checksum {
+		return nil, fmt.Errorf("files.json has checksum %s, commit.json records %s", got, ref.Checksum)
+	}
+	var checkpoint filesDoc
+	if err := json.Unmarshal(raw, &checkpoint); err != nil {
+		return nil, fmt.Errorf("files.json: %v", err)
+	}
+	if checkpoint.Generation != ref.Generation || len(checkpoint.Files) != ref.Files {
+		return nil, fmt.Errorf("files.json is generation %d with %d files, commit.json expects %d with %d", checkpoint.Generation, len(checkpoint.Files), ref.Generation, ref.Files)
+	}
+	files := make(map[string]*schema.FileEntry, len(checkpoint.Files))
+	for _, f := range checkpoint.Files {
+		files[f.Path] = f
 	}
 	if ref.LogBytes == 0 {
 		return files, nil
 	}
-	n = 0
-	err = readJSONLines(filepath.Join(dir, ref.Log), ref.LogBytes, ref.LogChecksum, false, func(line []byte) error {
+	n := 0
+	err = readJSONLines(filepath.Join(dir, ref.Log), ref.LogBytes, ref.LogChecksum, func(line []byte) error {
 		var l fileLogLine
 		if err := json.Unmarshal(line, &l); err != nil {
 			return err
@@ -163,28 +226,20 @@ func readFileList(dir string, ref *fileListRef) (map[string]*schema.FileEntry, e
 		return nil, err
 	}
 	if n != ref.LogEntries {
-		return nil, fmt.Errorf("%s holds %d committed entries, files.json expects %d", ref.Log, n, ref.LogEntries)
+		return nil, fmt.Errorf("%s holds %d committed entries, commit.json expects %d", ref.Log, n, ref.LogEntries)
 	}
 	return files, nil
 }
 
 // readJSONLines calls each for every line in the first size bytes of path
-// and checks their checksum against want. whole also requires the file to
-// end there (a log may have an uncommitted tail).
-func readJSONLines(path string, size int64, want string, whole bool, each func([]byte) error) error {
+// and checks their checksum against want; bytes after them are ignored.
+func readJSONLines(path string, size int64, want string, each func([]byte) error) error {
 	name := filepath.Base(path)
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if fi.Size() < size || (whole && fi.Size() != size) {
-		return fmt.Errorf("%s has %d bytes, files.json expects %d", name, fi.Size(), size)
-	}
 	var sum uint32
 	r := bufio.NewReaderSize(io.LimitReader(f, size), 1<<20)
 	var off int64
@@ -194,7 +249,7 @@ func readJSONLines(path string, size int64, want string, whole bool, each func([
 			return err
 		}
 		if len(line) == 0 || line[len(line)-1] != '\n' {
-			return fmt.Errorf("%s torn at byte %d", name, off)
+			return fmt.Errorf("%s ends at byte %d, commit.json expects %d", name, off+int64(len(line)), size)
 		}
 		sum = extendChecksum(sum, line)
 		if err := each(line); err != nil {
@@ -203,7 +258,7 @@ func readJSONLines(path string, size int64, want string, whole bool, each func([
 		off += int64(len(line))
 	}
 	if got := formatChecksum(sum); got != want {
-		return fmt.Errorf("%s has checksum %s, files.json records %s", name, got, want)
+		return fmt.Errorf("%s has checksum %s, commit.json records %s", name, got, want)
 	}
 	return nil
 }
@@ -221,19 +276,19 @@ func (s *Store) cutFileLog(ref *fileListRef) error {
 	return os.Truncate(s.path(ref.Log), ref.LogBytes)
 }
 
-// removeStaleFileLists removes file list files that ref does not name.
-func (s *Store) removeStaleFileLists(ref *fileListRef) {
+// removeStaleFileLogs removes file logs that ref does not name.
+func (s *Store) removeStaleFileLogs(ref *fileListRef) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !isFileListFile(name) || (ref != nil && (name == ref.Base || name == ref.Log)) {
+		if !isFileLog(name) || (ref != nil && name == ref.Log) {
 			continue
 		}
 		if err := os.Remove(s.path(name)); err != nil && !os.IsNotExist(err) {
-			s.log.Warn("removing stale file list", "file", name, "err", err)
+			s.log.Warn("removing stale file log", "file", name, "err", err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -25,10 +26,12 @@ func listedFiles(t *testing.T, dir string) map[string]int {
 	return out
 }
 
-// TestFileListLogAndBase: one-file commits append to the file log and leave
-// files.json small; past the log's bound the base is written afresh and
-// the old files go; every state reloads to exactly the files written.
-func TestFileListLogAndBase(t *testing.T) {
+// TestFileListLogAndCheckpoint: one-file commits append to the file log
+// and leave files.json alone (commit.json stays small); past the log's
+// bound files.json is written afresh as a checkpoint and the old log goes;
+// every state reloads to exactly the files written, and files.json alone is
+// always a complete commit record in the first version's layout.
+func TestFileListLogAndCheckpoint(t *testing.T) {
 	defer func(n int) { fileLogMin = n }(fileLogMin)
 	fileLogMin = 8
 	dir := t.TempDir()
@@ -49,12 +52,14 @@ func TestFileListLogAndBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, _ := readDoc(t, dir)
-	if first.FileList == nil || first.FileList.BaseFiles != 40 || first.FileList.LogEntries != 0 || len(first.Files) != 0 {
+	if first.FileList == nil || first.FileList.Files != 40 || first.FileList.LogEntries != 0 || len(first.Files) != 0 {
 		t.Fatalf("first commit's file list: %+v, %d inline", first.FileList, len(first.Files))
 	}
-	fi, _ := os.Stat(filepath.Join(dir, FilesFile))
+	fi, _ := os.Stat(filepath.Join(dir, CommitFile))
 	small := fi.Size()
+	checkpoints := 0
 	for i := range 12 {
+		before, _ := os.Stat(filepath.Join(dir, FilesFile))
 		// Replace one file, remove another, touch a third.
 		p := fmt.Sprintf("f%02d.md", rng.IntN(40))
 		n := 1 + rng.IntN(3)
@@ -74,31 +79,41 @@ func TestFileListLogAndBase(t *testing.T) {
 		if ref.LogEntries > max(8, len(want)/4) || len(doc.Files) != 0 {
 			t.Fatalf("commit %d: log of %d entries, %d inline", i, ref.LogEntries, len(doc.Files))
 		}
-		if fi, _ := os.Stat(filepath.Join(dir, FilesFile)); fi.Size() > small+2048 {
-			t.Fatalf("commit %d: files.json grew from %d to %d bytes", i, small, fi.Size())
+		if fi, _ := os.Stat(filepath.Join(dir, CommitFile)); fi.Size() > small+1024 {
+			t.Fatalf("commit %d: commit.json grew from %d to %d bytes", i, small, fi.Size())
+		}
+		after, _ := os.Stat(filepath.Join(dir, FilesFile))
+		if rewritten := !os.SameFile(before, after); rewritten != (ref.Generation == doc.Generation) {
+			t.Fatalf("commit %d: files.json rewritten %v, checkpoint generation %d of %d", i, rewritten, ref.Generation, doc.Generation)
+		} else if rewritten {
+			checkpoints++
 		}
 		if got := listedFiles(t, dir); !maps.Equal(got, want) {
 			t.Fatalf("commit %d: reloaded %v, want %v", i, got, want)
 		}
-		var lists []string
+		var logs []string
 		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {
-			if isFileListFile(e.Name()) {
-				lists = append(lists, e.Name())
+			if isFileLog(e.Name()) {
+				logs = append(logs, e.Name())
 			}
 		}
-		wantLists := []string{ref.Base}
+		var wantLogs []string
 		if ref.LogBytes > 0 {
-			wantLists = append(wantLists, ref.Log)
+			wantLogs = []string{ref.Log}
 		}
-		slices.Sort(wantLists)
-		if !slices.Equal(lists, wantLists) {
-			t.Fatalf("commit %d: folder holds %v, files.json names %v", i, lists, wantLists)
+		if !slices.Equal(logs, wantLogs) {
+			t.Fatalf("commit %d: folder holds logs %v, commit.json names %v", i, logs, wantLogs)
+		}
+		// files.json alone: the checkpoint's state, in the old layout.
+		raw, _ := os.ReadFile(filepath.Join(dir, FilesFile))
+		var alone filesDoc
+		if err := json.Unmarshal(raw, &alone); err != nil || alone.Generation != ref.Generation || len(alone.Files) != ref.Files || alone.FileList != nil {
+			t.Fatalf("commit %d: files.json is generation %d with %d files (%v), want a checkpoint of %d with %d", i, alone.Generation, len(alone.Files), err, ref.Generation, ref.Files)
 		}
 	}
-	last, _ := readDoc(t, dir)
-	if last.FileList.Base == first.FileList.Base {
-		t.Fatalf("the base was never written afresh (log bound 8, 36 changes)")
+	if checkpoints == 0 {
+		t.Fatalf("files.json was never written afresh (log bound 8, 36 changes)")
 	}
 	w.Close()
 }
@@ -147,30 +162,22 @@ func TestFileListUncommittedTailCut(t *testing.T) {
 	}
 }
 
-// TestInlineFileListStillLoads: files.json as indexes before the file list
-// wrote it (entries inline, no file_list) loads, and the next commit moves
-// it to the file list.
-func TestInlineFileListStillLoads(t *testing.T) {
+// TestIndexWithoutCommitRecordStillLoads: an index as the first version
+// wrote it (files.json only, entries inline) loads, and the next commit
+// gives it commit.json and a file log.
+func TestIndexWithoutCommitRecordStillLoads(t *testing.T) {
 	dir, _ := committedStore(t)
-	doc, loose := readDoc(t, dir)
-	files, err := readFileList(dir, doc.FileList)
-	if err != nil {
+	doc, _ := readDoc(t, dir)
+	if doc.FileList == nil || doc.FileList.Generation != doc.Generation {
+		t.Fatalf("first commit is no checkpoint: %+v", doc.FileList)
+	}
+	// The first commit's files.json is that commit in the older layout.
+	if err := os.Remove(filepath.Join(dir, CommitFile)); err != nil {
 		t.Fatal(err)
 	}
-	var inline []any
-	for _, p := range []string{"a.md", "b.md", "c.md"} {
-		raw, _ := json.Marshal(files[p])
-		var v any
-		json.Unmarshal(raw, &v)
-		inline = append(inline, v)
-	}
-	delete(loose, "file_list")
-	loose["files"] = inline
-	writeLoose(t, dir, loose)
-	os.Remove(filepath.Join(dir, doc.FileList.Base))
 	want := map[string]int{"a.md": 4, "b.md": 4, "c.md": 4}
 	if got := listedFiles(t, dir); !maps.Equal(got, want) {
-		t.Fatalf("inline files.json loaded as %v", got)
+		t.Fatalf("files.json alone loaded as %v", got)
 	}
 	s := openStore(t, dir)
 	w, err := s.Begin()
@@ -178,7 +185,7 @@ func TestInlineFileListStillLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	if w.Rebuilt() {
-		t.Fatal("an inline files.json was rebuilt")
+		t.Fatal("an index without commit.json was rebuilt")
 	}
 	w.RemoveFile("c.md")
 	if err := w.Commit(true); err != nil {
@@ -194,4 +201,46 @@ func TestInlineFileListStillLoads(t *testing.T) {
 	if got := listedFiles(t, dir); !maps.Equal(got, want) {
 		t.Fatalf("after a commit loaded %v", got)
 	}
+}
+
+// TestCheckpointCrash: a checkpoint's files.json.new before the commit
+// point is discarded when commit.json exists, and rolled forward when it
+// does not (a first commit: files.json.new is then a whole commit record).
+func TestCheckpointCrash(t *testing.T) {
+	t.Run("rolled back", func(t *testing.T) {
+		dir, _ := committedStore(t)
+		before, _ := os.ReadFile(filepath.Join(dir, FilesFile))
+		os.WriteFile(filepath.Join(dir, FilesFile+newSuffix), []byte(`{"schema":2,"generation":9,"files":[]}`), 0o644)
+		s := openStore(t, dir)
+		w, err := s.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		s.Close()
+		after, _ := os.ReadFile(filepath.Join(dir, FilesFile))
+		if _, err := os.Stat(filepath.Join(dir, FilesFile+newSuffix)); err == nil || !bytes.Equal(before, after) {
+			t.Fatalf("files.json.new kept (%v) or files.json changed", err)
+		}
+		if got := listedFiles(t, dir); len(got) != 3 {
+			t.Fatalf("loaded %v", got)
+		}
+	})
+	t.Run("first commit rolled forward", func(t *testing.T) {
+		dir, _ := committedStore(t)
+		os.Remove(filepath.Join(dir, CommitFile))
+		if err := os.Rename(filepath.Join(dir, FilesFile), filepath.Join(dir, FilesFile+newSuffix)); err != nil {
+			t.Fatal(err)
+		}
+		s := openStore(t, dir)
+		w, err := s.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Rebuilt() || w.Files() != 3 {
+			t.Fatalf("rebuilt %v, %d files", w.Rebuilt(), w.Files())
+		}
+		w.Close()
+		s.Close()
+	})
 }

@@ -59,9 +59,10 @@ func committedStore(t *testing.T) (string, []float32) {
 	return dir, a[1]
 }
 
+// readDoc reads the commit record: commit.json, or files.json without it.
 func readDoc(t *testing.T, dir string) (filesDoc, map[string]any) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(dir, FilesFile))
+	raw, err := os.ReadFile(commitRecordPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,9 +78,16 @@ func readDoc(t *testing.T, dir string) (filesDoc, map[string]any) {
 func writeLoose(t *testing.T, dir string, loose map[string]any) {
 	t.Helper()
 	raw, _ := json.Marshal(loose)
-	if err := os.WriteFile(filepath.Join(dir, FilesFile), raw, 0o644); err != nil {
+	if err := os.WriteFile(commitRecordPath(dir), raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func commitRecordPath(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, CommitFile)); err == nil {
+		return filepath.Join(dir, CommitFile)
+	}
+	return filepath.Join(dir, FilesFile)
 }
 
 // overwrite replaces bytes in place: the file keeps its size and name.
@@ -153,15 +161,14 @@ func TestDamagedIndexIsRebuiltNotServed(t *testing.T) {
 			}
 			overwrite(t, filepath.Join(dir, ManifestFile), int64(at), []byte("evil"))
 		}},
-		{"file list entry", "has checksum", func(t *testing.T, dir string) {
-			doc, _ := readDoc(t, dir)
-			base := filepath.Join(dir, doc.FileList.Base)
-			raw, _ := os.ReadFile(base)
+		{"files.json entry", "files.json has checksum", func(t *testing.T, dir string) {
+			path := filepath.Join(dir, FilesFile)
+			raw, _ := os.ReadFile(path)
 			at := bytes.Index(raw, []byte(`"b.md"`))
 			if at < 0 {
-				t.Fatalf("b.md not in %s", doc.FileList.Base)
+				t.Fatal("b.md not in files.json")
 			}
-			overwrite(t, base, int64(at+1), []byte("d"))
+			overwrite(t, path, int64(at+1), []byte("d"))
 		}},
 		{"vector not unit length", "whose length is not 1", func(t *testing.T, dir string) {
 			rewriteFaiss(t, dir, 3)

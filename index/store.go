@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -163,8 +162,13 @@ func (s *Store) publish(next *Snapshot) {
 
 func (s *Store) path(name string) string { return filepath.Join(s.dir, name) }
 
+// stampFiles identifies the last commit: commit.json, or files.json in an
+// index without one.
 func (s *Store) stampFiles() fileStamp {
-	fi, err := os.Stat(s.path(FilesFile))
+	fi, err := os.Stat(s.path(CommitFile))
+	if err != nil {
+		fi, err = os.Stat(s.path(FilesFile))
+	}
 	if err != nil {
 		return fileStamp{}
 	}
@@ -210,7 +214,8 @@ func (s *Store) versionMatches() (bool, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		// A folder without a version holds no index we wrote.
 		_, ferr := os.Stat(s.path(FilesFile))
-		return errors.Is(ferr, fs.ErrNotExist), nil
+		_, cerr := os.Stat(s.path(CommitFile))
+		return errors.Is(ferr, fs.ErrNotExist) && errors.Is(cerr, fs.ErrNotExist), nil
 	}
 	if err != nil {
 		return false, err
@@ -265,19 +270,16 @@ func (s *Store) emptyState() (*state, error) {
 	}, nil
 }
 
-// loadCommitted reads files.json, faiss.index and the committed part of
-// manifest.jsonl, and checks that they agree.
+// loadCommitted reads the commit record and the file list, faiss.index and
+// its segments and the committed part of manifest.jsonl, and checks that
+// they agree.
 func (s *Store) loadCommitted() (*state, error) {
-	raw, err := os.ReadFile(s.path(FilesFile))
+	doc, err := readCommitted(s.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s.emptyState()
 	}
 	if err != nil {
 		return nil, err
-	}
-	var doc filesDoc
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("%w: files.json: %v", errInconsistent, err)
 	}
 	if doc.Schema != schema.SchemaVersion {
 		return nil, fmt.Errorf("%w: files.json schema %d", errInconsistent, doc.Schema)
@@ -314,13 +316,6 @@ func (s *Store) loadCommitted() (*state, error) {
 		return fail("manifest has %d live chunks, faiss.index and its segments %d", live.Len(), idx.Ntotal())
 	}
 	entries := doc.Files
-	if doc.FileList != nil {
-		listed, err := readFileList(s.dir, doc.FileList)
-		if err != nil {
-			return fail("%v", err)
-		}
-		entries = slices.Collect(maps.Values(listed))
-	}
 	n := 0
 	for _, f := range entries {
 		st.files.Set(f.Path, f)
@@ -447,14 +442,18 @@ func chunkOf(r *schema.Record, off int64, length int) *liveChunk {
 	}
 }
 
-// recover finishes or undoes a commit that a crash interrupted. files.json.new
-// appears (by rename, complete) only after every other new file is complete,
-// so its presence means "roll forward"; its absence means "roll back".
-// It also cuts an uncommitted manifest tail. Call with index.lock held.
+// recover finishes or undoes a commit that a crash interrupted.
+// commit.json.new appears (by rename, complete) only after every other new
+// file is complete, so its presence means "roll forward"; its absence means
+// "roll back". In an index without commit.json, files.json.new plays that
+// part (the older layout; a first commit's files.json.new is a complete
+// commit record too). It also cuts uncommitted tails of manifest.jsonl and
+// the file log. Call with index.lock held.
 func (s *Store) recover() error {
-	_, err := os.Stat(s.path(FilesFile + newSuffix))
-	rollForward := err == nil
-	for _, name := range []string{FaissFile, ManifestFile} {
+	exists := func(name string) bool { _, err := os.Stat(s.path(name)); return err == nil }
+	rollForward := exists(CommitFile+newSuffix) ||
+		(!exists(CommitFile) && exists(FilesFile+newSuffix))
+	for _, name := range []string{FaissFile, ManifestFile, FilesFile, CommitFile} {
 		pending := s.path(name + newSuffix)
 		if _, err := os.Stat(pending); err != nil {
 			continue
@@ -471,29 +470,21 @@ func (s *Store) recover() error {
 			}
 		}
 	}
-	if rollForward {
-		if err := os.Rename(s.path(FilesFile+newSuffix), s.path(FilesFile)); err != nil {
-			return err
-		}
-	}
-	for _, name := range []string{FilesFile, FaissFile, ManifestFile, VersionFile} {
+	for _, name := range []string{CommitFile, FilesFile, FaissFile, ManifestFile, VersionFile} {
 		os.Remove(s.path(name + tmpSuffix))
+		os.Remove(s.path(name + newSuffix + tmpSuffix))
 	}
 	if err := durable.SyncDir(s.dir); err != nil {
 		return err
 	}
 	// Cut a torn or uncommitted manifest tail.
-	raw, err := os.ReadFile(s.path(FilesFile))
+	doc, err := readCommitRecord(s.dir)
 	if err != nil {
-		return nil
-	}
-	var doc filesDoc
-	if json.Unmarshal(raw, &doc) != nil {
 		return nil
 	}
 	s.removeStaleSegments(doc.Lexical)
 	s.removeStaleVecSegs(doc.VectorSegments)
-	s.removeStaleFileLists(doc.FileList)
+	s.removeStaleFileLogs(doc.FileList)
 	if err := s.cutFileLog(doc.FileList); err != nil {
 		return err
 	}
@@ -507,10 +498,10 @@ func (s *Store) recover() error {
 }
 
 // reset removes every index file but the lock and writes the version: the
-// next commit starts from nothing. files.json goes first, so a crash part way
-// leaves an index that loads as empty.
+// next commit starts from nothing. The commit record goes first, so a crash
+// part way leaves an index that loads as empty or is found inconsistent.
 func (s *Store) reset() error {
-	for _, name := range []string{FilesFile, FaissFile, ManifestFile} {
+	for _, name := range []string{CommitFile, FilesFile, FaissFile, ManifestFile} {
 		for _, suffix := range []string{"", newSuffix, tmpSuffix} {
 			if err := os.Remove(s.path(name + suffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
@@ -519,7 +510,7 @@ func (s *Store) reset() error {
 	}
 	s.removeStaleSegments(nil)
 	s.removeStaleVecSegs(nil)
-	s.removeStaleFileLists(nil)
+	s.removeStaleFileLogs(nil)
 	if err := writeFileAtomic(s.path(VersionFile), []byte(s.version.String()+"\n")); err != nil {
 		return err
 	}

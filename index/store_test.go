@@ -93,7 +93,7 @@ func TestCommitReopenSearch(t *testing.T) {
 	if h.Record.Path != "a.md" || h.Record.ChunkIndex != 1 || h.Record.Text != "a.md chunk 1" || h.Score < 0.9999 {
 		t.Fatalf("hit = %+v", h)
 	}
-	for _, name := range []string{FaissFile, ManifestFile, FilesFile, VersionFile, LockFile} {
+	for _, name := range []string{FaissFile, ManifestFile, FilesFile, CommitFile, VersionFile, LockFile} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("missing %s: %v", name, err)
 		}
@@ -281,19 +281,20 @@ func TestInterruptedCommits(t *testing.T) {
 	})
 	t.Run("crash after commit point rolls forward", func(t *testing.T) {
 		dir, a, b := build(t)
-		// Pretend the last commit stopped after writing files.json.new:
-		// move the committed files back to their .new names and restore
-		// the previous files.json from a one-file index.
+		// Pretend the last commit stopped after writing commit.json.new:
+		// move the committed files back to their .new names; the previous
+		// state is files.json, the first commit's checkpoint.
 		s := openStore(t, dir)
 		w, _ := s.Begin()
 		w.RemoveFile("b.md")
 		w.Commit(true)
 		w.Close()
 		s.Close()
-		for _, name := range []string{FaissFile, FilesFile} {
-			os.Rename(filepath.Join(dir, name), filepath.Join(dir, name+newSuffix))
+		for _, name := range []string{FaissFile, CommitFile} {
+			if err := os.Rename(filepath.Join(dir, name), filepath.Join(dir, name+newSuffix)); err != nil {
+				t.Fatal(err)
+			}
 		}
-		os.WriteFile(filepath.Join(dir, FilesFile), []byte(`{"schema":1,"generation":1,"next_id":1,"files":[]}`), 0o644)
 		s2 := openStore(t, dir)
 		w2, err := s2.Begin()
 		if err != nil {

@@ -4,11 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
@@ -47,7 +44,7 @@ func ReadSummary(dir string) (Summary, error) {
 			s.Model = v.Model
 		}
 	}
-	doc, err := readFilesDoc(dir)
+	doc, err := readCommitted(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
@@ -59,31 +56,4 @@ func ReadSummary(dir string) (Summary, error) {
 		s.Chunks += len(f.ChunkIDs)
 	}
 	return s, nil
-}
-
-// readFilesDoc reads files.json with its entries filled in from the file
-// list. A writer in another process may replace the list between the two
-// reads; then files.json has changed too, so it is read again.
-func readFilesDoc(dir string) (filesDoc, error) {
-	for attempt := 0; ; attempt++ {
-		b, err := os.ReadFile(filepath.Join(dir, FilesFile))
-		if err != nil {
-			return filesDoc{}, err
-		}
-		var doc filesDoc
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return doc, err
-		}
-		if doc.FileList == nil {
-			return doc, nil
-		}
-		listed, err := readFileList(dir, doc.FileList)
-		if err == nil {
-			doc.Files = slices.SortedFunc(maps.Values(listed), func(a, b *schema.FileEntry) int { return strings.Compare(a.Path, b.Path) })
-			return doc, nil
-		}
-		if attempt == 2 {
-			return doc, err
-		}
-	}
 }

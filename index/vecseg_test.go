@@ -249,7 +249,7 @@ func TestInterruptedMerge(t *testing.T) {
 		// leaves: the merge's files as .new, the old files.json and the old
 		// faiss.index and segments in place.
 		keep := map[string][]byte{}
-		for _, n := range append([]string{FilesFile, FaissFile}, segFiles(t, dir)...) {
+		for _, n := range append([]string{CommitFile, FilesFile, FaissFile}, segFiles(t, dir)...) {
 			b, _ := os.ReadFile(filepath.Join(dir, n))
 			keep[n] = b
 		}
@@ -260,8 +260,10 @@ func TestInterruptedMerge(t *testing.T) {
 		}
 		w.Close()
 		s.Close()
-		for _, n := range []string{FilesFile, FaissFile} {
-			os.Rename(filepath.Join(dir, n), filepath.Join(dir, n+newSuffix))
+		for _, n := range []string{CommitFile, FaissFile} {
+			if err := os.Rename(filepath.Join(dir, n), filepath.Join(dir, n+newSuffix)); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for n, b := range keep {
 			os.WriteFile(filepath.Join(dir, n), b, 0o644)

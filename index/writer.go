@@ -345,18 +345,19 @@ func (w *Writer) Commit(finished bool) error {
 		}
 	}
 	doc.Lexical = lex.Segments()
-	// 3. files.json.new is the commit point.
+	// 3. commit.json.new is the commit point.
 	doc.Generation++
 	if finished {
 		doc.LastReindex = time.Now().UTC().Format(time.RFC3339)
 	}
-	// The file list: this commit's changed entries appended to the log, or
-	// the whole list written afresh when the log has grown.
+	// The file entries: this commit's changes appended to the log, or, when
+	// the log has grown, files.json written afresh as a checkpoint.
 	changed := slices.Sorted(maps.Keys(w.changed))
-	if rewriteFileListDue(doc.FileList, len(changed), st.files.Len()) {
-		doc.FileList, err = s.writeFileListBase(st.files, doc.Generation)
+	checkpoint := checkpointDue(doc.FileList, len(changed), st.files.Len())
+	if checkpoint {
+		doc.FileList, err = s.writeCheckpoint(doc, st.files)
 		if err != nil {
-			return fmt.Errorf("write file list: %w", err)
+			return fmt.Errorf("write files.json: %w", err)
 		}
 	} else if len(changed) > 0 {
 		if doc.FileList, err = s.appendFileLog(*doc.FileList, st.files, changed); err != nil {
@@ -368,7 +369,7 @@ func (w *Writer) Commit(finished bool) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.path(FilesFile+newSuffix), raw); err != nil {
+	if err := writeFileAtomic(s.path(CommitFile+newSuffix), raw); err != nil {
 		return err
 	}
 	if err := durable.SyncDir(s.dir); err != nil {
@@ -385,7 +386,12 @@ func (w *Writer) Commit(finished bool) error {
 			return err
 		}
 	}
-	if err := os.Rename(s.path(FilesFile+newSuffix), s.path(FilesFile)); err != nil {
+	if checkpoint {
+		if err := os.Rename(s.path(FilesFile+newSuffix), s.path(FilesFile)); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(s.path(CommitFile+newSuffix), s.path(CommitFile)); err != nil {
 		return err
 	}
 	if err := durable.SyncDir(s.dir); err != nil {
@@ -393,7 +399,7 @@ func (w *Writer) Commit(finished bool) error {
 	}
 	s.removeStaleSegments(doc.Lexical)
 	s.removeStaleVecSegs(doc.VectorSegments)
-	s.removeStaleFileLists(doc.FileList)
+	s.removeStaleFileLogs(doc.FileList)
 	st.doc, st.live, st.lex = doc, live, lex
 	clear(w.changed)
 	edit := &codeEdit{prev: w.head, removed: w.removeIDs, addIDs: w.addIDs, addVecs: w.addVecs}

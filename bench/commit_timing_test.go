@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,7 +18,10 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 )
 
-var commitSizes = flag.String("commit.sizes", "100k,1M", "index sizes for the commit benchmark")
+var (
+	commitSizes = flag.String("commit.sizes", "100k,1M", "index sizes for the commit benchmark")
+	commitHeap  = flag.String("commit.heapprofile", "", "write a heap profile of the idle index (last size) to this file")
+)
 
 // commitFileChunks is the size of every synthetic file, and of the change.
 const commitFileChunks = 10
@@ -60,6 +64,11 @@ func BenchmarkCommit(b *testing.B) {
 			runtime.GC()
 			debug.FreeOSMemory()
 			idleKB := procStatus(b, "VmRSS")
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if *commitHeap != "" {
+				writeHeapProfile(b, *commitHeap)
+			}
 			// Writing 5 to clear_refs resets VmHWM to the current RSS.
 			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 				b.Fatal(err)
@@ -104,6 +113,7 @@ func BenchmarkCommit(b *testing.B) {
 			b.ReportMetric(writtenMB, "written-MB")
 			b.ReportMetric(float64(cold.Milliseconds()), "cold-ms")
 			b.ReportMetric(float64(idleKB)/1024, "idle-RSS-MB")
+			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "idle-Go-heap-MB")
 			b.ReportMetric(float64(peakKB)/1024, "commit-peak-RSS-MB")
 			b.ReportMetric(float64(n*embed.Dim*4)/(1<<20), "vectors-MB")
 			b.ReportMetric(float64(n*embed.Dim)/(1<<20), "codes-MB")
@@ -128,4 +138,15 @@ func putSynthetic(b *testing.B, w *index.Writer, f int, vecs []float32) {
 // procIO reads one counter of /proc/self/io.
 func procIO(b *testing.B, key string) int64 {
 	return procField(b, "/proc/self/io", key)
+}
+
+func writeHeapProfile(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
 }

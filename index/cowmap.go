@@ -30,8 +30,8 @@ var pathSeed = maphash.MakeSeed()
 
 // newChunkMap spreads ids by blocks of 4,096, so the chunks of one file
 // (consecutive ids) usually share a shard.
-func newChunkMap() *cowMap[int64, *liveChunk] {
-	return &cowMap[int64, *liveChunk]{shards: new([cowShards]*cowShard[int64, *liveChunk]), shard: func(id int64) uint8 { return uint8(id >> 12) }}
+func newChunkMap() *cowMap[int64, liveChunk] {
+	return &cowMap[int64, liveChunk]{shards: new([cowShards]*cowShard[int64, liveChunk]), shard: func(id int64) uint8 { return uint8(id >> 12) }}
 }
 
 func newFileMap() *cowMap[string, *schema.FileEntry] {

@@ -12,10 +12,10 @@ import (
 func TestCowMapViewsKeepTheirContents(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	c := newChunkMap()
-	plain := map[int64]*liveChunk{}
+	plain := map[int64]liveChunk{}
 	type view struct {
-		shared *cowMap[int64, *liveChunk]
-		want   map[int64]*liveChunk
+		shared *cowMap[int64, liveChunk]
+		want   map[int64]liveChunk
 	}
 	var views []view
 	for step := range 20000 {
@@ -24,7 +24,7 @@ func TestCowMapViewsKeepTheirContents(t *testing.T) {
 			c.Delete(id)
 			delete(plain, id)
 		} else {
-			v := &liveChunk{Offset: int64(step)}
+			v := liveChunk{Offset: int64(step)}
 			c.Set(id, v)
 			plain[id] = v
 		}

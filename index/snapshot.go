@@ -23,7 +23,7 @@ import (
 type Snapshot struct {
 	refs     atomic.Int64
 	index    *layered
-	live     *cowMap[int64, *liveChunk] // shared with the writer, copy on write
+	live     *cowMap[int64, liveChunk] // shared with the writer, copy on write
 	files    *cowMap[string, *schema.FileEntry]
 	doc      filesDoc // header only; Files is nil
 	manifest *os.File // nil when the manifest is empty

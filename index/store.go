@@ -231,7 +231,7 @@ func (s *Store) versionMatches() (bool, error) {
 type state struct {
 	doc   filesDoc
 	files *cowMap[string, *schema.FileEntry]
-	live  *cowMap[int64, *liveChunk]
+	live  *cowMap[int64, liveChunk]
 	index *faiss.Index // IDMap2 over IndexFlatIP; live vectors only
 	vecs  *layered     // a commit's vectors, taken instead of index when set
 	lex   *lexical.Index
@@ -302,7 +302,7 @@ func (s *Store) loadCommitted() (*state, error) {
 	if bad, first, err := idx.BadNorms(normTolerance); err != nil || bad > 0 {
 		return fail("faiss.index holds %d vectors whose length is not 1 (first: chunk %d) %v", bad, first, err)
 	}
-	live, msum, err := readManifest(s.path(ManifestFile), doc.ManifestBytes)
+	live, owner, msum, err := readManifest(s.path(ManifestFile), doc.ManifestBytes)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -320,8 +320,7 @@ func (s *Store) loadCommitted() (*state, error) {
 	for _, f := range entries {
 		st.files.Set(f.Path, f)
 		for _, id := range f.ChunkIDs {
-			c, ok := live.Get(id)
-			if !ok || c.Path != f.Path {
+			if _, ok := live.Get(id); !ok || owner[id] != f.Path {
 				return fail("chunk %d of %s is not live in the manifest", id, f.Path)
 			}
 			n++
@@ -379,16 +378,20 @@ func (s *Store) readFaiss(doc *filesDoc) (*faiss.Index, error) {
 }
 
 // readManifest parses the first limit bytes of manifest.jsonl into the live
-// chunk map and returns their checksum. Bytes past limit are an uncommitted
-// tail and are ignored.
-func readManifest(path string, limit int64) (*cowMap[int64, *liveChunk], uint32, error) {
+// chunk map and returns their checksum, and each live chunk's path for the
+// caller to check against the file entries (kept apart: the live map holds
+// only what searches need). Bytes past limit are an uncommitted tail and
+// are ignored.
+func readManifest(path string, limit int64) (*cowMap[int64, liveChunk], map[int64]string, uint32, error) {
 	live := newChunkMap()
+	owner := map[int64]string{}
+	paths := map[string]string{} // one copy of each path for all its chunks
 	if limit == 0 {
-		return live, 0, nil
+		return live, owner, 0, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	defer f.Close()
 	h := crc32.NewIEEE()
@@ -407,15 +410,22 @@ func readManifest(path string, limit int64) (*cowMap[int64, *liveChunk], uint32,
 		}
 		if len(line) > 0 {
 			if line[len(line)-1] != '\n' {
-				return nil, 0, fmt.Errorf("manifest torn at byte %d", off)
+				return nil, nil, 0, fmt.Errorf("manifest torn at byte %d", off)
 			}
 			var rec schema.Record
 			if jerr := json.Unmarshal(line, &rec); jerr != nil {
-				return nil, 0, fmt.Errorf("manifest line at byte %d: %v", off, jerr)
+				return nil, nil, 0, fmt.Errorf("manifest line at byte %d: %v", off, jerr)
 			}
 			if rec.Deleted {
 				live.Delete(rec.ID)
+				delete(owner, rec.ID)
 			} else {
+				p, ok := paths[rec.Path]
+				if !ok {
+					p = rec.Path
+					paths[p] = p
+				}
+				owner[rec.ID] = p
 				live.Set(rec.ID, chunkOf(&rec, off, len(line)))
 			}
 			off += int64(len(line))
@@ -424,20 +434,18 @@ func readManifest(path string, limit int64) (*cowMap[int64, *liveChunk], uint32,
 			break
 		}
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 	}
 	if off != limit {
-		return nil, 0, fmt.Errorf("manifest has %d bytes, files.json expects %d", off, limit)
+		return nil, nil, 0, fmt.Errorf("manifest has %d bytes, files.json expects %d", off, limit)
 	}
-	return live, h.Sum32(), nil
+	return live, owner, h.Sum32(), nil
 }
 
-func chunkOf(r *schema.Record, off int64, length int) *liveChunk {
-	return &liveChunk{
-		Path: r.Path, Ext: r.Ext, Mtime: r.Mtime, ChunkIndex: r.ChunkIndex,
-		CharStart: r.CharStart, CharEnd: r.CharEnd, Page: r.Page,
-		LineStart: r.LineStart, LineEnd: r.LineEnd,
+func chunkOf(r *schema.Record, off int64, length int) liveChunk {
+	return liveChunk{
+		ChunkIndex: int32(r.ChunkIndex),
 		TextHash: schema.TextHash(r.Text), Offset: off, Length: int32(length),
 	}
 }

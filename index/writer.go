@@ -222,11 +222,11 @@ func (w *Writer) RemoveFile(path string) {
 		if !ok {
 			continue
 		}
+		// A tombstone names the chunk; its text and place in the file are
+		// in the record it deletes.
 		w.pending.Write(marshalLine(&schema.Record{
-			ID: id, Path: c.Path, Ext: c.Ext, Mtime: c.Mtime, Checksum: old.Checksum,
-			ChunkIndex: c.ChunkIndex, CharStart: c.CharStart, CharEnd: c.CharEnd,
-			Page: c.Page, LineStart: c.LineStart, LineEnd: c.LineEnd,
-			EmbeddingDim: w.s.version.Dim, Deleted: true,
+			ID: id, Path: old.Path, Ext: old.Ext, Mtime: old.Mtime, Checksum: old.Checksum,
+			ChunkIndex: int(c.ChunkIndex), EmbeddingDim: w.s.version.Dim, Deleted: true,
 		}))
 		w.st.live.Delete(id)
 		w.st.doc.Tombstones++
@@ -467,7 +467,7 @@ func (w *Writer) Merge(finished bool) error {
 // writeCompactManifest writes manifest.jsonl.new holding only live records,
 // read back from the current manifest, and returns their new locations, its
 // size and its checksum.
-func (s *Store) writeCompactManifest(live *cowMap[int64, *liveChunk]) (*cowMap[int64, *liveChunk], int64, uint32, error) {
+func (s *Store) writeCompactManifest(live *cowMap[int64, liveChunk]) (*cowMap[int64, liveChunk], int64, uint32, error) {
 	src, err := os.Open(s.path(ManifestFile))
 	if err != nil {
 		return nil, 0, 0, err
@@ -489,9 +489,9 @@ func (s *Store) writeCompactManifest(live *cowMap[int64, *liveChunk]) (*cowMap[i
 				return err
 			}
 			sum = extendChecksum(sum, buf)
-			nc := *c
+			nc := c
 			nc.Offset = size
-			moved.Set(id, &nc)
+			moved.Set(id, nc)
 			size += int64(c.Length)
 		}
 		return nil

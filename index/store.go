@@ -446,7 +446,7 @@ func readManifest(path string, limit int64) (*cowMap[int64, liveChunk], map[int6
 func chunkOf(r *schema.Record, off int64, length int) liveChunk {
 	return liveChunk{
 		ChunkIndex: int32(r.ChunkIndex),
-		TextHash: schema.TextHash(r.Text), Offset: off, Length: int32(length),
+		TextHash:   schema.TextHash(r.Text), Offset: off, Length: int32(length),
 	}
 }
 

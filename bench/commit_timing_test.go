@@ -30,7 +30,7 @@ const commitFileChunks = 10
 // vectors injected straight into the store (no model): one file of 10
 // chunks replaced per op (commit-ms; begin-ms is the writer's Begin before it), the bytes the process wrote for it
 // (written-MB, from /proc/self/io), and the resident memory idle and at its
-// peak during the commits, beside the size of the vectors and of their int8
+// peak during the commits, beside the size of the vectors and of their scan
 // codes; then merge-ms, one full merge of the segments into faiss.index.
 func BenchmarkCommit(b *testing.B) {
 	for _, size := range strings.Split(*commitSizes, ",") {
@@ -116,7 +116,7 @@ func BenchmarkCommit(b *testing.B) {
 			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "idle-Go-heap-MB")
 			b.ReportMetric(float64(peakKB)/1024, "commit-peak-RSS-MB")
 			b.ReportMetric(float64(n*embed.Dim*4)/(1<<20), "vectors-MB")
-			b.ReportMetric(float64(n*embed.Dim)/(1<<20), "codes-MB")
+			b.ReportMetric(float64(n*embed.Dim*index.ScanBits/8)/(1<<20), "codes-MB")
 		})
 	}
 }

@@ -259,14 +259,18 @@ func parseSize(s string) int {
 // exact-ms is that brute-force scan's time per query (Go, two goroutines).
 // mode=dense and mode=hybrid search the same index; hybrid adds the keyword
 // ranking and fusion (its recall@10 against the dense truth says how far
-// keywords reorder the list, not a loss).
+// keywords reorder the list, not a loss). -search.scanbits=8,4 runs every
+// size and mode with each width of the first pass's codes in turn.
 func BenchmarkSearch(b *testing.B) {
+	defer func(bits int) { index.ScanBits = bits }(index.ScanBits)
 	for _, size := range strings.Split(*searchSizes, ",") {
 		n := parseSize(size)
 		var vecs []float32
 		var dir string
-		for _, mode := range []engine.SearchMode{engine.SearchDense, engine.SearchHybrid} {
-			b.Run("chunks="+strings.TrimSpace(size)+"/mode="+string(mode), func(b *testing.B) {
+		for _, run := range searchRuns(b) {
+			mode := run.mode
+			index.ScanBits = run.bits
+			b.Run("chunks="+strings.TrimSpace(size)+"/mode="+string(mode)+run.suffix, func(b *testing.B) {
 				if vecs == nil {
 					// One index per size, shared by both modes.
 					vecs = syntheticVectors(n, baseVectors(b), uint64(n))
@@ -354,4 +358,35 @@ func BenchmarkSearch(b *testing.B) {
 			os.RemoveAll(dir)
 		}
 	}
+}
+
+// searchRun is one BenchmarkSearch configuration of a size.
+type searchRun struct {
+	mode   engine.SearchMode
+	bits   int    // width of the first pass's codes (index.ScanBits)
+	suffix string // of the sub-benchmark's name when several widths run
+}
+
+// searchRuns lists dense and hybrid for each width in -search.scanbits (by
+// default the width the index uses).
+func searchRuns(b *testing.B) []searchRun {
+	widths := []string{strconv.Itoa(index.ScanBits)}
+	if *searchScanBits != "" {
+		widths = strings.Split(*searchScanBits, ",")
+	}
+	var runs []searchRun
+	for _, w := range widths {
+		bits, err := strconv.Atoi(strings.TrimSpace(w))
+		if err != nil {
+			b.Fatalf("bad -search.scanbits entry %q", w)
+		}
+		suffix := ""
+		if len(widths) > 1 {
+			suffix = fmt.Sprintf("/scan=%dbit", bits)
+		}
+		for _, mode := range []engine.SearchMode{engine.SearchDense, engine.SearchHybrid} {
+			runs = append(runs, searchRun{mode, bits, suffix})
+		}
+	}
+	return runs
 }

@@ -28,24 +28,31 @@ type Snapshot struct {
 	doc      filesDoc // header only; Files is nil
 	manifest *os.File // nil when the manifest is empty
 	lex      *lexical.Index
-	// For large indexes: int8 codes of the vectors, scanned first; the
-	// candidates are then scored exactly from FAISS.
+	// For large indexes: int8 or 4-bit codes of the vectors, scanned
+	// first; the candidates are then scored exactly from FAISS.
 	codes *scan.Codes
 	// paths is the sorted list of files, built on first use (see Paths).
 	pathsOnce sync.Once
 	paths     []string
 }
 
-// ScanMin is the number of live chunks from which searches take the int8
-// first pass: below it FAISS's exact scan is already quick.
+// ScanMin is the number of live chunks from which searches take the scan
+// codes' first pass: below it FAISS's exact scan is already quick.
 var ScanMin = 16384
 
-// scanCandidates is how many first-pass candidates are rescored exactly per
-// wanted result (at least scanMinCandidates in all).
-const (
-	scanCandidates    = 10
-	scanMinCandidates = 200
-)
+// ScanBits is the width of the first pass's codes for codes built from now
+// on (edits keep their codes' width): 4, or 8 for twice the bytes to scan
+// and half the candidates to rescore (compared in docs/decisions.md).
+var ScanBits = 4
+
+// scanWant is how many first-pass candidates of the given width are
+// rescored exactly for k results: coarser codes need more.
+func scanWant(k, bits int) int {
+	if bits == 4 {
+		return max(20*k, 400)
+	}
+	return max(10*k, 200)
+}
 
 // Hit is one search result: the chunk's manifest record and its score.
 type Hit struct {
@@ -104,7 +111,7 @@ func (s *Store) snapshotOf(st *state, edit *codeEdit) (*Snapshot, error) {
 		if err == nil && codes == nil {
 			vecs, ids, xerr := idx.Export(nil, nil)
 			if err = xerr; err == nil {
-				codes, err = scan.Build(vecs, ids, idx.D())
+				codes, err = scan.Build(vecs, ids, idx.D(), ScanBits)
 			}
 		}
 		if err != nil {
@@ -217,7 +224,7 @@ func (sn *Snapshot) SearchLexical(query string, k int) ([]Hit, error) {
 // rescored takes the int8 first pass's best candidates and scores them
 // exactly against the stored fp32 vectors, returning the top k.
 func (sn *Snapshot) rescored(query []float32, k int) ([]float32, []int64) {
-	ids := sn.codes.Candidates(query, max(k*scanCandidates, scanMinCandidates), 0, nil)
+	ids := sn.codes.Candidates(query, scanWant(k, sn.codes.Bits()), 0, nil)
 	type scored struct {
 		id    int64
 		score float32

@@ -384,6 +384,12 @@ func TestSearchDuringWrites(t *testing.T) {
 // TestScanFirstPassMatchesExact: with the int8 first pass on, searches return
 // the same top 10 as FAISS's exact scan, with exact scores.
 func TestScanFirstPassMatchesExact(t *testing.T) {
+	for _, bits := range []int{8, 4} {
+		t.Run(fmt.Sprintf("bits=%d", bits), func(t *testing.T) { scanFirstPassMatchesExact(t, bits) })
+	}
+}
+
+func scanFirstPassMatchesExact(t *testing.T, bits int) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(13, 14))
 	s := openStore(t, dir)
@@ -391,17 +397,17 @@ func TestScanFirstPassMatchesExact(t *testing.T) {
 	for f := range 40 {
 		putFile(t, w, rng, fmt.Sprintf("f%02d.md", f), 100)
 	}
-	old := ScanMin
-	ScanMin = 1000
-	defer func() { ScanMin = old }()
+	old, oldBits := ScanMin, ScanBits
+	ScanMin, ScanBits = 1000, bits
+	defer func() { ScanMin, ScanBits = old, oldBits }()
 	if err := w.Commit(true); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
 	fast := s.Acquire()
 	defer fast.Release()
-	if fast.codes == nil {
-		t.Fatal("no scan codes built over 4000 chunks")
+	if fast.codes == nil || fast.codes.Bits() != bits {
+		t.Fatalf("no %d-bit scan codes built over 4000 chunks", bits)
 	}
 	ScanMin = 1 << 30
 	exact := openStore(t, dir).Acquire()

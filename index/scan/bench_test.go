@@ -15,8 +15,8 @@ var benchData = map[int]func() []float32{
 }
 
 var benchCodes = map[int]func() *Codes{
-	100_000:   sync.OnceValue(func() *Codes { c, _ := Build(benchData[100_000](), seqIDs(100_000), benchDim); return c }),
-	1_000_000: sync.OnceValue(func() *Codes { c, _ := Build(benchData[1_000_000](), seqIDs(1_000_000), benchDim); return c }),
+	100_000:   sync.OnceValue(func() *Codes { c, _ := Build(benchData[100_000](), seqIDs(100_000), benchDim, 8); return c }),
+	1_000_000: sync.OnceValue(func() *Codes { c, _ := Build(benchData[1_000_000](), seqIDs(1_000_000), benchDim, 8); return c }),
 }
 
 func reportPerQuery(b *testing.B) {
@@ -118,7 +118,7 @@ func BenchmarkBuild(b *testing.B) {
 	b.SetBytes(int64(len(vecs)) * 4)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Build(vecs, seqIDs(len(vecs)/benchDim), benchDim); err != nil {
+		if _, err := Build(vecs, seqIDs(len(vecs)/benchDim), benchDim, 8); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,7 +3,9 @@ package scan
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"math/bits"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
@@ -123,48 +125,105 @@ func recallAt(got, want []int32) float64 {
 	return float64(hit) / float64(len(want))
 }
 
-// BenchmarkFirstPass1M compares, at 1M rows of embedding-like vectors, the
-// int8 first pass (200 candidates) with binary sign codes (m candidates),
-// both rescored exactly in fp32; ms/query and recall@10 per variant.
-func BenchmarkFirstPass1M(b *testing.B) {
-	const rows, nq, k = 1_000_000, 16, 10
-	g := newClustered(3, benchDim, 200, 0.3, 2.0, 1.0)
-	vecs, queries := g.sample(rows), g.sample(nq)
-	codes, err := Build(vecs, seqIDs(rows), benchDim)
-	if err != nil {
-		b.Fatal(err)
-	}
-	mean := meanOf(vecs, benchDim)
-	signs := signCodes(vecs, benchDim, mean)
-	qsigns := signCodes(queries, benchDim, mean)
-	words := benchDim / 64
-	want := make([][]int32, nq)
-	for i := range nq {
-		want[i] = exactTop(vecs, benchDim, queries[i*benchDim:(i+1)*benchDim], k)
-	}
-	run := func(b *testing.B, search func(q []float32, i int) []int32) {
-		recall, i := 0.0, 0
-		for b.Loop() {
-			qi := i % nq
-			got := search(queries[qi*benchDim:(qi+1)*benchDim], qi)
-			recall += recallAt(got, want[qi])
-			i++
+// searchLike mimics BenchmarkSearch's vectors (bench/search_timing_test.go):
+// one of 128 cone-shaped centres plus isotropic noise of about the same
+// norm, normalised (cosine to the centre about 0.7).
+//
+//go:norace
+func searchLike(seed uint64, n, dim int) []float32 {
+	g := newClustered(seed, dim, 128, 0, 2.0, 1.0)
+	rng := rand.New(rand.NewPCG(seed, 3))
+	out := make([]float32, n*dim)
+	x := make([]float64, dim)
+	sd := 1 / math.Sqrt(float64(dim))
+	for i := range n {
+		cen := g.centroids[rng.IntN(len(g.centroids))]
+		for j := range x {
+			x[j] = cen[j] + sd*rng.NormFloat64()
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/query")
-		b.ReportMetric(recall/float64(i), "recall@10")
+		unit(x)
+		for j := range x {
+			out[i*dim+j] = float32(x[j])
+		}
 	}
-	b.Run("int8-200", func(b *testing.B) {
-		run(b, func(q []float32, _ int) []int32 {
-			return rescoreTop(vecs, benchDim, q, codes.candidates(q, 200, 0, nil, activeKernel), k)
-		})
-	})
-	dist := make([]uint16, rows)
-	for _, m := range []int{1000, 4000, 16000} {
-		b.Run(fmt.Sprintf("binary-%d", m), func(b *testing.B) {
-			run(b, func(q []float32, qi int) []int32 {
-				cand := hammingTop(signs, words, qsigns[qi*words:(qi+1)*words], m, dist)
-				return rescoreTop(vecs, benchDim, q, cand, k)
+	return out
+}
+
+// BenchmarkFirstPass1M compares first passes over 1M rows of embedding-like
+// vectors, each followed by exact fp32 rescoring of its candidates: int8
+// codes (today's), 4-bit codes (half the bytes to scan; nibbleClip of the
+// row's largest magnitude maps to 7) and, on the cone data, binary sign
+// codes; ms/query and recall@10 against the exact top 10 per variant.
+func BenchmarkFirstPass1M(b *testing.B) {
+	const rows, nq, k = 1_000_000, 32, 10
+	for _, set := range []string{"search-like", "cone"} {
+		var vecs, queries []float32
+		switch set {
+		case "cone":
+			g := newClustered(3, benchDim, 200, 0.3, 2.0, 1.0)
+			vecs, queries = g.sample(rows), g.sample(nq)
+		default:
+			all := searchLike(5, rows+nq, benchDim)
+			vecs, queries = all[:rows*benchDim], all[rows*benchDim:]
+		}
+		want := make([][]int32, nq)
+		for i := range nq {
+			want[i] = exactTop(vecs, benchDim, queries[i*benchDim:(i+1)*benchDim], k)
+		}
+		run := func(b *testing.B, search func(q []float32, i int) []int32) {
+			recall, i := 0.0, 0
+			for b.Loop() {
+				qi := i % nq
+				got := search(queries[qi*benchDim:(qi+1)*benchDim], qi)
+				recall += recallAt(got, want[qi])
+				i++
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/query")
+			b.ReportMetric(recall/float64(i), "recall@10")
+		}
+		firstPass := func(name string, c *Codes, m, workers int) {
+			b.Run(fmt.Sprintf("data=%s/%s-%d/workers=%d", set, name, m, workers), func(b *testing.B) {
+				run(b, func(q []float32, _ int) []int32 {
+					return rescoreTop(vecs, benchDim, q, c.candidates(q, m, workers, nil, activeKernel), k)
+				})
 			})
-		})
+		}
+		int8s, err := Build(vecs, seqIDs(rows), benchDim, 8)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, m := range []int{100, 200} {
+			firstPass("int8", int8s, m, 0)
+		}
+		firstPass("int8", int8s, 200, 1)
+		int8s = nil
+		for _, clip := range []float64{1, 0.7} {
+			nibbleClip = clip
+			nibbles, err := Build(vecs, seqIDs(rows), benchDim, 4)
+			nibbleClip = 1
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, m := range []int{200, 500, 1000, 2000} {
+				firstPass(fmt.Sprintf("4bit-clip%.1f", clip), nibbles, m, 0)
+			}
+			firstPass(fmt.Sprintf("4bit-clip%.1f", clip), nibbles, 1000, 1)
+		}
+		if set != "cone" {
+			continue
+		}
+		mean := meanOf(vecs, benchDim)
+		signs := signCodes(vecs, benchDim, mean)
+		qsigns := signCodes(queries, benchDim, mean)
+		words := benchDim / 64
+		dist := make([]uint16, rows)
+		for _, m := range []int{1000, 4000, 16000} {
+			b.Run(fmt.Sprintf("data=%s/binary-%d", set, m), func(b *testing.B) {
+				run(b, func(q []float32, qi int) []int32 {
+					cand := hammingTop(signs, words, qsigns[qi*words:(qi+1)*words], m, dist)
+					return rescoreTop(vecs, benchDim, q, cand, k)
+				})
+			})
+		}
 	}
 }

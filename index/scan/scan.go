@@ -1,5 +1,6 @@
-// Package scan is a fast approximate first pass over int8 copies of unit
-// vectors: it returns candidate rows for exact fp32 rescoring elsewhere.
+// Package scan is a fast approximate first pass over int8 or 4-bit copies
+// of unit vectors: it returns candidate ids for exact fp32 rescoring
+// elsewhere.
 //
 // The inner loop is C (cgo, no FAISS) with kernels picked once at start-up
 // for the CPU: AVX-512 VNNI, AVX2, or portable C.
@@ -51,13 +52,14 @@ const (
 	minRowsPerWorker = 256
 )
 
-// Codes is an immutable int8 copy of unit vectors of dimension dim, each row
-// named by an id. It is a base block, shared with the codes it was edited
+// Codes is an immutable int8 or 4-bit copy of unit vectors of dimension
+// dim, each row named by an id. It is a base block, shared with the codes it was edited
 // from, plus a small tail of rows added since and a set of dead base rows:
 // an edit copies its change, not every row. Its memory is Go-allocated, so
 // it needs no Close; it is safe for concurrent use.
 type Codes struct {
 	dim, stride int
+	nibbles     bool // 4-bit codes, two per byte (see scan.c), else int8
 	base, tail  *block
 	dead        []uint64 // bit r: base row r is no longer live; nil when none
 	ndead       int
@@ -68,14 +70,17 @@ type block struct {
 	n       int
 	codes   []int8    // n rows of stride bytes, zero padded, aligned
 	scales  []float32 // per row: code units back to vector units
-	rowsums []int32   // per row: sum of its codes, for the VNNI kernel
+	rowsums []int32   // int8 only, per row: sum of its codes, for the VNNI kernel
 	ids     []int64
 	byID    []int32 // rows in id order; nil when ids ascend already
 }
 
-func newBlock(n, stride int) *block {
-	return &block{n: n, codes: alignedInt8(n * stride), scales: make([]float32, n),
-		rowsums: make([]int32, n), ids: make([]int64, n)}
+func (c *Codes) newBlock(n int) *block {
+	b := &block{n: n, codes: alignedInt8(n * c.stride), scales: make([]float32, n), ids: make([]int64, n)}
+	if !c.nibbles {
+		b.rowsums = make([]int32, n)
+	}
+	return b
 }
 
 // editMax is how many dead and tail rows codes of n live rows carry before
@@ -86,10 +91,14 @@ func newBlock(n, stride int) *block {
 func editMax(n int) int { return max(1024, n/64) }
 
 // Build quantises vecs, n rows of dim float32 values laid end to end, to
-// int8 with one scale per row (its largest magnitude maps to 127; the
-// alternatives measured are in docs/decisions.md); ids[i] names row i.
-// vecs and ids are only read; the caller keeps them.
-func Build(vecs []float32, ids []int64, dim int) (*Codes, error) {
+// codes of bits 8 or 4 with one scale per row (its largest magnitude maps
+// to 127 or 7; the alternatives measured are in docs/decisions.md); ids[i]
+// names row i. vecs and ids are only read; the caller keeps them.
+func Build(vecs []float32, ids []int64, dim, bits int) (*Codes, error) {
+	if bits != 8 && bits != 4 {
+		return nil, fmt.Errorf("scan: %d-bit codes; want 8 or 4", bits)
+	}
+	nibbles := bits == 4
 	if dim <= 0 {
 		return nil, fmt.Errorf("scan: dim %d must be positive", dim)
 	}
@@ -103,12 +112,15 @@ func Build(vecs []float32, ids []int64, dim int) (*Codes, error) {
 	if n > math.MaxInt32 {
 		return nil, errors.New("scan: more than 2^31-1 rows")
 	}
-	stride := (dim + align - 1) / align * align
-	b := newBlock(n, stride)
-	b.fill(0, vecs, dim, stride)
-	copy(b.ids, ids)
-	b.indexIDs()
-	return &Codes{dim: dim, stride: stride, base: b, tail: newBlock(0, stride)}, nil
+	c := &Codes{dim: dim, stride: (dim + align - 1) / align * align, nibbles: nibbles}
+	if nibbles {
+		c.stride = (dim + 2*align - 1) / (2 * align) * align
+	}
+	c.base, c.tail = c.newBlock(n), c.newBlock(0)
+	c.fill(c.base, 0, vecs)
+	copy(c.base.ids, ids)
+	c.base.indexIDs()
+	return c, nil
 }
 
 // checkRows rejects vecs that are not whole rows of finite values.
@@ -125,7 +137,8 @@ func checkRows(vecs []float32, dim int) error {
 }
 
 // fill quantises vecs into rows from, from+1, ... of b.
-func (b *block) fill(from int, vecs []float32, dim, stride int) {
+func (c *Codes) fill(b *block, from int, vecs []float32) {
+	dim, stride := c.dim, c.stride
 	n := len(vecs) / dim
 	// Rows are independent: quantise them in parallel shares.
 	workers := max(1, min(runtime.NumCPU(), n/4096))
@@ -134,8 +147,13 @@ func (b *block) fill(from int, vecs []float32, dim, stride int) {
 		wg.Go(func() {
 			for i := n * w / workers; i < n*(w+1)/workers; i++ {
 				r := from + i
+				v := vecs[i*dim : (i+1)*dim]
+				if c.nibbles {
+					b.scales[r] = quantise4(v, b.codes[r*stride:(r+1)*stride])
+					continue
+				}
 				row := b.codes[r*stride : r*stride+dim]
-				b.scales[r] = quantise(vecs[i*dim:(i+1)*dim], row)
+				b.scales[r] = quantise(v, row)
 				sum := int32(0)
 				for _, x := range row {
 					sum += int32(x)
@@ -151,7 +169,9 @@ func (b *block) fill(from int, vecs []float32, dim, stride int) {
 func (b *block) copyRows(to int, src *block, r, n, stride int) {
 	copy(b.codes[to*stride:(to+n)*stride], src.codes[r*stride:(r+n)*stride])
 	copy(b.scales[to:to+n], src.scales[r:r+n])
-	copy(b.rowsums[to:to+n], src.rowsums[r:r+n])
+	if b.rowsums != nil {
+		copy(b.rowsums[to:to+n], src.rowsums[r:r+n])
+	}
 	copy(b.ids[to:to+n], src.ids[r:r+n])
 }
 
@@ -214,7 +234,7 @@ func (c *Codes) Edit(remove, addIDs []int64, addVecs []float32) (*Codes, error) 
 			keep = append(keep, r)
 		}
 	}
-	out := &Codes{dim: c.dim, stride: c.stride, base: c.base, dead: c.dead, ndead: c.ndead}
+	out := &Codes{dim: c.dim, stride: c.stride, nibbles: c.nibbles, base: c.base, dead: c.dead, ndead: c.ndead}
 	copied := false
 	for id := range gone {
 		r := c.base.row(id)
@@ -229,11 +249,11 @@ func (c *Codes) Edit(remove, addIDs []int64, addVecs []float32) (*Codes, error) 
 		out.dead[r>>6] |= 1 << (r & 63)
 		out.ndead++
 	}
-	out.tail = newBlock(len(keep)+len(addIDs), c.stride)
+	out.tail = out.newBlock(len(keep) + len(addIDs))
 	for to, r := range keep {
 		out.tail.copyRows(to, c.tail, r, 1, c.stride)
 	}
-	out.tail.fill(len(keep), addVecs, c.dim, c.stride)
+	c.fill(out.tail, len(keep), addVecs)
 	copy(out.tail.ids[len(keep):], addIDs)
 	if out.ndead+out.tail.n > editMax(out.Len()) {
 		out.compact()
@@ -243,7 +263,7 @@ func (c *Codes) Edit(remove, addIDs []int64, addVecs []float32) (*Codes, error) 
 
 // compact moves c's live rows, base then tail, into one new base block.
 func (c *Codes) compact() {
-	b := newBlock(c.Len(), c.stride)
+	b := c.newBlock(c.Len())
 	to := 0
 	// Dead rows are few: copy the runs of live rows between them whole.
 	for r := 0; r < c.base.n; {
@@ -261,7 +281,7 @@ func (c *Codes) compact() {
 	}
 	b.copyRows(to, c.tail, 0, c.tail.n, c.stride)
 	b.indexIDs()
-	c.base, c.tail, c.dead, c.ndead = b, newBlock(0, c.stride), nil, 0
+	c.base, c.tail, c.dead, c.ndead = b, c.newBlock(0), nil, 0
 }
 
 // quantise maps v's largest magnitude to 127, rounds the rest into dst and
@@ -289,6 +309,35 @@ func quantise(v []float32, dst []int8) float32 {
 	return float32(maxAbs / 127)
 }
 
+// nibbleClip is the fraction of a row's largest magnitude that 4-bit codes
+// map to 7; larger values saturate.
+var nibbleClip = 1.0
+
+// quantise4 writes v as 4-bit codes into the packed row dst (layout in
+// scan.c) and returns the scale back to v's units.
+func quantise4(v []float32, dst []int8) float32 {
+	maxAbs := 0.0
+	for _, x := range v {
+		maxAbs = max(maxAbs, math.Abs(float64(x)))
+	}
+	clear(dst)
+	clip := maxAbs * nibbleClip
+	if clip == 0 {
+		return 0
+	}
+	k := 7 / clip
+	for j, x := range v {
+		f := math.Round(float64(x) * k)
+		u := uint8(int(max(-7, min(7, f))) + 8)
+		at := j/128*64 + j%64
+		if j%128 >= 64 {
+			u <<= 4
+		}
+		dst[at] |= int8(u)
+	}
+	return float32(clip / 7)
+}
+
 // alignedInt8 returns n zeroed bytes starting on an align boundary.
 func alignedInt8(n int) []int8 {
 	buf := make([]int8, n+align)
@@ -311,6 +360,14 @@ func (c *Codes) id(r int32) int64 {
 		return c.base.ids[r]
 	}
 	return c.tail.ids[int(r)-c.base.n]
+}
+
+// Bits is the width of a code: 8 or 4.
+func (c *Codes) Bits() int {
+	if c.nibbles {
+		return 4
+	}
+	return 8
 }
 
 // Dim is the vector dimension.
@@ -401,7 +458,11 @@ func (c *Codes) candidates(query []float32, n, workers int, dst []int32, kernel 
 // quantiseQuery writes the query's int8 code, zero padded to the stride, into
 // buf and returns it.
 func (c *Codes) quantiseQuery(query []float32, buf []uint8) []int8 {
-	qcode := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(buf))), c.stride)
+	qlen := c.stride
+	if c.nibbles {
+		qlen = 2 * c.stride
+	}
+	qcode := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(buf))), qlen)
 	clear(qcode[c.dim:])
 	quantise(query, qcode[:c.dim]) // its scale is common to all scores
 	return qcode
@@ -412,20 +473,24 @@ func (c *Codes) quantiseQuery(query []float32, buf []uint8) []int8 {
 func (c *Codes) scan(qcode []int8, lo, hi, n, kernel int, s *scratch) int {
 	kept := 0
 	if lo < c.base.n {
-		kept = c.base.topn(qcode, c.dead, lo, min(hi, c.base.n), 0, n, kernel, s, kept, c.stride)
+		kept = c.topn(c.base, qcode, c.dead, lo, min(hi, c.base.n), 0, n, kernel, s, kept)
 	}
 	if hi > c.base.n {
-		kept = c.tail.topn(qcode, nil, max(lo, c.base.n)-c.base.n, hi-c.base.n, c.base.n, n, kernel, s, kept, c.stride)
+		kept = c.topn(c.tail, qcode, nil, max(lo, c.base.n)-c.base.n, hi-c.base.n, c.base.n, n, kernel, s, kept)
 	}
 	C.scan_sort((*C.float)(unsafe.Pointer(unsafe.SliceData(s.score))),
 		(*C.int32_t)(unsafe.Pointer(unsafe.SliceData(s.idx))), C.int(kept))
 	return kept
 }
 
-// topn adds b's live rows [lo, hi), numbered from row0, to the heap of the
+// topn adds block b's live rows [lo, hi), numbered from row0, to the heap of the
 // best n in s, which holds kept entries, and returns its new length.
-func (b *block) topn(qcode []int8, dead []uint64, lo, hi, row0, n, kernel int, s *scratch, kept, stride int) int {
+func (c *Codes) topn(b *block, qcode []int8, dead []uint64, lo, hi, row0, n, kernel int, s *scratch, kept int) int {
 	var deadp *C.uint64_t
+	nibbles := 0
+	if c.nibbles {
+		nibbles = 1
+	}
 	if dead != nil {
 		deadp = (*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(dead)))
 	}
@@ -433,8 +498,8 @@ func (b *block) topn(qcode []int8, dead []uint64, lo, hi, row0, n, kernel int, s
 		(*C.int8_t)(unsafe.Pointer(unsafe.SliceData(b.codes))),
 		(*C.float)(unsafe.Pointer(unsafe.SliceData(b.scales))),
 		(*C.int32_t)(unsafe.Pointer(unsafe.SliceData(b.rowsums))),
-		deadp, C.int64_t(stride), C.int64_t(lo), C.int64_t(hi), C.int32_t(row0),
-		(*C.int8_t)(unsafe.Pointer(unsafe.SliceData(qcode))),
+		deadp, C.int64_t(c.stride), C.int64_t(lo), C.int64_t(hi), C.int32_t(row0),
+		(*C.int8_t)(unsafe.Pointer(unsafe.SliceData(qcode))), C.int(nibbles),
 		C.int32_t(n), C.int(kernel),
 		(*C.uint8_t)(unsafe.Pointer(unsafe.SliceData(s.prep))),
 		C.int(kept),

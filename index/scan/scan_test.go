@@ -17,6 +17,7 @@ var allKernels = []int{kernelGeneric, kernelAVX2, kernelAVX512VNNI}
 // sorted by score then row.
 func refCandidates(c *Codes, query []float32, n int) []int32 {
 	qcode := c.quantiseQuery(query, make([]uint8, 2*c.stride+align))
+	qlen := len(qcode)
 	type hit struct {
 		s float32
 		i int32
@@ -28,8 +29,8 @@ func refCandidates(c *Codes, query []float32, n int) []int32 {
 				continue
 			}
 			d := int32(0)
-			for j := range c.stride {
-				d += int32(b.codes[r*c.stride+j]) * int32(qcode[j])
+			for j := range qlen {
+				d += c.codeAt(b, r, j) * int32(qcode[j])
 			}
 			hits = append(hits, hit{float32(d) * b.scales[r], int32(bi*c.base.n + r)})
 		}
@@ -47,6 +48,18 @@ func refCandidates(c *Codes, query []float32, n int) []int32 {
 	return out
 }
 
+// codeAt is the code of dim j of row r of b, read plainly.
+func (c *Codes) codeAt(b *block, r, j int) int32 {
+	if !c.nibbles {
+		return int32(b.codes[r*c.stride+j])
+	}
+	x := uint8(b.codes[r*c.stride+j/128*64+j%64])
+	if j%128 >= 64 {
+		x >>= 4
+	}
+	return int32(x&15) - 8
+}
+
 // seqIDs names n rows 0, 1, ..., n-1.
 func seqIDs(n int) []int64 {
 	ids := make([]int64, n)
@@ -58,7 +71,7 @@ func seqIDs(n int) []int64 {
 
 func mustBuild(t testing.TB, vecs []float32, dim int) *Codes {
 	t.Helper()
-	c, err := Build(vecs, seqIDs(len(vecs)/dim), dim)
+	c, err := Build(vecs, seqIDs(len(vecs)/dim), dim, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,44 +112,61 @@ var recallSets = sync.OnceValue(func() map[string][2][]float32 {
 
 func TestRecall(t *testing.T) {
 	const dim = 384
-	for name, set := range recallSets() {
-		t.Run(name, func(t *testing.T) {
-			vecs, qs := set[0], set[1]
-			c := mustBuild(t, vecs, dim)
-			pairs, found, in10 := 0, 0, 0
-			for i := range len(qs) / dim {
-				q := qs[i*dim : (i+1)*dim]
-				got := c.candidates(q, 100, 2, nil, activeKernel)
-				if len(got) != 100 {
-					t.Fatalf("got %d candidates", len(got))
+	// 4-bit codes are coarser: the index rescores twice as many of them.
+	for _, cfg := range []struct{ bits, n int }{{8, 100}, {4, 200}} {
+		for name, set := range recallSets() {
+			t.Run(fmt.Sprintf("%s/bits=%d", name, cfg.bits), func(t *testing.T) {
+				vecs, qs := set[0], set[1]
+				c, err := Build(vecs, seqIDs(len(vecs)/dim), dim, cfg.bits)
+				if err != nil {
+					t.Fatal(err)
 				}
-				for _, r := range exactTop(vecs, dim, q, 10) {
-					pairs++
-					p := slices.Index(got, r)
-					if p >= 0 {
-						found++
+				pairs, found, in10 := 0, 0, 0
+				for i := range len(qs) / dim {
+					q := qs[i*dim : (i+1)*dim]
+					got := c.candidates(q, cfg.n, 2, nil, activeKernel)
+					if len(got) != cfg.n {
+						t.Fatalf("got %d candidates", len(got))
 					}
-					if p >= 0 && p < 10 {
-						in10++
+					for _, r := range exactTop(vecs, dim, q, 10) {
+						pairs++
+						p := slices.Index(got, r)
+						if p >= 0 {
+							found++
+						}
+						if p >= 0 && p < 10 {
+							in10++
+						}
 					}
 				}
-			}
-			recall := float64(found) / float64(pairs)
-			t.Logf("exact top-10 within top-100: %d/%d (%.4f); within top-10: %.4f",
-				found, pairs, recall, float64(in10)/float64(pairs))
-			if recall < 0.999 {
-				t.Fatalf("recall %.4f < 0.999", recall)
-			}
-		})
+				recall := float64(found) / float64(pairs)
+				t.Logf("exact top-10 within top-%d: %d/%d (%.4f); within top-10: %.4f",
+					cfg.n, found, pairs, recall, float64(in10)/float64(pairs))
+				if recall < 0.999 {
+					t.Fatalf("recall %.4f < 0.999", recall)
+				}
+			})
+		}
 	}
 }
 
 func TestKernelsAgree(t *testing.T) {
-	for _, dim := range []int{1, 7, 31, 64, 100, 384, 385} {
+	for _, bits := range []int{8, 4} {
+		for _, dim := range []int{1, 7, 31, 64, 100, 384, 385} {
+			kernelsAgree(t, dim, bits)
+		}
+	}
+}
+
+func kernelsAgree(t *testing.T, dim, bits int) {
+	{
 		vecs := randUnit(uint64(dim), 3000, dim)
 		// Duplicated rows give exact ties, which must break by row.
 		copy(vecs[10*dim:20*dim], vecs[:10*dim])
-		built := mustBuild(t, vecs, dim)
+		built, err := Build(vecs, seqIDs(3000), dim, bits)
+		if err != nil {
+			t.Fatal(err)
+		}
 		// Edited codes: dead base rows (every third of the first 600, the
 		// query's own row among them) and a tail, itself edited again.
 		var gone []int64
@@ -163,8 +193,8 @@ func TestKernelsAgree(t *testing.T) {
 					for _, w := range []int{1, 2, 3, 8} {
 						got := c.candidates(q, n, w, nil, k)
 						if !slices.Equal(got, want) {
-							t.Fatalf("dim %d query %d n %d kernel %s workers %d: differs from reference\n got %v\nwant %v",
-								dim, qi, n, kernelNames[k], w, got[:min(10, len(got))], want[:min(10, len(want))])
+							t.Fatalf("dim %d bits %d query %d n %d kernel %s workers %d: differs from reference\n got %v\nwant %v",
+								dim, bits, qi, n, kernelNames[k], w, got[:min(10, len(got))], want[:min(10, len(want))])
 						}
 					}
 				}
@@ -246,15 +276,18 @@ func TestBuildErrors(t *testing.T) {
 		{nan, 8},
 		{inf, 8},
 	} {
-		if _, err := Build(tc.vecs, make([]int64, len(tc.vecs)/max(1, tc.dim)), tc.dim); err == nil {
+		if _, err := Build(tc.vecs, make([]int64, len(tc.vecs)/max(1, tc.dim)), tc.dim, 8); err == nil {
 			t.Errorf("Build(len %d, dim %d) accepted", len(tc.vecs), tc.dim)
 		}
 	}
 }
 
 func TestBuildIDCount(t *testing.T) {
-	if _, err := Build(randUnit(1, 3, 8), []int64{1, 2}, 8); err == nil {
+	if _, err := Build(randUnit(1, 3, 8), []int64{1, 2}, 8, 8); err == nil {
 		t.Fatal("2 ids for 3 rows accepted")
+	}
+	if _, err := Build(randUnit(1, 3, 8), []int64{1, 2, 3}, 8, 2); err == nil {
+		t.Fatal("2-bit codes accepted")
 	}
 }
 
@@ -303,6 +336,12 @@ func TestConcurrentCandidates(t *testing.T) {
 // the base block until it compacts, and compaction keeps the dead and tail
 // rows under editMax.
 func TestEditMatchesBuild(t *testing.T) {
+	for _, bits := range []int{8, 4} {
+		t.Run(fmt.Sprintf("bits=%d", bits), func(t *testing.T) { editMatchesBuild(t, bits) })
+	}
+}
+
+func editMatchesBuild(t *testing.T, bits int) {
 	const dim, n = 70, 3000
 	rng := rand.New(rand.NewPCG(11, 12))
 	vecOf := map[int64][]float32{}
@@ -318,7 +357,7 @@ func TestEditMatchesBuild(t *testing.T) {
 		}
 		return v
 	}
-	c, err := Build(liveVecs(), order, dim)
+	c, err := Build(liveVecs(), order, dim, bits)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +400,7 @@ func TestEditMatchesBuild(t *testing.T) {
 		if step%10 != 9 {
 			continue
 		}
-		fresh, err := Build(liveVecs(), order, dim)
+		fresh, err := Build(liveVecs(), order, dim, bits)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -301,4 +302,51 @@ func BenchmarkIngestMemory(b *testing.B) {
 	b.ReportMetric(vectorsMB, "vectors-MB")
 	b.ReportMetric(aboveMB-rawMB-vectorsMB, "over-MB")
 	b.ReportMetric(float64(ing.Chunks), "chunks")
+}
+
+var noopFiles = flag.Int("noop.files", 100000, "small files in the no-op reindex benchmark's folder")
+
+// BenchmarkNoopReindex is a reindex of a large folder where nothing
+// changed (-noop.files files of one sentence each, in folders of 1,000):
+// the walk, the stat of every file and its comparison with the index, and
+// no commit. The index is built once by a real cold ingest with the int8
+// model (the no-op path does not depend on the model), reported as cold-ms.
+func BenchmarkNoopReindex(b *testing.B) {
+	data := filepath.Join(b.TempDir(), "data")
+	words := strings.Fields("budget roadmap incident review hiring onboarding latency quota invoice audit backup release")
+	for i := range *noopFiles {
+		dir := filepath.Join(data, fmt.Sprintf("d%03d", i/1000))
+		if i%1000 == 0 {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		text := fmt.Sprintf("Note %d about the %s of team %d.\n", i, words[i%len(words)], i%97)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("n%05d.txt", i)), []byte(text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	e := openEngine(b, data, filepath.Join(b.TempDir(), "index"), nil, func(cfg *engine.Config) { cfg.Model = "all-MiniLM-L6-v2-int8" })
+	start := time.Now()
+	res := reindex(b, e)
+	cold := time.Since(start)
+	if res.FilesAdded != *noopFiles {
+		b.Fatalf("cold ingest added %d of %d files: %+v", res.FilesAdded, *noopFiles, res)
+	}
+	b.Logf("cold: %d files, %d chunks in %v", res.FilesAdded, res.ChunksTotal, cold)
+	var total time.Duration
+	var stats pipeline.Stats
+	for b.Loop() {
+		start := time.Now()
+		res := reindex(b, e)
+		total += time.Since(start)
+		if res.FilesAdded+res.FilesUpdated+res.FilesRemoved+res.FilesFailed != 0 {
+			b.Fatalf("no-op reindex changed files: %+v", res)
+		}
+		stats = res.Stats
+	}
+	b.ReportMetric(float64(total.Microseconds())/1e3/float64(b.N), "ms")
+	b.ReportMetric(float64(cold.Milliseconds()), "cold-ms")
+	b.ReportMetric(float64(*noopFiles), "files")
+	b.Logf("last run: %s", stats)
 }

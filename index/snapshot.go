@@ -1,7 +1,6 @@
 package index
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -221,15 +220,12 @@ func (sn *Snapshot) SearchLexical(query string, k int) ([]Hit, error) {
 	return hits, nil
 }
 
-// rescored takes the int8 first pass's best candidates and scores them
-// exactly against the stored fp32 vectors, returning the top k.
+// rescored takes the first pass's best candidates and scores them exactly
+// against the stored fp32 vectors, returning the top k. (Two goroutines
+// reading them back were no faster: BenchmarkScanSearch1M.)
 func (sn *Snapshot) rescored(query []float32, k int) ([]float32, []int64) {
 	ids := sn.codes.Candidates(query, scanWant(k, sn.codes.Bits()), 0, nil)
-	type scored struct {
-		id    int64
-		score float32
-	}
-	best := make([]scored, 0, len(ids))
+	best := make([]idScore, 0, len(ids))
 	vec := make([]float32, sn.index.D())
 	for _, id := range ids {
 		v, err := sn.index.Reconstruct(id, vec)
@@ -240,14 +236,9 @@ func (sn *Snapshot) rescored(query []float32, k int) ([]float32, []int64) {
 		for i, x := range v {
 			dot += x * query[i]
 		}
-		best = append(best, scored{id, dot})
+		best = append(best, idScore{id, dot})
 	}
-	slices.SortFunc(best, func(a, b scored) int {
-		if a.score != b.score {
-			return cmp.Compare(b.score, a.score)
-		}
-		return cmp.Compare(a.id, b.id)
-	})
+	slices.SortFunc(best, bestFirst)
 	best = best[:min(k, len(best))]
 	dist, labels := make([]float32, len(best)), make([]int64, len(best))
 	for i, b := range best {

@@ -14,27 +14,48 @@ var benchData = map[int]func() []float32{
 	1_000_000: sync.OnceValue(func() []float32 { return randUnit(42, 1_000_000, benchDim) }),
 }
 
-var benchCodes = map[int]func() *Codes{
-	100_000:   sync.OnceValue(func() *Codes { c, _ := Build(benchData[100_000](), seqIDs(100_000), benchDim, 8); return c }),
-	1_000_000: sync.OnceValue(func() *Codes { c, _ := Build(benchData[1_000_000](), seqIDs(1_000_000), benchDim, 8); return c }),
+// benchCodes returns the codes of benchData[rows] at a width, built once.
+func benchCodes(rows, bits int) *Codes {
+	benchCodesMu.Lock()
+	defer benchCodesMu.Unlock()
+	key := [2]int{rows, bits}
+	if c, ok := benchCodesCache[key]; ok {
+		return c
+	}
+	c, err := Build(benchData[rows](), seqIDs(rows), benchDim, bits)
+	if err != nil {
+		panic(err)
+	}
+	benchCodesCache[key] = c
+	return c
 }
+
+var (
+	benchCodesMu    sync.Mutex
+	benchCodesCache = map[[2]int]*Codes{}
+)
 
 func reportPerQuery(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/query")
 }
 
-// BenchmarkCandidates times Candidates(n=100) on every kernel this CPU runs.
+// BenchmarkCandidates times Candidates(n=100) on int8 and 4-bit codes with
+// every kernel this CPU runs, on one and two goroutines.
 func BenchmarkCandidates(b *testing.B) {
 	queries := randUnit(43, benchQueries, benchDim)
 	for _, rows := range []int{100_000, 1_000_000} {
-		for _, k := range allKernels {
+		for _, cfg := range []struct{ bits, k int }{
+			{8, kernelGeneric}, {8, kernelAVX2}, {8, kernelAVX512VNNI},
+			{4, kernelGeneric}, {4, kernelAVX2}, {4, kernelAVX512VNNI},
+		} {
+			k := cfg.k
 			if !hasKernel(k) {
 				continue
 			}
 			for _, workers := range []int{1, 2} {
-				name := fmt.Sprintf("rows=%d/kernel=%s/workers=%d", rows, kernelNames[k], workers)
+				name := fmt.Sprintf("rows=%d/bits=%d/kernel=%s/workers=%d", rows, cfg.bits, kernelNames[k], workers)
 				b.Run(name, func(b *testing.B) {
-					c := benchCodes[rows]()
+					c := benchCodes(rows, cfg.bits)
 					dst := make([]int32, 0, 100)
 					b.SetBytes(int64(rows) * int64(c.stride)) // code bytes scanned per query
 					b.ReportAllocs()
@@ -131,7 +152,7 @@ func BenchmarkBuild(b *testing.B) {
 // the base was shared (every row copied).
 func BenchmarkEdit(b *testing.B) {
 	const rows = 1_000_000
-	base := benchCodes[rows]()
+	base := benchCodes(rows, 8)
 	add := randUnit(44, 10, benchDim)
 	for _, all := range []bool{false, true} {
 		name := "shared"

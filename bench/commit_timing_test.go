@@ -21,6 +21,7 @@ import (
 var (
 	commitSizes = flag.String("commit.sizes", "100k,1M", "index sizes for the commit benchmark")
 	commitHeap  = flag.String("commit.heapprofile", "", "write a heap profile of the idle index (last size) to this file")
+	ampSize     = flag.String("commit.ampsize", "10k", "index size for the write-amplification run (\"\" skips it)")
 )
 
 // commitFileChunks is the size of every synthetic file, and of the change.
@@ -31,7 +32,11 @@ const commitFileChunks = 10
 // chunks replaced per op (commit-ms; begin-ms is the writer's Begin before it), the bytes the process wrote for it
 // (written-MB, from /proc/self/io), and the resident memory idle and at its
 // peak during the commits, beside the size of the vectors and of their scan
-// codes; then merge-ms, one full merge of the segments into faiss.index.
+// codes. Then a background merge of the segments into faiss.index while
+// one-file commits go on: merge-ms is the merge's time to build and write
+// the new faiss.index, commit-during-merge-ms the commits' time meanwhile,
+// merge-peak-RSS-MB the peak resident memory then. A last sub-benchmark
+// measures write amplification over a long run of one-file commits.
 func BenchmarkCommit(b *testing.B) {
 	for _, size := range strings.Split(*commitSizes, ",") {
 		n := parseSize(size)
@@ -97,17 +102,39 @@ func BenchmarkCommit(b *testing.B) {
 			peakKB := procStatus(b, "VmHWM")
 			commitMS := float64(took.Milliseconds()) / float64(b.N)
 			writtenMB := float64(procIO(b, "write_bytes")-written) / float64(b.N) / (1 << 20)
-			// A full merge: the segments folded into a new faiss.index.
-			w, err = s.Begin()
-			if err != nil {
+			// A background merge of the segments into a new faiss.index,
+			// with one-file commits going on until it is installed.
+			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 				b.Fatal(err)
 			}
-			t0 := time.Now()
-			if err := w.Merge(true); err != nil {
+			if !s.StartMerge() {
+				b.Fatal("no background merge started")
+			}
+			var during time.Duration
+			commits := 0
+			for ; s.MergeStats().Running && commits < 10000; commits++ {
+				w, err := s.Begin()
+				if err != nil {
+					b.Fatal(err)
+				}
+				putSynthetic(b, w, commits%max(1, n/commitFileChunks), syntheticVectors(commitFileChunks, centres, rng.Uint64()))
+				t0 := time.Now()
+				if err := w.Commit(true); err != nil {
+					b.Fatal(err)
+				}
+				during += time.Since(t0)
+				w.Close()
+			}
+			if err := s.WaitMerge(); err != nil {
 				b.Fatal(err)
 			}
-			b.ReportMetric(float64(time.Since(t0).Milliseconds()), "merge-ms")
-			w.Close()
+			merged := s.MergeStats()
+			if merged.Merges < 2 { // the cold commit's and this one
+				b.Fatalf("background merge not installed: %+v", merged)
+			}
+			b.ReportMetric(float64(merged.Last.Milliseconds()), "merge-ms")
+			b.ReportMetric(float64(during.Milliseconds())/float64(max(1, commits)), "commit-during-merge-ms")
+			b.ReportMetric(float64(procStatus(b, "VmHWM"))/1024, "merge-peak-RSS-MB")
 			b.ReportMetric(commitMS, "commit-ms")
 			b.ReportMetric(float64(began.Microseconds())/1e3/float64(b.N), "begin-ms")
 			b.ReportMetric(writtenMB, "written-MB")
@@ -119,6 +146,67 @@ func BenchmarkCommit(b *testing.B) {
 			b.ReportMetric(float64(n*embed.Dim*index.ScanBits/8)/(1<<20), "codes-MB")
 		})
 	}
+	if *ampSize != "" {
+		b.Run("write-amp chunks="+*ampSize, benchWriteAmp)
+	}
+}
+
+// benchWriteAmp runs one-file commits (10 chunks replaced) on an index of
+// -commit.ampsize chunks with the default merge policy; one op lasts until
+// one more background merge is installed. write-amp is what the vectors
+// cost on disk: bytes written as faiss.index files and vector segments
+// over the bytes of the vectors the commits added.
+func benchWriteAmp(b *testing.B) {
+	n := parseSize(*ampSize)
+	version := schema.Version{Schema: schema.SchemaVersion, Model: "bench-commit", Dim: embed.Dim, ChunkSize: 1000, ChunkOverlap: 200, MaxTokens: 256}
+	s, err := index.Open(b.TempDir(), version, index.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	centres := syntheticVectors(128, make([]float32, embed.Dim), 7)
+	vecs := syntheticVectors(n, centres, uint64(n))
+	w, err := s.Begin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for f := 0; f*commitFileChunks < n; f++ {
+		putSynthetic(b, w, f, vecs[f*commitFileChunks*embed.Dim:min((f+1)*commitFileChunks, n)*embed.Dim])
+	}
+	if err := w.Commit(true); err != nil {
+		b.Fatal(err)
+	}
+	w.Close()
+	before := s.MergeStats()
+	rng := rand.New(rand.NewPCG(uint64(n), 2))
+	commits := 0
+	for b.Loop() {
+		merges := s.MergeStats().Merges
+		for s.MergeStats().Merges == merges {
+			w, err := s.Begin()
+			if err != nil {
+				b.Fatal(err)
+			}
+			putSynthetic(b, w, rng.IntN(max(1, n/commitFileChunks)), syntheticVectors(commitFileChunks, centres, rng.Uint64()))
+			if err := w.Commit(true); err != nil {
+				b.Fatal(err)
+			}
+			w.Close()
+			commits++
+			if commits%64 == 0 {
+				// Let a merge that is writing finish, as it would between
+				// commits spaced by a real reindex.
+				if err := s.WaitMerge(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	after := s.MergeStats()
+	added := float64(commits * commitFileChunks * embed.Dim * 4)
+	b.ReportMetric(float64(after.FaissBytes-before.FaissBytes+after.SegmentBytes-before.SegmentBytes)/added, "write-amp")
+	b.ReportMetric(float64(after.FaissBytes-before.FaissBytes)/added, "faiss-write-amp")
+	b.ReportMetric(float64(commits)/float64(after.Merges-before.Merges), "commits/merge")
 }
 
 // putSynthetic replaces synthetic file number f with vecs.

@@ -50,11 +50,14 @@ type Options struct {
 	CompactRatio float64
 	CompactMin   int
 	// MergeRatio: commits write small vector segments until their changes
-	// exceed MergeRatio × faiss.index's vectors; then a commit rewrites
-	// faiss.index whole (a merge). 0 means 0.25; a negative value merges at
-	// every commit.
+	// exceed MergeRatio × faiss.index's vectors; then a background merge
+	// rewrites faiss.index whole (merge.go). 0 means 0.25; a negative value
+	// merges inside every commit.
 	MergeRatio float64
-	Logger     *slog.Logger
+	// SyncMerge merges inside the commit that crosses MergeRatio, as before
+	// merges ran in the background.
+	SyncMerge bool
+	Logger    *slog.Logger
 	// ReadOnly opens without creating the folder or any file in it (no
 	// lock, no crash recovery); a missing folder is served as empty.
 	ReadOnly bool
@@ -71,8 +74,23 @@ type Store struct {
 
 	current atomic.Pointer[Snapshot]
 
-	writerMu sync.Mutex // serialises writers and refreshes inside this process
-	loaded   fileStamp  // files.json as of the current snapshot
+	writerMu sync.Mutex  // serialises writers, refreshes and merge installs inside this process
+	writing  atomic.Bool // a Writer holds writerMu (others hold it only briefly)
+	loaded   fileStamp   // files.json as of the current snapshot
+	// header is files.json's header when a background merge was installed
+	// after the current snapshot was published (guarded by writerMu).
+	header *filesDoc
+
+	// Background merges (merge.go), guarded by mergeMu.
+	mergeMu    sync.Mutex
+	merge      *mergeJob // running, or finished and not yet installed
+	mergeWG    sync.WaitGroup
+	closed     bool
+	mergeFails int // failures in a row
+	mergeWait  int // commits to let pass before the next try
+	mergeStats MergeStats
+	// writeIndex writes a FAISS file; tests make it fail like a full disk.
+	writeIndex func(idx *faiss.Index, path string) error
 }
 
 type fileStamp struct {
@@ -103,7 +121,7 @@ func Open(dir string, v schema.Version, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("create index folder: %w", err)
 		}
 	}
-	s := &Store{dir: dir, version: v, opts: opts, log: opts.Logger, lock: flock.New(filepath.Join(dir, LockFile))}
+	s := &Store{dir: dir, version: v, opts: opts, log: opts.Logger, lock: flock.New(filepath.Join(dir, LockFile)), writeIndex: faiss.WriteIndex}
 	empty, err := s.emptySnapshot()
 	if err != nil {
 		return nil, err
@@ -135,8 +153,10 @@ func tryLock(l *flock.Flock) bool {
 // Dir is the index folder.
 func (s *Store) Dir() string { return s.dir }
 
-// Close releases the current snapshot. Searches holding it finish first.
+// Close stops a background merge (or installs a finished one) and releases
+// the current snapshot. Searches holding it finish first.
 func (s *Store) Close() error {
+	s.closeMerges()
 	if old := s.current.Swap(nil); old != nil {
 		old.Release()
 	}
@@ -155,6 +175,7 @@ func (s *Store) Acquire() *Snapshot {
 }
 
 func (s *Store) publish(next *Snapshot) {
+	s.header = nil
 	if old := s.current.Swap(next); old != nil {
 		old.Release()
 	}
@@ -183,6 +204,7 @@ func (s *Store) Refresh() (bool, error) {
 	if !s.writerMu.TryLock() {
 		return false, nil // our own writer is running; it publishes when it commits
 	}
+	defer s.installIdle() // a merge that finished while this held the lock
 	defer s.writerMu.Unlock()
 	stamp := s.stampFiles()
 	if stamp == s.loaded {
@@ -450,6 +472,14 @@ func chunkOf(r *schema.Record, off int64, length int) liveChunk {
 	}
 }
 
+// pastCommitPoint reports whether the files of an unfinished commit say
+// it is committed: commit.json.new, or, for an index with no commit.json
+// yet, files.json.new (then a whole commit record).
+func (s *Store) pastCommitPoint() bool {
+	exists := func(name string) bool { _, err := os.Stat(s.path(name)); return err == nil }
+	return exists(CommitFile+newSuffix) || (!exists(CommitFile) && exists(FilesFile+newSuffix))
+}
+
 // recover finishes or undoes a commit that a crash interrupted.
 // commit.json.new appears (by rename, complete) only after every other new
 // file is complete, so its presence means "roll forward"; its absence means
@@ -458,9 +488,7 @@ func chunkOf(r *schema.Record, off int64, length int) liveChunk {
 // commit record too). It also cuts uncommitted tails of manifest.jsonl and
 // the file log. Call with index.lock held.
 func (s *Store) recover() error {
-	exists := func(name string) bool { _, err := os.Stat(s.path(name)); return err == nil }
-	rollForward := exists(CommitFile+newSuffix) ||
-		(!exists(CommitFile) && exists(FilesFile+newSuffix))
+	rollForward := s.pastCommitPoint()
 	for _, name := range []string{FaissFile, ManifestFile, FilesFile, CommitFile} {
 		pending := s.path(name + newSuffix)
 		if _, err := os.Stat(pending); err != nil {
@@ -482,6 +510,7 @@ func (s *Store) recover() error {
 		os.Remove(s.path(name + tmpSuffix))
 		os.Remove(s.path(name + newSuffix + tmpSuffix))
 	}
+	s.removeStaleMerges()
 	if err := durable.SyncDir(s.dir); err != nil {
 		return err
 	}
@@ -519,6 +548,7 @@ func (s *Store) reset() error {
 	s.removeStaleSegments(nil)
 	s.removeStaleVecSegs(nil)
 	s.removeStaleFileLogs(nil)
+	s.removeStaleMerges()
 	if err := writeFileAtomic(s.path(VersionFile), []byte(s.version.String()+"\n")); err != nil {
 		return err
 	}

@@ -13,7 +13,8 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/scan"
 )
 
-func segFiles(t *testing.T, dir string) []string {
+// dirFiles lists the names in dir that keep accepts, sorted.
+func dirFiles(t *testing.T, dir string, keep func(name string) bool) []string {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -21,11 +22,16 @@ func segFiles(t *testing.T, dir string) []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if isVecSegFile(e.Name()) {
+		if keep(e.Name()) {
 			out = append(out, e.Name())
 		}
 	}
 	return out
+}
+
+func segFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	return dirFiles(t, dir, isVecSegFile)
 }
 
 // faissIDs reads faiss.index alone, as any FAISS reader would.
@@ -98,7 +104,9 @@ func TestSmallCommitsWriteSegmentsThenMerge(t *testing.T) {
 	} else {
 		n.Release()
 	}
-	// The fourth change crosses 0.25 × 100: merged.
+	// The fourth change crosses 0.25 × 100: the commit writes its segment
+	// and a background merge folds them all into faiss.index, installed
+	// once the writer lets go of the lock.
 	w2, err := s2.Begin()
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +118,19 @@ func TestSmallCommitsWriteSegmentsThenMerge(t *testing.T) {
 	if err := w2.Commit(true); err != nil {
 		t.Fatal(err)
 	}
+	if now, _ := os.Stat(filepath.Join(dir, FaissFile)); !os.SameFile(base, now) {
+		t.Fatal("the commit that crossed the threshold rewrote faiss.index itself")
+	}
+	if got := segFiles(t, dir); len(got) != 4 {
+		t.Fatalf("segments before the merge is installed: %v", got)
+	}
 	w2.Close()
+	if err := s2.WaitMerge(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s2.MergeStats(); st.Merges != 1 || st.Running {
+		t.Fatalf("merge stats %+v", st)
+	}
 	if got := segFiles(t, dir); len(got) != 0 {
 		t.Fatalf("segments left after a merge: %v", got)
 	}

@@ -50,14 +50,19 @@ func (s *Store) Begin() (*Writer, error) {
 	if s.opts.ReadOnly {
 		return nil, errReadOnly
 	}
-	if !s.writerMu.TryLock() {
-		return nil, ErrLocked
+	for !s.writerMu.TryLock() {
+		if s.writing.Load() {
+			return nil, ErrLocked
+		}
+		// A refresh or a merge's install holds the lock for a moment.
+		time.Sleep(time.Millisecond)
 	}
 	w, err := s.begin()
 	if err != nil {
 		s.writerMu.Unlock()
 		return nil, err
 	}
+	s.writing.Store(true)
 	return w, nil
 }
 
@@ -128,7 +133,7 @@ func (s *Store) writerState() (*state, bool, error) {
 	}
 	snap := s.Acquire()
 	defer snap.Release()
-	return &state{doc: snap.doc, files: snap.files.Share(), live: snap.live.Share()}, false, nil
+	return &state{doc: s.headerOf(snap), files: snap.files.Share(), live: snap.live.Share()}, false, nil
 }
 
 func (s *Store) resetState() (*state, bool, error) {
@@ -305,12 +310,45 @@ func (w *Writer) Commit(finished bool) error {
 		}
 		doc.Tombstones = 0
 	}
-	// 2. The vectors: this commit's changes as one small segment, or, when
-	// the segments have grown past the merge threshold, everything as a new
-	// faiss.index beside the old one.
+	// 2. The vectors. A finished background merge becomes the new base if
+	// it still fits; this commit's changes go in one small segment. Only
+	// an explicit Merge, the first vectors and the tests' settings rewrite
+	// faiss.index inside the commit; crossing the threshold starts a
+	// background merge once the commit is done.
 	changes := int64(len(w.addIDs) + len(w.removeIDs))
-	merge := w.forceMerge || s.opts.MergeRatio < 0 || doc.FaissBytes == 0 || len(doc.VectorSegments) >= maxVecSegments ||
-		float64(segmentLoad(doc.VectorSegments)+changes) > s.opts.MergeRatio*float64(doc.FaissNtotal)
+	merge := w.forceMerge || s.opts.MergeRatio < 0 || doc.FaissBytes == 0
+	staged := false
+	if job := s.takeMerge(); job != nil {
+		switch {
+		case merge:
+			s.drop(job, "this commit merges itself")
+		case !job.fits(&doc):
+			s.drop(job, "faiss.index changed since the merge began")
+		default:
+			var err error
+			if doc, err = s.stage(job, doc); err != nil {
+				s.drop(job, err.Error())
+			} else {
+				staged = true
+				s.log.Debug("installing background merge", "generation", job.gen, "vectors", job.ntotal)
+			}
+		}
+	}
+	if !merge && !staged && s.opts.SyncMerge && s.overMergeThreshold(&doc, changes) {
+		merge = true
+	}
+	if merge {
+		s.stopMerge()
+	}
+	defer func() {
+		// Failed before the commit point: faiss.index.new is named by no
+		// files.json and must not be renamed into place later.
+		if merge || staged {
+			if !s.pastCommitPoint() {
+				os.Remove(s.path(FaissFile + newSuffix))
+			}
+		}
+	}()
 	idx, err := w.nextIndex(merge)
 	if err != nil {
 		return err
@@ -323,12 +361,18 @@ func (w *Writer) Commit(finished bool) error {
 			return err
 		}
 		doc.VectorSegments = nil
-	} else if changes > 0 {
+	} else if !staged {
+		// A faiss.index.new left by a commit that failed would be renamed
+		// into place if we crashed past this commit point.
+		os.Remove(s.path(FaissFile + newSuffix))
+	}
+	if !merge && changes > 0 {
 		name := vecSegName(doc.Generation + 1)
 		ref, err := writeVecSeg(s.path(name), s.version.Dim, w.removeIDs, w.addIDs, w.addVecs)
 		if err != nil {
 			return fmt.Errorf("write vector segment: %w", err)
 		}
+		s.countSegment(ref.Bytes)
 		ref.Name = name
 		doc.VectorSegments = append(slices.Clip(doc.VectorSegments), ref)
 	}
@@ -364,38 +408,15 @@ func (w *Writer) Commit(finished bool) error {
 			return err
 		}
 	}
-	doc.Files = nil
-	raw, err := marshalIndent(&doc)
-	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(s.path(CommitFile+newSuffix), raw); err != nil {
-		return err
-	}
-	if err := durable.SyncDir(s.dir); err != nil {
+	if err := s.writeCommitNew(&doc); err != nil {
 		return err
 	}
 	// 4. Rename into place; recover() completes this if we crash here.
-	if merge {
-		if err := os.Rename(s.path(FaissFile+newSuffix), s.path(FaissFile)); err != nil {
-			return err
-		}
-	}
-	if compact {
-		if err := os.Rename(s.path(ManifestFile+newSuffix), s.path(ManifestFile)); err != nil {
-			return err
-		}
-	}
-	if checkpoint {
-		if err := os.Rename(s.path(FilesFile+newSuffix), s.path(FilesFile)); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(s.path(CommitFile+newSuffix), s.path(CommitFile)); err != nil {
+	if err := s.finishCommit(merge || staged, compact, checkpoint); err != nil {
 		return err
 	}
-	if err := durable.SyncDir(s.dir); err != nil {
-		return err
+	if merge || staged {
+		s.installed()
 	}
 	s.removeStaleSegments(doc.Lexical)
 	s.removeStaleVecSegs(doc.VectorSegments)
@@ -409,6 +430,7 @@ func (w *Writer) Commit(finished bool) error {
 	if merge {
 		s.log.Debug("merged vector segments into faiss.index", "vectors", doc.FaissNtotal)
 	}
+	bg := !merge && !s.opts.SyncMerge && s.overMergeThreshold(&doc, 0)
 	if compact {
 		s.log.Info("compacted index", "live_chunks", live.Len())
 	}
@@ -423,7 +445,41 @@ func (w *Writer) Commit(finished bool) error {
 	w.head.Release()
 	w.head = snap
 	s.publish(snap)
+	if bg {
+		s.startMerge(snap, doc)
+	}
 	return nil
+}
+
+// writeCommitNew writes doc as commit.json.new and makes it durable: the
+// commit point.
+func (s *Store) writeCommitNew(doc *filesDoc) error {
+	doc.Files = nil
+	raw, err := marshalIndent(doc)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(s.path(CommitFile+newSuffix), raw); err != nil {
+		return err
+	}
+	return durable.SyncDir(s.dir)
+}
+
+// finishCommit renames what a commit wrote beside the committed files into
+// place, commit.json last.
+func (s *Store) finishCommit(faissNew, manifestNew, checkpoint bool) error {
+	for _, r := range []struct {
+		name string
+		do   bool
+	}{{FaissFile, faissNew}, {ManifestFile, manifestNew}, {FilesFile, checkpoint}, {CommitFile, true}} {
+		if !r.do {
+			continue
+		}
+		if err := os.Rename(s.path(r.name+newSuffix), s.path(r.name)); err != nil {
+			return err
+		}
+	}
+	return durable.SyncDir(s.dir)
 }
 
 // fileNameField is what the keyword index knows of a file's name: the base
@@ -437,23 +493,14 @@ func fileNameField(p string) string {
 // writeFaissNew writes idx as faiss.index.new, fsynced, and records its
 // size, count and checksum in doc.
 func (s *Store) writeFaissNew(idx *faiss.Index, doc *filesDoc) error {
-	path := s.path(FaissFile + newSuffix)
-	if err := faiss.WriteIndex(idx, path); err != nil {
-		return err
-	}
-	fi, err := os.Stat(path)
-	if err == nil {
-		err = durable.SyncFile(path)
-	}
-	var sum uint32
-	if err == nil {
-		// Read back from the page cache: what is checksummed is what FAISS wrote.
-		sum, err = fileChecksum(path)
-	}
+	n, size, sum, err := s.writeFaissFile(idx, s.path(FaissFile+newSuffix))
 	if err != nil {
 		return err
 	}
-	doc.FaissNtotal, doc.FaissBytes, doc.FaissChecksum = idx.Ntotal(), fi.Size(), formatChecksum(sum)
+	s.mergeMu.Lock()
+	s.mergeStats.FaissBytes += size
+	s.mergeMu.Unlock()
+	doc.FaissNtotal, doc.FaissBytes, doc.FaissChecksum = n, size, sum
 	return nil
 }
 
@@ -508,9 +555,13 @@ func (w *Writer) Close() error {
 		w.base.Release()
 	}
 	w.head.Release()
-	err := w.s.lock.Unlock()
-	w.s.writerMu.Unlock()
+	s := w.s
+	err := s.lock.Unlock()
+	s.writing.Store(false)
+	s.writerMu.Unlock()
 	w.s = nil
+	// A merge that finished while this writer held the locks.
+	s.installIdle()
 	return err
 }
 

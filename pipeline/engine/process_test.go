@@ -34,13 +34,17 @@ func runChild(mode, data, indexDir string) int {
 	cfg := Config{DataFolder: data, IndexFolder: indexDir, NoInitialReindex: true, Logger: logger,
 		Checkpoint: 15 * time.Millisecond, CompactMin: 8, CompactRatio: 0.3}
 	// The crash test's loop also runs with every commit a merge (kills land
-	// while faiss.index is rewritten) and with merges only every 64
-	// segments (kills land amid segment writes).
+	// while faiss.index is rewritten), with merges only every 64 segments
+	// (kills land amid segment writes), and with a background merge
+	// started by every commit (kills land while a merge is written or
+	// installed).
 	switch mode {
 	case "reindex-loop-merging":
 		mode, cfg.MergeRatio = "reindex-loop", -1
 	case "reindex-loop-segments":
 		mode, cfg.MergeRatio = "reindex-loop", 1e9
+	case "reindex-loop-background":
+		mode, cfg.MergeRatio = "reindex-loop", 1e-9
 	}
 	e, err := New(cfg)
 	if err != nil {
@@ -186,11 +190,15 @@ func TestSIGKILLDuringReindex(t *testing.T) {
 	ref.Close()
 	rng := rand.New(rand.NewPCG(42, 7))
 	for trial := range trials {
-		mode := []string{"reindex-loop", "reindex-loop-merging", "reindex-loop-segments"}[trial%3]
+		modes := []string{"reindex-loop", "reindex-loop-merging", "reindex-loop-segments", "reindex-loop-background"}
+		mode := modes[trial%len(modes)]
 		cmd, _ := startChild(t, mode, data, indexDir)
 		time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+			t.Fatalf("trial %d: child %s ended before the kill: %v", trial, mode, cmd.ProcessState)
+		}
 
 		e := newEngine(t, Config{DataFolder: data, IndexFolder: indexDir})
 		// What a fresh process serves straight after the crash must be a
@@ -214,6 +222,11 @@ func TestSIGKILLDuringReindex(t *testing.T) {
 		}
 		checkLexicalAgrees(t, e, trial)
 		e.Close()
+		// A merge the kill interrupted was deleted by the reindex's
+		// recovery; one this engine ran was installed or removed at Close.
+		if left, _ := filepath.Glob(filepath.Join(indexDir, index.FaissFile+".merge-*")); len(left) > 0 {
+			t.Fatalf("trial %d: merge files left: %v", trial, left)
+		}
 	}
 }
 

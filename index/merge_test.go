@@ -1,0 +1,377 @@
+package index
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+)
+
+func mergeFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	return dirFiles(t, dir, func(name string) bool { return strings.HasPrefix(name, mergeFilePrefix) })
+}
+
+// mergingStore is an open store with 100 chunks in faiss.index and a writer;
+// crossMerge makes the commits that start a background merge.
+func mergingStore(t *testing.T, opts Options) (dir string, s *Store, w *Writer, rng *rand.Rand) {
+	t.Helper()
+	dir = t.TempDir()
+	rng = rand.New(rand.NewPCG(61, 62))
+	opts.CompactMin = 1 << 20 // no compaction: it would not change what is tested
+	s, err := Open(dir, testVersion, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	w, err = s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		putFile(t, w, rng, fmt.Sprintf("f%02d.md", i), 5)
+	}
+	if err := w.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	return dir, s, w, rng
+}
+
+// crossMerge commits four one-file changes of 8 vectors each: the fourth
+// crosses 0.25 × 100 and starts a background merge at generation 5.
+func crossMerge(t *testing.T, w *Writer, rng *rand.Rand) (last []float32) {
+	t.Helper()
+	for i := range 4 {
+		last = putFile(t, w, rng, fmt.Sprintf("f%02d.md", i), 3)[2]
+		if err := w.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return last
+}
+
+// checkReopens opens dir as another process would and checks it serves
+// the live ids of s and finds q in path.
+func checkReopens(t *testing.T, dir string, s *Store, q []float32, path string) {
+	t.Helper()
+	s2 := openStore(t, dir)
+	if got, want := liveIDs(t, s2), liveIDs(t, s); !slices.Equal(got, want) || len(got) == 0 {
+		t.Fatalf("reopened index has %d live ids, this store %d", len(got), len(want))
+	}
+	if h := topHit(t, s2, q); h.Record.Path != path || h.Score < 0.9999 {
+		t.Fatalf("reopened index finds %+v, want %s", h, path)
+	}
+	s2.Close()
+}
+
+// TestBackgroundMergeInstalledByNextCommit: the commit crossing the
+// threshold writes only its segment; the merge written meanwhile becomes
+// faiss.index at the writer's next commit, which keeps its own segment.
+func TestBackgroundMergeInstalledByNextCommit(t *testing.T) {
+	dir, s, w, rng := mergingStore(t, Options{})
+	defer w.Close()
+	base, _ := os.Stat(filepath.Join(dir, FaissFile))
+	crossMerge(t, w, rng)
+	atG := liveIDs(t, s)
+	if err := s.WaitMerge(); err != nil {
+		t.Fatal(err)
+	}
+	// The writer holds the locks: the merge waits beside the index.
+	if got := mergeFiles(t, dir); len(got) != 1 || !strings.HasPrefix(got[0], mergeFilePrefix+"0000000005-") {
+		t.Fatalf("merge files %v", got)
+	}
+	if now, _ := os.Stat(filepath.Join(dir, FaissFile)); !os.SameFile(base, now) {
+		t.Fatal("faiss.index replaced before a commit installed the merge")
+	}
+	last := putFile(t, w, rng, "f04.md", 3)[1]
+	if err := w.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := readDoc(t, dir)
+	if doc.FaissNtotal != 92 || len(doc.VectorSegments) != 1 || doc.VectorSegments[0].Name != vecSegName(6) {
+		t.Fatalf("files.json after install: faiss_ntotal %d, segments %+v", doc.FaissNtotal, doc.VectorSegments)
+	}
+	if got := faissIDs(t, dir); !slices.Equal(got, atG) {
+		t.Fatalf("faiss.index holds %d ids, the live ones at the merge's generation are %d", len(got), len(atG))
+	}
+	if got := segFiles(t, dir); !slices.Equal(got, []string{vecSegName(6)}) {
+		t.Fatalf("segment files %v", got)
+	}
+	if got := mergeFiles(t, dir); len(got) != 0 {
+		t.Fatalf("merge files left: %v", got)
+	}
+	if st := s.MergeStats(); st.Merges != 2 || st.Running || st.Failed != 0 { // the first commit's and this one
+		t.Fatalf("merge stats %+v", st)
+	}
+	if h := topHit(t, s, last); h.Record.Path != "f04.md" || h.Record.ChunkIndex != 1 {
+		t.Fatalf("%+v", h)
+	}
+	checkReopens(t, dir, s, last, "f04.md")
+}
+
+// blockWrites makes s's FAISS writes wait for release after saying so on
+// started.
+func blockWrites(s *Store) (started chan string, release chan struct{}) {
+	started, release = make(chan string, 1), make(chan struct{})
+	s.writeIndex = func(idx *faiss.Index, path string) error {
+		started <- path
+		<-release
+		return faiss.WriteIndex(idx, path)
+	}
+	return started, release
+}
+
+// TestBackgroundMergeInstalledWhenIdle: a merge that finishes after the
+// writer closed installs itself, and the next writer in this process
+// builds on the installed files.json without reloading.
+func TestBackgroundMergeInstalledWhenIdle(t *testing.T) {
+	dir, s, w, rng := mergingStore(t, Options{})
+	started, release := blockWrites(s)
+	last := crossMerge(t, w, rng)
+	<-started
+	w.Close()
+	close(release)
+	if err := s.WaitMerge(); err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := readDoc(t, dir)
+	if doc.Generation != 6 || doc.FaissNtotal != 92 || len(doc.VectorSegments) != 0 || len(segFiles(t, dir)) != 0 {
+		t.Fatalf("files.json after an idle install: generation %d, faiss_ntotal %d, segments %v", doc.Generation, doc.FaissNtotal, doc.VectorSegments)
+	}
+	snap := s.Acquire()
+	if snap.doc.Generation != 5 {
+		t.Fatalf("the install published snapshot generation %d; snapshots keep theirs", snap.doc.Generation)
+	}
+	snap.Release()
+	w2, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w2.st.doc.Generation != 6 || w2.st.doc.FaissNtotal != 92 {
+		t.Fatalf("the next writer starts from generation %d, faiss_ntotal %d", w2.st.doc.Generation, w2.st.doc.FaissNtotal)
+	}
+	putFile(t, w2, rng, "new.md", 2)
+	if err := w2.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	w2.Close()
+	checkReopens(t, dir, s, last, "f03.md")
+}
+
+// TestBackgroundMergeOnFullDisk: a merge whose write fails is logged, its
+// file removed; the index keeps serving and committing, and the next merge
+// succeeds.
+func TestBackgroundMergeOnFullDisk(t *testing.T) {
+	var logs logBuffer
+	dir, s, w, rng := mergingStore(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	defer w.Close()
+	s.writeIndex = func(idx *faiss.Index, path string) error {
+		os.WriteFile(path, []byte("IxM2 the first blocks"), 0o644)
+		return fmt.Errorf("write %s: %w", path, syscall.ENOSPC)
+	}
+	last := crossMerge(t, w, rng)
+	if err := s.WaitMerge(); err == nil || !strings.Contains(err.Error(), "no space left") {
+		t.Fatalf("merge on a full disk: %v", err)
+	}
+	if !strings.Contains(logs.String(), "background merge of vector segments failed") {
+		t.Fatalf("failure not logged: %s", logs.String())
+	}
+	if got := mergeFiles(t, dir); len(got) != 0 {
+		t.Fatalf("failed merge left %v", got)
+	}
+	if h := topHit(t, s, last); h.Record.Path != "f03.md" {
+		t.Fatalf("%+v", h)
+	}
+	// Room again: the next commit writes its segment and merges anew.
+	s.writeIndex = faiss.WriteIndex
+	putFile(t, w, rng, "f04.md", 3)
+	if err := w.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	if got := segFiles(t, dir); len(got) != 5 {
+		t.Fatalf("segments %v, want 5", got)
+	}
+	if err := s.WaitMerge(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	s.installIdle() // w.Close may have run before the merge finished; the merge installs itself then
+	if st := s.MergeStats(); st.Failed != 1 || st.Merges != 2 {
+		t.Fatalf("merge stats %+v", st)
+	}
+	if got, want := faissIDs(t, dir), liveIDs(t, s); !slices.Equal(got, want) || len(got) != 90 {
+		t.Fatalf("faiss.index holds %d ids, live %d", len(got), len(want))
+	}
+	checkReopens(t, dir, s, last, "f03.md")
+}
+
+// TestCloseStopsMerge: closing the store during a merge stops it, leaves no
+// merge file and no goroutine, and the index reopens with its segments.
+func TestCloseStopsMerge(t *testing.T) {
+	dir, s, w, rng := mergingStore(t, Options{})
+	started, release := blockWrites(s)
+	last := crossMerge(t, w, rng)
+	path := <-started
+	w.Close()
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	for {
+		s.mergeMu.Lock()
+		c := s.closed
+		s.mergeMu.Unlock()
+		if c {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(release) // the write finishes; the merge sees it was stopped
+	<-closed
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("stopped merge left %s: %v", path, err)
+	}
+	if got := segFiles(t, dir); len(got) != 4 {
+		t.Fatalf("segments %v, want 4", got)
+	}
+	s2 := openStore(t, dir)
+	if h := topHit(t, s2, last); h.Record.Path != "f03.md" {
+		t.Fatalf("%+v", h)
+	}
+}
+
+// TestKilledMergeFileRemoved: what a kill during a merge leaves (half a
+// merge file) is deleted by the next writer, and the index is as committed.
+func TestKilledMergeFileRemoved(t *testing.T) {
+	dir, segs := segmentStoreDir(t)
+	half := filepath.Join(dir, mergeFileName(3)+"1")
+	os.WriteFile(half, []byte("IxM2 half a merge"), 0o644)
+	s := openStore(t, dir)
+	w, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if w.Rebuilt() {
+		t.Fatal("a killed merge rebuilt the index")
+	}
+	if got := mergeFiles(t, dir); len(got) != 0 {
+		t.Fatalf("merge files left: %v", got)
+	}
+	if got := segFiles(t, dir); !slices.Equal(got, segs) {
+		t.Fatalf("segments %v, want %v", got, segs)
+	}
+}
+
+func segmentStoreDir(t *testing.T) (string, []string) {
+	dir, _ := segmentStore(t)
+	return dir, segFiles(t, dir)
+}
+
+// TestMergeFromBeforeAnotherProcessCommitted: a merge finishes while
+// another process holds index.lock. If that process only added a segment,
+// this process's next commit installs the merge under it; if it merged
+// faiss.index itself, the finished merge no longer fits and is dropped.
+func TestMergeFromBeforeAnotherProcessCommitted(t *testing.T) {
+	for _, otherMerges := range []bool{false, true} {
+		t.Run(fmt.Sprintf("other merges %v", otherMerges), func(t *testing.T) {
+			dir, s, w, rng := mergingStore(t, Options{})
+			started, release := blockWrites(s)
+			crossMerge(t, w, rng)
+			<-started
+			w.Close()
+			// The other process never merges by itself here.
+			other, err := Open(dir, testVersion, Options{MergeRatio: 1e9})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			ow, err := other.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			close(release)
+			if err := s.WaitMerge(); err != nil {
+				t.Fatal(err)
+			}
+			if st := s.MergeStats(); !st.Running {
+				t.Fatal("the merge did not wait for the lock")
+			}
+			otherVec := putFile(t, ow, rng, "other.md", 2)[0]
+			if otherMerges {
+				err = ow.Merge(true)
+			} else {
+				err = ow.Commit(true)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ow.Close()
+			w2, err := s.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			putFile(t, w2, rng, "mine.md", 2)
+			if err := w2.Commit(true); err != nil {
+				t.Fatal(err)
+			}
+			w2.Close()
+			st := s.MergeStats()
+			doc, _ := readDoc(t, dir)
+			if otherMerges {
+				if st.Dropped != 1 || st.Merges != 1 || len(doc.VectorSegments) != 1 {
+					t.Fatalf("stats %+v, segments %v", st, doc.VectorSegments)
+				}
+			} else if st.Merges != 2 || doc.FaissNtotal != 92 || len(doc.VectorSegments) != 2 {
+				t.Fatalf("stats %+v, faiss_ntotal %d, segments %v", st, doc.FaissNtotal, doc.VectorSegments)
+			}
+			if got := mergeFiles(t, dir); len(got) != 0 {
+				t.Fatalf("merge files left: %v", got)
+			}
+			checkReopens(t, dir, s, otherVec, "other.md")
+		})
+	}
+}
+
+// TestDamagedSegmentAfterMergeRebuilt: a segment written after the merged
+// faiss.index (generation past the merge's) damaged on disk: the index is
+// not served and the next writer rebuilds.
+func TestDamagedSegmentAfterMergeRebuilt(t *testing.T) {
+	dir, s, w, rng := mergingStore(t, Options{})
+	crossMerge(t, w, rng)
+	if err := s.WaitMerge(); err != nil {
+		t.Fatal(err)
+	}
+	putFile(t, w, rng, "f04.md", 3)
+	if err := w.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	s.Close()
+	if got := segFiles(t, dir); !slices.Equal(got, []string{vecSegName(6)}) {
+		t.Fatalf("segments %v", got)
+	}
+	seg := filepath.Join(dir, vecSegName(6))
+	fi, _ := os.Stat(seg)
+	overwrite(t, seg, fi.Size()-9, []byte{0x01, 0x02, 0x03})
+	s2 := openStore(t, dir)
+	if n := s2.Acquire(); n.Chunks() != 0 {
+		t.Fatalf("damaged segment served: %d chunks", n.Chunks())
+	} else {
+		n.Release()
+	}
+	w2, err := s2.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	if !w2.Rebuilt() || len(segFiles(t, dir)) != 0 {
+		t.Fatalf("damaged segment: rebuilt %v, segments %v", w2.Rebuilt(), segFiles(t, dir))
+	}
+}

@@ -325,8 +325,13 @@ func (s *Store) putBack(job *mergeJob) {
 // merged base, the later segments and the next generation. Call with
 // writerMu and index.lock held.
 func (s *Store) installAlone(job *mergeJob) error {
-	snap := s.current.Load()
-	if snap == nil || s.loaded != s.stampFiles() {
+	snap := s.Acquire()
+	if snap == nil {
+		s.putBack(job)
+		return nil
+	}
+	defer snap.Release()
+	if s.loaded != s.stampFiles() {
 		// Closed, or another process committed since this snapshot: a
 		// writer here reloads and its commit installs the merge if it fits.
 		s.putBack(job)

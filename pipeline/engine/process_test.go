@@ -38,6 +38,7 @@ func runChild(mode, data, indexDir string) int {
 	// (kills land amid segment writes), and with a background merge
 	// started by every commit (kills land while a merge is written or
 	// installed).
+	background := mode == "reindex-loop-background"
 	switch mode {
 	case "reindex-loop-merging":
 		mode, cfg.MergeRatio = "reindex-loop", -1
@@ -59,6 +60,9 @@ func runChild(mode, data, indexDir string) int {
 	switch mode {
 	case "reindex-loop": // reindex with force until killed
 		fmt.Println("looping")
+		if background {
+			go announceMerges(indexDir)
+		}
 		for {
 			if _, err := e.Reindex(context.Background(), ReindexRequest{Force: true}, nil); err != nil {
 				fmt.Fprintln(os.Stderr, err)
@@ -87,10 +91,24 @@ func runChild(mode, data, indexDir string) int {
 	return 2
 }
 
-// startChild runs the test binary in mode and waits for its first stdout line.
-func startChild(t *testing.T, mode, data, indexDir string) (*exec.Cmd, func()) {
+// announceMerges prints "merging" whenever a new background merge's file
+// appears in the index folder, so the crash test can kill during merges.
+func announceMerges(indexDir string) {
+	seen := ""
+	for {
+		if m, _ := filepath.Glob(filepath.Join(indexDir, index.FaissFile+".merge-*")); len(m) > 0 && m[0] != seen {
+			seen = m[0]
+			fmt.Println("merging")
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// startChild runs the test binary in mode and waits for its first stdout
+// line; out reads the rest.
+func startChild(t *testing.T, mode, data, indexDir string) (cmd *exec.Cmd, done func(), out *bufio.Reader) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd = exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+mode, "CHILD_DATA="+data, "CHILD_INDEX="+indexDir)
 	cmd.Stderr = os.Stderr
 	stdin, _ := cmd.StdinPipe()
@@ -98,14 +116,15 @@ func startChild(t *testing.T, mode, data, indexDir string) (*exec.Cmd, func()) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	out = bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
 	if err != nil {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatalf("child %s: %v", mode, err)
 	}
 	t.Logf("child %s: %s", mode, strings.TrimSpace(line))
-	return cmd, func() { stdin.Close(); cmd.Wait() }
+	return cmd, func() { stdin.Close(); cmd.Wait() }, out
 }
 
 // topics gives each crash-test file a sentence no other file shares.
@@ -192,8 +211,17 @@ func TestSIGKILLDuringReindex(t *testing.T) {
 	for trial := range trials {
 		modes := []string{"reindex-loop", "reindex-loop-merging", "reindex-loop-segments", "reindex-loop-background"}
 		mode := modes[trial%len(modes)]
-		cmd, _ := startChild(t, mode, data, indexDir)
-		time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
+		cmd, _, out := startChild(t, mode, data, indexDir)
+		if mode == "reindex-loop-background" {
+			// Kill within 5 ms of a merge file appearing: while the merge
+			// writes it, waits, or is installed.
+			if line, err := out.ReadString('\n'); err != nil || line != "merging\n" {
+				t.Fatalf("trial %d: child said %q, %v", trial, line, err)
+			}
+			time.Sleep(time.Duration(rng.IntN(5000)) * time.Microsecond)
+		} else {
+			time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
+		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
@@ -238,7 +266,7 @@ func TestTwoProcessesOneIndex(t *testing.T) {
 	writeCorpus(t, data, corpus)
 	e := newEngine(t, Config{DataFolder: data, IndexFolder: indexDir, RefreshEvery: 50 * time.Millisecond})
 
-	_, release := startChild(t, "hold-lock", data, indexDir)
+	_, release, _ := startChild(t, "hold-lock", data, indexDir)
 	if _, err := e.Reindex(context.Background(), ReindexRequest{}, nil); !errors.Is(err, ErrBusy) {
 		t.Fatalf("reindex while another process holds the lock: %v", err)
 	}
@@ -247,7 +275,7 @@ func TestTwoProcessesOneIndex(t *testing.T) {
 		t.Fatalf("lock file: %v", err)
 	}
 
-	_, wait := startChild(t, "reindex-once", data, indexDir)
+	_, wait, _ := startChild(t, "reindex-once", data, indexDir)
 	wait()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

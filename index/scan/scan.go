@@ -53,9 +53,9 @@ const (
 )
 
 // Codes is an immutable int8 or 4-bit copy of unit vectors of dimension
-// dim, each row named by an id. It is a base block, shared with the codes it was edited
-// from, plus a small tail of rows added since and a set of dead base rows:
-// an edit copies its change, not every row. Its memory is Go-allocated, so
+// dim, each row named by an id. It is a base block, shared with the codes
+// it was edited from, plus a small tail of rows added since and a set of
+// dead base rows: an edit copies its change, not every row. Its memory is Go-allocated, so
 // it needs no Close; it is safe for concurrent use.
 type Codes struct {
 	dim, stride int

@@ -252,6 +252,17 @@ func (s *Store) drop(job *mergeJob, why string) {
 	}
 }
 
+// mergingGeneration is the generation of a background merge not yet
+// installed (0 if none): segments up to it must stay as they are listed.
+func (s *Store) mergingGeneration() int64 {
+	s.mergeMu.Lock()
+	defer s.mergeMu.Unlock()
+	if s.merge == nil {
+		return 0
+	}
+	return s.merge.gen
+}
+
 // countSegment counts a written vector segment.
 func (s *Store) countSegment(bytes int64) {
 	s.mergeMu.Lock()

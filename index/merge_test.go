@@ -375,3 +375,86 @@ func TestDamagedSegmentAfterMergeRebuilt(t *testing.T) {
 		t.Fatalf("damaged segment: rebuilt %v, segments %v", w2.Rebuilt(), segFiles(t, dir))
 	}
 }
+
+func TestSegsToFold(t *testing.T) {
+	seg := func(gen, changes int64) vecSegRef {
+		return vecSegRef{Name: vecSegName(gen), Added: changes}
+	}
+	var refs []vecSegRef
+	for g := range int64(7) {
+		refs = append(refs, seg(g+1, 20))
+	}
+	if got := segsToFold(refs[:6], 20, 0); got != 0 {
+		t.Fatalf("7th of a class folds %d", got)
+	}
+	if got := segsToFold(refs, 20, 0); got != 7 {
+		t.Fatalf("8th of a class folds %d, want 7", got)
+	}
+	if got := segsToFold(refs, 20, 3); got != 0 {
+		t.Fatalf("with segments up to 3 held by a merge, folds %d", got)
+	}
+	// Smaller trailing segments always go in; a bigger one stops the run.
+	mixed := []vecSegRef{seg(1, 5000), seg(2, 3), seg(3, 1)}
+	if got := segsToFold(mixed, 20, 0); got != 2 {
+		t.Fatalf("smaller trailing segments: folds %d, want 2", got)
+	}
+}
+
+// TestManySmallCommitsKeepFewSegments: one-file commits with no merge due
+// fold their trailing segments instead of piling up to the 64 that would
+// force faiss.index to be rewritten; the folded segments load to the same
+// index, and a background merge meanwhile keeps the segments it folds.
+func TestManySmallCommitsKeepFewSegments(t *testing.T) {
+	dir, s, w, rng := mergingStore(t, Options{MergeRatio: 1e9})
+	base, _ := os.Stat(filepath.Join(dir, FaissFile))
+	var last []float32
+	for i := range 150 {
+		last = putFile(t, w, rng, fmt.Sprintf("f%02d.md", i%20), 1+i%5)[0]
+		if i%7 == 0 {
+			w.RemoveFile(fmt.Sprintf("f%02d.md", (i+3)%20))
+		}
+		if err := w.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doc, _ := readDoc(t, dir)
+	if n := len(doc.VectorSegments); n > 2*(vecSegFanout-1) || n != len(segFiles(t, dir)) {
+		t.Fatalf("150 commits left %d segments listed, %d files", n, len(segFiles(t, dir)))
+	}
+	if now, _ := os.Stat(filepath.Join(dir, FaissFile)); !os.SameFile(base, now) {
+		t.Fatal("faiss.index rewritten")
+	}
+	checkReopens(t, dir, s, last, fmt.Sprintf("f%02d.md", 149%20))
+
+	// A background merge holds the segments up to its generation: commits
+	// meanwhile fold only later ones, and the merge still installs.
+	started, release := blockWrites(s)
+	if !s.startMerge(w.head, s.headerOf(w.head)) { // as a commit would
+		t.Fatal("no merge started")
+	}
+	<-started
+	held := doc.VectorSegments
+	for i := range 20 {
+		putFile(t, w, rng, fmt.Sprintf("f%02d.md", i), 2)
+		if err := w.Commit(true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now, _ := readDoc(t, dir)
+	if !slices.Equal(now.VectorSegments[:len(held)], held) {
+		t.Fatal("segments a running merge folds were folded by a commit")
+	}
+	close(release)
+	if err := s.WaitMerge(); err != nil {
+		t.Fatal(err)
+	}
+	last = putFile(t, w, rng, "after.md", 2)[1]
+	if err := w.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.MergeStats(); st.Merges != 2 || st.Dropped != 0 {
+		t.Fatalf("merge stats %+v", st)
+	}
+	w.Close()
+	checkReopens(t, dir, s, last, "after.md")
+}

@@ -218,6 +218,13 @@ func (s *Store) Refresh() (bool, error) {
 		return false, errors.New("index was built by another model or chunking; it will be rebuilt")
 	}
 	st, err := s.loadCommitted()
+	// Another process's commit (a background merge's install, say) may
+	// have replaced files while they were read: read again once it is done.
+	for try := 0; err != nil && try < 5 && s.commitMoved(stamp); try++ {
+		time.Sleep(10 * time.Millisecond)
+		stamp = s.stampFiles()
+		st, err = s.loadCommitted()
+	}
 	if err != nil {
 		return false, err
 	}
@@ -229,6 +236,12 @@ func (s *Store) Refresh() (bool, error) {
 	s.loaded = stamp
 	s.publish(snap)
 	return true, nil
+}
+
+// commitMoved reports whether a commit is under way or done since stamp.
+func (s *Store) commitMoved(stamp fileStamp) bool {
+	_, err := os.Stat(s.path(CommitFile + newSuffix))
+	return err == nil || s.stampFiles() != stamp
 }
 
 func (s *Store) versionMatches() (bool, error) {

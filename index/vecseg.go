@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -172,6 +173,86 @@ func (s *Store) removeStaleVecSegs(keep []vecSegRef) {
 			s.log.Warn("removing stale vector segment", "file", name, "err", err)
 		}
 	}
+}
+
+// vecSegFanout: a new segment takes in the trailing segments smaller than
+// it, and those of its own size class once it would be the vecSegFanout-th
+// of that class; a class is a power of vecSegFanout in changes. So commits
+// of similar size leave O(log n) segments (at most vecSegFanout-1 per
+// class), and a change is rewritten once per class it climbs, instead of
+// the segment count forcing a rewrite of faiss.index every 64 commits.
+const vecSegFanout = 8
+
+func segClass(changes int64) int {
+	c := 0
+	for ; changes >= vecSegFanout; changes /= vecSegFanout {
+		c++
+	}
+	return c
+}
+
+// segsToFold is how many trailing segments of refs a new segment of n
+// changes takes in. Segments of generation keep or older stay: a
+// background merge is folding them into faiss.index.
+func segsToFold(refs []vecSegRef, n, keep int64) int {
+	fold := 0
+	for {
+		end := len(refs) - fold
+		movable := func(i int) bool { return i >= 0 && segGeneration(refs[i].Name) > keep }
+		c := segClass(n)
+		small := end
+		for movable(small-1) && segClass(segmentLoad(refs[small-1:small])) < c {
+			small--
+		}
+		same := small
+		for movable(same-1) && segClass(segmentLoad(refs[same-1:same])) == c {
+			same--
+		}
+		take := end - small
+		if small-same+1 >= vecSegFanout {
+			take = end - same
+		}
+		if take == 0 {
+			return fold
+		}
+		n += segmentLoad(refs[end-take : end])
+		fold += take
+	}
+}
+
+// foldVecSegs reads refs and returns the net change they and then the
+// given one make, as one segment: the ids removed from what came before
+// them, and the vectors added and still live, by id.
+func (s *Store) foldVecSegs(refs []vecSegRef, removed, addIDs []int64, addVecs []float32) ([]int64, []int64, []float32, error) {
+	dim := s.version.Dim
+	var gone []int64
+	added := map[int64][]float32{}
+	apply := func(removed, ids []int64, vecs []float32) {
+		for _, id := range removed {
+			if _, ok := added[id]; ok {
+				delete(added, id)
+			} else {
+				gone = append(gone, id)
+			}
+		}
+		for i, id := range ids {
+			added[id] = vecs[i*dim : (i+1)*dim]
+		}
+	}
+	for _, ref := range refs {
+		r, ids, vecs, err := readVecSeg(s.path(ref.Name), ref, dim)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		apply(r, ids, vecs)
+	}
+	apply(removed, addIDs, addVecs)
+	ids := slices.Sorted(maps.Keys(added))
+	vecs := make([]float32, 0, len(ids)*dim)
+	for _, id := range ids {
+		vecs = append(vecs, added[id]...)
+	}
+	return gone, ids, vecs, nil
 }
 
 // segmentLoad is how many removals and additions the listed segments hold.

@@ -367,14 +367,28 @@ func (w *Writer) Commit(finished bool) error {
 		os.Remove(s.path(FaissFile + newSuffix))
 	}
 	if !merge && changes > 0 {
+		// The segment takes in trailing smaller ones (vecSegFanout).
+		segs := doc.VectorSegments
+		removed, ids, vecs := w.removeIDs, w.addIDs, w.addVecs
+		fold := segsToFold(segs, changes, s.mergingGeneration())
+		if fold > 0 {
+			r, i, v, err := s.foldVecSegs(segs[len(segs)-fold:], removed, ids, vecs)
+			if err != nil {
+				// Damage on disk: the next load finds it and rebuilds.
+				s.log.Error("reading vector segments to fold them; writing this commit's own", "err", err)
+				fold = 0
+			} else {
+				removed, ids, vecs = r, i, v
+			}
+		}
 		name := vecSegName(doc.Generation + 1)
-		ref, err := writeVecSeg(s.path(name), s.version.Dim, w.removeIDs, w.addIDs, w.addVecs)
+		ref, err := writeVecSeg(s.path(name), s.version.Dim, removed, ids, vecs)
 		if err != nil {
 			return fmt.Errorf("write vector segment: %w", err)
 		}
 		s.countSegment(ref.Bytes)
 		ref.Name = name
-		doc.VectorSegments = append(slices.Clip(doc.VectorSegments), ref)
+		doc.VectorSegments = append(slices.Clip(segs[:len(segs)-fold]), ref)
 	}
 	// The keyword index: deletions live only in files.json; added chunks
 	// make one new segment file, listed by files.json from the commit on.

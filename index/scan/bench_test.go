@@ -147,38 +147,40 @@ func BenchmarkBuild(b *testing.B) {
 }
 
 // BenchmarkEdit times one commit's edit of 1M-row codes (10 rows removed,
-// 10 added): "shared" is Edit as commits run it, sharing the base block;
-// "copy-all" also compacts every time, which is what an edit cost before
-// the base was shared (every row copied).
+// 10 added) per code width: "shared" is Edit as commits run it, sharing the
+// base block; "copy-all" also compacts every time, which is what an edit
+// cost before the base was shared (every row copied).
 func BenchmarkEdit(b *testing.B) {
 	const rows = 1_000_000
-	base := benchCodes(rows, 8)
 	add := randUnit(44, 10, benchDim)
-	for _, all := range []bool{false, true} {
-		name := "shared"
-		if all {
-			name = "copy-all"
-		}
-		b.Run(name, func(b *testing.B) {
-			c, next := base, int64(rows)
-			b.ReportAllocs()
-			for b.Loop() {
-				remove := make([]int64, 10)
-				for i := range remove {
-					remove[i] = (next*7919 + int64(i)*104729) % rows
-				}
-				addIDs := []int64{next, next + 1, next + 2, next + 3, next + 4, next + 5, next + 6, next + 7, next + 8, next + 9}
-				next += 10
-				edited, err := c.Edit(remove, addIDs, add)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if all {
-					edited.compact()
-				}
-				c = edited
+	for _, bits := range []int{8, 4} {
+		base := benchCodes(rows, bits)
+		for _, all := range []bool{false, true} {
+			name := fmt.Sprintf("bits=%d/shared", bits)
+			if all {
+				name = fmt.Sprintf("bits=%d/copy-all", bits)
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/edit")
-		})
+			b.Run(name, func(b *testing.B) {
+				c, next := base, int64(rows)
+				b.ReportAllocs()
+				for b.Loop() {
+					remove := make([]int64, 10)
+					for i := range remove {
+						remove[i] = (next*7919 + int64(i)*104729) % rows
+					}
+					addIDs := []int64{next, next + 1, next + 2, next + 3, next + 4, next + 5, next + 6, next + 7, next + 8, next + 9}
+					next += 10
+					edited, err := c.Edit(remove, addIDs, add)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if all {
+						edited.compact()
+					}
+					c = edited
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/edit")
+			})
+		}
 	}
 }

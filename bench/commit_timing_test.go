@@ -34,8 +34,9 @@ const commitFileChunks = 10
 // peak during the commits, beside the size of the vectors and of their scan
 // codes. Then a background merge of the segments into faiss.index while
 // one-file commits go on: merge-ms is the merge's time to build and write
-// the new faiss.index, commit-during-merge-ms the commits' time meanwhile,
-// merge-peak-RSS-MB the peak resident memory then. A last sub-benchmark
+// the new faiss.index, commit-during-merge-ms the commits' time meanwhile
+// (commits-during-merge of them), merge-peak-RSS-MB the peak resident
+// memory then. A last sub-benchmark
 // measures write amplification over a long run of one-file commits.
 func BenchmarkCommit(b *testing.B) {
 	for _, size := range strings.Split(*commitSizes, ",") {
@@ -134,6 +135,7 @@ func BenchmarkCommit(b *testing.B) {
 			}
 			b.ReportMetric(float64(merged.Last.Milliseconds()), "merge-ms")
 			b.ReportMetric(float64(during.Milliseconds())/float64(max(1, commits)), "commit-during-merge-ms")
+			b.ReportMetric(float64(commits), "commits-during-merge")
 			b.ReportMetric(float64(procStatus(b, "VmHWM"))/1024, "merge-peak-RSS-MB")
 			b.ReportMetric(commitMS, "commit-ms")
 			b.ReportMetric(float64(began.Microseconds())/1e3/float64(b.N), "begin-ms")

@@ -18,7 +18,7 @@ import (
 // threshold only writes its own segment and starts a merge of its snapshot
 // (generation G) in a goroutine. The merge writes the live vectors at G as
 // faiss.index.merge-<G>-<pid>, a file nothing references, so it takes no
-// lock. Installing it is a commit: files.json names the merged file as
+// lock. Installing it is a commit: commit.json names the merged file as
 // faiss.index and keeps only the segments after G. The writer's next commit
 // installs it; with no writer, the merge installs it itself if it can take
 // the locks at once, else the next writer or Refresh in this process does.
@@ -38,7 +38,7 @@ var errMergeCancelled = errors.New("merge cancelled")
 // dropped.
 type mergeJob struct {
 	gen  int64       // the generation whose live vectors it writes
-	base filesDoc    // files.json's header at gen: the base and segments it replaces
+	base filesDoc    // the commit record at gen: the base and segments it replaces
 	file string      // its file in the index folder
 	stop atomic.Bool // set by Close or a synchronous merge
 	// done is closed when the goroutine has ended (after trying to install).
@@ -95,10 +95,11 @@ func (s *Store) StartMerge() bool {
 		return false
 	}
 	defer snap.Release()
-	if snap.doc.FaissBytes == 0 {
+	doc := s.headerOf(snap)
+	if doc.FaissBytes == 0 {
 		return false
 	}
-	return s.startMerge(snap, s.headerOf(snap))
+	return s.startMerge(snap, doc)
 }
 
 // startMerge runs a merge of snap, whose committed header is doc, in the
@@ -332,7 +333,7 @@ func (s *Store) putBack(job *mergeJob) {
 	}
 }
 
-// installAlone commits job with nothing else changed: files.json gets the
+// installAlone commits job with nothing else changed: commit.json gets the
 // merged base, the later segments and the next generation. Call with
 // writerMu and index.lock held.
 func (s *Store) installAlone(job *mergeJob) error {
@@ -383,7 +384,7 @@ func (s *Store) installAlone(job *mergeJob) error {
 	return nil
 }
 
-// headerOf is files.json's header as committed for snap: snap's own, or the
+// headerOf is the commit record of snap as on disk: snap's own, or the
 // one a merge installed on top of it since. Call with writerMu held.
 func (s *Store) headerOf(snap *Snapshot) filesDoc {
 	if s.header != nil {

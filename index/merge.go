@@ -30,6 +30,15 @@ func mergeFileName(gen int64) string {
 	return fmt.Sprintf("%s%010d-%d", mergeFilePrefix, gen, os.Getpid())
 }
 
+// isMergeFile reports whether name is exactly what mergeFileName makes, so
+// recovery deletes nothing else.
+func isMergeFile(name string) bool {
+	var gen, pid int64
+	n, err := fmt.Sscanf(strings.TrimPrefix(name, mergeFilePrefix), "%010d-%d", &gen, &pid)
+	return err == nil && n == 2 && strings.HasPrefix(name, mergeFilePrefix) &&
+		name == fmt.Sprintf("%s%010d-%d", mergeFilePrefix, gen, pid)
+}
+
 // errMergeCancelled: Close, or a merge inside a commit, made a running
 // background merge pointless.
 var errMergeCancelled = errors.New("merge cancelled")
@@ -447,7 +456,7 @@ func (s *Store) removeStaleMerges() {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasPrefix(name, mergeFilePrefix) || name == keep {
+		if !isMergeFile(name) || name == keep {
 			continue
 		}
 		s.log.Warn("removing an unfinished merge", "file", name)

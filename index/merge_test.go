@@ -376,6 +376,21 @@ func TestDamagedSegmentAfterMergeRebuilt(t *testing.T) {
 	}
 }
 
+func TestIsMergeFile(t *testing.T) {
+	for name, want := range map[string]bool{
+		mergeFileName(7):                      true,
+		"faiss.index.merge-0000000012-4242":   true,
+		"faiss.index.merge-notes.txt":         false,
+		"faiss.index.merge-0000000012-42.txt": false,
+		"faiss.index.merge-12-42":             false,
+		"faiss.index":                         false,
+	} {
+		if got := isMergeFile(name); got != want {
+			t.Errorf("isMergeFile(%q) = %v", name, got)
+		}
+	}
+}
+
 func TestSegsToFold(t *testing.T) {
 	seg := func(gen, changes int64) vecSegRef {
 		return vecSegRef{Name: vecSegName(gen), Added: changes}

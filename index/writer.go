@@ -341,8 +341,8 @@ func (w *Writer) Commit(finished bool) error {
 		s.stopMerge()
 	}
 	defer func() {
-		// Failed before the commit point: faiss.index.new is named by no
-		// files.json and must not be renamed into place later.
+		// Failed before the commit point: no commit record names
+		// faiss.index.new, and it must not be renamed into place later.
 		if merge || staged {
 			if !s.pastCommitPoint() {
 				os.Remove(s.path(FaissFile + newSuffix))

@@ -138,9 +138,19 @@ func TestBackgroundMergeInstalledWhenIdle(t *testing.T) {
 	last := crossMerge(t, w, rng)
 	<-started
 	w.Close()
+	reader := openStore(t, dir) // another process, loaded before the install
 	close(release)
 	if err := s.WaitMerge(); err != nil {
 		t.Fatal(err)
+	}
+	if ok, err := reader.Refresh(); !ok || err != nil {
+		t.Fatalf("another process's refresh after the install: %v %v", ok, err)
+	}
+	if got, want := liveIDs(t, reader), liveIDs(t, s); !slices.Equal(got, want) {
+		t.Fatalf("refreshed reader has %d live ids, the writer's store %d", len(got), len(want))
+	}
+	if h := topHit(t, reader, last); h.Record.Path != "f03.md" || h.Score < 0.9999 {
+		t.Fatalf("refreshed reader finds %+v", h)
 	}
 	doc, _ := readDoc(t, dir)
 	if doc.Generation != 6 || doc.FaissNtotal != 92 || len(doc.VectorSegments) != 0 || len(segFiles(t, dir)) != 0 {

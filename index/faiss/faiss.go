@@ -139,6 +139,14 @@ func (idx *Index) Close() error {
 	return nil
 }
 
+// revMapSize is the size of an IDMap2's id-to-row hash map (-1 for other
+// indexes): 0 once the shim keeps it compact (shim.cpp).
+func (idx *Index) revMapSize() int64 {
+	n := C.fs_index_rev_map_size(idx.ptr)
+	runtime.KeepAlive(idx)
+	return int64(n)
+}
+
 // D is the vector dimension.
 func (idx *Index) D() int { return idx.d }
 

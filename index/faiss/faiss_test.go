@@ -624,3 +624,103 @@ func TestBadNorms(t *testing.T) {
 		t.Fatal("norm check of a bare flat index should fail")
 	}
 }
+
+// TestCompactIDMap2MatchesModel: an IDMap2 whose ids only grow keeps no
+// id-to-row hash map (after a read, clone, add or remove), and still
+// reconstructs, searches, removes, clones and round-trips exactly like a
+// plain model of it; ids out of order bring FAISS's own map back, and
+// everything still agrees.
+func TestCompactIDMap2MatchesModel(t *testing.T) {
+	const d = 16
+	rng := rand.New(rand.NewPCG(11, 12))
+	idx := mustIDMap2(t, d)
+	model := map[int64][]float32{}
+	next := int64(100)
+	add := func(n int, ids []int64) {
+		vecs := randNormalized(rng.Uint64(), n, d)
+		if ids == nil {
+			for range n {
+				next += 1 + rng.Int64N(5)
+				ids = append(ids, next)
+			}
+		}
+		if err := idx.AddWithIDs(vecs, ids); err != nil {
+			t.Fatal(err)
+		}
+		for i, id := range ids {
+			model[id] = vecs[i*d : (i+1)*d]
+		}
+	}
+	check := func(step string, wantCompact bool) {
+		t.Helper()
+		if got := idx.revMapSize() == 0; got != wantCompact {
+			t.Fatalf("%s: rev_map has %d entries, compact %v wanted", step, idx.revMapSize(), wantCompact)
+		}
+		if idx.Ntotal() != int64(len(model)) {
+			t.Fatalf("%s: %d vectors, model %d", step, idx.Ntotal(), len(model))
+		}
+		for id, want := range model {
+			got, err := idx.Reconstruct(id, nil)
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("%s: reconstruct %d: %v", step, id, err)
+			}
+			_, labels, err := idx.Search(want, 1)
+			if err != nil || labels[0] != id {
+				t.Fatalf("%s: nearest to %d is %v (%v)", step, id, labels, err)
+			}
+		}
+		for _, absent := range []int64{0, 99, next + 1, next + 1000} {
+			if _, err := idx.Reconstruct(absent, nil); err == nil {
+				t.Fatalf("%s: reconstruct of absent id %d succeeded", step, absent)
+			}
+		}
+	}
+	remove := func(k int) {
+		var ids []int64
+		for id := range model {
+			if len(ids) == k {
+				break
+			}
+			ids = append(ids, id)
+		}
+		n, err := idx.RemoveIDs(append(ids, next+77))
+		if err != nil || n != len(ids) {
+			t.Fatalf("removed %d of %d (%v)", n, len(ids), err)
+		}
+		for _, id := range ids {
+			delete(model, id)
+		}
+	}
+	add(300, nil)
+	check("first add", true)
+	remove(40)
+	check("remove", true)
+	add(50, nil)
+	check("second add", true)
+	clone, err := idx.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "compact.index")
+	if err := WriteIndex(idx, path); err != nil {
+		t.Fatal(err)
+	}
+	idx.Close()
+	idx = clone
+	check("clone", true)
+	idx.Close()
+	if idx, err = ReadIndex(path); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { idx.Close() }()
+	check("read back", true)
+	// An id below the largest: the map comes back, and stays through removes.
+	low := int64(101)
+	for model[low] != nil {
+		low++
+	}
+	add(1, []int64{low})
+	check("id out of order", false)
+	remove(20)
+	check("remove with the map", false)
+}

@@ -26,6 +26,7 @@ char* fs_index_search(fs_index idx, int64_t n, const float* x, int64_t k, float*
 char* fs_index_reconstruct(fs_index idx, int64_t key, float* dst);
 char* fs_index_clone(fs_index idx, fs_index* out);
 char* fs_index_export(fs_index idx, float* vecs, int64_t* ids);
+int64_t fs_index_rev_map_size(fs_index idx);
 char* fs_index_bad_norms(fs_index idx, float tol, int64_t* count, int64_t* first_id);
 
 char* fs_write_index(fs_index idx, const char* path);

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index/durable"
@@ -58,6 +60,48 @@ type mergeJob struct {
 	checksum      string
 	took          time.Duration
 	err           error
+	// lock holds a flock on the file while it has its merge name, so that
+	// another process's recovery leaves it alone (removeStaleMerges).
+	lock *os.File
+}
+
+// lockFile creates path and takes an exclusive flock on it. The lock is on
+// the file, not the name: it is checked to be the file at path now, in
+// case another process's recovery removed it between the two steps.
+func lockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", filepath.Base(path), err)
+	}
+	held, err1 := f.Stat()
+	named, err2 := os.Stat(path)
+	if err1 != nil || err2 != nil || !os.SameFile(held, named) {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: the file was replaced while it was being locked", filepath.Base(path))
+	}
+	return f, nil
+}
+
+// inUse reports whether another process holds path's merge lock.
+func inUse(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close() // releases the probe's lock, if it got one
+	return errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB), syscall.EWOULDBLOCK)
+}
+
+// unlock releases job's file lock; safe to call more than once.
+func (job *mergeJob) unlock() {
+	if job.lock != nil {
+		job.lock.Close()
+		job.lock = nil
+	}
 }
 
 // MergeStats counts what merges did since the store was opened, for
@@ -160,6 +204,7 @@ func (s *Store) runMerge(job *mergeJob, snap *Snapshot) {
 	}
 	s.mergeMu.Unlock()
 	if err != nil {
+		defer job.unlock()
 		if rerr := os.Remove(s.path(job.file)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			s.log.Warn("removing a failed merge's file", "file", job.file, "err", rerr)
 		}
@@ -183,6 +228,9 @@ func (s *Store) buildMerge(job *mergeJob, snap *Snapshot) error {
 	defer folded.Close()
 	if job.stop.Load() {
 		return errMergeCancelled
+	}
+	if job.lock, err = lockFile(s.path(job.file)); err != nil {
+		return err
 	}
 	job.ntotal, job.bytes, job.checksum, err = s.writeFaissFile(folded.base.idx, s.path(job.file))
 	if err == nil && job.stop.Load() {
@@ -239,7 +287,9 @@ func (job *mergeJob) fits(doc *filesDoc) bool {
 // it, and returns doc with the merged file as its base.
 func (s *Store) stage(job *mergeJob, doc filesDoc) (filesDoc, error) {
 	newPath := s.path(FaissFile + newSuffix)
-	if err := os.Rename(s.path(job.file), newPath); err != nil {
+	err := os.Rename(s.path(job.file), newPath)
+	job.unlock() // no longer under a merge name; index.lock guards it now
+	if err != nil {
 		return doc, err
 	}
 	if fi, err := os.Stat(newPath); err != nil || fi.Size() != job.bytes {
@@ -257,6 +307,7 @@ func (s *Store) drop(job *mergeJob, why string) {
 	s.mergeStats.Dropped++
 	s.mergeMu.Unlock()
 	s.log.Info("background merge not installed", "generation", job.gen, "why", why)
+	defer job.unlock()
 	if err := os.Remove(s.path(job.file)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.log.Warn("removing a merge's file", "file", job.file, "err", err)
 	}
@@ -446,8 +497,9 @@ func (s *Store) ownMergeFile() string {
 	return s.merge.file
 }
 
-// removeStaleMerges deletes merge files of merges that were killed, failed
-// or belong to another process's merge that can no longer be installed.
+// removeStaleMerges deletes merge files of merges that were killed or
+// failed. A file another process still holds locked is its merge in
+// progress (or waiting for its install) and stays.
 func (s *Store) removeStaleMerges() {
 	keep := s.ownMergeFile()
 	entries, err := os.ReadDir(s.dir)
@@ -458,6 +510,9 @@ func (s *Store) removeStaleMerges() {
 		name := e.Name()
 		if !isMergeFile(name) || name == keep {
 			continue
+		}
+		if inUse(s.path(name)) {
+			continue // another process is writing or holding it
 		}
 		s.log.Warn("removing an unfinished merge", "file", name)
 		if err := os.Remove(s.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {

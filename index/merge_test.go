@@ -500,3 +500,34 @@ func TestSyncMergeOption(t *testing.T) {
 		t.Fatalf("faiss.index holds %d ids, live %d", len(got), len(want))
 	}
 }
+
+// TestLockedMergeFileKept: recovery leaves a merge file that another
+// process still holds locked (it is writing or waiting to install it) and
+// removes it once the lock is gone.
+func TestLockedMergeFileKept(t *testing.T) {
+	dir, _ := segmentStoreDir(t)
+	other := filepath.Join(dir, fmt.Sprintf("%s%010d-%d", mergeFilePrefix, 3, os.Getpid()+1))
+	held, err := lockFile(other) // a separate open file: flock treats it as another holder
+	if err != nil {
+		t.Fatal(err)
+	}
+	held.WriteString("IxM2 a merge being written")
+	s := openStore(t, dir)
+	w, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if got := mergeFiles(t, dir); !slices.Equal(got, []string{filepath.Base(other)}) {
+		t.Fatalf("merge files while locked: %v", got)
+	}
+	held.Close()
+	w, err = s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if got := mergeFiles(t, dir); len(got) != 0 {
+		t.Fatalf("merge files after the lock went: %v", got)
+	}
+}

@@ -3,6 +3,7 @@ package index
 import (
 	"hash/maphash"
 	"iter"
+	"maps"
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
@@ -60,11 +61,7 @@ func (c *cowMap[K, V]) own(k K) *cowShard[K, V] {
 		s = &cowShard[K, V]{m: map[K]V{}}
 		c.shards[i] = s
 	case s.shared:
-		m := make(map[K]V, len(s.m)+1)
-		for k, v := range s.m {
-			m[k] = v
-		}
-		s = &cowShard[K, V]{m: m}
+		s = &cowShard[K, V]{m: maps.Clone(s.m)}
 		c.shards[i] = s
 	}
 	return s

@@ -149,7 +149,7 @@ func readCommitted(dir string) (filesDoc, error) {
 			return doc, fmt.Errorf("%w: %v", errInconsistent, err)
 		}
 	}
-	doc.Files = slices.SortedFunc(maps.Values(files), func(a, b *schema.FileEntry) int { return strings.Compare(a.Path, b.Path) })
+	doc.Files = slices.Collect(maps.Values(files)) // in no order; ReadSummary sorts
 	return doc, nil
 }
 
@@ -274,21 +274,4 @@ func (s *Store) cutFileLog(ref *fileListRef) error {
 	}
 	s.log.Warn("cutting uncommitted file log tail", "file", ref.Log, "bytes", fi.Size()-ref.LogBytes)
 	return os.Truncate(s.path(ref.Log), ref.LogBytes)
-}
-
-// removeStaleFileLogs removes file logs that ref does not name.
-func (s *Store) removeStaleFileLogs(ref *fileListRef) {
-	entries, err := os.ReadDir(s.dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if !isFileLog(name) || (ref != nil && name == ref.Log) {
-			continue
-		}
-		if err := os.Remove(s.path(name)); err != nil && !os.IsNotExist(err) {
-			s.log.Warn("removing stale file log", "file", name, "err", err)
-		}
-	}
 }

@@ -435,7 +435,7 @@ func (s *Store) installAlone(job *mergeJob) error {
 	if err := s.finishCommit(true, false, false); err != nil {
 		return err
 	}
-	s.removeStaleVecSegs(doc.VectorSegments)
+	s.removeUnlisted(&doc)
 	s.installed()
 	s.loaded = s.stampFiles()
 	doc.Files = nil

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -350,9 +349,8 @@ func (s *Store) loadCommitted() (*state, error) {
 	if int64(live.Len()) != idx.Ntotal() {
 		return fail("manifest has %d live chunks, faiss.index and its segments %d", live.Len(), idx.Ntotal())
 	}
-	entries := doc.Files
 	n := 0
-	for _, f := range entries {
+	for _, f := range doc.Files {
 		st.files.Set(f.Path, f)
 		for _, id := range f.ChunkIDs {
 			if _, ok := live.Get(id); !ok || owner[id] != f.Path {
@@ -361,8 +359,8 @@ func (s *Store) loadCommitted() (*state, error) {
 			n++
 		}
 	}
-	if n != live.Len() || st.files.Len() != len(entries) {
-		return fail("files.json lists %d chunks in %d entries of %d paths, the manifest %d chunks", n, len(entries), st.files.Len(), live.Len())
+	if n != live.Len() || st.files.Len() != len(doc.Files) {
+		return fail("files.json lists %d chunks in %d entries of %d paths, the manifest %d chunks", n, len(doc.Files), st.files.Len(), live.Len())
 	}
 	st.lex, err = lexical.Open(s.dir, doc.Lexical, func(id int64) bool { _, ok := live.Get(id); return ok })
 	if err != nil {
@@ -532,9 +530,7 @@ func (s *Store) recover() error {
 	if err != nil {
 		return nil
 	}
-	s.removeStaleSegments(doc.Lexical)
-	s.removeStaleVecSegs(doc.VectorSegments)
-	s.removeStaleFileLogs(doc.FileList)
+	s.removeUnlisted(&doc)
 	if err := s.cutFileLog(doc.FileList); err != nil {
 		return err
 	}
@@ -558,9 +554,7 @@ func (s *Store) reset() error {
 			}
 		}
 	}
-	s.removeStaleSegments(nil)
-	s.removeStaleVecSegs(nil)
-	s.removeStaleFileLogs(nil)
+	s.removeUnlisted(nil)
 	s.removeStaleMerges()
 	if err := writeFileAtomic(s.path(VersionFile), []byte(s.version.String()+"\n")); err != nil {
 		return err
@@ -568,20 +562,34 @@ func (s *Store) reset() error {
 	return durable.SyncDir(s.dir)
 }
 
-// removeStaleSegments removes lexical segment files that the committed
-// state does not list: left by a torn commit or replaced by a merge.
-func (s *Store) removeStaleSegments(keep []lexical.SegmentRef) {
+// removeUnlisted removes the lexical and vector segments and the file
+// logs that doc does not list (all of them when doc is nil): left by a torn
+// commit, or replaced by a merge, a fold or a checkpoint.
+func (s *Store) removeUnlisted(doc *filesDoc) {
+	listed := map[string]bool{}
+	if doc != nil {
+		for _, r := range doc.Lexical {
+			listed[r.Name] = true
+		}
+		for _, r := range doc.VectorSegments {
+			listed[r.Name] = true
+		}
+		if doc.FileList != nil {
+			listed[doc.FileList.Log] = true
+		}
+	}
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !lexical.IsSegmentFile(name) || slices.ContainsFunc(keep, func(r lexical.SegmentRef) bool { return r.Name == name }) {
+		ours := lexical.IsSegmentFile(name) || isVecSegFile(name) || isFileLog(name)
+		if !ours || listed[name] {
 			continue
 		}
 		if err := os.Remove(s.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.log.Warn("removing stale lexical segment", "file", name, "err", err)
+			s.log.Warn("removing a file the index no longer lists", "file", name, "err", err)
 		}
 	}
 }
@@ -616,8 +624,6 @@ func writeSynced(path string, fill func(io.Writer) error) error {
 	}
 	return err
 }
-
-func marshalLine(r *schema.Record) []byte { return marshalJSONLine(r) }
 
 // marshalJSONLine encodes one of our records as a line of JSON.
 func marshalJSONLine(v any) []byte {

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
@@ -51,6 +53,7 @@ func ReadSummary(dir string) (Summary, error) {
 	if err != nil {
 		return s, err
 	}
+	slices.SortFunc(doc.Files, func(a, b *schema.FileEntry) int { return strings.Compare(a.Path, b.Path) })
 	s.Files, s.Tombstones, s.LastReindex = doc.Files, doc.Tombstones, doc.LastReindex
 	for _, f := range doc.Files {
 		s.Chunks += len(f.ChunkIDs)

@@ -3,10 +3,8 @@ package index
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"math"
 	"os"
@@ -154,25 +152,6 @@ func segGeneration(name string) int64 {
 	var g int64
 	fmt.Sscanf(strings.TrimSuffix(strings.TrimPrefix(name, vecSegPrefix), vecSegSuffix), "%d", &g)
 	return g
-}
-
-// removeStaleVecSegs removes vector segment files the committed state does
-// not list: written by a commit that never reached its commit point, or
-// folded into faiss.index by a merge.
-func (s *Store) removeStaleVecSegs(keep []vecSegRef) {
-	entries, err := os.ReadDir(s.dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if !isVecSegFile(name) || slices.ContainsFunc(keep, func(r vecSegRef) bool { return r.Name == name }) {
-			continue
-		}
-		if err := os.Remove(s.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.log.Warn("removing stale vector segment", "file", name, "err", err)
-		}
-	}
 }
 
 // vecSegFanout: a new segment takes in the trailing segments smaller than

@@ -192,7 +192,7 @@ func (w *Writer) PutFile(f schema.FileEntry, chunks []schema.Record, vectors []f
 		r.ID, r.Path, r.Ext, r.Mtime, r.Checksum, r.EmbeddingDim, r.Deleted = ids[i], f.Path, f.Ext, f.Mtime, f.Checksum, dim, false
 		w.addDocs = append(w.addDocs, lexical.Doc{ID: r.ID, Name: name, Heading: r.Headings, Body: r.Text})
 		off := w.st.doc.ManifestBytes + int64(w.pending.Len())
-		line := marshalLine(r)
+		line := marshalJSONLine(r)
 		w.pending.Write(line)
 		w.st.live.Set(r.ID, chunkOf(r, off, len(line)))
 	}
@@ -229,7 +229,7 @@ func (w *Writer) RemoveFile(path string) {
 		}
 		// A tombstone names the chunk; its text and place in the file are
 		// in the record it deletes.
-		w.pending.Write(marshalLine(&schema.Record{
+		w.pending.Write(marshalJSONLine(&schema.Record{
 			ID: id, Path: old.Path, Ext: old.Ext, Mtime: old.Mtime, Checksum: old.Checksum,
 			ChunkIndex: int(c.ChunkIndex), EmbeddingDim: w.s.version.Dim, Deleted: true,
 		}))
@@ -432,9 +432,7 @@ func (w *Writer) Commit(finished bool) error {
 	if merge || staged {
 		s.installed()
 	}
-	s.removeStaleSegments(doc.Lexical)
-	s.removeStaleVecSegs(doc.VectorSegments)
-	s.removeStaleFileLogs(doc.FileList)
+	s.removeUnlisted(&doc)
 	st.doc, st.live, st.lex = doc, live, lex
 	clear(w.changed)
 	edit := &codeEdit{prev: w.head, removed: w.removeIDs, addIDs: w.addIDs, addVecs: w.addVecs}

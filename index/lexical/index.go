@@ -286,8 +286,49 @@ func (x *Index) Search(query string, k int) []Result {
 	if len(terms) == 0 {
 		return nil
 	}
-	// Collection statistics include deleted docs until a merge drops them,
-	// as in Lucene: cheap, and they change little.
+	invAvg := x.invAvgLens()
+	p := &x.Params
+	top := topK{k: k}
+	accp := accPool.Get().(*[]float64)
+	defer accPool.Put(accp)
+	var touched []int32
+	for s, v := range x.segs {
+		seg := v.seg
+		if cap(*accp) < seg.docs() {
+			*accp = make([]float64, seg.docs())
+		}
+		acc := (*accp)[:seg.docs()]
+		touched = touched[:0]
+		for i := range terms {
+			t := &terms[i]
+			if t.at[s] < 0 {
+				continue
+			}
+			r := postingReader{b: seg.postings(t.at[s]), prev: -1}
+			var pst posting
+			for r.next(&pst) {
+				o := int(pst.ord)
+				if isDead(v.dead, o) {
+					continue
+				}
+				if acc[o] == 0 {
+					touched = append(touched, int32(o))
+				}
+				acc[o] += p.termScore(t, seg, o, &pst, &invAvg)
+			}
+		}
+		for _, o := range touched {
+			top.push(Result{ID: seg.ids[o], Score: acc[o]})
+			acc[o] = 0
+		}
+	}
+	return top.sorted()
+}
+
+// invAvgLens is N / Σ len per field. Collection statistics include deleted
+// docs until a merge drops them, as in Lucene: cheap, and they change
+// little.
+func (x *Index) invAvgLens() [numFields]float64 {
 	var n float64
 	var sumLen [numFields]float64
 	for _, v := range x.segs {
@@ -302,49 +343,20 @@ func (x *Index) Search(query string, k int) []Result {
 			invAvg[f] = n / sumLen[f]
 		}
 	}
-	p := x.Params
-	top := topK{k: k}
-	accp := accPool.Get().(*[]float64)
-	defer accPool.Put(accp)
-	var touched []int32
-	for s, v := range x.segs {
-		seg := v.seg
-		if cap(*accp) < seg.docs() {
-			*accp = make([]float64, seg.docs())
+	return invAvg
+}
+
+// termScore is one query term's BM25F contribution to document o of seg.
+func (p *Params) termScore(t *queryTerm, seg *segment, o int, pst *posting, invAvg *[numFields]float64) float64 {
+	var tf float64
+	for f := range numFields {
+		if pst.tf[f] == 0 {
+			continue
 		}
-		acc := (*accp)[:seg.docs()]
-		touched = touched[:0]
-		for _, t := range terms {
-			if t.at[s] < 0 {
-				continue
-			}
-			r := postingReader{b: seg.postings(t.at[s]), prev: -1}
-			var pst posting
-			for r.next(&pst) {
-				o := int(pst.ord)
-				if isDead(v.dead, o) {
-					continue
-				}
-				var tf float64
-				for f := range numFields {
-					if pst.tf[f] == 0 {
-						continue
-					}
-					norm := 1 - p.B[f] + p.B[f]*float64(seg.lens[o*numFields+f])*invAvg[f]
-					tf += p.Weight[f] * float64(pst.tf[f]) / norm
-				}
-				if acc[o] == 0 {
-					touched = append(touched, int32(o))
-				}
-				acc[o] += t.qtf * t.idf * tf * (p.K1 + 1) / (p.K1 + tf)
-			}
-		}
-		for _, o := range touched {
-			top.push(Result{ID: seg.ids[o], Score: acc[o]})
-			acc[o] = 0
-		}
+		norm := 1 - p.B[f] + p.B[f]*float64(seg.lens[o*numFields+f])*invAvg[f]
+		tf += p.Weight[f] * float64(pst.tf[f]) / norm
 	}
-	return top.sorted()
+	return t.qtf * t.idf * tf * (p.K1 + 1) / (p.K1 + tf)
 }
 
 // topK keeps the k best results in a min-heap.

@@ -201,7 +201,7 @@ func printResults(w io.Writer, res []engine.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RANK\tSCORE\tWHERE\tSNIPPET")
 	for i, r := range res {
-		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", i+1, r.Score, mcpserver.Citation(r), mcpserver.OneLine(r.Snippet, 90))
+		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", i+1, r.Score, mcpserver.Visible(mcpserver.Citation(r)), mcpserver.OneLine(r.Snippet, 90))
 	}
 	tw.Flush()
 }
@@ -284,27 +284,31 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	ch := st.ChangedDisk
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "data folder:\t%s\n", st.DataFolder)
-	fmt.Fprintf(tw, "index folder:\t%s\n", st.IndexFolder)
+	fmt.Fprintf(tw, "data folder:\t%s\n", mcpserver.Visible(st.DataFolder))
+	fmt.Fprintf(tw, "index folder:\t%s\n", mcpserver.Visible(st.IndexFolder))
 	fmt.Fprintf(tw, "files:\t%d\n", st.Files)
 	fmt.Fprintf(tw, "chunks:\t%d\n", st.Chunks)
 	fmt.Fprintf(tw, "tombstones:\t%d\n", st.Tombstones)
-	fmt.Fprintf(tw, "model:\t%s\n", model)
+	fmt.Fprintf(tw, "model:\t%s\n", mcpserver.Visible(model))
 	fmt.Fprintf(tw, "index size:\t%s\n", st.IndexSize())
 	fmt.Fprintf(tw, "last reindex:\t%s\n", last)
 	fmt.Fprintf(tw, "changed on disk since:\t%d new, %d modified, %d deleted\n", ch.New, ch.Modified, ch.Deleted)
 	for _, p := range ch.Examples {
-		fmt.Fprintf(tw, "\t  %s\n", p)
+		fmt.Fprintf(tw, "\t  %s\n", mcpserver.Visible(p))
 	}
 	fmt.Fprintf(tw, "failed files:\t%d\n", len(st.Failed))
 	for _, f := range st.Failed {
-		fmt.Fprintf(tw, "\t  %s: %s\n", f.Path, mcpserver.OneLine(f.Reason, 120))
+		fmt.Fprintf(tw, "\t  %s: %s\n", mcpserver.Visible(f.Path), mcpserver.OneLine(f.Reason, 120))
 	}
 	return tw.Flush()
 }
 
+// writeJSON prints v as indented JSON that is safe on a terminal (VisibleJSON).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(mcpserver.VisibleJSON(b), '\n'))
+	return err
 }

@@ -108,13 +108,19 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, er
 	}
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		// flag would print its error with the argument raw; run prints it
+		// escaped (mcpserver.Visible), after the usage printed here.
+		stderr := fs.Output()
+		fs.SetOutput(io.Discard)
+		err := fs.Parse(args)
+		fs.SetOutput(stderr)
+		if err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fs.SetOutput(stdout)
 				fs.Usage()
 				return nil, errHelp
 			}
-			// flag already printed the error and usage to stderr.
+			fs.Usage()
 			return nil, &exitError{code: 2, err: err}
 		}
 		args = fs.Args()

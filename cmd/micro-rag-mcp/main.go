@@ -14,6 +14,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 )
 
 // version and commit are set at link time by make build and make dist
@@ -95,13 +97,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		fmt.Fprintf(stderr, "micro-rag-mcp: %v\n", ee.err)
+		fmt.Fprintf(stderr, "micro-rag-mcp: %s\n", mcpserver.Visible(ee.err.Error()))
 		if ee.code == 2 {
 			fmt.Fprintln(stderr, "Run 'micro-rag-mcp --help' for usage.")
 		}
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "micro-rag-mcp: %v\n", err)
+	// Errors quote file names and folders: escape what a terminal acts on.
+	fmt.Fprintf(stderr, "micro-rag-mcp: %s\n", mcpserver.Visible(err.Error()))
 	return 1
 }
 

@@ -121,7 +121,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, er
 				return nil, errHelp
 			}
 			fs.Usage()
-			return nil, &exitError{code: 2, err: err}
+			return nil, &exitError{code: 2, err: err, usage: true}
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -132,6 +132,15 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, er
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
+	}
+}
+
+// addUsageNote prints note after the options in fs's usage.
+func addUsageNote(fs *flag.FlagSet, note string) {
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprint(fs.Output(), "\n"+note)
 	}
 }
 

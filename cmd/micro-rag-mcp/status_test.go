@@ -108,6 +108,61 @@ func TestStatusFindsDamagedIndex(t *testing.T) {
 	}
 }
 
+// TestSearchExitCodes: 0 when passages were found, 1 when none matched
+// (and only then), 2 for every error; --help says so.
+func TestSearchExitCodes(t *testing.T) {
+	data := copySample(t)
+	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data); code != 0 {
+		t.Fatalf("reindex: exit %d\n%s", code, stderr)
+	}
+	cases := []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"found", []string{"parental leave"}, 0, ""},
+		{"no match", []string{"--score-threshold", "1", "parental leave"}, 1, "no passages matched"},
+		{"bad flag", []string{"--top-k", "many", "parental leave"}, 2, "invalid value"},
+		{"bad top-k", []string{"--top-k", "99", "parental leave"}, 2, "top_k"},
+		{"no query", nil, 2, "search needs a query"},
+		{"missing model", []string{"--model-dir", filepath.Join(t.TempDir(), "none"), "parental leave"}, 2, "To fix"},
+		{"missing data folder", []string{"--data-folder", filepath.Join(data, "gone"), "parental leave"}, 2, "does not exist"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runBinary(t, append([]string{"search", "--data-folder", data}, tc.args...)...)
+			if code != tc.code || !strings.Contains(stderr, tc.says) {
+				t.Errorf("exit %d, want %d with %q; stderr:\n%s", code, tc.code, tc.says, stderr)
+			}
+		})
+	}
+	// An index of another model is not "no match" either.
+	version := filepath.Join(data, "index", "version")
+	raw, err := os.ReadFile(version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	v["model"] = "some-other-model sha256:0000000000000000"
+	raw, _ = json.Marshal(v)
+	if err := os.WriteFile(version, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runBinary(t, "search", "--data-folder", data, "parental leave"); code != 2 ||
+		!strings.Contains(stderr, "was built by another model") || !strings.Contains(stderr, "reindex --force") {
+		t.Errorf("search on another model's index: exit %d\n%s", code, stderr)
+	}
+	for _, cmd := range []string{"search", "status"} {
+		if code, stdout, _ := runBinary(t, cmd, "--help"); code != 0 || !strings.Contains(stdout, "Exit status: 0 when") {
+			t.Errorf("%s --help does not give the exit statuses: exit %d\n%s", cmd, code, stdout)
+		}
+	}
+}
+
 // damage overwrites the start of the first occurrence of old in a file
 // with bad, or its middle when old is "", keeping the file's size.
 func damage(t *testing.T, path, old, bad string) {

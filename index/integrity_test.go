@@ -141,43 +141,46 @@ func rewriteFaiss(t *testing.T, dir string, scale float32) {
 	writeLoose(t, dir, loose)
 }
 
+// damages harm a committed index (committedStore) in ways that keep every
+// file's size; logged is what the load failure says.
+var damages = []struct {
+	name, logged string
+	damage       func(t *testing.T, dir string)
+}{
+	{"faiss vector bytes", "faiss.index has checksum", func(t *testing.T, dir string) {
+		fi, _ := os.Stat(filepath.Join(dir, FaissFile))
+		overwrite(t, filepath.Join(dir, FaissFile), fi.Size()/2, []byte{0x41, 0x41, 0x41, 0x41})
+	}},
+	{"manifest text", "manifest.jsonl's committed bytes have checksum", func(t *testing.T, dir string) {
+		raw, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
+		at := bytes.Index(raw, []byte("a.md chunk 1"))
+		if at < 0 {
+			t.Fatal("chunk text not in the manifest")
+		}
+		overwrite(t, filepath.Join(dir, ManifestFile), int64(at), []byte("evil"))
+	}},
+	{"files.json entry", "files.json has checksum", func(t *testing.T, dir string) {
+		path := filepath.Join(dir, FilesFile)
+		raw, _ := os.ReadFile(path)
+		at := bytes.Index(raw, []byte(`"b.md"`))
+		if at < 0 {
+			t.Fatal("b.md not in files.json")
+		}
+		overwrite(t, path, int64(at+1), []byte("d"))
+	}},
+	{"vector not unit length", "whose length is not 1", func(t *testing.T, dir string) {
+		rewriteFaiss(t, dir, 3)
+	}},
+	{"vector of zeros", "whose length is not 1", func(t *testing.T, dir string) {
+		rewriteFaiss(t, dir, 0)
+	}},
+}
+
 // TestDamagedIndexIsRebuiltNotServed damages a committed index in ways
 // that keep every file's size, and checks that opening serves nothing of
 // it, logs why, and that the next writer rebuilds from scratch.
 func TestDamagedIndexIsRebuiltNotServed(t *testing.T) {
-	cases := []struct {
-		name, logged string
-		damage       func(t *testing.T, dir string)
-	}{
-		{"faiss vector bytes", "faiss.index has checksum", func(t *testing.T, dir string) {
-			fi, _ := os.Stat(filepath.Join(dir, FaissFile))
-			overwrite(t, filepath.Join(dir, FaissFile), fi.Size()/2, []byte{0x41, 0x41, 0x41, 0x41})
-		}},
-		{"manifest text", "manifest.jsonl's committed bytes have checksum", func(t *testing.T, dir string) {
-			raw, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
-			at := bytes.Index(raw, []byte("a.md chunk 1"))
-			if at < 0 {
-				t.Fatal("chunk text not in the manifest")
-			}
-			overwrite(t, filepath.Join(dir, ManifestFile), int64(at), []byte("evil"))
-		}},
-		{"files.json entry", "files.json has checksum", func(t *testing.T, dir string) {
-			path := filepath.Join(dir, FilesFile)
-			raw, _ := os.ReadFile(path)
-			at := bytes.Index(raw, []byte(`"b.md"`))
-			if at < 0 {
-				t.Fatal("b.md not in files.json")
-			}
-			overwrite(t, path, int64(at+1), []byte("d"))
-		}},
-		{"vector not unit length", "whose length is not 1", func(t *testing.T, dir string) {
-			rewriteFaiss(t, dir, 3)
-		}},
-		{"vector of zeros", "whose length is not 1", func(t *testing.T, dir string) {
-			rewriteFaiss(t, dir, 0)
-		}},
-	}
-	for _, c := range cases {
+	for _, c := range damages {
 		t.Run(c.name, func(t *testing.T) {
 			dir, _ := committedStore(t)
 			c.damage(t, dir)
@@ -196,6 +199,9 @@ func TestDamagedIndexIsRebuiltNotServed(t *testing.T) {
 			if !strings.Contains(logs.String(), c.logged) {
 				t.Fatalf("log does not say %q:\n%s", c.logged, logs.String())
 			}
+			if err := s.OpenErr(); !IsDamaged(err) || !strings.Contains(err.Error(), c.logged) {
+				t.Fatalf("OpenErr = %v, want the damage", err)
+			}
 			w, err := s.Begin()
 			if err != nil {
 				t.Fatal(err)
@@ -204,8 +210,43 @@ func TestDamagedIndexIsRebuiltNotServed(t *testing.T) {
 			if !w.Rebuilt() || len(w.Before()) != 0 {
 				t.Fatalf("rebuilt=%v before=%d: the damaged index was kept", w.Rebuilt(), len(w.Before()))
 			}
+			if err := s.OpenErr(); err != nil {
+				t.Fatalf("OpenErr = %v after the rebuild discarded the damage", err)
+			}
 		})
 	}
+}
+
+// TestVerifyFindsDamage: Verify, which status runs without a model, finds
+// every damage that keeps Open from serving an index, and passes a sound
+// index and a folder with none.
+func TestVerifyFindsDamage(t *testing.T) {
+	dir, _ := committedStore(t)
+	if err := Verify(dir); err != nil {
+		t.Fatalf("Verify on a sound index: %v", err)
+	}
+	if err := Verify(filepath.Join(t.TempDir(), "none")); err != nil {
+		t.Fatalf("Verify on a folder that does not exist: %v", err)
+	}
+	if err := Verify(t.TempDir()); err != nil {
+		t.Fatalf("Verify on an empty folder: %v", err)
+	}
+	for _, c := range damages {
+		t.Run(c.name, func(t *testing.T) {
+			dir, _ := committedStore(t)
+			c.damage(t, dir)
+			if err := Verify(dir); !IsDamaged(err) || !strings.Contains(err.Error(), c.logged) {
+				t.Fatalf("Verify = %v, want damage saying %q", err, c.logged)
+			}
+		})
+	}
+	t.Run("version file removed", func(t *testing.T) {
+		dir, _ := committedStore(t)
+		os.Remove(filepath.Join(dir, VersionFile))
+		if err := Verify(dir); !IsDamaged(err) {
+			t.Fatalf("Verify = %v", err)
+		}
+	})
 }
 
 // TestDamagedCommitOfAnotherProcessNotLoaded: a store that already serves

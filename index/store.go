@@ -42,6 +42,14 @@ var ErrLocked = errors.New("index is locked by another reindex")
 // errInconsistent marks committed files that disagree with each other.
 var errInconsistent = errors.New("index files disagree")
 
+// ErrOtherVersion means the index was built for another model or chunking.
+var ErrOtherVersion = errors.New("index was built by another model or chunking; it will be rebuilt")
+
+// IsDamaged reports whether err says the committed index files are damaged:
+// a checksum or size that does not match, files that disagree, a vector
+// that is not unit length. The cure is to rebuild the index.
+func IsDamaged(err error) bool { return errors.Is(err, errInconsistent) }
+
 // Options tune a Store.
 type Options struct {
 	// Compaction runs when tombstones exceed CompactRatio × live chunks and
@@ -72,6 +80,7 @@ type Store struct {
 	lock    *flock.Flock
 
 	current atomic.Pointer[Snapshot]
+	openErr atomic.Pointer[error] // see OpenErr
 
 	writerMu sync.Mutex  // serialises writers, refreshes and merge installs inside this process
 	writing  atomic.Bool // a Writer holds writerMu (others hold it only briefly)
@@ -139,9 +148,21 @@ func Open(dir string, v schema.Version, opts Options) (*Store, error) {
 		}
 		if err != nil {
 			s.log.Warn("index not loaded; the next reindex rebuilds it", "dir", dir, "err", err)
+			s.openErr.Store(&err)
 		}
 	}
 	return s, nil
+}
+
+// OpenErr says why Open serves an empty index in place of the one committed
+// in the folder: damage (IsDamaged), another model's index
+// (ErrOtherVersion), a file it could not read. It is nil when the commit
+// loaded, and once the store has since loaded, written or discarded one.
+func (s *Store) OpenErr() error {
+	if p := s.openErr.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 func tryLock(l *flock.Flock) bool {
@@ -175,6 +196,7 @@ func (s *Store) Acquire() *Snapshot {
 
 func (s *Store) publish(next *Snapshot) {
 	s.header = nil
+	s.openErr.Store(nil)
 	if old := s.current.Swap(next); old != nil {
 		old.Release()
 	}
@@ -214,16 +236,9 @@ func (s *Store) Refresh() (bool, error) {
 		return false, err
 	}
 	if !ok {
-		return false, errors.New("index was built by another model or chunking; it will be rebuilt")
+		return false, ErrOtherVersion
 	}
-	st, err := s.loadCommitted()
-	// Another process's commit (a background merge's install, say) may
-	// have replaced files while they were read: read again once it is done.
-	for try := 0; err != nil && try < 5 && s.commitMoved(stamp); try++ {
-		time.Sleep(10 * time.Millisecond)
-		stamp = s.stampFiles()
-		st, err = s.loadCommitted()
-	}
+	st, stamp, err := s.loadSettled(stamp)
 	if err != nil {
 		return false, err
 	}
@@ -235,6 +250,20 @@ func (s *Store) Refresh() (bool, error) {
 	s.loaded = stamp
 	s.publish(snap)
 	return true, nil
+}
+
+// loadSettled is loadCommitted for the commit stamp names. Another
+// process's commit (a background merge's install, say) may replace files
+// while they are read: then it reads again once that commit is done, and
+// returns the stamp of the commit it loaded.
+func (s *Store) loadSettled(stamp fileStamp) (*state, fileStamp, error) {
+	st, err := s.loadCommitted()
+	for try := 0; err != nil && try < 5 && s.commitMoved(stamp); try++ {
+		time.Sleep(10 * time.Millisecond)
+		stamp = s.stampFiles()
+		st, err = s.loadCommitted()
+	}
+	return st, stamp, err
 }
 
 // commitMoved reports whether a commit is under way or done since stamp.

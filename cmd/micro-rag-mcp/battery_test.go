@@ -261,6 +261,13 @@ func TestBatteryJSONRPCWire(t *testing.T) {
 	if e.Error.Code != -32700 {
 		t.Errorf("malformed line: %+v", e)
 	}
+	for _, id := range []string{`true`, `[1]`, `{}`} { // not an id JSON-RPC allows
+		s.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		json.Unmarshal(s.await("null"), &e)
+		if e.Error.Code != -32600 {
+			t.Errorf("id %s: %+v", id, e)
+		}
+	}
 	if ans := s.call(`7`, "ping", nil); !strings.Contains(string(ans), `"result"`) {
 		t.Errorf("ping after bad input: %s", ans)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
@@ -140,12 +141,20 @@ func (c *common) openSubcommandEngine(ctx context.Context, stderr io.Writer, rea
 	return eng, func() { eng.Close(); cleanup() }, nil
 }
 
-func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// searchExitNote is search's exit statuses, for its --help.
+const searchExitNote = `Exit status: 0 when passages were found, 1 when none matched, 2 on an
+error (bad flags, a missing model, a damaged index, ...).
+`
+
+func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	// 1 means no match alone, so a script can tell it from a failure.
+	defer func() { err = withExitCode(err, 2) }()
 	var c common
 	var topK int
 	var threshold float64
 	var asJSON bool
 	fs := newFlagSet("search", `micro-rag-mcp search --data-folder DIR [--top-k N] [--score-threshold X] [--search-mode M] [--json] "QUERY"`, stderr)
+	addUsageNote(fs, searchExitNote)
 	c.register(fs)
 	quietByDefault(fs)
 	c.registerSearchMode(fs)
@@ -165,13 +174,25 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"query": query, "top_k": float64(topK), "score_threshold": threshold,
 	})
 	if err != nil {
-		return &exitError{code: 2, err: err}
+		return &exitError{code: 2, err: err, usage: true}
 	}
 	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr, true)
 	if err != nil {
 		return err
 	}
 	defer closeEngine()
+	// The engine serves a damaged index as empty (a server rebuilds it);
+	// "no match" would hide the damage.
+	if err := eng.IndexErr(); err != nil {
+		dir := eng.Status().IndexFolder
+		switch {
+		case index.IsDamaged(err):
+			return c.unusableIndex(2, dir, "is damaged: "+err.Error())
+		case errors.Is(err, index.ErrOtherVersion):
+			return c.unusableIndex(2, dir, "was built by another model or chunking")
+		}
+		return fmt.Errorf("the index in %s could not be loaded: %w", dir, err)
+	}
 	res, err := eng.Search(ctx, req)
 	if err != nil {
 		return err
@@ -201,7 +222,7 @@ func printResults(w io.Writer, res []engine.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RANK\tSCORE\tWHERE\tSNIPPET")
 	for i, r := range res {
-		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", i+1, r.Score, mcpserver.Citation(r), mcpserver.OneLine(r.Snippet, 90))
+		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", i+1, r.Score, mcpserver.Visible(mcpserver.Citation(r)), mcpserver.OneLine(r.Snippet, 90))
 	}
 	tw.Flush()
 }
@@ -245,10 +266,19 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
+// statusExitNote is status's exit statuses, for its --help.
+const statusExitNote = `The index is loaded with the checks a search makes (sizes and checksums of
+its files, their agreement, unit-length vectors).
+
+Exit status: 0 when the index is sound or not built yet, 1 when it is
+damaged (rebuild it with reindex --force) or on an error, 2 on a usage error.
+`
+
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var c common
 	var asJSON bool
 	fs := newFlagSet("status", "micro-rag-mcp status --data-folder DIR [--json]", stderr)
+	addUsageNote(fs, statusExitNote)
 	c.register(fs)
 	quietByDefault(fs)
 	fs.BoolVar(&asJSON, "json", false, "print the status as JSON")
@@ -272,8 +302,18 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if asJSON {
-		return writeJSON(stdout, st)
+		err = writeJSON(stdout, st)
+	} else {
+		err = printStatus(stdout, st)
 	}
+	if err == nil && st.Integrity == engine.IntegrityDamaged {
+		err = c.unusableIndex(1, st.IndexFolder, "is damaged: "+st.Damage)
+	}
+	return err
+}
+
+// printStatus writes a status as a table for people.
+func printStatus(stdout io.Writer, st engine.Status) error {
 	last := "never"
 	if !st.LastReindex.IsZero() {
 		last = st.LastReindex.Local().Format(time.RFC3339)
@@ -284,27 +324,68 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	ch := st.ChangedDisk
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "data folder:\t%s\n", st.DataFolder)
-	fmt.Fprintf(tw, "index folder:\t%s\n", st.IndexFolder)
+	fmt.Fprintf(tw, "data folder:\t%s\n", mcpserver.Visible(st.DataFolder))
+	fmt.Fprintf(tw, "index folder:\t%s\n", mcpserver.Visible(st.IndexFolder))
+	if st.Integrity == engine.IntegrityDamaged {
+		fmt.Fprintf(tw, "integrity:\tDAMAGED: %s\n", mcpserver.OneLine(st.Damage, 200))
+	} else {
+		fmt.Fprintf(tw, "integrity:\t%s (file sizes and checksums, their agreement, vector lengths)\n", st.Integrity)
+	}
 	fmt.Fprintf(tw, "files:\t%d\n", st.Files)
 	fmt.Fprintf(tw, "chunks:\t%d\n", st.Chunks)
 	fmt.Fprintf(tw, "tombstones:\t%d\n", st.Tombstones)
-	fmt.Fprintf(tw, "model:\t%s\n", model)
+	fmt.Fprintf(tw, "model:\t%s\n", mcpserver.Visible(model))
 	fmt.Fprintf(tw, "index size:\t%s\n", st.IndexSize())
 	fmt.Fprintf(tw, "last reindex:\t%s\n", last)
 	fmt.Fprintf(tw, "changed on disk since:\t%d new, %d modified, %d deleted\n", ch.New, ch.Modified, ch.Deleted)
 	for _, p := range ch.Examples {
-		fmt.Fprintf(tw, "\t  %s\n", p)
+		fmt.Fprintf(tw, "\t  %s\n", mcpserver.Visible(p))
 	}
 	fmt.Fprintf(tw, "failed files:\t%d\n", len(st.Failed))
 	for _, f := range st.Failed {
-		fmt.Fprintf(tw, "\t  %s: %s\n", f.Path, mcpserver.OneLine(f.Reason, 120))
+		fmt.Fprintf(tw, "\t  %s: %s\n", mcpserver.Visible(f.Path), mcpserver.OneLine(f.Reason, 120))
 	}
 	return tw.Flush()
 }
 
+// unusableIndex says that the index in dir cannot serve a search, with
+// problem saying why ("is damaged: ..."), and how to rebuild it; code is
+// the exit status.
+func (c *common) unusableIndex(code int, dir, problem string) error {
+	return &exitError{code: code, err: fmt.Errorf("the index in %s %s; search will not use it until it is rebuilt. To fix, run: %s",
+		dir, problem, c.rebuildCommand())}
+}
+
+// rebuildCommand is the reindex command line that rebuilds this index.
+func (c *common) rebuildCommand() string {
+	args := []string{"micro-rag-mcp", "reindex", "--force", "--data-folder", shellQuote(c.dataFolder)}
+	if c.indexFolder != "" {
+		args = append(args, "--index-folder", shellQuote(c.indexFolder))
+	}
+	if c.model != engine.DefaultModel {
+		args = append(args, "--model", shellQuote(c.model))
+	}
+	return strings.Join(args, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it holds more than plain
+// path characters.
+func shellQuote(s string) string {
+	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:,=@%", r))
+	}) < 0
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// writeJSON prints v as indented JSON that is safe on a terminal (VisibleJSON).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(mcpserver.VisibleJSON(b), '\n'))
+	return err
 }

@@ -108,14 +108,20 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, er
 	}
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		// flag would print its error with the argument raw; run prints it
+		// escaped (mcpserver.Visible), after the usage printed here.
+		stderr := fs.Output()
+		fs.SetOutput(io.Discard)
+		err := fs.Parse(args)
+		fs.SetOutput(stderr)
+		if err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				fs.SetOutput(stdout)
 				fs.Usage()
 				return nil, errHelp
 			}
-			// flag already printed the error and usage to stderr.
-			return nil, &exitError{code: 2, err: err}
+			fs.Usage()
+			return nil, &exitError{code: 2, err: err, usage: true}
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -126,6 +132,15 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, er
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
+	}
+}
+
+// addUsageNote prints note after the options in fs's usage.
+func addUsageNote(fs *flag.FlagSet, note string) {
+	usage := fs.Usage
+	fs.Usage = func() {
+		usage()
+		fmt.Fprint(fs.Output(), "\n"+note)
 	}
 }
 

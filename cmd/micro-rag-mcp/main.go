@@ -14,6 +14,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 )
 
 // version and commit are set at link time by make build and make dist
@@ -51,16 +53,27 @@ func printVersion(w io.Writer) {
 	fmt.Fprintf(w, "micro-rag-mcp %s (commit %s, %s)\n", buildVersion(), buildCommit(), runtime.Version())
 }
 
-// exitError carries an exit code: 2 for usage errors, 1 for the rest.
+// exitError carries an exit status: 2 for usage errors, 1 for the rest,
+// unless a command says otherwise (search: 1 is no match alone).
 type exitError struct {
-	code int
-	err  error
+	code  int
+	err   error
+	usage bool // the command line is wrong: point at --help
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
 
 func usageErr(format string, a ...any) error {
-	return &exitError{code: 2, err: fmt.Errorf(format, a...)}
+	return &exitError{code: 2, err: fmt.Errorf(format, a...), usage: true}
+}
+
+// withExitCode gives err the exit status code unless it carries one.
+func withExitCode(err error, code int) error {
+	var ee *exitError
+	if err == nil || errors.Is(err, errHelp) || errors.As(err, &ee) {
+		return err
+	}
+	return &exitError{code: code, err: err}
 }
 
 func main() {
@@ -95,13 +108,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		fmt.Fprintf(stderr, "micro-rag-mcp: %v\n", ee.err)
-		if ee.code == 2 {
+		fmt.Fprintf(stderr, "micro-rag-mcp: %s\n", mcpserver.Visible(ee.err.Error()))
+		if ee.usage {
 			fmt.Fprintln(stderr, "Run 'micro-rag-mcp --help' for usage.")
 		}
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "micro-rag-mcp: %v\n", err)
+	// Errors quote file names and folders: escape what a terminal acts on.
+	fmt.Fprintf(stderr, "micro-rag-mcp: %s\n", mcpserver.Visible(err.Error()))
 	return 1
 }
 
@@ -115,6 +129,10 @@ Usage:
   micro-rag-mcp status  --data-folder DIR
 
 Run 'micro-rag-mcp COMMAND --help' for the options of a command.
+
+Exit status: 0 on success, 2 on a usage error, 1 on any other error (for
+status, a damaged index too); but search exits 1 only when no passage
+matched, and 2 on any error.
 `)
 }
 

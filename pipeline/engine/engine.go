@@ -74,23 +74,41 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Status describes the index for humans (the CLI's status command).
+// Status describes the index for humans (the CLI's status command, whose
+// --json prints it: every field is always there, lists empty rather than
+// left out).
 type Status struct {
 	DataFolder  string    `json:"data_folder"`
 	IndexFolder string    `json:"index_folder"`
-	ModelReady  bool      `json:"model_ready,omitempty"`
+	ModelReady  bool      `json:"-"` // Status of a running engine only
 	Model       string    `json:"model"`
 	Files       int       `json:"files"`
 	Chunks      int       `json:"chunks"`
 	Tombstones  int       `json:"tombstones"`
 	IndexBytes  int64     `json:"index_bytes"`
 	LastReindex time.Time `json:"last_reindex"`
-	Reindexing  bool      `json:"reindexing,omitempty"`
+	Reindexing  bool      `json:"-"` // Status of a running engine only
 	// What ReadStatus adds: files that could not be read (from the runs
-	// that last looked at them) and how the folder differs from the index.
-	Failed      []stages.Failure `json:"failed,omitempty"`
+	// that last looked at them), how the folder differs from the index,
+	// and whether the index passes the checks a search makes on it.
+	Failed      []stages.Failure `json:"failed"`
 	ChangedDisk DiskChanges      `json:"changed_on_disk"`
+	// Integrity is IntegrityOK, IntegrityDamaged (Damage says what failed)
+	// or "" when the index was not checked (Status of a running engine).
+	Integrity string `json:"integrity"`
+	Damage    string `json:"damage"`
 }
+
+// Integrity values of a Status.
+const (
+	// IntegrityOK: the index loaded with every check a search makes
+	// (sizes and checksums of its files, their agreement, unit-length
+	// vectors), or there is no index yet.
+	IntegrityOK = "ok"
+	// IntegrityDamaged: a check failed; search refuses the index until a
+	// reindex with force rebuilds it.
+	IntegrityDamaged = "damaged"
+)
 
 // IndexSize is IndexBytes for people, such as "1.5 MB".
 func (s Status) IndexSize() string { return extract.HumanBytes(s.IndexBytes) }
@@ -501,6 +519,22 @@ func (e *Engine) Status() Status {
 		}
 	}
 	return st
+}
+
+// IndexErr says why the index committed on disk is not what this engine
+// serves (index.Store.OpenErr): damage (index.IsDamaged), another model's
+// index (index.ErrOtherVersion), a file it could not read. It is nil while
+// the model loads, and once a reindex has replaced that index.
+func (e *Engine) IndexErr() error {
+	select {
+	case <-e.ready:
+	default:
+		return nil
+	}
+	if e.store == nil {
+		return nil
+	}
+	return e.store.OpenErr()
 }
 
 // Close stops background work and frees the model and index.

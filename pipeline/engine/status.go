@@ -57,23 +57,31 @@ type DiskChanges struct {
 	New      int      `json:"new"`
 	Modified int      `json:"modified"`
 	Deleted  int      `json:"deleted"`
-	Examples []string `json:"examples,omitempty"` // a few changed paths
+	Examples []string `json:"examples"` // a few changed paths
 }
 
 // ReadStatus reports on the index from its files alone: no model, no ONNX
-// Runtime, no lock, nothing written. It walks the data folder with the
-// current ignore rules to count what changed since the last commit.
+// Runtime, no lock, nothing written. It loads the index with the checks a
+// search makes (index.Verify) and walks the data folder with the current
+// ignore rules to count what changed since the last commit. A damaged
+// index is reported in the Status, not as an error.
 func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
-	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder}
+	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Integrity: IntegrityOK,
+		Failed: []stages.Failure{}, ChangedDisk: DiskChanges{Examples: []string{}}}
 	sum, err := index.ReadSummary(e.cfg.IndexFolder)
-	if err != nil {
+	if err == nil {
+		err = index.Verify(e.cfg.IndexFolder)
+	}
+	if index.IsDamaged(err) {
+		st.Integrity, st.Damage = IntegrityDamaged, err.Error()
+	} else if err != nil {
 		return st, err
 	}
 	st.Model, st.Files, st.Chunks, st.Tombstones, st.IndexBytes = sum.Model, len(sum.Files), sum.Chunks, sum.Tombstones, sum.Bytes
 	st.LastReindex, _ = time.Parse(time.RFC3339, sum.LastReindex)
 	if b, err := os.ReadFile(filepath.Join(e.cfg.IndexFolder, LastRunFile)); err == nil {
 		var lr lastRun
-		if json.Unmarshal(b, &lr) == nil {
+		if json.Unmarshal(b, &lr) == nil && lr.Failures != nil {
 			st.Failed = lr.Failures
 		}
 	}

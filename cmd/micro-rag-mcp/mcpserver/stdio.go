@@ -27,8 +27,9 @@ const idPrefix = "micro-rag#"
 // client that never reads its answers cannot grow the table without end.
 const maxPendingIDs = 1 << 14
 
-// ServeStdio serves s on stdin/stdout like server.StdioServer, with two
-// repairs in front of it: messages are capped at MaxMessageBytes, and
+// ServeStdio serves s on stdin/stdout like server.StdioServer, with three
+// repairs in front of it: messages are capped at MaxMessageBytes, a request
+// whose id is not a string, number or null is refused as invalid, and
 // request ids and progress tokens come back byte for byte as sent. mcp-go
 // decodes a number through float64, which rounds values above 2^53 and
 // mangles longer ones, so each request id (and its progress token) is
@@ -88,7 +89,12 @@ func (w *wire) pump(in io.Reader, to io.Writer) error {
 				return werr
 			}
 		} else if len(line) > 0 {
-			if _, werr := to.Write(w.inbound(line)); werr != nil {
+			msg, ok := w.inbound(line)
+			if !ok {
+				if werr := w.reply(badIDError); werr != nil {
+					return werr
+				}
+			} else if _, werr := to.Write(msg); werr != nil {
 				return werr
 			}
 		}
@@ -108,6 +114,11 @@ func (w *wire) pump(in io.Reader, to io.Writer) error {
 var oversizeError = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message longer than ` +
 	strconv.Itoa(MaxMessageBytes) + ` bytes; it was discarded"}}` + "\n")
 
+// badIDError answers a request whose id is not a string, a number or null.
+// mcp-go would echo such an id back in a success; JSON-RPC 2.0 makes the
+// request invalid, and an id that cannot be trusted is answered as null.
+var badIDError = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string, a number or null"}}` + "\n")
+
 // reply writes a message of the wire layer's own.
 func (w *wire) reply(msg []byte) error {
 	w.mu.Lock()
@@ -118,57 +129,65 @@ func (w *wire) reply(msg []byte) error {
 
 // inbound returns line with a request's id, or a cancellation's requestId,
 // replaced by ours. Anything else (responses, notifications, batches, bad
-// JSON) passes unchanged for mcp-go to handle or reject.
-func (w *wire) inbound(line []byte) []byte {
+// JSON) passes unchanged for mcp-go to handle or reject. ok is false for a
+// request whose id is of a type JSON-RPC forbids; the caller answers it.
+func (w *wire) inbound(line []byte) (msg []byte, ok bool) {
 	fields, ok := topFields(line)
 	if !ok {
-		return line
+		return line, true
 	}
 	method, hasMethod := fields["method"]
 	if !hasMethod {
-		return line // a response to a request of ours
+		return line, true // a response to a request of ours
 	}
-	if id, ok := fields["id"]; ok && isIDValue(line[id.start:id.end]) {
+	if id, ok := fields["id"]; ok {
+		raw := line[id.start:id.end]
+		if string(raw) == "null" {
+			return line, true // mcp-go takes it for a notification
+		}
+		if !isIDValue(raw) {
+			return nil, false
+		}
 		token, hasToken := progressToken(line, fields)
 		w.mu.Lock()
-		ours := w.remember(line[id.start:id.end])
+		ours := w.remember(raw)
 		if hasToken {
 			w.progress[w.next] = bytes.Clone(line[token.start:token.end])
 		}
 		w.mu.Unlock()
 		if hasToken && token.start > id.start { // splice the later one first
 			line = splice(line, token, ours)
-			return splice(line, id, ours)
+			return splice(line, id, ours), true
 		}
 		line = splice(line, id, ours)
 		if hasToken {
 			line = splice(line, token, ours)
 		}
-		return line
+		return line, true
 	}
 	if string(line[method.start:method.end]) != `"notifications/cancelled"` {
-		return line
+		return line, true
 	}
 	params, ok := fields["params"]
 	if !ok {
-		return line
+		return line, true
 	}
 	pfields, ok := topFields(line[params.start:params.end])
 	if !ok {
-		return line
+		return line, true
 	}
 	rid, ok := pfields["requestId"]
 	if !ok {
-		return line
+		return line, true
 	}
 	raw := line[params.start+rid.start : params.start+rid.end]
 	w.mu.Lock()
 	n, known := w.byRaw[string(raw)]
 	w.mu.Unlock()
 	if !known {
-		return line
+		return line, true
 	}
-	return splice(line, span{params.start + rid.start, params.start + rid.end}, ourID(n))
+	return splice(line, span{params.start + rid.start, params.start + rid.end}, ourID(n)), true
 }
 
 // remember stores the client's id and returns ours. Call with mu held.

@@ -141,13 +141,13 @@ func TestWirePassesOtherMessages(t *testing.T) {
 		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":1,"method":"ping"} trailing`,
 	} {
-		if got := w.inbound([]byte(line)); !bytes.Equal(got, []byte(line)) {
+		if got, ok := w.inbound([]byte(line)); !ok || !bytes.Equal(got, []byte(line)) {
 			t.Errorf("%s rewritten to %s", line, got)
 		}
 	}
 	// A cancellation names the request by the client's id.
-	req := w.inbound([]byte(`{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/call"}`))
-	cancel := w.inbound([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":123456789012345678901234567890}}`))
+	req, _ := w.inbound([]byte(`{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"tools/call"}`))
+	cancel, _ := w.inbound([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":123456789012345678901234567890}}`))
 	var r, c struct {
 		ID     string `json:"id"`
 		Params struct {
@@ -168,7 +168,7 @@ func TestWireKeepsProgressTokensExact(t *testing.T) {
 	var out bytes.Buffer
 	w.out = &out
 	for _, tok := range []string{`123456789012345678901234567890`, `"p-1"`, `7`} {
-		in := w.inbound([]byte(`{"jsonrpc":"2.0","method":"tools/call","params":{"_meta":{"progressToken":` + tok + `},"name":"reindex"},"id":5}`))
+		in, _ := w.inbound([]byte(`{"jsonrpc":"2.0","method":"tools/call","params":{"_meta":{"progressToken":` + tok + `},"name":"reindex"},"id":5}`))
 		var req struct {
 			ID     string `json:"id"`
 			Params struct {
@@ -187,5 +187,37 @@ func TestWireKeepsProgressTokensExact(t *testing.T) {
 		if len(lines) != 2 || rawID(t, lines[0]) != "5" || !strings.Contains(lines[1], `"progressToken":`+tok+`}`) {
 			t.Errorf("token %s came back as %q", tok, lines)
 		}
+	}
+}
+
+// TestWireRefusesIDsOfOtherTypes: JSON-RPC 2.0 ids are strings, numbers or
+// null; a request with any other id is an Invalid Request, answered with
+// id null because its id cannot be echoed. The session goes on.
+func TestWireRefusesIDsOfOtherTypes(t *testing.T) {
+	in, lines := wireSession(t)
+	for _, id := range []string{`true`, `false`, `[1]`, `{}`, `{"a":1}`, `[]`} {
+		msg := `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}` + "\n"
+		if _, err := io.WriteString(in, msg); err != nil {
+			t.Fatal(err)
+		}
+		got := next(t, lines)
+		var e struct {
+			ID    json.RawMessage `json:"id"`
+			Error struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(got), &e); err != nil {
+			t.Fatalf("id %s answered %q: %v", id, got, err)
+		}
+		if string(e.ID) != "null" || e.Error.Code != -32600 {
+			t.Errorf("id %s answered %s; want error -32600 with id null", id, got)
+		}
+	}
+	if _, err := io.WriteString(in, `{"jsonrpc":"2.0","id":3,"method":"ping"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, lines); rawID(t, got) != "3" || !strings.Contains(got, `"result"`) {
+		t.Errorf("ping after refused ids answered %s", got)
 	}
 }

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// statusKeys are the members status --json always prints (README).
+var statusKeys = []string{"changed_on_disk", "chunks", "damage", "data_folder", "failed", "files",
+	"index_bytes", "index_folder", "integrity", "last_reindex", "model", "tombstones"}
+
+// statusJSON runs status --json and returns its exit code and members.
+func statusJSON(t *testing.T, args ...string) (int, map[string]json.RawMessage, string) {
+	t.Helper()
+	code, stdout, stderr := runBinary(t, append([]string{"status", "--json"}, args...)...)
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Fatalf("status --json: exit %d, not JSON (%v):\n%s\n%s", code, err, stdout, stderr)
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if !slices.Equal(keys, statusKeys) {
+		t.Errorf("status --json members %v, want %v", keys, statusKeys)
+	}
+	return code, m, stderr
+}
+
+// statusValue is the value of a line "name: value" of status's table.
+func statusValue(table, name string) string {
+	for _, line := range strings.Split(table, "\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// TestStatusFindsDamagedIndex: status loads the index with the checks a
+// search makes. On a sound index it says so, with every JSON member
+// present; on one with a flipped byte it exits 1 naming the damage and the
+// command that rebuilds it, search exits 2 instead of "no match", and that
+// command makes both well again.
+func TestStatusFindsDamagedIndex(t *testing.T) {
+	data := copySample(t)
+	code, m, stderr := statusJSON(t, "--data-folder", data) // never indexed
+	if code != 0 || string(m["failed"]) != "[]" || string(m["integrity"]) != `"ok"` {
+		t.Errorf("status --json before indexing: exit %d, failed %s, integrity %s\n%s", code, m["failed"], m["integrity"], stderr)
+	}
+	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data); code != 0 {
+		t.Fatalf("reindex: exit %d\n%s", code, stderr)
+	}
+	code, m, stderr = statusJSON(t, "--data-folder", data)
+	var changed map[string]json.RawMessage
+	json.Unmarshal(m["changed_on_disk"], &changed)
+	if code != 0 || string(m["failed"]) != "[]" || string(changed["examples"]) != "[]" ||
+		string(m["integrity"]) != `"ok"` || string(m["damage"]) != `""` {
+		t.Errorf("status --json on a clean index: exit %d, failed %s, examples %s, integrity %s, damage %s\n%s",
+			code, m["failed"], changed["examples"], m["integrity"], m["damage"], stderr)
+	}
+	if code, stdout, stderr := runBinary(t, "status", "--data-folder", data); code != 0 || !strings.HasPrefix(statusValue(stdout, "integrity"), "ok (") {
+		t.Errorf("status on a clean index: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	// Damage that keeps the file's size, as index/integrity_test.go does.
+	damage(t, filepath.Join(data, "index", "faiss.index"), "", "AAAA")
+
+	fix := "micro-rag-mcp reindex --force --data-folder " + data
+	code, stdout, stderr := runBinary(t, "status", "--data-folder", data)
+	if code != 1 || !strings.HasPrefix(statusValue(stdout, "integrity"), "DAMAGED: index files disagree: faiss.index has checksum") ||
+		!strings.Contains(stderr, "is damaged") || !strings.Contains(stderr, "faiss.index has checksum") || !strings.Contains(stderr, fix) {
+		t.Errorf("status on a damaged index: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	code, m, stderr = statusJSON(t, "--data-folder", data)
+	if code != 1 || string(m["integrity"]) != `"damaged"` || !strings.Contains(string(m["damage"]), "faiss.index has checksum") {
+		t.Errorf("status --json on a damaged index: exit %d, integrity %s, damage %s\n%s", code, m["integrity"], m["damage"], stderr)
+	}
+	code, stdout, stderr = runBinary(t, "search", "--data-folder", data, "parental leave")
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "is damaged") || !strings.Contains(stderr, fix) {
+		t.Errorf("search on a damaged index: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+
+	if code, _, stderr := runBinary(t, "reindex", "--force", "--data-folder", data); code != 0 {
+		t.Fatalf("the fix status named: exit %d\n%s", code, stderr)
+	}
+	if code, stdout, stderr := runBinary(t, "status", "--data-folder", data); code != 0 || !strings.HasPrefix(statusValue(stdout, "integrity"), "ok (") {
+		t.Errorf("status after the fix: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr := runBinary(t, "search", "--data-folder", data, "parental leave"); code != 0 {
+		t.Errorf("search after the fix: exit %d\n%s", code, stderr)
+	}
+
+	// A file list that no longer matches its checksum: status cannot even
+	// count the files, and says why.
+	damage(t, filepath.Join(data, "index", "files.json"), `"onboarding-guide.md"`, `"O`)
+	code, stdout, stderr = runBinary(t, "status", "--data-folder", data)
+	if code != 1 || !strings.HasPrefix(statusValue(stdout, "integrity"), "DAMAGED: ") || !strings.Contains(stderr, "files.json has checksum") {
+		t.Errorf("status on a damaged file list: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr := runBinary(t, "search", "--data-folder", data, "parental leave"); code != 2 || !strings.Contains(stderr, "is damaged") {
+		t.Errorf("search on a damaged file list: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestSearchExitCodes: 0 when passages were found, 1 when none matched
+// (and only then), 2 for every error; --help says so.
+func TestSearchExitCodes(t *testing.T) {
+	data := copySample(t)
+	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data); code != 0 {
+		t.Fatalf("reindex: exit %d\n%s", code, stderr)
+	}
+	cases := []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"found", []string{"parental leave"}, 0, ""},
+		{"no match", []string{"--score-threshold", "1", "parental leave"}, 1, "no passages matched"},
+		{"bad flag", []string{"--top-k", "many", "parental leave"}, 2, "invalid value"},
+		{"bad top-k", []string{"--top-k", "99", "parental leave"}, 2, "top_k"},
+		{"no query", nil, 2, "search needs a query"},
+		{"missing model", []string{"--model-dir", filepath.Join(t.TempDir(), "none"), "parental leave"}, 2, "To fix"},
+		{"missing data folder", []string{"--data-folder", filepath.Join(data, "gone"), "parental leave"}, 2, "does not exist"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runBinary(t, append([]string{"search", "--data-folder", data}, tc.args...)...)
+			if code != tc.code || !strings.Contains(stderr, tc.says) {
+				t.Errorf("exit %d, want %d with %q; stderr:\n%s", code, tc.code, tc.says, stderr)
+			}
+		})
+	}
+	// An index of another model is not "no match" either.
+	version := filepath.Join(data, "index", "version")
+	raw, err := os.ReadFile(version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	v["model"] = "some-other-model sha256:0000000000000000"
+	raw, _ = json.Marshal(v)
+	if err := os.WriteFile(version, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runBinary(t, "search", "--data-folder", data, "parental leave"); code != 2 ||
+		!strings.Contains(stderr, "was built by another model") || !strings.Contains(stderr, "reindex --force") {
+		t.Errorf("search on another model's index: exit %d\n%s", code, stderr)
+	}
+	for _, cmd := range []string{"search", "status"} {
+		if code, stdout, _ := runBinary(t, cmd, "--help"); code != 0 || !strings.Contains(stdout, "Exit status: 0 when") {
+			t.Errorf("%s --help does not give the exit statuses: exit %d\n%s", cmd, code, stdout)
+		}
+	}
+}
+
+// damage overwrites the start of the first occurrence of old in a file
+// with bad, or its middle when old is "", keeping the file's size.
+func damage(t *testing.T, path, old, bad string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := len(raw) / 2
+	if old != "" {
+		if at = strings.Index(string(raw), old); at < 0 {
+			t.Fatalf("%q not in %s", old, path)
+		}
+	}
+	copy(raw[at:], bad)
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -207,6 +207,9 @@ func parseLine(line string) (pattern, bool) {
 		return pattern{}, false
 	}
 	p.segs = strings.Split(gitClass(line), "/")
+	if p.anchored {
+		p.segs = compileSegs(p.segs)
+	}
 	return p, true
 }
 
@@ -219,25 +222,56 @@ func (p pattern) match(parts []string, isDir bool) bool {
 	if !p.anchored {
 		return segMatch(p.segs[0], parts[len(parts)-1])
 	}
-	return matchSegs(p.segs, parts)
+	ok, _ := matchSegs(p.segs, parts)
+	return ok
 }
 
-func matchSegs(segs, parts []string) bool {
-	if len(segs) == 0 {
-		return len(parts) == 0
-	}
-	if segs[0] == "**" {
-		if len(segs) == 1 {
-			return len(parts) > 0 // "dir/**": what is inside dir, not dir
+// compileSegs rewrites an anchored pattern's segments so that "**" always
+// means "zero or more segments": a run of "**" is one, and a trailing "**"
+// (one or more: "dir/**" is what is inside dir, not dir) becomes "*/**".
+func compileSegs(segs []string) []string {
+	out := make([]string, 0, len(segs)+1)
+	for _, s := range segs {
+		if s == "**" && len(out) > 0 && out[len(out)-1] == "**" {
+			continue
 		}
-		for i := range len(parts) {
-			if matchSegs(segs[1:], parts[i:]) {
-				return true
-			}
-		}
-		return false
+		out = append(out, s)
 	}
-	return len(parts) > 0 && segMatch(segs[0], parts[0]) && matchSegs(segs[1:], parts[1:])
+	if out[len(out)-1] == "**" {
+		out = append(out[:len(out)-1], "*", "**")
+	}
+	return out
+}
+
+// matchSegs matches compiled segments against path segments, "**" being a
+// star over whole segments. Backtracking only to the latest "**" suffices
+// (an earlier one can never need to take more), so it takes at most about
+// len(segs)·len(parts) steps where plain recursion took exponentially many.
+// steps counts loop turns, for the test that bounds them.
+func matchSegs(segs, parts []string) (ok bool, steps int) {
+	si, pi := 0, 0
+	star, resume := -1, 0 // the latest "**", and the part it would take next
+	for pi < len(parts) {
+		steps++
+		switch {
+		case si < len(segs) && segs[si] == "**":
+			star, resume = si, pi
+			si++
+		case si < len(segs) && segMatch(segs[si], parts[pi]):
+			si++
+			pi++
+		case star >= 0:
+			resume++
+			si, pi = star+1, resume
+		default:
+			return false, steps
+		}
+	}
+	for si < len(segs) && segs[si] == "**" {
+		si++
+		steps++
+	}
+	return si == len(segs), steps
 }
 
 // segMatch matches one path segment; "*" and "?" never cross a "/" here.

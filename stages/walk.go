@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/stages/confine"
 	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
 )
 
@@ -36,7 +37,7 @@ type Walker struct {
 // Failed (a folder with Dir set), so that its entries are kept, not dropped.
 func (w *Walker) Walk(ctx context.Context, emit func(*FileJob) error) error {
 	skip := "" // the index folder, when it lies inside the data folder
-	if data := w.Folder.Path; w.IndexFolder != "" && w.IndexFolder != data && within(data, w.IndexFolder) {
+	if data := w.Folder.Path; w.IndexFolder != "" && w.IndexFolder != data && confine.Within(data, w.IndexFolder) {
 		skip, _ = filepath.Rel(data, w.IndexFolder)
 		skip = filepath.ToSlash(skip)
 	}
@@ -211,16 +212,11 @@ func (w *Walker) stat(rel string, d fs.DirEntry) (fs.FileInfo, error) {
 	// A link into the index folder would index the index. This check is
 	// by path; what is read is confined by the root regardless.
 	if w.IndexFolder != "" {
-		if target, err := filepath.EvalSymlinks(filepath.Join(w.Folder.Path, rel)); err == nil && within(w.IndexFolder, target) {
+		if target, err := filepath.EvalSymlinks(filepath.Join(w.Folder.Path, rel)); err == nil && confine.Within(w.IndexFolder, target) {
 			return nil, ErrOutside
 		}
 	}
 	return fi, nil
-}
-
-func within(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }
 
 // Glob is a shell pattern relative to the data folder: * and ? stay within a

@@ -585,8 +585,8 @@ func TestBatterySpecialFiles(t *testing.T) {
 	s.initialize(`1`)
 	s.waitIndexed(sampleQueries[1].query, sampleQueries[1].path)
 	r := s.reindexTool(map[string]any{"force": true})
-	if r.ChunksTotal == 0 || r.FilesAdded != 0 {
-		t.Errorf("forced reindex with special files: %+v", r)
+	if r.ChunksTotal == 0 || r.FilesAdded != 0 || r.FilesFailed != 1 {
+		t.Errorf("forced reindex with special files: %+v, want one failed (the FIFO rule file)", r)
 	}
 	for _, p := range s.searchPaths(`"s"`, "pipe socket device") {
 		if strings.Contains(p, "pipe") || strings.Contains(p, "sock") || strings.Contains(p, "null") || strings.Contains(p, "zero") {

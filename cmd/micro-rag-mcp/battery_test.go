@@ -802,6 +802,53 @@ func asNobody(t *testing.T) (cmd func(args ...string) *exec.Cmd, data string) {
 	}, filepath.Join(base, "data")
 }
 
+// TestBatteryUnreadableRuleFile: a rule file the server cannot read
+// withholds its folder: the files there leave the index, and the reindex,
+// the log and status name the rule file, until it is readable again.
+func TestBatteryUnreadableRuleFile(t *testing.T) {
+	server, data := asNobody(t)
+	if err := os.CopyFS(data, os.DirFS("../../testdata/sample")); err != nil {
+		t.Fatal(err)
+	}
+	plan := "The choir rehearses the winter cantata in the old boathouse.\n"
+	os.MkdirAll(filepath.Join(data, "private"), 0o755)
+	os.WriteFile(filepath.Join(data, "private", "plan.md"), []byte(plan), 0o644)
+	rule := filepath.Join(data, "private", ".gitignore")
+	os.WriteFile(rule, []byte("nothing.md\n"), 0o644)
+	filepath.WalkDir(data, func(p string, d fs.DirEntry, err error) error { return os.Lchown(p, 65534, 65534) })
+	query := "choir rehearsal in the boathouse"
+
+	s := startRawCmd(t, server(serverArgs(data, "--watch=false")...))
+	s.initialize(`1`)
+	s.reindexTool(map[string]any{})
+	if p := s.searchPaths(`"f"`, query); len(p) == 0 || p[0] != "private/plan.md" {
+		t.Fatalf("readable rules: %q finds %v", query, p)
+	}
+
+	os.Chmod(rule, 0)
+	if r := s.reindexTool(map[string]any{}); r.FilesFailed != 1 || r.FilesRemoved != 1 {
+		t.Errorf("unreadable rule file: %+v, want 1 failed, 1 removed", r)
+	}
+	for _, p := range s.searchPaths(`"g"`, query) {
+		if strings.HasPrefix(p, "private/") {
+			t.Errorf("%s is served though its folder's rule file cannot be read", p)
+		}
+	}
+	if logs := s.logs.String(); !strings.Contains(logs, "private/.gitignore") || !strings.Contains(logs, "permission denied") {
+		t.Errorf("the rule file and the reason are not logged:\n%s", logs)
+	}
+	out, err := server("status", "--data-folder", data).Output()
+	if err != nil || !strings.Contains(string(out), "private/.gitignore") || !strings.Contains(string(out), "permission denied") {
+		t.Errorf("status does not name the rule file (%v):\n%s", err, out)
+	}
+
+	os.Chmod(rule, 0o644)
+	if r := s.reindexTool(map[string]any{}); r.FilesFailed != 0 || r.FilesAdded != 1 {
+		t.Errorf("readable again: %+v, want 1 added", r)
+	}
+	s.close()
+}
+
 // TestBatteryUnreadable runs the server as an unprivileged user: a file or
 // folder it cannot read is counted failed, logged with the reason, and
 // keeps its previous entries until it is readable again or really gone.

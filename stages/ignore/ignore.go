@@ -79,7 +79,8 @@ func (e *FileError) Error() string {
 
 func (e *FileError) Unwrap() error { return e.Err }
 
-// New returns the rules for root, with excludes given in gitignore syntax
+// New returns the rules for root (absolute, symlinks resolved, as links in
+// it are judged against it), with excludes given in gitignore syntax
 // relative to root. A malformed exclude pattern is an error.
 func New(root string, excludes []string) (*Rules, error) {
 	r := &Rules{root: root, dirs: map[string]folderRules{}}
@@ -213,6 +214,8 @@ func (r *Rules) read(key string) folderRules {
 // an error, never read in part.
 const maxRuleFile = 4 << 20
 
+var errTooBig = fmt.Errorf("larger than the %d MiB limit for a rule file", maxRuleFile>>20)
+
 // readRuleFile reads a rule file through the data folder's root (dir is
 // its path), nil when there is none. Anything else that is not a regular
 // file inside the folder, readable whole, is an error: a FIFO among them,
@@ -229,16 +232,15 @@ func readRuleFile(root *os.Root, dir, name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	tooBig := fmt.Errorf("larger than the %d MiB limit for a rule file", maxRuleFile>>20)
 	if fi.Size() > maxRuleFile {
-		return nil, tooBig
+		return nil, errTooBig
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxRuleFile+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(b) > maxRuleFile {
-		return nil, tooBig // it grew while we read
+		return nil, errTooBig // it grew while we read
 	}
 	return b, nil
 }

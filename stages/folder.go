@@ -1,14 +1,12 @@
 package stages
 
 import (
-	"errors"
-	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
+
+	"github.com/micro-rag/micro-rag-mcp/stages/confine"
 )
 
 // Folder is the data folder opened as an os.Root. Every listing, stat and
@@ -33,33 +31,17 @@ func OpenFolder(dir string) (*Folder, error) {
 func (f *Folder) Close() error { return f.root.Close() }
 
 // ErrOutside is a link that resolves outside the data folder.
-var ErrOutside = errors.New("symlink leads outside the data folder; not followed")
+var ErrOutside = confine.ErrOutside
 
-// Open opens a document for reading by its raw slash-separated name. What
-// was opened is checked, not the name: anything but a regular file is
-// refused. O_NONBLOCK keeps a FIFO swapped in for a file from stalling the
-// open.
+// Open opens a document for reading by its raw slash-separated name; only
+// a regular file is opened, and a FIFO does not stall (confine.OpenRegular).
 func (f *Folder) Open(name string) (*os.File, fs.FileInfo, error) {
-	file, err := inside(f, name, func(rel string) (*os.File, error) {
-		return f.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := file.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
-	}
-	if err != nil {
-		file.Close()
-		return nil, nil, err
-	}
-	return file, fi, nil
+	return confine.OpenRegular(f.root, f.Path, name)
 }
 
 // Stat follows links that stay inside the folder.
 func (f *Folder) Stat(name string) (fs.FileInfo, error) {
-	return inside(f, name, f.root.Stat)
+	return confine.Do(f.root, f.Path, name, f.root.Stat)
 }
 
 // ReadDir lists a folder by its raw slash-separated name ("." for the top),
@@ -76,29 +58,4 @@ func (f *Folder) ReadDir(name string) ([]fs.DirEntry, error) {
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	return entries, nil
-}
-
-// inside runs op on name through the root. os.Root refuses every absolute
-// link target, even one inside the folder; such a link is resolved by path
-// and op runs again, still through the root, on the relative result, so a
-// swap between the two steps cannot lead outside either.
-func inside[T any](f *Folder, name string, op func(string) (T, error)) (T, error) {
-	v, err := op(name)
-	var pe *fs.PathError
-	if err == nil || !errors.As(err, &pe) || pe.Err.Error() != "path escapes from parent" {
-		return v, err
-	}
-	target, rerr := filepath.EvalSymlinks(filepath.Join(f.Path, name))
-	if rerr != nil || !within(f.Path, target) || target == f.Path {
-		return v, ErrOutside
-	}
-	rel, rerr := filepath.Rel(f.Path, target)
-	if rerr != nil {
-		return v, ErrOutside
-	}
-	v, err = op(filepath.ToSlash(rel))
-	if errors.As(err, &pe) && pe.Err.Error() == "path escapes from parent" {
-		return v, ErrOutside
-	}
-	return v, err
 }

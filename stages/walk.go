@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/stages/confine"
 	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
 )
 
@@ -31,12 +32,16 @@ type Walker struct {
 
 // Walk calls emit with every allowed file under the data folder (or under
 // Paths) and stops at the first error emit returns. Hidden folders (".git",
-// ".cache"), node_modules and what the ignore rules name are skipped; a symlink is followed only when it resolves inside the data
-// folder. A folder or file that cannot be listed or examined is emitted as
-// Failed (a folder with Dir set), so that its entries are kept, not dropped.
+// ".cache"), node_modules and what the ignore rules name are skipped; a
+// symlink is followed only when it resolves inside the data folder. A
+// folder or file that cannot be listed or examined is emitted as Failed (a
+// folder with Dir set), so that its entries are kept, not dropped. A folder
+// whose rule file cannot be used is withheld instead: its rule file is
+// emitted as Failed and nothing below it, so its entries leave the index
+// rather than be served against rules that could not be read.
 func (w *Walker) Walk(ctx context.Context, emit func(*FileJob) error) error {
 	skip := "" // the index folder, when it lies inside the data folder
-	if data := w.Folder.Path; w.IndexFolder != "" && w.IndexFolder != data && within(data, w.IndexFolder) {
+	if data := w.Folder.Path; w.IndexFolder != "" && w.IndexFolder != data && confine.Within(data, w.IndexFolder) {
 		skip, _ = filepath.Rel(data, w.IndexFolder)
 		skip = filepath.ToSlash(skip)
 	}
@@ -52,10 +57,21 @@ func (w *Walker) Walk(ctx context.Context, emit func(*FileJob) error) error {
 }
 
 // walkPath walks one path of a scoped run, if it still exists and neither
-// it nor a folder above it is skipped.
+// it nor a folder above it is skipped or withheld.
 func (w *Walker) walkPath(ctx context.Context, p, skip string, emit func(*FileJob) error) error {
-	if !validRel(p) || w.skippedAbove(p, skip) {
+	if !validRel(p) {
 		return nil
+	}
+	// The folders above p, top first, as a full walk would meet them.
+	parts := strings.Split(p, "/")
+	for i := range len(parts) {
+		dir := strings.Join(parts[:i], "/")
+		if i > 0 && w.skipDir(dir, parts[i-1], skip) {
+			return nil
+		}
+		if withheld, err := w.withheld(dir, emit); withheld || err != nil {
+			return err
+		}
 	}
 	fi, err := w.Folder.root.Lstat(p)
 	if err != nil {
@@ -80,18 +96,6 @@ func validRel(p string) bool {
 		}
 	}
 	return true
-}
-
-// skippedAbove reports whether a folder above p is skipped, so a scoped
-// run leaves out what a full walk would never reach.
-func (w *Walker) skippedAbove(p, skip string) bool {
-	parts := strings.Split(p, "/")
-	for i := 1; i < len(parts); i++ {
-		if w.skipDir(strings.Join(parts[:i], "/"), parts[i-1], skip) {
-			return true
-		}
-	}
-	return false
 }
 
 func (w *Walker) skipDir(p, name, skip string) bool {
@@ -140,6 +144,9 @@ func (w *Walker) walkDir(ctx context.Context, rel, skip string, emit func(*FileJ
 			return nil // gone since it was listed
 		}
 		return w.failed(rel, true, err, emit)
+	}
+	if withheld, err := w.withheld(rel, emit); withheld || err != nil {
+		return err
 	}
 	for _, d := range entries {
 		if err := ctx.Err(); err != nil {
@@ -197,6 +204,21 @@ func (w *Walker) failed(rel string, dir bool, err error, emit func(*FileJob) err
 	return emit(&FileJob{Rel: enc, Name: rel, Dir: dir, Kind: Failed, Err: err})
 }
 
+// withheld reports whether the rule files of folder dir ("" or "." for the
+// top) cannot be used, and if so emits the broken one as Failed with the
+// reason. Checked after the folder is listed: one that cannot be listed at
+// all keeps its entries as before.
+func (w *Walker) withheld(dir string, emit func(*FileJob) error) (bool, error) {
+	if w.Rules == nil {
+		return false, nil
+	}
+	var fe *ignore.FileError
+	if !errors.As(w.Rules.Err(dir), &fe) {
+		return false, nil
+	}
+	return true, emit(&FileJob{Rel: schema.EncodePath(fe.Path), Name: fe.Path, Kind: Failed, Err: fe})
+}
+
 // stat returns what a directory entry is, following a symlink through the
 // folder's root: one that resolves outside the data folder, or into the
 // index, is not followed.
@@ -211,16 +233,11 @@ func (w *Walker) stat(rel string, d fs.DirEntry) (fs.FileInfo, error) {
 	// A link into the index folder would index the index. This check is
 	// by path; what is read is confined by the root regardless.
 	if w.IndexFolder != "" {
-		if target, err := filepath.EvalSymlinks(filepath.Join(w.Folder.Path, rel)); err == nil && within(w.IndexFolder, target) {
+		if target, err := filepath.EvalSymlinks(filepath.Join(w.Folder.Path, rel)); err == nil && confine.Within(w.IndexFolder, target) {
 			return nil, ErrOutside
 		}
 	}
 	return fi, nil
-}
-
-func within(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }
 
 // Glob is a shell pattern relative to the data folder: * and ? stay within a

@@ -55,6 +55,9 @@ func (w *Writer) Apply(job *FileJob) error {
 		w.seen = map[string]bool{}
 		w.lastCommit = time.Now()
 	}
+	if job.Kind == Failed && w.seen[job.Rel] {
+		return nil // a broken rule file, met again by a scoped run under its folder
+	}
 	w.seen[job.Rel] = true
 	switch job.Kind {
 	case Touched:

@@ -145,3 +145,23 @@ func TestWriterKeepsUnlistedFolder(t *testing.T) {
 		t.Errorf("removed %v, tally %+v", idx.removed, w.Tally)
 	}
 }
+
+// TestWriterDropsWithheldFolder: a folder withheld for its broken rule file
+// (reported once however often a scoped run meets it) loses its entries.
+func TestWriterDropsWithheldFolder(t *testing.T) {
+	idx := newMemIndex("docs/a.md", "docs/deep/b.md", "other.md")
+	w := &Writer{Index: idx}
+	broken := &FileJob{Rel: "docs/.gitignore", Kind: Failed, Err: errors.New("not a regular file but a FIFO")}
+	for _, job := range []*FileJob{broken, {Rel: "other.md", Kind: Unchanged}, broken} {
+		if err := w.Apply(job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(idx.removed)
+	if !slices.Equal(idx.removed, []string{"docs/a.md", "docs/deep/b.md"}) || w.Tally.FilesFailed != 1 || len(w.Failures) != 1 {
+		t.Errorf("removed %v, tally %+v, failures %v", idx.removed, w.Tally, w.Failures)
+	}
+}

@@ -579,11 +579,8 @@ func TestBatterySpecialFiles(t *testing.T) {
 	if err := syscall.Mknod(filepath.Join(data, "null.txt"), syscall.S_IFCHR|0o644, 1<<8|3); err != nil { // /dev/null: major 1, minor 3
 		t.Fatalf("mknod (the test runs as root in CI): %v", err)
 	}
-	// Rule files are read during the walk: FIFOs under their names must
-	// not stall it either.
-	if err := syscall.Mkfifo(filepath.Join(data, ".gitignore"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// Rule files are read during the walk: a FIFO under their name must
+	// not stall it either. It is no rule file, so its folder is left out.
 	if err := syscall.Mkfifo(filepath.Join(data, "ops", ".micro-rag-ignore"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -595,12 +592,17 @@ func TestBatterySpecialFiles(t *testing.T) {
 	s.initialize(`1`)
 	s.waitIndexed(sampleQueries[1].query, sampleQueries[1].path)
 	r := s.reindexTool(map[string]any{"force": true})
-	if r.ChunksTotal == 0 || r.FilesAdded != 0 {
-		t.Errorf("forced reindex with special files: %+v", r)
+	if r.ChunksTotal == 0 || r.FilesAdded != 0 || r.FilesFailed != 1 {
+		t.Errorf("forced reindex with special files: %+v, want one failed (the FIFO rule file)", r)
 	}
 	for _, p := range s.searchPaths(`"s"`, "pipe socket device") {
 		if strings.Contains(p, "pipe") || strings.Contains(p, "sock") || strings.Contains(p, "null") || strings.Contains(p, "zero") {
 			t.Errorf("special file indexed: %s", p)
+		}
+	}
+	for _, p := range s.searchPaths(`"ops"`, sampleQueries[3].query) {
+		if strings.HasPrefix(p, "ops/") {
+			t.Errorf("%s served though its folder's rule file is a FIFO", p)
 		}
 	}
 	s.close()
@@ -805,6 +807,53 @@ func asNobody(t *testing.T) (cmd func(args ...string) *exec.Cmd, data string) {
 		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		return c
 	}, filepath.Join(base, "data")
+}
+
+// TestBatteryUnreadableRuleFile: a rule file the server cannot read
+// withholds its folder: the files there leave the index, and the reindex,
+// the log and status name the rule file, until it is readable again.
+func TestBatteryUnreadableRuleFile(t *testing.T) {
+	server, data := asNobody(t)
+	if err := os.CopyFS(data, os.DirFS("../../testdata/sample")); err != nil {
+		t.Fatal(err)
+	}
+	plan := "The choir rehearses the winter cantata in the old boathouse.\n"
+	os.MkdirAll(filepath.Join(data, "private"), 0o755)
+	os.WriteFile(filepath.Join(data, "private", "plan.md"), []byte(plan), 0o644)
+	rule := filepath.Join(data, "private", ".gitignore")
+	os.WriteFile(rule, []byte("nothing.md\n"), 0o644)
+	filepath.WalkDir(data, func(p string, d fs.DirEntry, err error) error { return os.Lchown(p, 65534, 65534) })
+	query := "choir rehearsal in the boathouse"
+
+	s := startRawCmd(t, server(serverArgs(data, "--watch=false")...))
+	s.initialize(`1`)
+	s.reindexTool(map[string]any{})
+	if p := s.searchPaths(`"f"`, query); len(p) == 0 || p[0] != "private/plan.md" {
+		t.Fatalf("readable rules: %q finds %v", query, p)
+	}
+
+	os.Chmod(rule, 0)
+	if r := s.reindexTool(map[string]any{}); r.FilesFailed != 1 || r.FilesRemoved != 1 {
+		t.Errorf("unreadable rule file: %+v, want 1 failed, 1 removed", r)
+	}
+	for _, p := range s.searchPaths(`"g"`, query) {
+		if strings.HasPrefix(p, "private/") {
+			t.Errorf("%s is served though its folder's rule file cannot be read", p)
+		}
+	}
+	if logs := s.logs.String(); !strings.Contains(logs, "private/.gitignore") || !strings.Contains(logs, "permission denied") {
+		t.Errorf("the rule file and the reason are not logged:\n%s", logs)
+	}
+	out, err := server("status", "--data-folder", data).Output()
+	if err != nil || !strings.Contains(string(out), "private/.gitignore") || !strings.Contains(string(out), "permission denied") {
+		t.Errorf("status does not name the rule file (%v):\n%s", err, out)
+	}
+
+	os.Chmod(rule, 0o644)
+	if r := s.reindexTool(map[string]any{}); r.FilesFailed != 0 || r.FilesAdded != 1 {
+		t.Errorf("readable again: %+v, want 1 added", r)
+	}
+	s.close()
 }
 
 // TestBatteryUnreadable runs the server as an unprivileged user: a file or

@@ -25,7 +25,8 @@ type lastRun struct {
 }
 
 // recordRun updates LastRunFile after a run: failures inside the run's
-// scope are replaced by this run's, those outside it are kept.
+// scope, or met again by it (a broken rule file above the scope), are
+// replaced by this run's; the others are kept.
 func (e *Engine) recordRun(activity string, inScope func(string) bool, failures []stages.Failure) {
 	path := filepath.Join(e.cfg.IndexFolder, LastRunFile)
 	var prev lastRun
@@ -33,8 +34,12 @@ func (e *Engine) recordRun(activity string, inScope func(string) bool, failures 
 		json.Unmarshal(b, &prev)
 	}
 	next := lastRun{At: time.Now().UTC(), Activity: activity, Failures: failures}
+	again := map[string]bool{}
+	for _, f := range failures {
+		again[f.Path] = true
+	}
 	for _, f := range prev.Failures {
-		if !inScope(f.Path) {
+		if !inScope(f.Path) && !again[f.Path] {
 			next.Failures = append(next.Failures, f)
 		}
 	}

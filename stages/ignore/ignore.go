@@ -10,15 +10,17 @@
 package ignore
 
 import (
-	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"strings"
 	"sync"
-	"syscall"
+
+	"github.com/micro-rag/micro-rag-mcp/stages/confine"
 )
 
 // Names of the files that hold rules. In one folder .micro-rag-ignore is
@@ -41,18 +43,47 @@ func BuiltinSkip(dirName string) bool {
 // Rules answers "is this path ignored?" for one data folder. Rule files are
 // read on first use of their folder and cached, so build a new Rules when
 // files may have changed (each reindex run does). Safe for concurrent use.
+//
+// A rule file that exists but cannot be read as rules fails closed: every
+// path below its folder counts as ignored, and Err says why.
 type Rules struct {
-	root     string
+	root     string    // absolute, symlinks resolved
 	excludes []pattern // from --exclude; they win over files
 
 	mu   sync.Mutex
-	dirs map[string][]pattern // slash-separated rel dir -> its patterns
+	dirs map[string]folderRules // slash-separated rel dir ("" for the top)
 }
 
-// New returns the rules for root, with excludes given in gitignore syntax
+// folderRules is what one folder's rule files say, or why they cannot be read.
+type folderRules struct {
+	ps  []pattern
+	err error // a *FileError
+}
+
+// FileError is a rule file that exists but cannot be used: unreadable, not
+// a regular file, a link leading outside the data folder, or over the size
+// cap. Everything below its folder counts as ignored until it is fixed, so
+// a broken file never lets in what it might have excluded.
+type FileError struct {
+	Path string // the rule file, slash-separated, relative to the data folder
+	Err  error
+}
+
+func (e *FileError) Error() string {
+	scope := "the data folder"
+	if dir := path.Dir(e.Path); dir != "." {
+		scope = dir + "/"
+	}
+	return fmt.Sprintf("ignore file %s cannot be used (%v), so nothing in %s is indexed until it is fixed", e.Path, e.Err, scope)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// New returns the rules for root (absolute, symlinks resolved, as links in
+// it are judged against it), with excludes given in gitignore syntax
 // relative to root. A malformed exclude pattern is an error.
 func New(root string, excludes []string) (*Rules, error) {
-	r := &Rules{root: root, dirs: map[string][]pattern{}}
+	r := &Rules{root: root, dirs: map[string]folderRules{}}
 	for _, e := range excludes {
 		if err := CheckPattern(e); err != nil {
 			return nil, err
@@ -102,18 +133,33 @@ func (r *Rules) Match(rel string, isDir bool) bool {
 	return r.match(strings.Split(rel, "/"), isDir)
 }
 
-func (r *Rules) match(parts []string, isDir bool) bool {
-	if ok, ignored := decide(r.excludes, parts, isDir); ok {
-		return ignored
+// Err returns the *FileError of the rule files of folder dir (slash-
+// separated, "." or "" for the top), or nil when they are fine or absent.
+func (r *Rules) Err(dir string) error {
+	if dir == "." {
+		dir = ""
 	}
+	return r.folder(dir).err
+}
+
+func (r *Rules) match(parts []string, isDir bool) bool {
 	// The deepest folder's rules win; a folder's own rules never apply to
-	// the folder itself.
+	// the folder itself. Every folder above is still read: one whose rule
+	// files are broken hides what is below it, whatever else says.
+	decided, ignored := false, false
 	for depth := len(parts) - 1; depth >= 0; depth-- {
-		if ok, ignored := decide(r.patterns(parts[:depth]), parts[depth:], isDir); ok {
-			return ignored
+		fr := r.folder(strings.Join(parts[:depth], "/"))
+		if fr.err != nil {
+			return true
+		}
+		if !decided {
+			decided, ignored = decide(fr.ps, parts[depth:], isDir)
 		}
 	}
-	return false
+	if ok, excluded := decide(r.excludes, parts, isDir); ok {
+		return excluded
+	}
+	return ignored
 }
 
 // decide applies one list of patterns, last line first; ok is false when
@@ -127,55 +173,76 @@ func decide(ps []pattern, parts []string, isDir bool) (ok, ignored bool) {
 	return false, false
 }
 
-// patterns returns the rules of one folder, reading its rule files once.
-func (r *Rules) patterns(dir []string) []pattern {
-	key := strings.Join(dir, "/")
+// folder returns the rules of one folder, reading its rule files once.
+func (r *Rules) folder(key string) folderRules {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if ps, ok := r.dirs[key]; ok {
-		return ps
+	if fr, ok := r.dirs[key]; ok {
+		return fr
 	}
-	var ps []pattern
+	fr := r.read(key)
+	r.dirs[key] = fr
+	return fr
+}
+
+func (r *Rules) read(key string) folderRules {
 	root, err := os.OpenRoot(r.root)
 	if err != nil {
-		r.dirs[key] = nil
-		return nil
+		return folderRules{err: &FileError{Path: path.Join(key, GitIgnoreFile), Err: err}}
 	}
 	defer root.Close()
+	var fr folderRules
 	for _, name := range []string{GitIgnoreFile, RuleFile} {
-		// An unreadable rule file counts as empty, as in git.
-		b, err := readRuleFile(root, path.Join(key, name))
+		name = path.Join(key, name)
+		b, err := readRuleFile(root, r.root, name)
 		if err != nil {
-			continue
+			return folderRules{err: &FileError{Path: name, Err: err}}
 		}
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Buffer(make([]byte, 0, 4096), 1<<20)
-		for sc.Scan() {
-			if p, ok := parseLine(sc.Text()); ok {
-				ps = append(ps, p)
+		// Git skips a UTF-8 byte-order mark; left in, it would spoil the
+		// first pattern.
+		b = bytes.TrimPrefix(b, []byte("\ufeff"))
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if p, ok := parseLine(line); ok {
+				fr.ps = append(fr.ps, p)
 			}
 		}
 	}
-	r.dirs[key] = ps
-	return ps
+	return fr
 }
 
-// maxRuleFile bounds what one rule file may make us read.
+// maxRuleFile bounds what one rule file may make us read; a larger one is
+// an error, never read in part.
 const maxRuleFile = 4 << 20
 
-// readRuleFile reads a rule file through the data folder's root, so a link
-// cannot lead outside it, and only when it is a regular file: opened
-// non-blocking, a FIFO under a rule file's name cannot stall the walk.
-func readRuleFile(root *os.Root, name string) ([]byte, error) {
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+var errTooBig = fmt.Errorf("larger than the %d MiB limit for a rule file", maxRuleFile>>20)
+
+// readRuleFile reads a rule file through the data folder's root (dir is
+// its path), nil when there is none. Anything else that is not a regular
+// file inside the folder, readable whole, is an error: a FIFO among them,
+// refused without waiting for a writer.
+func readRuleFile(root *os.Root, dir, name string) ([]byte, error) {
+	f, fi, err := confine.OpenRegular(root, dir, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, lerr := root.Lstat(name); errors.Is(lerr, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, errors.New("a symlink to nothing")
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", name)
+	if fi.Size() > maxRuleFile {
+		return nil, errTooBig
 	}
-	return io.ReadAll(io.LimitReader(f, maxRuleFile))
+	b, err := io.ReadAll(io.LimitReader(f, maxRuleFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxRuleFile {
+		return nil, errTooBig // it grew while we read
+	}
+	return b, nil
 }
 
 // pattern is one gitignore line.
@@ -207,6 +274,9 @@ func parseLine(line string) (pattern, bool) {
 		return pattern{}, false
 	}
 	p.segs = strings.Split(gitClass(line), "/")
+	if p.anchored {
+		p.segs = compileSegs(p.segs)
+	}
 	return p, true
 }
 
@@ -219,25 +289,56 @@ func (p pattern) match(parts []string, isDir bool) bool {
 	if !p.anchored {
 		return segMatch(p.segs[0], parts[len(parts)-1])
 	}
-	return matchSegs(p.segs, parts)
+	ok, _ := matchSegs(p.segs, parts)
+	return ok
 }
 
-func matchSegs(segs, parts []string) bool {
-	if len(segs) == 0 {
-		return len(parts) == 0
-	}
-	if segs[0] == "**" {
-		if len(segs) == 1 {
-			return len(parts) > 0 // "dir/**": what is inside dir, not dir
+// compileSegs rewrites an anchored pattern's segments so that "**" always
+// means "zero or more segments": a run of "**" is one, and a trailing "**"
+// (one or more: "dir/**" is what is inside dir, not dir) becomes "*/**".
+func compileSegs(segs []string) []string {
+	out := make([]string, 0, len(segs)+1)
+	for _, s := range segs {
+		if s == "**" && len(out) > 0 && out[len(out)-1] == "**" {
+			continue
 		}
-		for i := range len(parts) {
-			if matchSegs(segs[1:], parts[i:]) {
-				return true
-			}
-		}
-		return false
+		out = append(out, s)
 	}
-	return len(parts) > 0 && segMatch(segs[0], parts[0]) && matchSegs(segs[1:], parts[1:])
+	if out[len(out)-1] == "**" {
+		out = append(out[:len(out)-1], "*", "**")
+	}
+	return out
+}
+
+// matchSegs matches compiled segments against path segments, "**" being a
+// star over whole segments. Backtracking only to the latest "**" suffices
+// (an earlier one can never need to take more), so it takes at most about
+// len(segs)·len(parts) steps where plain recursion took exponentially many.
+// steps counts loop turns, for the test that bounds them.
+func matchSegs(segs, parts []string) (ok bool, steps int) {
+	si, pi := 0, 0
+	star, resume := -1, 0 // the latest "**", and the part it would take next
+	for pi < len(parts) {
+		steps++
+		switch {
+		case si < len(segs) && segs[si] == "**":
+			star, resume = si, pi
+			si++
+		case si < len(segs) && segMatch(segs[si], parts[pi]):
+			si++
+			pi++
+		case star >= 0:
+			resume++
+			si, pi = star+1, resume
+		default:
+			return false, steps
+		}
+	}
+	for si < len(segs) && segs[si] == "**" {
+		si++
+		steps++
+	}
+	return si == len(segs), steps
 }
 
 // segMatch matches one path segment; "*" and "?" never cross a "/" here.

@@ -83,6 +83,7 @@ type Store struct {
 	// Background merges (merge.go), guarded by mergeMu.
 	mergeMu    sync.Mutex
 	merge      *mergeJob // running, or finished and not yet installed
+	lastMerge  *mergeJob // the one started last, until the next starts (WaitMerge)
 	mergeWG    sync.WaitGroup
 	closed     bool
 	mergeFails int // failures in a row

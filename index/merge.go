@@ -242,7 +242,7 @@ func (s *Store) buildMerge(job *mergeJob, snap *Snapshot) error {
 // writeFaissFile writes idx to path, fsynced, and returns its vector count,
 // size and checksum, read back as written.
 func (s *Store) writeFaissFile(idx *faiss.Index, path string) (int64, int64, string, error) {
-	if err := s.writeIndex(idx, path); err != nil {
+	if err := (*s.writeIndex.Load())(idx, path); err != nil {
 		return 0, 0, "", err
 	}
 	fi, err := os.Stat(path)

@@ -123,11 +123,11 @@ func TestBackgroundMergeInstalledByNextCommit(t *testing.T) {
 // started.
 func blockWrites(s *Store) (started chan string, release chan struct{}) {
 	started, release = make(chan string, 1), make(chan struct{})
-	s.writeIndex = func(idx *faiss.Index, path string) error {
+	s.SetWriteIndex(func(idx *faiss.Index, path string) error {
 		started <- path
 		<-release
 		return faiss.WriteIndex(idx, path)
-	}
+	})
 	return started, release
 }
 
@@ -202,10 +202,10 @@ func TestBackgroundMergeOnFullDisk(t *testing.T) {
 	logs := &logSignal{text: "background merge of vector segments failed", seen: make(chan struct{})}
 	dir, s, w, rng := mergingStore(t, Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	defer w.Close()
-	s.writeIndex = func(idx *faiss.Index, path string) error {
+	s.SetWriteIndex(func(idx *faiss.Index, path string) error {
 		os.WriteFile(path, []byte("IxM2 the first blocks"), 0o644)
 		return fmt.Errorf("write %s: %w", path, syscall.ENOSPC)
-	}
+	})
 	last := crossMerge(t, w, rng)
 	// The merge logs its failure after it stopped being the store's running
 	// merge; WaitMerge must still wait for it and report its error.
@@ -224,7 +224,7 @@ func TestBackgroundMergeOnFullDisk(t *testing.T) {
 		t.Fatalf("%+v", h)
 	}
 	// Room again: the next commit writes its segment and merges anew.
-	s.writeIndex = faiss.WriteIndex
+	s.SetWriteIndex(nil)
 	putFile(t, w, rng, "f04.md", 3)
 	if err := w.Commit(true); err != nil {
 		t.Fatal(err)

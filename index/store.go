@@ -89,8 +89,9 @@ type Store struct {
 	mergeFails int // failures in a row
 	mergeWait  int // commits to let pass before the next try
 	mergeStats MergeStats
-	// writeIndex writes a FAISS file; tests make it fail like a full disk.
-	writeIndex func(idx *faiss.Index, path string) error
+	// writeIndex writes a FAISS file (faiss.WriteIndex unless a test set
+	// another with SetWriteIndex).
+	writeIndex atomic.Pointer[func(idx *faiss.Index, path string) error]
 }
 
 type fileStamp struct {
@@ -121,7 +122,8 @@ func Open(dir string, v schema.Version, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("create index folder: %w", err)
 		}
 	}
-	s := &Store{dir: dir, version: v, opts: opts, log: opts.Logger, lock: flock.New(filepath.Join(dir, LockFile)), writeIndex: faiss.WriteIndex}
+	s := &Store{dir: dir, version: v, opts: opts, log: opts.Logger, lock: flock.New(filepath.Join(dir, LockFile))}
+	s.SetWriteIndex(nil)
 	empty, err := s.emptySnapshot()
 	if err != nil {
 		return nil, err
@@ -148,6 +150,16 @@ func Open(dir string, v schema.Version, opts Options) (*Store, error) {
 func tryLock(l *flock.Flock) bool {
 	ok, _ := l.TryLock()
 	return ok
+}
+
+// SetWriteIndex replaces how FAISS files (faiss.index and merges) are
+// written; nil restores faiss.WriteIndex. It is for tests that make writes
+// fail as on a full disk, and may be called while a writer or a merge runs.
+func (s *Store) SetWriteIndex(write func(idx *faiss.Index, path string) error) {
+	if write == nil {
+		write = faiss.WriteIndex
+	}
+	s.writeIndex.Store(&write)
 }
 
 // Dir is the index folder.

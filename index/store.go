@@ -98,6 +98,7 @@ type fileStamp struct {
 	size  int64
 	mtime time.Time
 	ino   uint64
+	sum   uint32 // of commit.json's bytes (0 for files.json, which can be large)
 }
 
 // Open opens (creating if needed) the index folder and publishes the
@@ -198,10 +199,26 @@ func (s *Store) path(name string) string { return filepath.Join(s.dir, name) }
 // stampFiles identifies the last commit: commit.json, or files.json in an
 // index without one.
 func (s *Store) stampFiles() fileStamp {
-	fi, err := os.Stat(s.path(CommitFile))
-	if err != nil {
-		fi, err = os.Stat(s.path(FilesFile))
+	if f, err := os.Open(s.path(CommitFile)); err == nil {
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return fileStamp{}
+		}
+		st := stampOf(fi)
+		// The second of two commits within one timestamp tick can put a
+		// commit.json of the same size on the inode the first one freed:
+		// only the bytes tell it apart (each commit has its own
+		// generation). Stat and read go through one open file, so both
+		// describe the same commit.
+		raw, err := io.ReadAll(f)
+		if err != nil {
+			return fileStamp{}
+		}
+		st.sum = extendChecksum(0, raw)
+		return st
 	}
+	fi, err := os.Stat(s.path(FilesFile))
 	if err != nil {
 		return fileStamp{}
 	}

@@ -172,7 +172,7 @@ func (s *Store) startMerge(snap *Snapshot, doc filesDoc) bool {
 	}
 	doc.Files = nil
 	job := &mergeJob{gen: doc.Generation, base: doc, file: mergeFileName(doc.Generation), done: make(chan struct{})}
-	s.merge = job
+	s.merge, s.lastMerge = job, job
 	s.mergeWG.Add(1)
 	go s.runMerge(job, snap)
 	return true
@@ -242,7 +242,7 @@ func (s *Store) buildMerge(job *mergeJob, snap *Snapshot) error {
 // writeFaissFile writes idx to path, fsynced, and returns its vector count,
 // size and checksum, read back as written.
 func (s *Store) writeFaissFile(idx *faiss.Index, path string) (int64, int64, string, error) {
-	if err := s.writeIndex(idx, path); err != nil {
+	if err := (*s.writeIndex.Load())(idx, path); err != nil {
 		return 0, 0, "", err
 	}
 	fi, err := os.Stat(path)
@@ -453,11 +453,13 @@ func (s *Store) headerOf(snap *Snapshot) filesDoc {
 	return snap.doc
 }
 
-// WaitMerge waits for a running background merge to finish and be
-// installed if no writer is active; it returns that merge's error.
+// WaitMerge waits until the background merge started last has ended:
+// written, and installed if no writer was active. It returns that merge's
+// error, or nil if none was started.
 func (s *Store) WaitMerge() error {
 	s.mergeMu.Lock()
-	job := s.merge
+	// Not s.merge: an install in progress has taken it from there already.
+	job := s.lastMerge
 	s.mergeMu.Unlock()
 	if job == nil {
 		return nil

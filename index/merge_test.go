@@ -9,8 +9,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 )
@@ -121,11 +123,11 @@ func TestBackgroundMergeInstalledByNextCommit(t *testing.T) {
 // started.
 func blockWrites(s *Store) (started chan string, release chan struct{}) {
 	started, release = make(chan string, 1), make(chan struct{})
-	s.writeIndex = func(idx *faiss.Index, path string) error {
+	s.SetWriteIndex(func(idx *faiss.Index, path string) error {
 		started <- path
 		<-release
 		return faiss.WriteIndex(idx, path)
-	}
+	})
 	return started, release
 }
 
@@ -176,23 +178,44 @@ func TestBackgroundMergeInstalledWhenIdle(t *testing.T) {
 	checkReopens(t, dir, s, last, "f03.md")
 }
 
+// logSignal is a log sink that closes seen at the first line holding text,
+// so a test can wait until a background goroutine got that far.
+type logSignal struct {
+	logBuffer
+	text string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (l *logSignal) Write(p []byte) (int, error) {
+	n, err := l.logBuffer.Write(p)
+	if strings.Contains(string(p), l.text) {
+		l.once.Do(func() { close(l.seen) })
+	}
+	return n, err
+}
+
 // TestBackgroundMergeOnFullDisk: a merge whose write fails is logged, its
 // file removed; the index keeps serving and committing, and the next merge
 // succeeds.
 func TestBackgroundMergeOnFullDisk(t *testing.T) {
-	var logs logBuffer
-	dir, s, w, rng := mergingStore(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	logs := &logSignal{text: "background merge of vector segments failed", seen: make(chan struct{})}
+	dir, s, w, rng := mergingStore(t, Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	defer w.Close()
-	s.writeIndex = func(idx *faiss.Index, path string) error {
+	s.SetWriteIndex(func(idx *faiss.Index, path string) error {
 		os.WriteFile(path, []byte("IxM2 the first blocks"), 0o644)
 		return fmt.Errorf("write %s: %w", path, syscall.ENOSPC)
-	}
+	})
 	last := crossMerge(t, w, rng)
+	// The merge logs its failure after it stopped being the store's running
+	// merge; WaitMerge must still wait for it and report its error.
+	select {
+	case <-logs.seen:
+	case <-time.After(time.Minute): // only so that a missing log line fails instead of hanging
+		t.Fatalf("failure not logged: %s", logs.String())
+	}
 	if err := s.WaitMerge(); err == nil || !strings.Contains(err.Error(), "no space left") {
 		t.Fatalf("merge on a full disk: %v", err)
-	}
-	if !strings.Contains(logs.String(), "background merge of vector segments failed") {
-		t.Fatalf("failure not logged: %s", logs.String())
 	}
 	if got := mergeFiles(t, dir); len(got) != 0 {
 		t.Fatalf("failed merge left %v", got)
@@ -201,7 +224,7 @@ func TestBackgroundMergeOnFullDisk(t *testing.T) {
 		t.Fatalf("%+v", h)
 	}
 	// Room again: the next commit writes its segment and merges anew.
-	s.writeIndex = faiss.WriteIndex
+	s.SetWriteIndex(nil)
 	putFile(t, w, rng, "f04.md", 3)
 	if err := w.Commit(true); err != nil {
 		t.Fatal(err)

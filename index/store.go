@@ -92,19 +92,22 @@ type Store struct {
 	// Background merges (merge.go), guarded by mergeMu.
 	mergeMu    sync.Mutex
 	merge      *mergeJob // running, or finished and not yet installed
+	lastMerge  *mergeJob // the one started last, until the next starts (WaitMerge)
 	mergeWG    sync.WaitGroup
 	closed     bool
 	mergeFails int // failures in a row
 	mergeWait  int // commits to let pass before the next try
 	mergeStats MergeStats
-	// writeIndex writes a FAISS file; tests make it fail like a full disk.
-	writeIndex func(idx *faiss.Index, path string) error
+	// writeIndex writes a FAISS file (faiss.WriteIndex unless a test set
+	// another with SetWriteIndex).
+	writeIndex atomic.Pointer[func(idx *faiss.Index, path string) error]
 }
 
 type fileStamp struct {
 	size  int64
 	mtime time.Time
 	ino   uint64
+	sum   uint32 // of commit.json's bytes (0 for files.json, which can be large)
 }
 
 // Open opens (creating if needed) the index folder and publishes the
@@ -129,7 +132,8 @@ func Open(dir string, v schema.Version, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("create index folder: %w", err)
 		}
 	}
-	s := &Store{dir: dir, version: v, opts: opts, log: opts.Logger, lock: flock.New(filepath.Join(dir, LockFile)), writeIndex: faiss.WriteIndex}
+	s := &Store{dir: dir, version: v, opts: opts, log: opts.Logger, lock: flock.New(filepath.Join(dir, LockFile))}
+	s.SetWriteIndex(nil)
 	empty, err := s.emptySnapshot()
 	if err != nil {
 		return nil, err
@@ -170,6 +174,16 @@ func tryLock(l *flock.Flock) bool {
 	return ok
 }
 
+// SetWriteIndex replaces how FAISS files (faiss.index and merges) are
+// written; nil restores faiss.WriteIndex. It is for tests that make writes
+// fail as on a full disk, and may be called while a writer or a merge runs.
+func (s *Store) SetWriteIndex(write func(idx *faiss.Index, path string) error) {
+	if write == nil {
+		write = faiss.WriteIndex
+	}
+	s.writeIndex.Store(&write)
+}
+
 // Dir is the index folder.
 func (s *Store) Dir() string { return s.dir }
 
@@ -207,10 +221,26 @@ func (s *Store) path(name string) string { return filepath.Join(s.dir, name) }
 // stampFiles identifies the last commit: commit.json, or files.json in an
 // index without one.
 func (s *Store) stampFiles() fileStamp {
-	fi, err := os.Stat(s.path(CommitFile))
-	if err != nil {
-		fi, err = os.Stat(s.path(FilesFile))
+	if f, err := os.Open(s.path(CommitFile)); err == nil {
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return fileStamp{}
+		}
+		st := stampOf(fi)
+		// The second of two commits within one timestamp tick can put a
+		// commit.json of the same size on the inode the first one freed:
+		// only the bytes tell it apart (each commit has its own
+		// generation). Stat and read go through one open file, so both
+		// describe the same commit.
+		raw, err := io.ReadAll(f)
+		if err != nil {
+			return fileStamp{}
+		}
+		st.sum = extendChecksum(0, raw)
+		return st
 	}
+	fi, err := os.Stat(s.path(FilesFile))
 	if err != nil {
 		return fileStamp{}
 	}

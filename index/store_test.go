@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -189,6 +190,72 @@ func TestBusyInProcess(t *testing.T) {
 	w2.Close()
 	if _, err := os.Stat(filepath.Join(s.Dir(), LockFile)); err != nil {
 		t.Fatalf("lock file removed: %v", err)
+	}
+}
+
+// TestRefreshSeesCommitWithSameStat: another process's commit.json that
+// came back on the inode the reader loaded from, with its size and mtime
+// (inode reuse within one timestamp tick, made here by hand), is still a
+// new commit to Refresh.
+func TestRefreshSeesCommitWithSameStat(t *testing.T) {
+	dir, _ := committedStore(t)
+	commit := filepath.Join(dir, CommitFile)
+	// Room for the next commit's record at this one's size: JSON allows
+	// trailing white space.
+	raw, err := os.ReadFile(commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(commit, append(raw, bytes.Repeat([]byte(" "), 4096)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reader := openStore(t, dir)
+	loaded, err := os.Stat(commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := filepath.Join(dir, "kept-inode")
+	if err := os.Link(commit, kept); err != nil {
+		t.Fatal(err)
+	}
+
+	s := openStore(t, dir)
+	w, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := putFile(t, w, rand.New(rand.NewPCG(23, 24)), "d.md", 2)[0]
+	if err := w.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+
+	// The new record on the loaded inode, at the loaded size and mtime.
+	if raw, err = os.ReadFile(commit); err != nil {
+		t.Fatal(err)
+	}
+	pad := int(loaded.Size()) - len(raw)
+	if pad < 0 {
+		t.Fatalf("the new commit.json has %d bytes, more than the %d it must fit in", len(raw), loaded.Size())
+	}
+	if err := os.WriteFile(kept, append(raw, bytes.Repeat([]byte(" "), pad)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(kept, commit); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(commit, loaded.ModTime(), loaded.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if now, err := os.Stat(commit); err != nil || !os.SameFile(now, loaded) || now.Size() != loaded.Size() || !now.ModTime().Equal(loaded.ModTime()) {
+		t.Fatalf("commit.json does not look as loaded: %v", err)
+	}
+
+	if ok, err := reader.Refresh(); !ok || err != nil {
+		t.Fatalf("refresh after another commit: %v %v", ok, err)
+	}
+	if h := topHit(t, reader, q); h.Record.Path != "d.md" {
+		t.Fatalf("refreshed reader finds %+v, want d.md", h)
 	}
 }
 

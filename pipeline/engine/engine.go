@@ -130,6 +130,10 @@ type Engine struct {
 	runs       runSlot
 	stop       context.CancelFunc
 	bg         sync.WaitGroup
+
+	// after paces retries of failed updates (time.After); tests fire them
+	// by hand.
+	after func(time.Duration) <-chan time.Time
 }
 
 // New checks the configuration; it loads nothing (Start does, in the background).
@@ -164,7 +168,7 @@ func New(cfg Config) (*Engine, error) {
 	if _, err := ignore.New(data, cfg.Excludes); err != nil {
 		return nil, err
 	}
-	return &Engine{runs: newRunSlot(), cfg: cfg, log: cfg.Logger, exts: exts, ready: make(chan struct{}), stop: func() {},
+	return &Engine{runs: newRunSlot(), cfg: cfg, log: cfg.Logger, exts: exts, ready: make(chan struct{}), stop: func() {}, after: time.After,
 		pdf: extract.NewPDFEngine(extract.PDFOptions{}, cfg.Logger)}, nil
 }
 

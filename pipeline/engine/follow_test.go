@@ -1,11 +1,21 @@
 package engine
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 )
 
 // indexed reports whether the current snapshot lists path.
@@ -90,4 +100,139 @@ func bestHit(t *testing.T, e *Engine, q string) Result {
 		return res[0]
 	}
 	return Result{}
+}
+
+// retryClock stands in for time.After where follow paces its retries: it
+// records each wait and hands the test a channel to fire instead.
+type retryClock struct {
+	mu    sync.Mutex
+	waits []time.Duration
+	asked chan chan time.Time
+}
+
+func (c *retryClock) after(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	c.waits = append(c.waits, d)
+	c.mu.Unlock()
+	fire := make(chan time.Time, 1)
+	c.asked <- fire
+	return fire
+}
+
+// lockedBuffer is a log sink the engine's goroutines and the test share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestWatchRetriesFailedUpdate: an update after file changes whose commits
+// fail as on a full disk is tried again by itself, waiting twice as long
+// each time, until the index holds the new files; no other file event is
+// needed, and after the success nothing is retried.
+func TestWatchRetriesFailedUpdate(t *testing.T) {
+	data := t.TempDir()
+	writeCorpus(t, data, corpus)
+	var logs lockedBuffer
+	e, err := New(Config{
+		DataFolder: data, IndexFolder: filepath.Join(t.TempDir(), "idx"), Watch: true, WatchSettle: 200 * time.Millisecond,
+		NoInitialReindex: true,
+		MergeRatio:       -1, // every commit writes faiss.index, through the write hook below
+		Logger:           slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &retryClock{asked: make(chan chan time.Time, 16)}
+	e.after = clock.after
+	e.Start(context.Background())
+	t.Cleanup(func() { e.Close() })
+	if err := e.WaitModel(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	reindex(t, e, ReindexRequest{})
+
+	const failures = 3
+	var left atomic.Int32
+	left.Store(failures)
+	committed := make(chan struct{}) // closed by the first write that succeeds
+	var once sync.Once
+	e.store.SetWriteIndex(func(idx *faiss.Index, path string) error {
+		if left.Add(-1) >= 0 {
+			return fmt.Errorf("write %s: %w", path, syscall.ENOSPC)
+		}
+		once.Do(func() { close(committed) })
+		return faiss.WriteIndex(idx, path)
+	})
+	notes := map[string]string{}
+	for i := range 6 {
+		notes[fmt.Sprintf("new/note%d.md", i)] = fmt.Sprintf("Note %d: the lighthouse keeper logs lamp hours, fog signals and passing ships.", i)
+	}
+	writeCorpus(t, data, notes)
+
+	// Each failure asks for a wait; firing it stands for the time passing.
+	// The minute is only there so that a missing retry fails the test
+	// instead of hanging it.
+	for i := range failures {
+		select {
+		case fire := <-clock.asked:
+			fire <- time.Now()
+		case <-time.After(time.Minute):
+			t.Fatalf("no retry after failure %d; log:\n%s", i+1, logs.String())
+		}
+	}
+	select {
+	case <-committed:
+	case <-time.After(time.Minute):
+		t.Fatalf("no commit after %d retries; log:\n%s", failures, logs.String())
+	}
+	// The successful update holds the run slot until it is done.
+	_, release, err := e.runs.acquire(context.Background(), activityWatch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	for p := range notes {
+		if !indexed(e, p) {
+			t.Errorf("%s not indexed after the retries", p)
+		}
+	}
+	e.Close() // follow has returned: every wait it asked for is recorded
+	clock.mu.Lock()
+	defer clock.mu.Unlock()
+	if want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}; !slices.Equal(clock.waits, want) {
+		t.Errorf("waits before the retries %v, want %v", clock.waits, want)
+	}
+	if n := strings.Count(logs.String(), "level=WARN msg=\"update after file changes failed"); n != failures {
+		t.Errorf("%d failures logged at warn, want %d; log:\n%s", n, failures, logs.String())
+	}
+	if !strings.Contains(logs.String(), "no space left on device") {
+		t.Errorf("the warning does not carry the error; log:\n%s", logs.String())
+	}
+}
+
+func TestNextRetry(t *testing.T) {
+	var got []time.Duration
+	for w := time.Duration(0); len(got) < 9; {
+		w = nextRetry(w)
+		got = append(got, w)
+	}
+	want := []time.Duration{1, 2, 4, 8, 16, 32, 60, 60, 60}
+	for i := range want {
+		want[i] *= time.Second
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("waits %v, want %v", got, want)
+	}
 }

@@ -60,6 +60,9 @@ type Config struct {
 	// newWatcher and addWatch are replaced by tests to inject failures.
 	newWatcher func() (*fsnotify.Watcher, error)
 	addWatch   func(w *fsnotify.Watcher, dir string) error
+	// ready, if set, is called once the watches (or the first scan) are in
+	// place, so tests know from when on a change is seen.
+	ready func()
 }
 
 func (c *Config) defaults() {
@@ -169,6 +172,9 @@ func (r *runner) loop(ctx context.Context, w *fsnotify.Watcher, out chan<- Batch
 		useWatcher()
 	} else {
 		startScans()
+	}
+	if r.cfg.ready != nil {
+		r.cfg.ready()
 	}
 	for {
 		if r.hasPending() && !time.Now().Before(r.due()) {

@@ -61,6 +61,8 @@ func startWatch(t *testing.T, setup func(root string), tweak func(*Config)) *har
 	if tweak != nil {
 		tweak(&cfg)
 	}
+	ready := make(chan struct{})
+	cfg.ready = func() { close(ready) }
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { h.done <- Run(ctx, cfg, h.out) }()
 	t.Cleanup(func() {
@@ -71,8 +73,13 @@ func startWatch(t *testing.T, setup func(root string), tweak func(*Config)) *har
 			t.Errorf("Run: %v", err)
 		}
 	})
-	// Give the watcher time to set its watches up before the test writes.
-	time.Sleep(100 * time.Millisecond)
+	// Changes before the watches are set would go unseen.
+	select {
+	case <-ready:
+	case err := <-h.done:
+		h.done <- err // for the cleanup
+		t.Fatalf("Run returned before watching: %v", err)
+	}
 	h.start = time.Now()
 	return h
 }
@@ -226,11 +233,24 @@ func TestMaxPathsTurnsIntoAll(t *testing.T) {
 
 // New folders are watched at once, including ones made with their content.
 func TestNewFoldersAreWatched(t *testing.T) {
-	h := startWatch(t, nil, nil)
+	deep := make(chan struct{}) // closed when a/b/c has its watch
+	var once sync.Once
+	h := startWatch(t, nil, func(c *Config) {
+		c.addWatch = func(w *fsnotify.Watcher, dir string) error {
+			err := w.Add(dir)
+			if err == nil && dir == filepath.Join(c.Root, "a", "b", "c") {
+				once.Do(func() { close(deep) })
+			}
+			return err
+		}
+	})
 	h.write("a/b/c/deep.md", "x")
-	_, seen := h.gather(5*time.Second, "a")
-	_ = seen
-	time.Sleep(100 * time.Millisecond)
+	h.gather(5*time.Second, "a")
+	select {
+	case <-deep:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("a/b/c not watched; log:\n%s", h.log)
+	}
 	h.write("a/b/c/later.md", "y")
 	h.gather(5*time.Second, "a/b/c/later.md")
 }

@@ -202,6 +202,16 @@ func (e *PDFEngine) read(ctx context.Context, path string, f File, lim Limits) (
 // starts once it has an instance: waiting behind other PDFs is not its
 // fault. Cancelling ctx stops the wait and the reading.
 func (e *PDFEngine) readBytes(parent context.Context, path string, data []byte, lim Limits) (*Document, error) {
+	if lim.MaxDecodedBytes > 0 {
+		if err := checkPDFStreams(parent, data, lim.MaxDecodedBytes); err != nil {
+			var fe *FileError
+			if errors.As(err, &fe) {
+				fe.Path = path
+				return nil, fe
+			}
+			return nil, context.Cause(parent)
+		}
+	}
 	run, err := e.start()
 	if err != nil {
 		return nil, &FileError{Path: path, Reason: "PDF engine unavailable", Err: err}

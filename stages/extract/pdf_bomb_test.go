@@ -52,14 +52,28 @@ func TestBombPDFFile(t *testing.T) {
 	}
 }
 
-// PDFium's memory limit holds: the file fails with that reason, its
-// growth was refused rather than granted, and the engine reads the next
-// file. With two instances the refusal count is shared, and the file's
-// own failure is what ties it to the file.
+// With the default limits the bomb fails with its reason before PDFium
+// sees it.
+func TestReadPDFBomb(t *testing.T) {
+	_, err := Extract(context.Background(), bombPDF, DefaultLimits, testPDF)
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.Path != bombPDF || fe.Reason != "decoded streams exceed 512 MB" {
+		t.Fatalf("got %v, want a FileError: decoded streams exceed 512 MB", err)
+	}
+}
+
+// noStreamBudget is DefaultLimits without the stream check, to reach
+// PDFium's own memory limit.
+var noStreamBudget = Limits{MaxFileBytes: DefaultLimits.MaxFileBytes, MaxChars: DefaultLimits.MaxChars}
+
+// Past the stream check, PDFium's memory limit holds: the file fails
+// with that reason, its growth was refused rather than granted, and the
+// engine reads the next file. With two instances the refusal count is
+// shared, and the file's own failure is what ties it to the file.
 func TestReadPDFMemoryLimit(t *testing.T) {
 	for _, instances := range []int{1, 2} {
 		pdf := newTestPDF(t, PDFOptions{MemoryLimitBytes: 64 << 20, Instances: instances})
-		_, err := Extract(context.Background(), bombPDF, DefaultLimits, pdf)
+		_, err := Extract(context.Background(), bombPDF, noStreamBudget, pdf)
 		var fe *FileError
 		if !errors.As(err, &fe) || fe.Reason != "PDF needs more than 64 MB of memory (page 1)" {
 			t.Fatalf("%d instances: got %v, want a FileError: PDF needs more than 64 MB of memory (page 1)", instances, err)
@@ -97,7 +111,7 @@ func TestReadPDFMemoryLimitKeepsEarlierPages(t *testing.T) {
 		streamObj("", []byte("BT /F1 12 Tf 20 100 Td (Third page is not read.) Tj ET")),
 	)
 	pdfEngine := newTestPDF(t, PDFOptions{MemoryLimitBytes: 64 << 20})
-	doc, err := pdfEngine.readBytes(context.Background(), "partial.pdf", pdf, DefaultLimits)
+	doc, err := pdfEngine.readBytes(context.Background(), "partial.pdf", pdf, noStreamBudget)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,10 +32,13 @@ type Document struct {
 type Limits struct {
 	MaxFileBytes int64 // size on disk
 	MaxChars     int   // code points of extracted text
+	// MaxDecodedBytes bounds what a PDF's compressed streams decode to,
+	// summed over the file; images and attachments are not counted.
+	MaxDecodedBytes int64
 }
 
 // DefaultLimits suit document folders; larger files are reported, not read.
-var DefaultLimits = Limits{MaxFileBytes: 256 << 20, MaxChars: 64 << 20}
+var DefaultLimits = Limits{MaxFileBytes: 256 << 20, MaxChars: 64 << 20, MaxDecodedBytes: 512 << 20}
 
 // File is an open document. The reindex opens it through an os.Root and
 // the readers read this handle, never a path, so what is read is what was

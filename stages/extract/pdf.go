@@ -50,7 +50,11 @@ type PDFOptions struct {
 	// make reading 3-4 times slower (docs/pdf-engines.md).
 	Interruptible bool
 	// MemoryLimitBytes caps each instance's WebAssembly memory (default
-	// 2 GiB).
+	// 1 GiB; PDFium's module cannot grow past 2 GiB anyway). On Linux that
+	// memory is a mapping of its own outside the Go heap, so the cap
+	// bounds what PDFium adds to the process's RSS, and a file that needs
+	// more fails with that reason (unless one request alone would pass
+	// 2 GiB: wazero turns those down without telling).
 	MemoryLimitBytes uint64
 }
 
@@ -74,6 +78,7 @@ type pdfRun struct {
 	// runaways counts files that overran FileTimeout and whose reading
 	// still holds an instance.
 	runaways atomic.Int64
+	mem      *wasmMemories
 }
 
 // NewPDFEngine returns a PDF engine with opts that logs to log (nil: no
@@ -114,7 +119,8 @@ func (o PDFOptions) withDefaults() PDFOptions {
 		o.FileTimeout = 2 * time.Minute
 	}
 	if o.MemoryLimitBytes == 0 {
-		o.MemoryLimitBytes = 2 << 30
+		// A 200 MB, 1,000-page PDF peaked at 400 MB.
+		o.MemoryLimitBytes = 1 << 30
 	}
 	if o.CacheDir == "" {
 		// The same folder as the model, so MICRO_RAG_CACHE_DIR moves both.
@@ -131,6 +137,8 @@ func (e *PDFEngine) start() (*pdfRun, error) {
 		return e.run, nil
 	}
 	opts := e.opts.withDefaults()
+	run := &pdfRun{opts: opts}
+	run.mem = newWASMMemories(opts.MemoryLimitBytes, opts.Instances, func() bool { return run.runaways.Load() > 0 })
 	rc := wazero.NewRuntimeConfig().
 		// The bundled PDFium lowers setjmp/longjmp to WebAssembly
 		// exceptions, so that feature must stay on.
@@ -139,7 +147,7 @@ func (e *PDFEngine) start() (*pdfRun, error) {
 		// Go and every call starts a watcher goroutine: 3-4 times the
 		// CPU time. Without them a slow file still stops between pages.
 		WithCloseOnContextDone(opts.Interruptible).
-		WithMemoryLimitPages(uint32(min(opts.MemoryLimitBytes>>16, 65536)))
+		WithMemoryLimitPages(run.mem.runtimeLimitPages())
 	var cache wazero.CompilationCache
 	if opts.CacheDir != "off" {
 		c, err := wazero.NewCompilationCacheWithDir(opts.CacheDir)
@@ -154,7 +162,9 @@ func (e *PDFEngine) start() (*pdfRun, error) {
 	pool, err := webassembly.Init(webassembly.Config{
 		// Compiling PDFium without a cached copy takes seconds; spread
 		// it over the cores.
-		Context:  experimental.WithCompilationWorkers(context.Background(), runtime.GOMAXPROCS(0)),
+		Context: experimental.WithMemoryAllocator(
+			experimental.WithCompilationWorkers(context.Background(), runtime.GOMAXPROCS(0)),
+			run.mem.allocator()),
 		MinIdle:  0,
 		MaxIdle:  opts.Instances,
 		MaxTotal: opts.Instances,
@@ -173,7 +183,8 @@ func (e *PDFEngine) start() (*pdfRun, error) {
 		}
 		return nil, fmt.Errorf("start PDF engine: %w", err)
 	}
-	e.run = &pdfRun{opts: opts, pool: pool, cache: cache}
+	run.pool, run.cache = pool, cache
+	e.run = run
 	return e.run, nil
 }
 
@@ -191,6 +202,16 @@ func (e *PDFEngine) read(ctx context.Context, path string, f File, lim Limits) (
 // starts once it has an instance: waiting behind other PDFs is not its
 // fault. Cancelling ctx stops the wait and the reading.
 func (e *PDFEngine) readBytes(parent context.Context, path string, data []byte, lim Limits) (*Document, error) {
+	if lim.MaxDecodedBytes > 0 {
+		if err := checkPDFStreams(parent, data, lim.MaxDecodedBytes); err != nil {
+			var fe *FileError
+			if errors.As(err, &fe) {
+				fe.Path = path
+				return nil, fe
+			}
+			return nil, context.Cause(parent)
+		}
+	}
 	run, err := e.start()
 	if err != nil {
 		return nil, &FileError{Path: path, Reason: "PDF engine unavailable", Err: err}
@@ -218,7 +239,7 @@ func (e *PDFEngine) readBytes(parent context.Context, path string, data []byte, 
 	var state atomic.Int32
 	done := make(chan pdfResult, 1)
 	go func() {
-		r, reusable := pdfTextSafe(ctx, inst, data, lim)
+		r, reusable := pdfTextSafe(ctx, inst, data, lim, run.mem)
 		if state.CompareAndSwap(pdfRunning, pdfDone) {
 			if reusable {
 				inst.Close()
@@ -230,7 +251,9 @@ func (e *PDFEngine) readBytes(parent context.Context, path string, data []byte, 
 			if !run.opts.Interruptible {
 				inst.Kill() // the caller killed it otherwise
 			}
-			run.runaways.Add(-1)
+			if run.runaways.Add(-1) == 0 {
+				run.mem.sweep()
+			}
 		}
 		done <- r
 	}()
@@ -284,23 +307,37 @@ type pdfResult struct {
 
 // pdfTextSafe is pdfText with a panic turned into an error (Extract's
 // recover does not reach this goroutine).
-func pdfTextSafe(ctx context.Context, inst pdfium.Pdfium, data []byte, lim Limits) (r pdfResult, reusable bool) {
+func pdfTextSafe(ctx context.Context, inst pdfium.Pdfium, data []byte, lim Limits, mem *wasmMemories) (r pdfResult, reusable bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			r, reusable = pdfResult{err: fmt.Errorf("PDF reader panic: %v", p)}, false
 		}
 	}()
-	r.doc, reusable, r.err = pdfText(ctx, inst, data, lim)
+	r.doc, reusable, r.err = pdfText(ctx, inst, data, lim, mem)
 	return r, reusable
 }
 
-// pdfText reads every page of data with one PDFium instance. On error,
-// reusable says whether PDFium declined the file cleanly, leaving the
-// instance fit for the next file.
-func pdfText(ctx context.Context, inst pdfium.Pdfium, data []byte, lim Limits) (doc *Document, reusable bool, err error) {
+// pdfText reads every page of data with one PDFium instance, whose memory
+// mem allocates (nil: not watched). On error, reusable says whether PDFium
+// declined the file cleanly, leaving the instance fit for the next file.
+//
+// A page PDFium refuses is skipped. A call that fails otherwise (a trap,
+// such as PDFium's abort when memory runs out) or a page during which
+// memory was refused leaves PDFium unsound or the text incomplete: the
+// pages from there are not read, and a file with no page read fails.
+func pdfText(ctx context.Context, inst pdfium.Pdfium, data []byte, lim Limits, mem *wasmMemories) (doc *Document, reusable bool, err error) {
+	refused := mem.refusals()
+	// failed says whether this reading failed for want of memory. With
+	// several instances another file's refusal shows in the count too,
+	// so it counts only together with a failure of this file's own.
+	outOfMemory := func(failed bool) bool {
+		return mem.refusals() != refused && (failed || !mem.shared)
+	}
 	opened, err := inst.OpenDocument(&requests.OpenDocument{File: &data})
 	if err != nil {
 		switch {
+		case outOfMemory(true):
+			return nil, false, &FileError{Reason: mem.tooLarge()}
 		case errors.Is(err, pdfiumerr.ErrPassword):
 			return nil, true, &FileError{Reason: "encrypted PDF (password required)"}
 		case errors.Is(err, pdfiumerr.ErrSecurity):
@@ -315,6 +352,9 @@ func pdfText(ctx context.Context, inst pdfium.Pdfium, data []byte, lim Limits) (
 
 	count, err := inst.FPDF_GetPageCount(&requests.FPDF_GetPageCount{Document: docRef})
 	if err != nil {
+		if outOfMemory(true) {
+			return nil, false, &FileError{Reason: mem.tooLarge()}
+		}
 		return nil, false, &FileError{Reason: "corrupt PDF", Err: err}
 	}
 	doc = &Document{PageStarts: make([]int, 0, count.PageCount)}
@@ -327,10 +367,22 @@ func pdfText(ctx context.Context, inst pdfium.Pdfium, data []byte, lim Limits) (
 			return nil, true, err
 		}
 		text, err := pageText(inst, docRef, i)
+		if oom := outOfMemory(err != nil); oom || err != nil && !errors.Is(err, pdfiumerr.ErrPage) {
+			reason := fmt.Sprintf("%s (page %d)", mem.tooLarge(), i+1)
+			if !oom {
+				// A trap's message goes on with a stack trace.
+				first, _, _ := strings.Cut(err.Error(), "\n")
+				reason = fmt.Sprintf("PDFium failed on page %d: %s", i+1, first)
+			}
+			if len(doc.PageStarts) == 0 {
+				return nil, false, &FileError{Reason: reason}
+			}
+			doc.Skipped = append(doc.Skipped, fmt.Sprintf("pages %d-%d: not read: %s", i+1, count.PageCount, reason))
+			reusable = false
+			break
+		}
 		if err != nil {
 			doc.Skipped = append(doc.Skipped, fmt.Sprintf("page %d: %v", i+1, pdfPageErr(err)))
-			// Only a page PDFium refused leaves the instance sound.
-			reusable = reusable && errors.Is(err, pdfiumerr.ErrPage)
 			failedInARow++
 			// A damaged page count can claim billions of pages; give
 			// up on the rest rather than list each one.
@@ -353,6 +405,11 @@ func pdfText(ctx context.Context, inst pdfium.Pdfium, data []byte, lim Limits) (
 		if lim.MaxChars > 0 && chars > lim.MaxChars {
 			return nil, true, &FileError{Reason: fmt.Sprintf("extracted text exceeds %d characters", lim.MaxChars)}
 		}
+	}
+	if len(doc.PageStarts) == 0 && len(doc.Skipped) > 0 {
+		// Pages exist but none gave text or even loaded: nothing of the
+		// file reaches the index, so it must not count as read.
+		return nil, reusable, &FileError{Reason: "no page could be read: " + doc.Skipped[0]}
 	}
 	doc.Text = b.String()
 	return doc, reusable, nil

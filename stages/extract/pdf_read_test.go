@@ -274,10 +274,10 @@ func TestReadPDFDeadlineStopsBetweenPages(t *testing.T) {
 	defer inst.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, reusable, err := pdfText(ctx, inst, data, DefaultLimits); !errors.Is(err, context.Canceled) || !reusable {
+	if _, reusable, err := pdfText(ctx, inst, data, DefaultLimits, run.mem); !errors.Is(err, context.Canceled) || !reusable {
 		t.Fatalf("cancelled read: err %v, reusable %v; want context.Canceled, reusable", err, reusable)
 	}
-	doc, reusable, err := pdfText(context.Background(), inst, data, DefaultLimits)
+	doc, reusable, err := pdfText(context.Background(), inst, data, DefaultLimits, run.mem)
 	if err != nil || !reusable || !strings.Contains(doc.Text, "River Restoration") {
 		t.Fatalf("next read on the same instance: %v", err)
 	}

@@ -170,3 +170,98 @@ func TestAnswersInDocuments(t *testing.T) {
 		}
 	}
 }
+
+func TestManPagesList(t *testing.T) {
+	defer func(s string) { manPageList = s }(manPageList)
+	manPageList = "# package: x\ntar.1\n\nopenssl-req.1ssl\nresolv.conf.5\n"
+	pages, err := ManPages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ManPage{{"tar", "1"}, {"openssl-req", "1ssl"}, {"resolv.conf", "5"}}
+	if len(pages) != len(want) {
+		t.Fatalf("pages = %v", pages)
+	}
+	for i, p := range pages {
+		if p != want[i] {
+			t.Errorf("page %d = %v, want %v", i, p, want[i])
+		}
+	}
+	if got := pages[1].Source(); got != filepath.Join(ManDir, "man1", "openssl-req.1ssl.gz") {
+		t.Errorf("source = %s", got)
+	}
+	if d := pages[2].Doc(); d.Name != "man5/resolv.conf" {
+		t.Errorf("doc name = %s", d.Name)
+	}
+	for _, bad := range []string{"tar", "tar.", ".1", "tar.x"} {
+		manPageList = bad
+		if _, err := ManPages(); err == nil {
+			t.Errorf("%q was accepted", bad)
+		}
+	}
+}
+
+// TestManMarkdown converts a hand-made rendering with each layout the
+// converter reads: header and footer, section and subsection headings, a
+// filled paragraph with a hyphen at a line's end, a tag with its text on
+// the same line, a tag on a line of its own, and lines kept as set.
+func TestManMarkdown(t *testing.T) {
+	text := strings.Join([]string{
+		"DEMO(1)                      General Commands Manual                     DEMO(1)",
+		"",
+		"NAME",
+		"       demo - show a demo",
+		"",
+		"SYNOPSIS",
+		"       demo [-a] FILE",
+		"",
+		"       demo -b",
+		"",
+		"DESCRIPTION",
+		"       This paragraph was filled by groff so that every one of its lines is",
+		"       full, and one line ends with a hyphen that belongs to words, as in host-",
+		"       specific settings.",
+		"",
+		"   Options",
+		"       -a     Read all the files, including the ones whose names begin with a",
+		"              dot, and the ones in hidden folders.",
+		"",
+		"       --bee",
+		"              Buzz.",
+		"",
+		"demo 1.0                           2024-01-02                          DEMO(1)",
+	}, "\n")
+	want := strings.Join([]string{
+		"# demo(1)",
+		"",
+		"## NAME",
+		"",
+		"demo - show a demo",
+		"",
+		"## SYNOPSIS",
+		"",
+		"```",
+		"demo [-a] FILE",
+		"",
+		"demo -b",
+		"```",
+		"",
+		"## DESCRIPTION",
+		"",
+		"This paragraph was filled by groff so that every one of its lines is full, and one line ends with a hyphen that belongs to words, as in host-specific settings.",
+		"",
+		"### Options",
+		"",
+		"- -a",
+		"",
+		"  Read all the files, including the ones whose names begin with a dot, and the ones in hidden folders.",
+		"",
+		"- --bee",
+		"",
+		"  Buzz.",
+		"",
+	}, "\n")
+	if got := manMarkdown(ManPage{"demo", "1"}, text); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}

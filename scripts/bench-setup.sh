@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Installs the tools the benchmark corpus generator (bench/corpus) uses to
-# make real PDF and DOCX files: LibreOffice Writer (headless), groff and
-# Ghostscript. Idempotent: apt runs only when a package is missing.
+# Installs the tools the benchmark corpus generators (bench/corpus,
+# bench/eval) use to make real PDF and DOCX files: LibreOffice Writer
+# (headless), groff (the full package: groff-base has no PDF device) and
+# Ghostscript; and the packages whose man pages make up the man-page
+# evaluation set (the "# package:" lines of bench/eval/manpages.txt).
+# Idempotent: apt runs only when a package is missing.
 set -euo pipefail
 
+root="$(cd "$(dirname "$0")/.." && pwd)"
 packages="libreoffice-writer-nogui groff ghostscript"
+packages+=" $(awk '$1 == "#" && $2 == "package:" { print $3 }' "$root/bench/eval/manpages.txt")"
 
 log() { printf 'bench-setup: %s\n' "$*" >&2; }
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"

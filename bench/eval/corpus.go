@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"hash/fnv"
 	"os"
 	"os/exec"
@@ -177,63 +178,81 @@ func Build(ctx context.Context, goroot, cacheDir string) (Corpus, error) {
 		src := d.source()
 		fmt.Fprintf(h, "%s %d\n%s", d.Path(), len(src), src)
 	}
-	key := hex.EncodeToString(h.Sum(nil))[:16]
-	dir := filepath.Join(cacheDir, "eval-corpus-"+key)
-	c := Corpus{Dir: dir, Docs: docs}
+	dir, err := cached(cacheDir, "eval-corpus-", h, generatorVersion, docs, func(out, stage string) error {
+		convert := map[string][]corpus.Conversion{}
+		for i, d := range docs {
+			src := filepath.Join(out, d.Path())
+			if d.Ext == ".pdf" || d.Ext == ".docx" {
+				dst := src
+				src = filepath.Join(stage, d.Ext[1:], fmt.Sprintf("s%04d.html", i))
+				convert[d.Ext] = append(convert[d.Ext], corpus.Conversion{Src: src, Dst: dst})
+			}
+			if err := writeFile(src, []byte(d.source())); err != nil {
+				return err
+			}
+		}
+		for _, ext := range []string{".pdf", ".docx"} {
+			if err := corpus.ConvertOffice(ctx, filepath.Join(stage, "lo"+ext), ext, corpus.HTMLFilter, convert[ext]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return Corpus{Dir: dir, Docs: docs}, err
+}
+
+// cached returns the folder cacheDir/<prefix><hash>, first having write fill
+// it unless a finished copy is there. write puts every document's file under
+// out and may use stage as scratch space; the files then get Mtime, the
+// list goes to MetaFile last, the folder is renamed into place, and older
+// folders with the same prefix are removed.
+func cached(cacheDir, prefix string, h hash.Hash, version int, docs []Document, write func(out, stage string) error) (string, error) {
+	dir := filepath.Join(cacheDir, prefix+hex.EncodeToString(h.Sum(nil))[:16])
 	if _, err := os.Stat(filepath.Join(dir, MetaFile)); err == nil {
-		return c, nil
+		return dir, nil
 	}
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return Corpus{}, err
+		return "", err
 	}
-	tmp, err := os.MkdirTemp(cacheDir, ".eval-corpus-build-")
+	tmp, err := os.MkdirTemp(cacheDir, "."+prefix+"build-")
 	if err != nil {
-		return Corpus{}, err
+		return "", err
 	}
 	defer os.RemoveAll(tmp)
 	out, stage := filepath.Join(tmp, "corpus"), filepath.Join(tmp, "stage")
-	convert := map[string][]corpus.Conversion{}
+	if err := write(out, stage); err != nil {
+		return "", err
+	}
 	var paths []string
-	for i, d := range docs {
-		dst := filepath.Join(out, d.Path())
+	for _, d := range docs {
 		paths = append(paths, d.Path())
-		src := dst
-		if d.Ext == ".pdf" || d.Ext == ".docx" {
-			src = filepath.Join(stage, d.Ext[1:], fmt.Sprintf("s%04d.html", i))
-			convert[d.Ext] = append(convert[d.Ext], corpus.Conversion{Src: src, Dst: dst})
-		}
-		if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
-			return Corpus{}, err
-		}
-		if err := os.WriteFile(src, []byte(d.source()), 0o644); err != nil {
-			return Corpus{}, err
+		if err := os.Chtimes(filepath.Join(out, d.Path()), Mtime, Mtime); err != nil {
+			return "", err
 		}
 	}
-	for _, ext := range []string{".pdf", ".docx"} {
-		if err := corpus.ConvertOffice(ctx, filepath.Join(stage, "lo"+ext), ext, corpus.HTMLFilter, convert[ext]); err != nil {
-			return Corpus{}, err
-		}
-	}
-	for _, p := range paths {
-		if err := os.Chtimes(filepath.Join(out, p), Mtime, Mtime); err != nil {
-			return Corpus{}, err
-		}
-	}
-	meta, _ := json.MarshalIndent(map[string]any{"version": generatorVersion, "files": paths}, "", "  ")
+	meta, _ := json.MarshalIndent(map[string]any{"version": version, "files": paths}, "", "  ")
 	if err := os.WriteFile(filepath.Join(out, MetaFile), meta, 0o644); err != nil {
-		return Corpus{}, err
+		return "", err
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		return Corpus{}, err
+		return "", err
 	}
 	if err := os.Rename(out, dir); err != nil {
-		return Corpus{}, err
+		return "", err
 	}
-	old, _ := filepath.Glob(filepath.Join(cacheDir, "eval-corpus-*"))
+	old, _ := filepath.Glob(filepath.Join(cacheDir, prefix+"*"))
 	for _, o := range old {
 		if o != dir {
 			os.RemoveAll(o)
 		}
 	}
-	return c, nil
+	return dir, nil
+}
+
+// writeFile writes b to path, making its folder.
+func writeFile(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

@@ -109,10 +109,10 @@ func TestQuestionSet(t *testing.T) {
 	if len(qs) < 80 || kinds[KindIdentifier]+kinds[KindKeyword] < 20 || kinds[KindParaphrase] < 40 {
 		t.Errorf("%d questions by kind %v; want ≥ 80, ≥ 20 identifier or keyword, ≥ 40 paraphrase", len(qs), kinds)
 	}
-	if _, err := parseQuestions([]byte(`{"id":"x","kind":"guess","query":"q","target":"t","answer":"a"}`)); err == nil {
+	if _, err := parseQuestions("test", []byte(`{"id":"x","kind":"guess","query":"q","target":"t","answer":"a"}`)); err == nil {
 		t.Error("an unknown kind was accepted")
 	}
-	if _, err := parseQuestions([]byte(`{"id":"x","kind":"keyword","query":"q","target":"t"}`)); err == nil {
+	if _, err := parseQuestions("test", []byte(`{"id":"x","kind":"keyword","query":"q","target":"t"}`)); err == nil {
 		t.Error("a question without an answer was accepted")
 	}
 }
@@ -168,5 +168,154 @@ func TestAnswersInDocuments(t *testing.T) {
 		if len(in) > 1 {
 			t.Errorf("%s: identifier answer %q is in %d documents: %v", q.ID, q.Answer, len(in), in)
 		}
+	}
+}
+
+// TestManPageQuestionSet checks the man-page set without rendering
+// anything: every question is a paraphrase with its own id, every target
+// is a page of manpages.txt under the file name and type the corpus gives
+// it, and the targets cover all three types. make eval-manpages checks the
+// answer phrases against the extracted text of the rendered files.
+func TestManPageQuestionSet(t *testing.T) {
+	pages, err := ManPages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := map[string]bool{}
+	types := map[string]int{}
+	for _, p := range pages {
+		d := p.Doc()
+		if paths[d.Path()] {
+			t.Errorf("two pages make %s", d.Path())
+		}
+		paths[d.Path()] = true
+		types[d.Ext]++
+	}
+	if len(pages) < 250 {
+		t.Errorf("%d pages; want about 300", len(pages))
+	}
+	for _, ext := range []string{".txt", ".md", ".pdf"} {
+		if n := types[ext]; n < len(pages)/4 {
+			t.Errorf("%d of %d pages are %s; want about a third", n, len(pages), ext)
+		}
+	}
+	qs, err := ManPageQuestions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) < 60 {
+		t.Errorf("%d questions; want at least 60", len(qs))
+	}
+	targets := map[string]int{}
+	for _, q := range qs {
+		if q.Kind != KindParaphrase {
+			t.Errorf("%s is a %s question; the man-page set is all paraphrases", q.ID, q.Kind)
+		}
+		if !paths[q.Target] {
+			t.Errorf("%s: target %s is not a page of manpages.txt", q.ID, q.Target)
+		}
+		targets[q.Target]++
+	}
+	byType := map[string]int{}
+	for p := range targets {
+		byType[filepath.Ext(p)]++
+	}
+	if len(targets) < 50 || len(byType) != 3 {
+		t.Errorf("questions target %d pages, by type %v; want about 60 pages of all three types", len(targets), byType)
+	}
+}
+
+func TestManPagesList(t *testing.T) {
+	defer func(s string) { manPageList = s }(manPageList)
+	manPageList = "# package: x\ntar.1\n\nopenssl-req.1ssl\nresolv.conf.5\n"
+	pages, err := ManPages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ManPage{{"tar", "1"}, {"openssl-req", "1ssl"}, {"resolv.conf", "5"}}
+	if len(pages) != len(want) {
+		t.Fatalf("pages = %v", pages)
+	}
+	for i, p := range pages {
+		if p != want[i] {
+			t.Errorf("page %d = %v, want %v", i, p, want[i])
+		}
+	}
+	if got := pages[1].Source(); got != filepath.Join(ManDir, "man1", "openssl-req.1ssl.gz") {
+		t.Errorf("source = %s", got)
+	}
+	if d := pages[2].Doc(); d.Name != "man5/resolv.conf" {
+		t.Errorf("doc name = %s", d.Name)
+	}
+	for _, bad := range []string{"tar", "tar.", ".1", "tar.x"} {
+		manPageList = bad
+		if _, err := ManPages(); err == nil {
+			t.Errorf("%q was accepted", bad)
+		}
+	}
+}
+
+// TestManMarkdown converts a hand-made rendering with each layout the
+// converter reads: header and footer, section and subsection headings, a
+// filled paragraph with a hyphen at a line's end, a tag with its text on
+// the same line, a tag on a line of its own, and lines kept as set.
+func TestManMarkdown(t *testing.T) {
+	text := strings.Join([]string{
+		"DEMO(1)                      General Commands Manual                     DEMO(1)",
+		"",
+		"NAME",
+		"       demo - show a demo",
+		"",
+		"SYNOPSIS",
+		"       demo [-a] FILE",
+		"",
+		"       demo -b",
+		"",
+		"DESCRIPTION",
+		"       This paragraph was filled by groff so that every one of its lines is",
+		"       full, and one line ends with a hyphen that belongs to words, as in host-",
+		"       specific settings.",
+		"",
+		"   Options",
+		"       -a     Read all the files, including the ones whose names begin with a",
+		"              dot, and the ones in hidden folders.",
+		"",
+		"       --bee",
+		"              Buzz.",
+		"",
+		"demo 1.0                           2024-01-02                          DEMO(1)",
+	}, "\n")
+	want := strings.Join([]string{
+		"# demo(1)",
+		"",
+		"## NAME",
+		"",
+		"demo - show a demo",
+		"",
+		"## SYNOPSIS",
+		"",
+		"```",
+		"demo [-a] FILE",
+		"",
+		"demo -b",
+		"```",
+		"",
+		"## DESCRIPTION",
+		"",
+		"This paragraph was filled by groff so that every one of its lines is full, and one line ends with a hyphen that belongs to words, as in host-specific settings.",
+		"",
+		"### Options",
+		"",
+		"- -a",
+		"",
+		"  Read all the files, including the ones whose names begin with a dot, and the ones in hidden folders.",
+		"",
+		"- --bee",
+		"",
+		"  Buzz.",
+		"",
+	}, "\n")
+	if got := manMarkdown(ManPage{"demo", "1"}, text); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -21,7 +21,8 @@ const (
 	KindParaphrase = "paraphrase"
 )
 
-// Question is one line of questions.jsonl.
+// Question is one line of a question file (questions.jsonl,
+// questions-manpages.jsonl).
 type Question struct {
 	ID     string `json:"id"`
 	Kind   string `json:"kind"`
@@ -33,10 +34,18 @@ type Question struct {
 //go:embed questions.jsonl
 var questionsJSONL []byte
 
-// Questions parses the committed question set.
-func Questions() ([]Question, error) { return parseQuestions(questionsJSONL) }
+//go:embed questions-manpages.jsonl
+var manQuestionsJSONL []byte
 
-func parseQuestions(b []byte) ([]Question, error) {
+// Questions parses the committed question set of the godoc corpus.
+func Questions() ([]Question, error) { return parseQuestions("questions.jsonl", questionsJSONL) }
+
+// ManPageQuestions parses the committed question set of the man pages.
+func ManPageQuestions() ([]Question, error) {
+	return parseQuestions("questions-manpages.jsonl", manQuestionsJSONL)
+}
+
+func parseQuestions(file string, b []byte) ([]Question, error) {
 	var out []Question
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -49,11 +58,11 @@ func parseQuestions(b []byte) ([]Question, error) {
 		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&q); err != nil {
-			return nil, fmt.Errorf("eval: questions.jsonl line %d: %w", n, err)
+			return nil, fmt.Errorf("eval: %s line %d: %w", file, n, err)
 		}
 		if q.ID == "" || q.Query == "" || q.Target == "" || q.Answer == "" || seen[q.ID] ||
 			!slices.Contains([]string{KindIdentifier, KindKeyword, KindParaphrase}, q.Kind) {
-			return nil, fmt.Errorf("eval: questions.jsonl line %d: needs a new id, a known kind, query, target and answer", n)
+			return nil, fmt.Errorf("eval: %s line %d: needs a new id, a known kind, query, target and answer", file, n)
 		}
 		seen[q.ID] = true
 		out = append(out, q)

@@ -24,6 +24,7 @@ type Server struct {
 	Data   string // the corpus folder
 	Index  string // the index folder, shared by every mode
 	Mode   string // value of --search-mode; "" runs the server's default
+	Inst   string // --inst: what the folder holds, as a client is told
 	Stderr io.Writer
 }
 
@@ -41,7 +42,7 @@ func SupportsSearchMode(ctx context.Context, bin string) (bool, error) {
 // and asks every question with top_k 10 and otherwise default arguments.
 func (s Server) Run(ctx context.Context, qs []Question) ([]Outcome, error) {
 	args := []string{"--data-folder", s.Data, "--index-folder", s.Index, "--title", "eval",
-		"--inst", "Go documentation and software licences.", "--log-level", "warn"}
+		"--inst", s.Inst, "--log-level", "warn"}
 	if s.Mode != "" {
 		args = append(args, "--search-mode", s.Mode)
 	}

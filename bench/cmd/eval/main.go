@@ -1,8 +1,10 @@
-// Command eval is make eval: it generates the evaluation corpus (cached
-// under bin/), checks every question's answer phrase against the extracted
-// text of its target, indexes the corpus with the built server through MCP
-// on stdio, asks every question in each search mode the server offers, and
-// prints the results table (also written to bin/eval.md).
+// Command eval is make eval and make eval-manpages: for one question set
+// (-set godoc, the default, or manpages) it generates the set's corpus
+// (cached under bin/), checks every question's answer phrase against the
+// extracted text of its target, indexes the corpus with the built server
+// through MCP on stdio, asks every question in each search mode the server
+// offers, and prints the results table (also written to bin/eval.md or
+// bin/eval-manpages.md).
 package main
 
 import (
@@ -24,14 +26,23 @@ import (
 func main() {
 	bin := flag.String("bin", "bin/micro-rag-mcp", "the built server")
 	cache := flag.String("cache", "bin", "folder for the generated corpus")
-	out := flag.String("out", "bin/eval.md", "also write the report here")
+	setName := flag.String("set", eval.Sets[0].Name, "question set: godoc or manpages")
+	out := flag.String("out", "", "also write the report here (default: the set's, bin/eval.md or bin/eval-manpages.md)")
 	modes := flag.String("modes", "dense,keyword,hybrid", "values of --search-mode to compare, when the server has the flag")
 	verbose := flag.Bool("v", false, "show the server's log and every miss")
 	keep := flag.String("index", "", "index folder to use and keep (default: a temporary one, removed after)")
 	flag.Parse()
+	set, err := eval.SetNamed(*setName)
+	if err != nil {
+		slog.Error("eval", "err", err)
+		os.Exit(2)
+	}
+	if *out == "" {
+		*out = set.Out
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
 	defer cancel()
-	table, misses, err := run(ctx, *bin, *cache, *keep, strings.Split(*modes, ","), *verbose)
+	table, misses, err := run(ctx, set, *bin, *cache, *keep, strings.Split(*modes, ","), *verbose)
 	if err != nil {
 		slog.Error("eval", "err", err)
 		os.Exit(1)
@@ -40,23 +51,17 @@ func main() {
 	if *verbose {
 		fmt.Print(misses)
 	}
-	if *out != "" {
-		if err := os.WriteFile(*out, []byte(table+misses), 0o644); err != nil {
-			slog.Error("eval", "err", err)
-			os.Exit(1)
-		}
+	if err := os.WriteFile(*out, []byte(table+misses), 0o644); err != nil {
+		slog.Error("eval", "err", err)
+		os.Exit(1)
 	}
 }
 
 // run returns the report: the table, then every question missed per mode.
-func run(ctx context.Context, bin, cache, index string, modes []string, verbose bool) (table, misses string, err error) {
+func run(ctx context.Context, set eval.Set, bin, cache, index string, modes []string, verbose bool) (table, misses string, err error) {
 	loadBefore := loadAvg()
-	goroot, goversion, err := eval.GoRoot(ctx)
-	if err != nil {
-		return "", "", err
-	}
 	start := time.Now()
-	c, err := eval.Build(ctx, goroot, cache)
+	c, from, err := set.Corpus(ctx, cache)
 	if err != nil {
 		return "", "", err
 	}
@@ -64,8 +69,8 @@ func run(ctx context.Context, bin, cache, index string, modes []string, verbose 
 	for _, d := range c.Docs {
 		counts[d.Ext]++
 	}
-	slog.Info("corpus ready", "dir", c.Dir, "files", len(c.Docs), "types", counts, "took", time.Since(start).Round(time.Millisecond))
-	qs, err := eval.Questions()
+	slog.Info("corpus ready", "set", set.Name, "dir", c.Dir, "files", len(c.Docs), "types", counts, "took", time.Since(start).Round(time.Millisecond))
+	qs, err := set.Load()
 	if err != nil {
 		return "", "", err
 	}
@@ -98,7 +103,7 @@ func run(ctx context.Context, bin, cache, index string, modes []string, verbose 
 	var rows []eval.Row
 	var missed strings.Builder
 	for _, m := range modes {
-		srv := eval.Server{Bin: bin, Data: c.Dir, Index: index, Mode: m}
+		srv := eval.Server{Bin: bin, Data: c.Dir, Index: index, Mode: m, Inst: set.Inst}
 		if verbose {
 			srv.Stderr = os.Stderr
 		}
@@ -137,17 +142,36 @@ func run(ctx context.Context, bin, cache, index string, modes []string, verbose 
 	for _, q := range qs {
 		kinds[q.Kind]++
 	}
-	fmt.Fprintf(&sb, "`make eval` (bench/cmd/eval) on %s: %d questions (%d identifier, %d keyword, %d paraphrase) "+
-		"over %d generated files (%d txt, %d md, %d pdf, %d docx) from %s's documentation and Debian's licences; "+
+	flags := ""
+	if set.Name != eval.Sets[0].Name {
+		flags = " -set " + set.Name
+	}
+	fmt.Fprintf(&sb, "`%s` (bench/cmd/eval%s) on %s: %d questions (%s) "+
+		"over %d generated files (%s) from %s; "+
 		"CPU %s; load average %s before, %s after; top_k 10, other arguments default. "+
 		"Hits count by file; answer@5 needs the answer phrase in a top-5 passage of the target file, "+
 		"as returned (client) or in the whole indexed chunks behind those hits (whole-chunk).\n\n",
-		time.Now().UTC().Format("2006-01-02"), len(qs), kinds[eval.KindIdentifier], kinds[eval.KindKeyword], kinds[eval.KindParaphrase],
-		len(c.Docs), counts[".txt"], counts[".md"], counts[".pdf"], counts[".docx"], goversion, cpuModel(), loadBefore, loadAvg())
+		set.Make, flags, time.Now().UTC().Format("2006-01-02"), len(qs),
+		countList(kinds, eval.KindIdentifier, eval.KindKeyword, eval.KindParaphrase),
+		len(c.Docs), countList(counts, ".txt", ".md", ".pdf", ".docx"), from, cpuModel(), loadBefore, loadAvg())
 	sb.WriteString(eval.Table(rows))
-	sb.WriteString("\nBy question kind:\n\n")
-	sb.WriteString(eval.KindTable(rows))
+	if len(kinds) > 1 {
+		sb.WriteString("\nBy question kind:\n\n")
+		sb.WriteString(eval.KindTable(rows))
+	}
 	return sb.String(), missed.String(), nil
+}
+
+// countList is "26 identifier, 7 keyword" for the keys with a count, in
+// order; a file type's dot is left out.
+func countList(counts map[string]int, keys ...string) string {
+	var parts []string
+	for _, k := range keys {
+		if counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[k], strings.TrimPrefix(k, ".")))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // loadAvg is the one-minute load average: search latency on a shared

@@ -1,0 +1,45 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+)
+
+// Set is one question set with the corpus it is asked over. The sets are
+// kept apart on purpose: godoc is the one search tuning looks at, manpages
+// a held-out check on a different kind of text, written without tuning.
+type Set struct {
+	Name   string
+	Make   string // the make target that runs it
+	Inst   string // the server's --inst for the corpus
+	Out    string // where the report goes by default
+	Load   func() ([]Question, error)
+	Corpus func(ctx context.Context, cacheDir string) (c Corpus, from string, err error)
+}
+
+// Sets are the evaluation's question sets, the default first.
+var Sets = []Set{
+	{Name: "godoc", Make: "make eval", Inst: "Go documentation and software licences.", Out: "bin/eval.md",
+		Load: Questions, Corpus: func(ctx context.Context, cacheDir string) (Corpus, string, error) {
+			goroot, goversion, err := GoRoot(ctx)
+			if err != nil {
+				return Corpus{}, "", err
+			}
+			c, err := Build(ctx, goroot, cacheDir)
+			return c, goversion + "'s documentation and Debian's licences", err
+		}},
+	{Name: "manpages", Make: "make eval-manpages", Inst: "Linux manual pages: commands, configuration files and concepts.",
+		Out: "bin/eval-manpages.md", Load: ManPageQuestions, Corpus: BuildManPages},
+}
+
+// SetNamed returns the set called name.
+func SetNamed(name string) (Set, error) {
+	var names []string
+	for _, s := range Sets {
+		if s.Name == name {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	return Set{}, fmt.Errorf("eval: no question set %q (there are %v)", name, names)
+}

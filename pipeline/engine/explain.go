@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/micro-rag/micro-rag-mcp/stages/embed"
+)
+
+// ChunkEvidence is what both rankings know of one chunk for one query.
+type ChunkEvidence struct {
+	Path        string  `json:"path"`
+	ChunkIndex  int     `json:"chunk"`
+	Text        string  `json:"text"`
+	Cosine      float64 `json:"cos"`
+	BM25        float64 `json:"bm25"`
+	Coverage    float64 `json:"cov"`
+	DenseRank   int     `json:"drank"` // from 1; 0 = not in the dense list
+	KeywordRank int     `json:"krank"` // from 1; 0 = not in the keyword list
+}
+
+// QueryEvidence is Explain's answer.
+type QueryEvidence struct {
+	Weight float64         `json:"weight"` // the query's keyword weight
+	Chunks []ChunkEvidence `json:"chunks"`
+}
+
+// Explain returns the union of the first depth chunks of the dense and the
+// keyword ranking with every chunk's exact cosine and keyword evidence, so
+// that fusions can be compared offline (bench/cmd/fusion).
+func (e *Engine) Explain(ctx context.Context, query string, depth int) (QueryEvidence, error) {
+	if err := e.WaitModel(ctx); err != nil {
+		return QueryEvidence{}, err
+	}
+	snap := e.store.Acquire()
+	if snap == nil {
+		return QueryEvidence{}, errors.New("no index")
+	}
+	defer snap.Release()
+	vec, err := e.embedder.Embed(make([]float32, 0, embed.Dim), []string{query})
+	if err != nil {
+		return QueryEvidence{}, fmt.Errorf("embed query: %w", err)
+	}
+	dense, err := snap.Search(vec, depth)
+	if err != nil {
+		return QueryEvidence{}, err
+	}
+	lexical, err := snap.SearchLexical(query, depth)
+	if err != nil {
+		return QueryEvidence{}, err
+	}
+	out := QueryEvidence{Weight: snap.LexicalQueryWeight(query)}
+	at := map[int64]int{}
+	var ids []int64
+	for i, h := range dense {
+		at[h.Record.ID] = len(out.Chunks)
+		ids = append(ids, h.Record.ID)
+		out.Chunks = append(out.Chunks, ChunkEvidence{Path: h.Record.Path, ChunkIndex: h.Record.ChunkIndex,
+			Text: h.Record.Text, Cosine: float64(h.Score), DenseRank: i + 1})
+	}
+	for i, h := range lexical {
+		if j, ok := at[h.Record.ID]; ok {
+			out.Chunks[j].KeywordRank = i + 1
+			continue
+		}
+		cos, err := snap.Similarity(vec, h.Record.ID)
+		if err != nil {
+			return QueryEvidence{}, err
+		}
+		ids = append(ids, h.Record.ID)
+		out.Chunks = append(out.Chunks, ChunkEvidence{Path: h.Record.Path, ChunkIndex: h.Record.ChunkIndex,
+			Text: h.Record.Text, Cosine: float64(cos), KeywordRank: i + 1})
+	}
+	for i, ev := range snap.LexicalEvidence(query, ids) {
+		out.Chunks[i].BM25, out.Chunks[i].Coverage = ev.Score, ev.Coverage
+	}
+	return out, nil
+}

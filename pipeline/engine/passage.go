@@ -23,6 +23,8 @@ type passage struct {
 	recs  []schema.Record // members
 	start int             // union of the members' char ranges
 	end   int
+	order int  // when it started: passages rank by their best member
+	gone  bool // bridged into a better passage
 }
 
 func (p *passage) overlaps(r schema.Record) bool {
@@ -42,12 +44,13 @@ func (p *passage) absorb(recs ...schema.Record) {
 const maxPassageChunks = 4
 
 // passages walks candidates best first and groups them: a chunk whose text
-// overlaps or touches a passage already chosen joins it (merging passages it
+// overlaps or touches a passage already formed joins it (merging passages it
 // bridges) unless that would make a passage of more than maxPassageChunks
 // chunks, in which case it is skipped; any other chunk starts a new
-// passage. The walk stops when the topK-th passage starts or at the first
-// candidate below threshold. The result is best first, and no text appears
-// twice.
+// passage. The walk covers every candidate down to the first below
+// threshold, and the first topK passages are returned: so the passages a
+// search returns do not depend on topK, and a larger topK only appends.
+// The result is best first, and no text appears twice.
 func passages(cands []candidate, topK int, threshold float64) []Result {
 	slices.SortStableFunc(cands, func(a, b candidate) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
@@ -55,7 +58,8 @@ func passages(cands []candidate, topK int, threshold float64) []Result {
 		}
 		return cmp.Compare(a.rec.ID, b.rec.ID)
 	})
-	var ps []*passage
+	var ps []*passage                 // in the order they started, best first
+	byPath := map[string][]*passage{} // the same passages by file
 	seen := map[int64]bool{}
 	for _, c := range cands {
 		if c.score < threshold {
@@ -65,11 +69,11 @@ func passages(cands []candidate, topK int, threshold float64) []Result {
 			continue
 		}
 		seen[c.rec.ID] = true
-		var hit []int // passages c overlaps, best first
+		var hit []*passage // passages c overlaps, best first
 		n := 1
-		for i, p := range ps {
+		for _, p := range byPath[c.rec.Path] {
 			if p.overlaps(c.rec) {
-				hit = append(hit, i)
+				hit = append(hit, p)
 				n += len(p.recs)
 			}
 		}
@@ -78,19 +82,24 @@ func passages(cands []candidate, topK int, threshold float64) []Result {
 				continue // its text is mostly in a passage already: skipped, not repeated
 			}
 			// c joins the best passage it overlaps, bridging any others into it.
-			into := ps[hit[0]]
-			for _, i := range hit[1:] {
-				into.absorb(ps[i].recs...)
+			slices.SortFunc(hit, func(a, b *passage) int { return cmp.Compare(a.order, b.order) })
+			into := hit[0]
+			for _, p := range hit[1:] {
+				into.absorb(p.recs...)
+				p.gone = true
 			}
 			into.absorb(c.rec)
-			ps = slices.DeleteFunc(ps, func(p *passage) bool { return p != into && p.overlaps(c.rec) })
+			if len(hit) > 1 {
+				byPath[c.rec.Path] = slices.DeleteFunc(byPath[c.rec.Path], func(p *passage) bool { return p.gone })
+			}
 			continue
 		}
-		ps = append(ps, &passage{best: c, recs: []schema.Record{c.rec}, start: c.rec.CharStart, end: c.rec.CharEnd})
-		if len(ps) == topK {
-			break // chunks ranked below the topK-th passage are not used
-		}
+		p := &passage{best: c, recs: []schema.Record{c.rec}, start: c.rec.CharStart, end: c.rec.CharEnd, order: len(ps)}
+		ps = append(ps, p)
+		byPath[c.rec.Path] = append(byPath[c.rec.Path], p)
 	}
+	ps = slices.DeleteFunc(ps, func(p *passage) bool { return p.gone })
+	ps = ps[:min(topK, len(ps))]
 	out := make([]Result, 0, len(ps))
 	for _, p := range ps {
 		out = append(out, p.result())

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -126,16 +127,22 @@ func TestPassagesMergeOverlaps(t *testing.T) {
 	if len(res) != 3 {
 		t.Fatalf("%d passages, want 3: %+v", len(res), res)
 	}
-	if r := res[0]; r.Path != "a.txt" || r.ChunkIndex != 3 || !slices.Equal(r.Chunks, []int{3, 4}) || r.Score != 0.9 ||
-		r.CharStart != a[3].CharStart || r.CharEnd != a[4].CharEnd || r.LineStart != a[3].LineStart || r.LineEnd != a[4].LineEnd {
+	// Ranked below the third passage's start, a[2] and a[5] still join the
+	// first passage: what a passage holds does not depend on topK.
+	if r := res[0]; r.Path != "a.txt" || r.ChunkIndex != 3 || !slices.Equal(r.Chunks, []int{2, 3, 4, 5}) || r.Score != 0.9 ||
+		r.CharStart != a[2].CharStart || r.CharEnd != a[5].CharEnd || r.LineStart != a[2].LineStart || r.LineEnd != a[5].LineEnd {
 		t.Errorf("first passage = %+v", r)
 	}
 	if res[1].Path != "b.txt" || res[2].ChunkIndex != 10 || !slices.Equal(res[2].Chunks, []int{10}) {
 		t.Errorf("passages = %+v", res)
 	}
-	// Ranked after the third passage started: a[2] and a[5] are not used.
-	if want := collapseSpace(joinChunks(a[3:5], nil)); res[0].Snippet != want {
+	if want := collapseSpace(joinChunks(a[2:6], nil)); res[0].Snippet != want {
 		t.Errorf("snippet\n got %q\nwant %q", res[0].Snippet, want)
+	}
+	for k := 1; k <= 4; k++ {
+		if more := passages(slices.Clone(cands), k+1, 0.2); !reflect.DeepEqual(passages(slices.Clone(cands), k, 0.2), more[:k]) {
+			t.Errorf("the first %d passages change when %d are asked for", k, k+1)
+		}
 	}
 
 	// A chunk bridging two passages merges them into the better one.

@@ -11,11 +11,20 @@ import (
 )
 
 // Fusion names how hybrid search combines the two rankings. The default,
-// FusionCoverage, won on the evaluation (docs/search-fusion.md); the others
-// stay so that the comparison can be rerun.
+// FusionShare, is the one that ranked at least as well as dense and
+// keyword search alone on both evaluations (docs/search-fusion.md); the
+// others stay so that the comparison can be rerun.
 type Fusion string
 
 const (
+	// FusionShare is FusionCoverage with the keyword score k multiplied by
+	// the share of the query's keyword weight the chunk holds at all: a
+	// chunk matching a few words of a long question adds little to its
+	// cosine, one holding every rare term of the query (an identifier)
+	// keeps its whole k. Every candidate's k is computed exactly, found by
+	// the keyword ranking or not, so the order does not depend on how deep
+	// either ranking was read.
+	FusionShare Fusion = "share"
 	// FusionCoverage calibrates BM25 by the query's own keyword weight W
 	// (Σ idf of its terms found in the index): k = s/(max(s, W) + 8), below
 	// W the share of the query's keywords a passage holds, discounted when
@@ -34,7 +43,7 @@ const (
 // DefaultFusion is the Fusion of a Config that names none. A variable so
 // the evaluation can build the server with another one
 // (-ldflags "-X .../pipeline/engine.DefaultFusion=rrf").
-var DefaultFusion = string(FusionCoverage)
+var DefaultFusion = string(FusionShare)
 
 // bm25Half sets the keyword calibration: k = s/(max(s, W) + bm25Half). A
 // query whose keywords are rare (an identifier: W of 20 and more) can reach
@@ -47,8 +56,9 @@ const rrfK = 60
 
 // poolSize is how many chunks each ranking contributes per search: enough
 // to fill topK passages when neighbouring chunks merge, and deep enough for
-// the two rankings to meet.
-func poolSize(topK int) int { return max(3*topK, 30) }
+// the two rankings to meet. It is the same for every top_k up to 20, so
+// that asking for more results does not reorder the first ones.
+func poolSize(topK int) int { return max(3*topK, 60) }
 
 // Search answers from the current snapshot without waiting for a reindex.
 // Before the model is ready it waits up to 5 s, then returns no results.
@@ -56,8 +66,8 @@ func poolSize(topK int) int { return max(3*topK, 30) }
 // Results are passages, best first, at most req.TopK, none scoring below
 // req.ScoreThreshold. The score is in [0, 1] and never rises down the list:
 // the cosine similarity c in dense mode, the calibrated keyword score k in
-// keyword mode, and in hybrid mode (the default) 1 - (1-c)(1-k) (see
-// FusionCoverage).
+// keyword mode, and in hybrid mode (the default) 1 - (1-c)(1-k·share) (see
+// FusionShare).
 func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error) {
 	wctx, cancel := context.WithTimeout(ctx, ModelWait)
 	err := e.WaitModel(wctx)
@@ -164,7 +174,7 @@ func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 func (r *ranker) fuse(dense, lexical []index.Hit) ([]candidate, error) {
 	type both struct {
 		rec               schema.Record
-		cos, bm25         float64
+		cos, bm25, share  float64
 		denseRank, lexRnk int // from 1; 0 = not in that ranking
 	}
 	byID := make(map[int64]*both, len(dense)+len(lexical))
@@ -191,6 +201,16 @@ func (r *ranker) fuse(dense, lexical []index.Hit) ([]candidate, error) {
 		byID[h.Record.ID] = b
 		order = append(order, b)
 	}
+	if r.fusion == FusionShare {
+		// Found by the embedding only: its keyword evidence still counts.
+		ids := make([]int64, len(order))
+		for i, b := range order {
+			ids[i] = b.rec.ID
+		}
+		for i, ev := range r.snap.LexicalEvidence(r.query, ids) {
+			order[i].bm25, order[i].share = ev.Score, ev.Coverage
+		}
+	}
 	out := make([]candidate, 0, len(order))
 	for _, b := range order {
 		var s float64
@@ -203,6 +223,8 @@ func (r *ranker) fuse(dense, lexical []index.Hit) ([]candidate, error) {
 				s += 1.0 / float64(rrfK+b.lexRnk)
 			}
 			s /= 2.0 / float64(rrfK+1)
+		case FusionShare:
+			s = 1 - (1-unit(b.cos))*(1-r.calibrate(b.bm25)*b.share)
 		default:
 			s = 1 - (1-unit(b.cos))*(1-r.calibrate(b.bm25))
 		}

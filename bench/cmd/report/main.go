@@ -29,7 +29,8 @@ func main() {
 	in := flag.String("in", "bin/bench.txt", "go test -bench output")
 	out := flag.String("out", "", "write BENCHMARKS.md here; empty prints the tables")
 	notes := flag.String("notes", "bench/notes.md", "observations appended to the report, if present")
-	evalResults := flag.String("eval", "bench/eval/results.md", "make eval's recorded output, appended as its own section, if present")
+	evalResults := flag.String("eval", "bench/eval/results.md,bench/eval/results-manpages.md",
+		"make eval's recorded outputs (the tuning set, then the held-out man pages), each appended as its own section if present")
 	flag.Parse()
 	f, err := os.Open(*in)
 	if err != nil {
@@ -58,8 +59,10 @@ func main() {
 		sb.WriteString("\n")
 		sb.Write(b)
 	}
-	if b, err := os.ReadFile(*evalResults); err == nil {
-		sb.WriteString(evalSection(string(b), *evalResults))
+	for i, path := range strings.Split(*evalResults, ",") {
+		if b, err := os.ReadFile(path); err == nil {
+			sb.WriteString(evalSection(string(b), path, evalTitles[min(i, len(evalTitles)-1)]))
+		}
 	}
 	if err := os.WriteFile(*out, []byte(sb.String()), 0o644); err != nil {
 		slog.Error("write report", "err", err)
@@ -261,7 +264,14 @@ func goals(sb *strings.Builder, res []result) {
 
 // evalSection is the Retrieval evaluation section: make eval's tables,
 // without the per-question misses that follow them in the recorded file.
-func evalSection(results, path string) string {
+// evalTitles name the evaluations in -eval's order: fusion is tuned on the
+// first and only reported on the second.
+var evalTitles = []string{
+	"Retrieval evaluation: Go documentation (the tuning set)",
+	"Retrieval evaluation: man pages (held out)",
+}
+
+func evalSection(results, path, title string) string {
 	tables, _, _ := strings.Cut(results, "\n### ")
-	return "\n## Retrieval evaluation\n\n" + strings.TrimSpace(tables) + "\n\nEvery miss is listed in " + path + ".\n"
+	return "\n## " + title + "\n\n" + strings.TrimSpace(tables) + "\n\nEvery miss is listed in " + path + ".\n"
 }

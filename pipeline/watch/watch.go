@@ -60,9 +60,6 @@ type Config struct {
 	// newWatcher and addWatch are replaced by tests to inject failures.
 	newWatcher func() (*fsnotify.Watcher, error)
 	addWatch   func(w *fsnotify.Watcher, dir string) error
-	// ready, if set, is called once the watches (or the first scan) are in
-	// place, so tests know from when on a change is seen.
-	ready func()
 	// clock is the real one unless a test moves time by hand.
 	clock clock
 	// onEvent, if set, is called with each event before it is handled, and
@@ -183,9 +180,6 @@ func (r *runner) loop(ctx context.Context, w *fsnotify.Watcher, out chan<- Batch
 		useWatcher()
 	} else {
 		startScans()
-	}
-	if r.cfg.ready != nil {
-		r.cfg.ready()
 	}
 	for {
 		if r.hasPending() && !r.now().Before(r.due()) {

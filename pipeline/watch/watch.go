@@ -60,9 +60,14 @@ type Config struct {
 	// newWatcher and addWatch are replaced by tests to inject failures.
 	newWatcher func() (*fsnotify.Watcher, error)
 	addWatch   func(w *fsnotify.Watcher, dir string) error
-	// ready, if set, is called once the watches (or the first scan) are in
-	// place, so tests know from when on a change is seen.
-	ready func()
+	// clock is the real one unless a test moves time by hand.
+	clock clock
+	// onEvent, if set, is called with each event before it is handled, and
+	// idle each time the loop has handled what came and is about to wait
+	// (ready is the settled batch waiting for the receiver, or nil): tests
+	// move their clock only once the watcher has caught up with them.
+	onEvent func(fsnotify.Event)
+	idle    func(r *runner, ready *Batch)
 }
 
 func (c *Config) defaults() {
@@ -95,6 +100,9 @@ func (c *Config) defaults() {
 	}
 	if c.addWatch == nil {
 		c.addWatch = func(w *fsnotify.Watcher, dir string) error { return w.Add(dir) }
+	}
+	if c.clock == nil {
+		c.clock = realClock{}
 	}
 }
 
@@ -151,7 +159,7 @@ func (r *runner) startWatches() (*fsnotify.Watcher, error) {
 func (r *runner) loop(ctx context.Context, w *fsnotify.Watcher, out chan<- Batch) error {
 	var (
 		ready   *Batch // settled, waiting for the receiver
-		timer   = time.NewTimer(time.Hour)
+		timer   = r.cfg.clock.NewTimer(r.now().Add(time.Hour))
 		events  <-chan fsnotify.Event
 		errs    <-chan error
 		closeW  = func() {}
@@ -166,18 +174,15 @@ func (r *runner) loop(ctx context.Context, w *fsnotify.Watcher, out chan<- Batch
 		closeW()
 		closeW, events, errs, w = func() {}, nil, nil, nil
 		r.startScans(ctx)
-		scanDue = time.After(r.scanEvery)
+		scanDue = r.after(r.scanEvery)
 	}
 	if w != nil {
 		useWatcher()
 	} else {
 		startScans()
 	}
-	if r.cfg.ready != nil {
-		r.cfg.ready()
-	}
 	for {
-		if r.hasPending() && !time.Now().Before(r.due()) {
+		if r.hasPending() && !r.now().Before(r.due()) {
 			b := r.take()
 			if b.Rules && r.cfg.Reload != nil {
 				r.cfg.Reload()
@@ -198,7 +203,10 @@ func (r *runner) loop(ctx context.Context, w *fsnotify.Watcher, out chan<- Batch
 		}
 		timer.Stop()
 		if r.hasPending() {
-			timer.Reset(max(0, time.Until(r.due())))
+			timer.Reset(r.due())
+		}
+		if r.cfg.idle != nil {
+			r.cfg.idle(r, ready)
 		}
 		select {
 		case <-ctx.Done():
@@ -222,14 +230,14 @@ func (r *runner) loop(ctx context.Context, w *fsnotify.Watcher, out chan<- Batch
 				startScans()
 			case errors.Is(err, fsnotify.ErrEventOverflow):
 				r.cfg.Logger.Warn("too many file changes at once: checking the whole folder", "err", err)
-				r.markAll(time.Now())
+				r.markAll(r.now())
 			default:
 				r.cfg.Logger.Warn("file watch error", "err", err)
 			}
 		case <-scanDue:
 			r.scanOnce(ctx)
-			scanDue = time.After(r.scanEvery)
-		case <-timer.C:
+			scanDue = r.after(r.scanEvery)
+		case <-timer.C():
 		}
 	}
 }
@@ -249,6 +257,13 @@ func merge(a, b *Batch, maxPaths int) *Batch {
 		}
 	}
 	return m
+}
+
+func (r *runner) now() time.Time { return r.cfg.clock.Now() }
+
+// after is time.After on the runner's clock.
+func (r *runner) after(d time.Duration) <-chan time.Time {
+	return r.cfg.clock.NewTimer(r.now().Add(d)).C()
 }
 
 func (r *runner) rel(abs string) (string, bool) {
@@ -321,11 +336,14 @@ func (r *runner) giveUp(err error) {
 // event records one fsnotify event; a returned error means watches can no
 // longer be trusted.
 func (r *runner) event(w *fsnotify.Watcher, ev fsnotify.Event) error {
+	if r.cfg.onEvent != nil {
+		r.cfg.onEvent(ev)
+	}
 	rel, ok := r.rel(ev.Name)
 	if !ok {
 		return nil
 	}
-	now := time.Now()
+	now := r.now()
 	fi, statErr := os.Lstat(ev.Name)
 	// A folder deleted or moved away can no longer be asked; its watch says.
 	isDir := statErr == nil && fi.IsDir() || statErr != nil && r.watched[ev.Name]

@@ -60,6 +60,9 @@ type Hit struct {
 	// SearchLexical: the raw BM25F score (lexical.Params), > 0 and
 	// unbounded; comparable only within one query.
 	Score float32
+	// Share (SearchLexical only) is the part of the query's keyword weight
+	// whose terms the chunk holds, in [0, 1].
+	Share float64
 }
 
 func (s *Store) emptySnapshot() (*Snapshot, error) {
@@ -205,19 +208,27 @@ func (sn *Snapshot) Search(query []float32, k int) ([]Hit, error) {
 // A query with no keyword terms (stop words, punctuation) has no hits and
 // no error. Like Search it takes no lock.
 func (sn *Snapshot) SearchLexical(query string, k int) ([]Hit, error) {
+	hits, _, err := sn.SearchLexicalWith(query, k, nil)
+	return hits, err
+}
+
+// SearchLexicalWith is SearchLexical that also returns the keyword
+// evidence of the chunks in also (zeros for chunks without any), read in
+// the same pass.
+func (sn *Snapshot) SearchLexicalWith(query string, k int, also []int64) ([]Hit, []lexical.Evidence, error) {
 	if sn.lex == nil {
-		return nil, nil
+		return nil, make([]lexical.Evidence, len(also)), nil
 	}
-	found := sn.lex.Search(query, k)
+	found, ev := sn.lex.SearchWith(query, k, also)
 	hits := make([]Hit, 0, len(found))
 	for _, r := range found {
 		rec, err := sn.record(r.ID)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		hits = append(hits, Hit{Record: rec, Score: float32(r.Score)})
+		hits = append(hits, Hit{Record: rec, Score: float32(r.Score), Share: r.Coverage})
 	}
-	return hits, nil
+	return hits, ev, nil
 }
 
 // rescored takes the first pass's best candidates and scores them exactly

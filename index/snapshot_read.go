@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
@@ -94,13 +93,4 @@ func (sn *Snapshot) LexicalQueryWeight(query string) float64 {
 		return 0
 	}
 	return sn.lex.QueryWeight(query)
-}
-
-// LexicalEvidence is the keyword index's Evidence for the given chunks
-// (zeros when there is no keyword index).
-func (sn *Snapshot) LexicalEvidence(query string, ids []int64) []lexical.Evidence {
-	if sn.lex == nil {
-		return make([]lexical.Evidence, len(ids))
-	}
-	return sn.lex.Evidence(query, ids)
 }

@@ -271,6 +271,9 @@ func (x *Index) Add(name string, docs []Doc, compact bool) (*Index, []byte, erro
 type Result struct {
 	ID    int64
 	Score float64
+	// Coverage is the share of the query's keyword weight whose terms the
+	// document holds (see Evidence).
+	Coverage float64
 }
 
 var accPool = sync.Pool{New: func() any { return new([]float64) }}
@@ -279,25 +282,54 @@ var accPool = sync.Pool{New: func() any { return new([]float64) }}
 // lower id). A query with no terms (stop words, punctuation) matches
 // nothing. Safe for concurrent use.
 func (x *Index) Search(query string, k int) []Result {
-	if k <= 0 || len(x.segs) == 0 {
-		return nil
+	top, _ := x.SearchWith(query, k, nil)
+	return top
+}
+
+// SearchWith is Search that also returns the Evidence of the documents
+// in also, read in the same pass over the postings: a fused ranking can
+// score the chunks the other ranking found exactly, however far down the
+// keyword ranking they are. Results carry their Coverage too.
+func (x *Index) SearchWith(query string, k int, also []int64) ([]Result, []Evidence) {
+	ev := make([]Evidence, len(also))
+	if len(x.segs) == 0 {
+		return nil, ev
 	}
 	terms := x.queryTerms(query)
 	if len(terms) == 0 {
-		return nil
+		return nil, ev
+	}
+	var weight float64
+	for _, t := range terms {
+		weight += t.qtf * t.idf
+	}
+	// Wanted ordinals per segment, to their positions in also.
+	type want struct {
+		ord uint32
+		at  int
+	}
+	wanted := make(map[*segView][]want)
+	for i, id := range also {
+		if v, o := x.locate(id); v != nil && !isDead(v.dead, o) {
+			wanted[v] = append(wanted[v], want{uint32(o), i})
+		}
 	}
 	invAvg := x.invAvgLens()
 	p := &x.Params
 	top := topK{k: k}
-	accp := accPool.Get().(*[]float64)
+	accp, covp := accPool.Get().(*[]float64), accPool.Get().(*[]float64)
 	defer accPool.Put(accp)
+	defer accPool.Put(covp)
 	var touched []int32
 	for s, v := range x.segs {
 		seg := v.seg
 		if cap(*accp) < seg.docs() {
 			*accp = make([]float64, seg.docs())
 		}
-		acc := (*accp)[:seg.docs()]
+		if cap(*covp) < seg.docs() {
+			*covp = make([]float64, seg.docs())
+		}
+		acc, cov := (*accp)[:seg.docs()], (*covp)[:seg.docs()]
 		touched = touched[:0]
 		for i := range terms {
 			t := &terms[i]
@@ -315,14 +347,20 @@ func (x *Index) Search(query string, k int) []Result {
 					touched = append(touched, int32(o))
 				}
 				acc[o] += p.termScore(t, seg, o, &pst, &invAvg)
+				cov[o] += t.qtf * t.idf
 			}
 		}
+		for _, w := range wanted[v] {
+			ev[w.at] = Evidence{Score: acc[w.ord], Coverage: min(cov[w.ord]/weight, 1)}
+		}
 		for _, o := range touched {
-			top.push(Result{ID: seg.ids[o], Score: acc[o]})
-			acc[o] = 0
+			if k > 0 {
+				top.push(Result{ID: seg.ids[o], Score: acc[o], Coverage: min(cov[o]/weight, 1)})
+			}
+			acc[o], cov[o] = 0, 0
 		}
 	}
-	return top.sorted()
+	return top.sorted(), ev
 }
 
 // invAvgLens is N / Σ len per field. Collection statistics include deleted

@@ -46,20 +46,23 @@ func (e *Engine) Explain(ctx context.Context, query string, depth int) (QueryEvi
 	if err != nil {
 		return QueryEvidence{}, err
 	}
-	lexical, err := snap.SearchLexical(query, depth)
+	var ids []int64
+	for _, h := range dense {
+		ids = append(ids, h.Record.ID)
+	}
+	keyword, denseEvidence, err := snap.SearchLexicalWith(query, depth, ids)
 	if err != nil {
 		return QueryEvidence{}, err
 	}
 	out := QueryEvidence{Weight: snap.LexicalQueryWeight(query)}
 	at := map[int64]int{}
-	var ids []int64
 	for i, h := range dense {
 		at[h.Record.ID] = len(out.Chunks)
-		ids = append(ids, h.Record.ID)
 		out.Chunks = append(out.Chunks, ChunkEvidence{Path: h.Record.Path, ChunkIndex: h.Record.ChunkIndex,
-			Text: h.Record.Text, Cosine: float64(h.Score), DenseRank: i + 1})
+			Text: h.Record.Text, Cosine: float64(h.Score), BM25: denseEvidence[i].Score,
+			Coverage: denseEvidence[i].Coverage, DenseRank: i + 1})
 	}
-	for i, h := range lexical {
+	for i, h := range keyword {
 		if j, ok := at[h.Record.ID]; ok {
 			out.Chunks[j].KeywordRank = i + 1
 			continue
@@ -68,12 +71,8 @@ func (e *Engine) Explain(ctx context.Context, query string, depth int) (QueryEvi
 		if err != nil {
 			return QueryEvidence{}, err
 		}
-		ids = append(ids, h.Record.ID)
 		out.Chunks = append(out.Chunks, ChunkEvidence{Path: h.Record.Path, ChunkIndex: h.Record.ChunkIndex,
-			Text: h.Record.Text, Cosine: float64(cos), KeywordRank: i + 1})
-	}
-	for i, ev := range snap.LexicalEvidence(query, ids) {
-		out.Chunks[i].BM25, out.Chunks[i].Coverage = ev.Score, ev.Coverage
+			Text: h.Record.Text, Cosine: float64(cos), BM25: float64(h.Score), Coverage: h.Share, KeywordRank: i + 1})
 	}
 	return out, nil
 }

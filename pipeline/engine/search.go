@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 )
@@ -139,21 +140,29 @@ type ranker struct {
 // full says a ranking returned its whole pool, so a larger pool may find
 // more.
 func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
-	var dense, lexical []index.Hit
+	var dense, keyword []index.Hit
+	var denseEvidence []lexical.Evidence // keyword evidence of the dense hits
 	if r.mode != SearchKeyword {
 		if dense, err = r.snap.Search(r.vec, pool); err != nil {
 			return nil, false, err
 		}
 	}
 	if r.mode != SearchDense {
-		if lexical, err = r.snap.SearchLexical(r.query, pool); err != nil {
+		var also []int64
+		if r.mode == SearchHybrid && r.fusion == FusionShare {
+			also = make([]int64, len(dense))
+			for i, h := range dense {
+				also[i] = h.Record.ID
+			}
+		}
+		if keyword, denseEvidence, err = r.snap.SearchLexicalWith(r.query, pool, also); err != nil {
 			return nil, false, fmt.Errorf("keyword search: %w", err)
 		}
 	}
 	if err := checkCosines(dense); err != nil {
 		return nil, false, err
 	}
-	full = len(dense) == pool || len(lexical) == pool
+	full = len(dense) == pool || len(keyword) == pool
 	switch r.mode {
 	case SearchDense:
 		for _, h := range dense {
@@ -161,32 +170,41 @@ func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 		}
 		return cands, full, nil
 	case SearchKeyword:
-		for _, h := range lexical {
+		for _, h := range keyword {
 			cands = append(cands, candidate{rec: h.Record, score: r.calibrate(float64(h.Score))})
 		}
 		return cands, full, nil
 	}
-	cands, err = r.fuse(dense, lexical)
+	cands, err = r.fuse(dense, keyword, denseEvidence)
 	return cands, full, err
 }
 
-// fuse combines the dense and lexical hits of a hybrid search.
-func (r *ranker) fuse(dense, lexical []index.Hit) ([]candidate, error) {
+// fuse combines the dense and lexical hits of a hybrid search;
+// denseEvidence, for FusionShare, is the keyword evidence of each dense hit.
+func (r *ranker) fuse(dense, keyword []index.Hit, denseEvidence []lexical.Evidence) ([]candidate, error) {
 	type both struct {
 		rec               schema.Record
 		cos, bm25, share  float64
 		denseRank, lexRnk int // from 1; 0 = not in that ranking
 	}
-	byID := make(map[int64]*both, len(dense)+len(lexical))
-	order := make([]*both, 0, len(dense)+len(lexical))
+	byID := make(map[int64]*both, len(dense)+len(keyword))
+	order := make([]*both, 0, len(dense)+len(keyword))
 	for i, h := range dense {
 		b := &both{rec: h.Record, cos: float64(h.Score), denseRank: i + 1}
+		if i < len(denseEvidence) {
+			// Found by the embedding: its keyword evidence counts too,
+			// whether or not the keyword list reached it.
+			b.bm25, b.share = denseEvidence[i].Score, denseEvidence[i].Coverage
+		}
 		byID[h.Record.ID] = b
 		order = append(order, b)
 	}
-	for i, h := range lexical {
+	for i, h := range keyword {
 		if b, ok := byID[h.Record.ID]; ok {
-			b.bm25, b.lexRnk = float64(h.Score), i+1
+			b.lexRnk = i + 1
+			if denseEvidence == nil {
+				b.bm25 = float64(h.Score)
+			}
 			continue
 		}
 		// Found by keywords only: its cosine still counts.
@@ -197,19 +215,9 @@ func (r *ranker) fuse(dense, lexical []index.Hit) ([]candidate, error) {
 		if err := checkCosines([]index.Hit{{Record: h.Record, Score: cos}}); err != nil {
 			return nil, err
 		}
-		b := &both{rec: h.Record, cos: float64(cos), bm25: float64(h.Score), lexRnk: i + 1}
+		b := &both{rec: h.Record, cos: float64(cos), bm25: float64(h.Score), share: h.Share, lexRnk: i + 1}
 		byID[h.Record.ID] = b
 		order = append(order, b)
-	}
-	if r.fusion == FusionShare {
-		// Found by the embedding only: its keyword evidence still counts.
-		ids := make([]int64, len(order))
-		for i, b := range order {
-			ids[i] = b.rec.ID
-		}
-		for i, ev := range r.snap.LexicalEvidence(r.query, ids) {
-			order[i].bm25, order[i].share = ev.Score, ev.Coverage
-		}
 	}
 	out := make([]candidate, 0, len(order))
 	for _, b := range order {

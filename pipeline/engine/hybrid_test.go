@@ -19,7 +19,7 @@ func TestHybridTopKIsPrefix(t *testing.T) {
 	writeCorpus(t, data, files)
 	e := newEngine(t, Config{DataFolder: data, IndexFolder: t.TempDir()})
 	res := reindex(t, e, ReindexRequest{})
-	if res.ChunksTotal < 2*poolSize(20) {
+	if res.ChunksTotal < 2*poolSize(SearchHybrid, 20) {
 		t.Fatalf("%d chunks: too few for the pools to matter", res.ChunksTotal)
 	}
 	queries := []string{

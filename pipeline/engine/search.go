@@ -57,9 +57,16 @@ const rrfK = 60
 
 // poolSize is how many chunks each ranking contributes per search: enough
 // to fill topK passages when neighbouring chunks merge, and deep enough for
-// the two rankings to meet. It is the same for every top_k up to 20, so
-// that asking for more results does not reorder the first ones.
-func poolSize(topK int) int { return max(3*topK, 60) }
+// the two rankings to meet. In hybrid mode it is the same for every top_k
+// up to 20, so that asking for more results does not reorder the first
+// ones; a single ranking's order does not depend on it, and reading half
+// as many records keeps dense and keyword searches as fast as before.
+func poolSize(mode SearchMode, topK int) int {
+	if mode == SearchDense || mode == SearchKeyword {
+		return max(3*topK, 30)
+	}
+	return max(3*topK, 60)
+}
 
 // Search answers from the current snapshot without waiting for a reindex.
 // Before the model is ready it waits up to 5 s, then returns no results.
@@ -106,7 +113,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 	}
 	// Merging neighbours can leave fewer than TopK passages: widen the pool
 	// while more chunks could still pass the threshold.
-	for pool := poolSize(req.TopK); ; pool *= 4 {
+	for pool := poolSize(r.mode, req.TopK); ; pool *= 4 {
 		cands, full, err := r.rank(pool)
 		if err != nil {
 			return nil, err

@@ -26,16 +26,6 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 	}
 }
 
-func walked(t *testing.T, w *Walker) []string {
-	t.Helper()
-	var got []string
-	if err := w.Walk(context.Background(), func(j *FileJob) error { got = append(got, j.Rel); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(got)
-	return got
-}
-
 // The walk honours .gitignore, .micro-rag-ignore, --exclude and the
 // built-in skips, over the whole tree and over a list of paths.
 func TestWalkHonoursIgnoreRules(t *testing.T) {
@@ -58,14 +48,14 @@ func TestWalkHonoursIgnoreRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &Walker{Folder: openFolder(t, root), IndexFolder: filepath.Join(root, "index"), Exts: map[string]bool{".md": true, ".txt": true}, Rules: rules}
-	if got, want := walked(t, w), []string{"a.md", "docs/b.md", "docs/c.txt"}; !slices.Equal(got, want) {
+	if got, want := walkAll(t, w), []string{"a.md", "docs/b.md", "docs/c.txt"}; !slices.Equal(got, want) {
 		t.Errorf("whole walk %v, want %v", got, want)
 	}
 
 	// A scoped walk finds the same files under its paths, nothing twice,
 	// and nothing below a skipped folder.
 	w.Paths = []string{"docs", "docs/b.md", "gone.md", "drafts/d.md", "node_modules/pkg/readme.md", "notes.tmp.md", "a.md"}
-	if got, want := walked(t, w), []string{"a.md", "docs/b.md", "docs/c.txt"}; !slices.Equal(got, want) {
+	if got, want := walkAll(t, w), []string{"a.md", "docs/b.md", "docs/c.txt"}; !slices.Equal(got, want) {
 		t.Errorf("scoped walk %v, want %v", got, want)
 	}
 	for rel, in := range map[string]bool{"docs/x/y.md": true, "gone.md": true, "a.md": true, "docsx.md": false, "other.md": false} {

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Evidence must give every document exactly Search's score, however deep
+// SearchWith must give every document exactly Search's score, however deep
 // Search would have to read to reach it, and the share of the query's
 // keyword weight it holds.
 func TestEvidenceMatchesSearch(t *testing.T) {
@@ -31,7 +31,7 @@ func TestEvidenceMatchesSearch(t *testing.T) {
 		all[r.ID] = r.Score
 	}
 	ids := []int64{1, 3, 4, 7, 8, 22, 63, 64, 119, 120, 999}
-	ev := x.Evidence(query, ids)
+	_, ev := x.SearchWith(query, 0, ids)
 	weight := x.QueryWeight(query)
 	for i, id := range ids {
 		if math.Abs(ev[i].Score-all[id]) > 1e-9 {

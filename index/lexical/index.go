@@ -276,6 +276,15 @@ type Result struct {
 	Coverage float64
 }
 
+// Evidence is what the keyword index holds for one document and query
+// (SearchWith).
+type Evidence struct {
+	Score float64 // BM25F, as Search scores it
+	// Coverage is the share of the query's keyword weight (QueryWeight)
+	// whose terms the document holds at all, in [0, 1].
+	Coverage float64
+}
+
 var accPool = sync.Pool{New: func() any { return new([]float64) }}
 
 // Search returns up to k live documents matching query, best first (ties by

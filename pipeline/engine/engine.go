@@ -20,6 +20,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
+	"github.com/micro-rag/micro-rag-mcp/stages/confine"
 	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
@@ -258,7 +259,7 @@ func checkIndexFolder(data, dir string, readOnly bool) (string, error) {
 	if resolved == data {
 		return "", fmt.Errorf("index folder %s is the data folder: the index would overwrite your files; choose another folder with --index-folder", dir)
 	}
-	if within(resolved, data) {
+	if confine.Within(resolved, data) {
 		return "", fmt.Errorf("index folder %s contains the data folder %s: choose a folder outside it with --index-folder", dir, data)
 	}
 	if err := index.CheckFolder(resolved); err != nil {
@@ -271,12 +272,6 @@ func checkIndexFolder(data, dir string, readOnly bool) (string, error) {
 		return "", fmt.Errorf("index folder %s is not empty and holds no micro-rag-mcp index; give --index-folder an empty or new folder (%w)", dir, err)
 	}
 	return resolved, nil
-}
-
-// within reports whether p is dir or inside it (both absolute and clean).
-func within(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 func resolveDir(p string) (string, error) {

@@ -155,12 +155,9 @@ func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 		}
 	}
 	if r.mode != SearchDense {
-		var also []int64
-		if r.mode == SearchHybrid && r.fusion == FusionShare {
-			also = make([]int64, len(dense))
-			for i, h := range dense {
-				also[i] = h.Record.ID
-			}
+		also := make([]int64, len(dense)) // none in keyword mode
+		for i, h := range dense {
+			also[i] = h.Record.ID
 		}
 		if keyword, denseEvidence, err = r.snap.SearchLexicalWith(r.query, pool, also); err != nil {
 			return nil, false, fmt.Errorf("keyword search: %w", err)
@@ -187,7 +184,7 @@ func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 }
 
 // fuse combines the dense and lexical hits of a hybrid search;
-// denseEvidence, for FusionShare, is the keyword evidence of each dense hit.
+// denseEvidence is the keyword evidence of each dense hit.
 func (r *ranker) fuse(dense, keyword []index.Hit, denseEvidence []lexical.Evidence) ([]candidate, error) {
 	type both struct {
 		rec               schema.Record
@@ -198,20 +195,15 @@ func (r *ranker) fuse(dense, keyword []index.Hit, denseEvidence []lexical.Eviden
 	order := make([]*both, 0, len(dense)+len(keyword))
 	for i, h := range dense {
 		b := &both{rec: h.Record, cos: float64(h.Score), denseRank: i + 1}
-		if i < len(denseEvidence) {
-			// Found by the embedding: its keyword evidence counts too,
-			// whether or not the keyword list reached it.
-			b.bm25, b.share = denseEvidence[i].Score, denseEvidence[i].Coverage
-		}
+		// Found by the embedding: its keyword evidence counts too, whether
+		// or not the keyword list reached it.
+		b.bm25, b.share = denseEvidence[i].Score, denseEvidence[i].Coverage
 		byID[h.Record.ID] = b
 		order = append(order, b)
 	}
 	for i, h := range keyword {
 		if b, ok := byID[h.Record.ID]; ok {
 			b.lexRnk = i + 1
-			if denseEvidence == nil {
-				b.bm25 = float64(h.Score)
-			}
 			continue
 		}
 		// Found by keywords only: its cosine still counts.

@@ -113,7 +113,8 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	embedded := make(chan *stages.FileJob, 2)
 
 	toRead := map[string]int64{} // files the walk found needing a read, by size
-	run, _ := New(ctx)
+	run, runCtx := New(ctx)
+	batcher.Ctx = runCtx
 	Source(run, "walk", walked, func(ctx context.Context, emit func(*stages.FileJob) error) error {
 		// List everything first, so the file total that progress shows is
 		// final from the start instead of growing as the walk goes.
@@ -150,8 +151,12 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	Map(run, "extract", cfg.Extractors, filtered, extracted, func(ctx context.Context, job *stages.FileJob) (*stages.FileJob, error) {
 		return job, extractor.Apply(ctx, job)
 	})
-	Map(run, "chunk", 1, extracted, chunked, func(_ context.Context, job *stages.FileJob) (*stages.FileJob, error) {
-		cnt.chunksTotal.Add(int64(chunker.Apply(job)))
+	Map(run, "chunk", 1, extracted, chunked, func(ctx context.Context, job *stages.FileJob) (*stages.FileJob, error) {
+		n, err := chunker.Apply(ctx, job)
+		if err != nil {
+			return nil, err
+		}
+		cnt.chunksTotal.Add(int64(n))
 		cnt.bytesDone.Add(toRead[job.Rel]) // written before the first send, read-only after
 		return job, nil
 	})

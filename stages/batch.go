@@ -1,6 +1,10 @@
 package stages
 
-import "github.com/micro-rag/micro-rag-mcp/index/schema"
+import (
+	"context"
+
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+)
 
 // Embedder turns texts into normalised vectors, appending to dst.
 type Embedder interface {
@@ -22,6 +26,10 @@ type Batcher struct {
 	// Vectors, when set, is told how many chunks just got their vectors
 	// (embedded or reused), for progress.
 	Vectors func(n int)
+	// Ctx, when set, is checked before every call to the model: one file of
+	// many thousand chunks is embedded within a single Add, and a cancelled
+	// run must not wait for all of it.
+	Ctx context.Context
 
 	waiting []*FileJob // files in arrival order, waiting for vectors
 	missing map[*FileJob]int
@@ -83,6 +91,9 @@ func (b *Batcher) Add(job *FileJob, emit func(*FileJob) error) error {
 // runtime calls it once the input is drained.
 func (b *Batcher) Flush(emit func(*FileJob) error) error {
 	if len(b.texts) > 0 {
+		if b.Ctx != nil && b.Ctx.Err() != nil {
+			return context.Cause(b.Ctx)
+		}
 		var err error
 		b.vecs, err = b.Embedder.Embed(b.vecs[:0], b.texts)
 		if err != nil {

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"context"
 	"strings"
 
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
@@ -13,16 +14,21 @@ type Chunker struct {
 }
 
 // Apply fills job.Chunks for a Changed file and returns how many chunks it
-// made; other kinds pass through with 0.
-func (c Chunker) Apply(job *FileJob) int {
+// made; other kinds pass through with 0. The error is ctx's cause once ctx
+// has ended, even part way through one long document.
+func (c Chunker) Apply(ctx context.Context, job *FileJob) (int, error) {
 	if job.Kind != Changed {
-		return 0
+		return 0, nil
 	}
-	job.Chunks = chunk.Split(job.Doc.Text, job.Doc.PageStarts, c.Config, c.Tokens)
+	chunks, _, err := chunk.SplitLimit(ctx, job.Doc.Text, job.Doc.PageStarts, c.Config, c.Tokens, 0)
+	if err != nil {
+		return 0, err
+	}
+	job.Chunks = chunks
 	if hasHeadings(job.Ext) {
 		chunk.AddHeadings(job.Doc.Text, job.Chunks)
 	}
-	return len(job.Chunks)
+	return len(job.Chunks), nil
 }
 
 // hasHeadings: markdown, and DOCX whose reader writes heading-styled

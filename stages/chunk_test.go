@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -12,8 +13,8 @@ func TestChunker(t *testing.T) {
 	c := Chunker{Config: chunk.Default, Tokens: testTokenizer(t)}
 	text := strings.Repeat("The checkout service retries each payment twice before it gives up.\n\n", 60)
 	job := &FileJob{Kind: Changed, Doc: &extract.Document{Text: text}}
-	n := c.Apply(job)
-	if n < 3 || n != len(job.Chunks) {
+	n, err := c.Apply(context.Background(), job)
+	if err != nil || n < 3 || n != len(job.Chunks) {
 		t.Fatalf("Apply returned %d for %d chunks of a %d-char text", n, len(job.Chunks), len(text))
 	}
 	for i, ch := range job.Chunks {
@@ -23,7 +24,7 @@ func TestChunker(t *testing.T) {
 	}
 	for _, k := range []Kind{Unchanged, Touched, Failed} {
 		job := &FileJob{Kind: k, Doc: &extract.Document{Text: text}}
-		if n := c.Apply(job); n != 0 || job.Chunks != nil {
+		if n, err := c.Apply(context.Background(), job); err != nil || n != 0 || job.Chunks != nil {
 			t.Errorf("kind %d was chunked", k)
 		}
 	}
@@ -35,7 +36,9 @@ func TestChunkerHeadings(t *testing.T) {
 		"## Refunds\n\n" + strings.Repeat("A refund goes back to the original card.\n\n", 30)
 	for ext, want := range map[string]bool{".md": true, ".docx": true, ".txt": false} {
 		job := &FileJob{Kind: Changed, Ext: ext, Doc: &extract.Document{Text: text}}
-		c.Apply(job)
+		if _, err := c.Apply(context.Background(), job); err != nil {
+			t.Fatal(err)
+		}
 		first, last := job.Chunks[0], job.Chunks[len(job.Chunks)-1]
 		if got := first.Headings == "Payments" && last.Headings == "Payments\nRefunds"; got != want {
 			t.Errorf("%s: first chunk headings %q, last %q", ext, first.Headings, last.Headings)

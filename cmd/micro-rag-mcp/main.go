@@ -82,7 +82,7 @@ func main() {
 
 // run is main without os.Exit, so deferred profile writers finish.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := stopOnSignal(stderr)
 	defer stop()
 
 	var err error
@@ -117,6 +117,42 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// Errors quote file names and folders: escape what a terminal acts on.
 	fmt.Fprintf(stderr, "micro-rag-mcp: %s\n", mcpserver.Visible(err.Error()))
 	return 1
+}
+
+// stopOnSignal returns a context that SIGINT or SIGTERM cancels: the
+// command winds down within seconds (a reindex keeps its last commit). A
+// second signal exits at once with 128+signal, as a shell reports it; the
+// kernel drops index.lock with the process, and the next writer cuts any
+// uncommitted tail.
+func stopOnSignal(stderr io.Writer) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			cancel()
+			fmt.Fprintf(stderr, "micro-rag-mcp: %v: stopping; the index keeps its last commit (signal again to exit at once)\n", sig)
+		case <-done:
+			return
+		}
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(stderr, "micro-rag-mcp: %v again: exiting at once\n", sig)
+			code := 130
+			if s, ok := sig.(syscall.Signal); ok {
+				code = 128 + int(s)
+			}
+			os.Exit(code)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
 }
 
 func printMainUsage(w io.Writer) {

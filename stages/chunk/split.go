@@ -1,6 +1,7 @@
 package chunk
 
 import (
+	"context"
 	"sort"
 	"strings"
 	"unicode"
@@ -64,6 +65,14 @@ const (
 // budget is disabled. If tc implements PrefixFitter, Split uses it to find
 // the token window faster.
 func Split(text string, pageStarts []int, cfg Config, tc TokenCounter) []Chunk {
+	out, _, _ := SplitLimit(context.Background(), text, pageStarts, cfg, tc, 0)
+	return out
+}
+
+// SplitLimit is Split that stops after maxChunks chunks (0 = no limit),
+// reporting truncated, and gives up with ctx's cause once ctx ends: one huge
+// document must neither hold a cancelled reindex nor fill memory.
+func SplitLimit(ctx context.Context, text string, pageStarts []int, cfg Config, tc TokenCounter, maxChunks int) (out []Chunk, truncated bool, err error) {
 	if cfg.Size < 1 {
 		cfg.Size = Default.Size
 	}
@@ -79,6 +88,7 @@ func Split(text string, pageStarts []int, cfg Config, tc TokenCounter) []Chunk {
 	n := min(cfg.Size, len(text)) + 1
 	sp.buf = make([]rune, 0, n)
 	sp.off = make([]int, 0, n+1)
+	sp.ctx, sp.max = ctx, maxChunks
 	return sp.run(pageStarts)
 }
 
@@ -92,17 +102,19 @@ type splitter struct {
 	tc     TokenCounter
 	fitter PrefixFitter
 	limit  int // token budget per chunk; 0 means none
+	ctx    context.Context
+	max    int // chunks at most; 0 means no limit
 
 	buf []rune
 	off []int
 	eot bool // buf reaches the end of text
 }
 
-func (sp *splitter) run(pageStarts []int) []Chunk {
+func (sp *splitter) run(pageStarts []int) ([]Chunk, bool, error) {
 	text := sp.text
 	sr, sb := skipSpace(text, 0, 0) // chunk start: code-point and byte offset
 	if sb == len(text) {
-		return nil
+		return nil, false, nil
 	}
 	qr, qb := sr, sb // first non-space code point not yet in a chunk
 	lineAt, line := 0, 1
@@ -132,7 +144,13 @@ func (sp *splitter) run(pageStarts []int) []Chunk {
 
 		qr, qb = skipSpace(text, sr+end, eb)
 		if qb == len(text) {
-			return out
+			return out, false, nil
+		}
+		if len(out) == sp.max {
+			return out, true, nil
+		}
+		if len(out)%256 == 0 && sp.ctx.Err() != nil {
+			return nil, false, context.Cause(sp.ctx)
 		}
 		if ns := sp.nextStart(end, shrunk); ns < end {
 			sr, sb = sr+ns, sp.off[ns]

@@ -144,7 +144,7 @@ func Map[A, B any](r *Run, name string, n int, in <-chan A, out chan<- B, f func
 				return err
 			}
 			return emit(w)
-		})
+		}, loopOptions[B]{})
 	}, func() { close(out) })
 }
 
@@ -152,8 +152,17 @@ func Map[A, B any](r *Run, name string, n int, in <-chan A, out chan<- B, f func
 // more items to out. Once in is drained, flush emits what add held back;
 // then out is closed.
 func Expand[A, B any](r *Run, name string, in <-chan A, out chan<- B, add func(A, func(B) error) error, flush func(func(B) error) error) {
+	ExpandIdle(r, name, in, out, add, nil, flush)
+}
+
+// ExpandIdle is Expand with step, which runs whenever no item of in is
+// ready and does one piece of the work add held back (reporting whether it
+// did any); in is looked at again between steps, so new items are added
+// while a long backlog is worked off. step nil is Expand.
+func ExpandIdle[A, B any](r *Run, name string, in <-chan A, out chan<- B, add func(A, func(B) error) error,
+	step func(func(B) error) (bool, error), flush func(func(B) error) error) {
 	r.spawn(name, 1, func(ctx context.Context, m *meter) error {
-		if err := each(ctx, m, in, out, add); err != nil {
+		if err := each(ctx, m, in, out, add, loopOptions[B]{idle: step}); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -170,8 +179,21 @@ func Expand[A, B any](r *Run, name string, in <-chan A, out chan<- B, add func(A
 // Sink runs f for each item of in in one goroutine, then end once in is
 // drained. end never runs after an error or cancel anywhere in the run.
 func Sink[A any](r *Run, name string, in <-chan A, f func(A) error, end func() error) {
+	SinkEvery(r, name, in, f, 0, nil, end)
+}
+
+// SinkEvery is Sink that also calls tick every interval while it waits for
+// items (interval 0: never), so time-based work such as a checkpoint
+// happens even when no item arrives for long.
+func SinkEvery[A any](r *Run, name string, in <-chan A, f func(A) error, every time.Duration, tick func() error, end func() error) {
 	r.spawn(name, 1, func(ctx context.Context, m *meter) error {
-		if err := each[A, struct{}](ctx, m, in, nil, func(v A, _ func(struct{}) error) error { return f(v) }); err != nil {
+		opts := loopOptions[struct{}]{tick: tick}
+		if every > 0 {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			opts.ticks = t.C
+		}
+		if err := each(ctx, m, in, nil, func(v A, _ func(struct{}) error) error { return f(v) }, opts); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -184,29 +206,66 @@ func Sink[A any](r *Run, name string, in <-chan A, f func(A) error, end func() e
 	}, nil)
 }
 
+// loopOptions are the extras of a worker's loop: idle runs when no input is
+// ready (until it reports nothing done), tick on each value of ticks.
+type loopOptions[B any] struct {
+	idle  func(emit func(B) error) (bool, error)
+	ticks <-chan time.Time
+	tick  func() error
+}
+
 // each is one worker's loop: receive, work, count. Busy time excludes the
 // time spent blocked in emit.
-func each[A, B any](ctx context.Context, m *meter, in <-chan A, out chan<- B, f func(A, func(B) error) error) error {
+func each[A, B any](ctx context.Context, m *meter, in <-chan A, out chan<- B, f func(A, func(B) error) error, opt loopOptions[B]) error {
 	var blocked time.Duration
 	emit := emitter(ctx, m, out, &blocked)
-	for {
-		var v A
-		select {
-		case w, ok := <-in:
-			if !ok {
-				return nil
-			}
-			v = w
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-		m.in.Add(1)
+	timed := func(work func() error) error {
 		start := time.Now()
 		blocked = 0
-		if err := f(v, emit); err != nil {
+		err := work()
+		m.busy.Add(int64(time.Since(start) - blocked))
+		return err
+	}
+	for {
+		var v A
+		got, open := false, true
+		if opt.idle != nil {
+			select {
+			case v, open = <-in:
+				got = open
+			default:
+			}
+			if !got && open {
+				did := false
+				err := timed(func() (err error) { did, err = opt.idle(emit); return err })
+				if err != nil {
+					return err
+				}
+				if did {
+					continue
+				}
+			}
+		}
+		if !got && open {
+			select {
+			case v, open = <-in:
+				got = open
+			case <-opt.ticks:
+				if err := timed(opt.tick); err != nil {
+					return err
+				}
+				continue
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}
+		if !open {
+			return nil
+		}
+		m.in.Add(1)
+		if err := timed(func() error { return f(v, emit) }); err != nil {
 			return err
 		}
-		m.busy.Add(int64(time.Since(start) - blocked))
 	}
 }
 

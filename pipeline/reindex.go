@@ -16,17 +16,18 @@ import (
 
 // Config is one reindex run.
 type Config struct {
-	Walker     stages.Walker
-	Force      bool
-	Chunking   chunk.Config
-	Tokens     chunk.TokenCounter
-	Embedder   stages.Embedder
-	Dim        int
-	Limits     extract.Limits
-	PDF        *extract.PDFEngine // reads the PDFs; the caller owns and closes it
-	Extractors int                // extractor pool size; default NumCPU
-	Checkpoint time.Duration      // commit and publish this often during a long run; 0 = 30 s
-	Logger     *slog.Logger
+	Walker        stages.Walker
+	Force         bool
+	Chunking      chunk.Config
+	Tokens        chunk.TokenCounter
+	Embedder      stages.Embedder
+	Dim           int
+	Limits        extract.Limits
+	PDF           *extract.PDFEngine // reads the PDFs; the caller owns and closes it
+	Extractors    int                // extractor pool size; default NumCPU
+	Checkpoint    time.Duration      // commit and publish this often during a long run; 0 = 30 s
+	MaxFileChunks int                // chunks indexed of one file at most; 0 = no cap
+	Logger        *slog.Logger
 	// Progress, when set, is called from one goroutine at most every 250 ms
 	// while counts change, and once at the end of a successful run.
 	Progress func(Progress)
@@ -97,7 +98,7 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	var cnt counters
 	filter := stages.Filter{Before: w.Before(), Force: cfg.Force}
 	extractor := stages.Extractor{Folder: cfg.Walker.Folder, Limits: cfg.Limits, PDF: cfg.PDF, Force: cfg.Force}
-	chunker := stages.Chunker{Config: cfg.Chunking, Tokens: cfg.Tokens}
+	chunker := stages.Chunker{Config: cfg.Chunking, Tokens: cfg.Tokens, MaxChunks: cfg.MaxFileChunks}
 	batcher := &stages.Batcher{Embedder: cfg.Embedder, Dim: cfg.Dim, Size: embed.DefaultMaxBatch,
 		Vectors: func(n int) { cnt.chunksDone.Add(int64(n)) }}
 	if base := w.Base(); base != nil && !cfg.Force { // force re-embeds everything
@@ -160,12 +161,12 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 		cnt.bytesDone.Add(toRead[job.Rel]) // written before the first send, read-only after
 		return job, nil
 	})
-	Expand(run, "embed", chunked, embedded, batcher.Add, batcher.Flush)
-	Sink(run, "write", embedded, func(job *stages.FileJob) error {
+	ExpandIdle(run, "embed", chunked, embedded, batcher.Add, batcher.Step, batcher.Flush)
+	SinkEvery(run, "write", embedded, func(job *stages.FileJob) error {
 		err := writer.Apply(job)
 		cnt.filesDone.Add(1)
 		return err
-	}, writer.Finish)
+	}, min(time.Second, cfg.Checkpoint), writer.Tick, writer.Finish)
 
 	stopProgress := make(chan struct{})
 	progressDone := make(chan struct{})

@@ -2,10 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
@@ -45,11 +49,7 @@ func reindexOnce(t *testing.T, ctx context.Context, store *index.Store, emb *emb
 }
 
 func TestReindexRealIndex(t *testing.T) {
-	emb, err := embed.New(embed.Config{})
-	if err != nil {
-		t.Fatalf("embedder (run `make setup` first): %v", err)
-	}
-	defer emb.Close()
+	emb := realEmbedder(t)
 	data := t.TempDir()
 	write := func(rel, text string) {
 		p := filepath.Join(data, rel)
@@ -122,4 +122,163 @@ func TestReindexRealIndex(t *testing.T) {
 	if _, ok := after.File("a.md"); !ok {
 		t.Fatal("a cancelled run removed a file")
 	}
+}
+
+// largeText is about n bytes of plain prose in paragraphs (seeded).
+func largeText(n int) string {
+	words := strings.Fields(`river mountain engine harbor violin orchard lantern
+		glacier copper meadow falcon quarry velvet thunder compass saffron`)
+	var b strings.Builder
+	for s := 0; b.Len() < n; s++ {
+		for k := range 12 {
+			b.WriteString(words[(s*7+k*k)%len(words)])
+			b.WriteByte(' ')
+		}
+		b.WriteString("end.\n\n")
+	}
+	return b.String()
+}
+
+// reindexConfig is a Reindex configuration over data for the real embedder.
+func reindexConfig(t *testing.T, emb *embed.Embedder, data string) Config {
+	t.Helper()
+	folder, err := stages.OpenFolder(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { folder.Close() })
+	return Config{
+		Walker:   stages.Walker{Folder: folder, IndexFolder: filepath.Join(data, "index"), Exts: map[string]bool{".md": true, ".txt": true}},
+		Chunking: chunk.Default, Tokens: emb.Tokenizer(), Embedder: emb, Dim: embed.Dim, Limits: extract.DefaultLimits,
+	}
+}
+
+// TestLargeFileDoesNotHoldBackCommits: small files that arrive behind a
+// file of many chunks are embedded first and committed at the next
+// checkpoint while the large one is still embedding; a cancel then keeps
+// them.
+func TestLargeFileDoesNotHoldBackCommits(t *testing.T) {
+	emb := realEmbedder(t)
+	data := t.TempDir()
+	// "a-" sorts first: the large file is walked, read and chunked first.
+	os.WriteFile(filepath.Join(data, "a-large.txt"), []byte(largeText(400_000)), 0o644)
+	small := []string{"b-refunds.md", "c-badges.md", "d-oncall.md"}
+	for i, name := range small {
+		os.WriteFile(filepath.Join(data, name), []byte(fmt.Sprintf("Note %d: badges, refunds and pages.", i)), 0o644)
+	}
+	dir := filepath.Join(data, "index")
+	version := schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}
+	store, err := index.Open(dir, version, index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	w, err := store.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cfg := reindexConfig(t, emb, data)
+	cfg.Checkpoint = 200 * time.Millisecond
+	var chunksDone, chunksTotal atomic.Int64
+	cfg.Progress = func(p Progress) { chunksDone.Store(int64(p.ChunksDone)); chunksTotal.Store(int64(p.ChunksTotal)) }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	go func() {
+		// Cancel once a commit holds the small files.
+		for ctx.Err() == nil {
+			if snap := store.Acquire(); snap != nil {
+				n := snap.Files()
+				snap.Release()
+				if n == len(small) {
+					t.Logf("small files committed after %v with %d chunks embedded", time.Since(start).Round(time.Millisecond), chunksDone.Load())
+					cancel()
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	_, err = Reindex(ctx, cfg, w)
+	t.Logf("reindex returned after %v", time.Since(start).Round(time.Millisecond))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("reindex ended with %v, want it cancelled", err)
+	}
+	if done, total := chunksDone.Load(), chunksTotal.Load(); done >= total || total < 300 {
+		t.Fatalf("cancelled with %d of %d chunks embedded: the large file was not in the middle of embedding", done, total)
+	}
+	w.Close()
+	// What is on disk: the small files, not the large one.
+	again, err := index.Open(dir, version, index.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	snap := again.Acquire()
+	defer snap.Release()
+	for _, name := range small {
+		if _, ok := snap.File(name); !ok {
+			t.Errorf("%s not committed", name)
+		}
+	}
+	if _, ok := snap.File("a-large.txt"); ok || snap.Files() != len(small) {
+		t.Errorf("committed %d files, the large one too: %v", snap.Files(), ok)
+	}
+}
+
+// TestFileOverChunkCap: a file over MaxFileChunks is indexed up to the cap
+// and marked truncated; an unchanged reindex keeps it so, a raised cap
+// with force indexes all of it.
+func TestFileOverChunkCap(t *testing.T) {
+	emb := realEmbedder(t)
+	data := t.TempDir()
+	os.WriteFile(filepath.Join(data, "long.txt"), []byte(largeText(12_000)), 0o644)
+	os.WriteFile(filepath.Join(data, "short.md"), []byte("Refunds are paid within five working days."), 0o644)
+	store, err := index.Open(filepath.Join(data, "index"), schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}, index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	run := func(maxChunks int, force bool) (Result, *schema.FileEntry) {
+		t.Helper()
+		w, err := store.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		cfg := reindexConfig(t, emb, data)
+		cfg.MaxFileChunks, cfg.Force = maxChunks, force
+		res, err := Reindex(context.Background(), cfg, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap := store.Acquire()
+		defer snap.Release()
+		f, ok := snap.File("long.txt")
+		if !ok {
+			t.Fatal("long.txt not indexed")
+		}
+		return res, f
+	}
+	res, f := run(3, false)
+	if len(f.ChunkIDs) != 3 || res.FilesTruncated != 1 || !strings.Contains(f.Truncated, "only the first 3 chunks are indexed") {
+		t.Fatalf("capped at 3: %d chunks, %d truncated, reason %q", len(f.ChunkIDs), res.FilesTruncated, f.Truncated)
+	}
+	if _, f = run(3, false); len(f.ChunkIDs) != 3 || f.Truncated == "" {
+		t.Errorf("unchanged rerun: %d chunks, reason %q", len(f.ChunkIDs), f.Truncated)
+	}
+	if res, f = run(0, true); len(f.ChunkIDs) <= 3 || f.Truncated != "" || res.FilesTruncated != 0 {
+		t.Errorf("without a cap: %d chunks, reason %q", len(f.ChunkIDs), f.Truncated)
+	}
+}
+
+// realEmbedder loads the model, closed when the test ends.
+func realEmbedder(t *testing.T) *embed.Embedder {
+	t.Helper()
+	emb, err := embed.New(embed.Config{})
+	if err != nil {
+		t.Fatalf("embedder (run `make setup` first): %v", err)
+	}
+	t.Cleanup(func() { emb.Close() })
+	return emb
 }

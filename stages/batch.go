@@ -1,7 +1,9 @@
 package stages
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
@@ -12,10 +14,14 @@ type Embedder interface {
 }
 
 // Batcher embeds the chunks of changed files in batches of up to Size
-// texts across files, and hands a file on once all its chunks have vectors
-// (files that wait go on in arrival order; files with nothing to embed go on
-// at once). Chunks whose text is unchanged from the file's previous version
-// reuse their stored vector. A Batcher is used by one goroutine.
+// texts across files, and hands a file on once all its chunks have vectors.
+// Each batch takes the chunks of the files closest to complete first, so a
+// file of many thousand chunks only fills the batches the others leave
+// room in: the files that arrive beside it are finished (and can be
+// committed) in minutes, not after it. Files with nothing to embed go on at
+// once. Chunks whose text is unchanged from the file's previous version
+// reuse their stored vector. A Batcher is used by one goroutine: Add for
+// each file, Step whenever no file is waiting to be added, Flush at the end.
 type Batcher struct {
 	Embedder Embedder
 	Dim      int
@@ -26,32 +32,34 @@ type Batcher struct {
 	// Vectors, when set, is told how many chunks just got their vectors
 	// (embedded or reused), for progress.
 	Vectors func(n int)
-	// Ctx, when set, is checked before every call to the model: one file of
-	// many thousand chunks is embedded within a single Add, and a cancelled
-	// run must not wait for all of it.
+	// Ctx, when set, is checked before every call to the model, so a
+	// cancelled run stops within one batch.
 	Ctx context.Context
 
-	waiting []*FileJob // files in arrival order, waiting for vectors
-	missing map[*FileJob]int
+	waiting []*pendingFile // in arrival order
+	queued  int            // chunks waiting for a batch, over all files
 	texts   []string
 	slots   []slot
 	vecs    []float32
 }
 
-type slot struct {
-	job *FileJob
-	i   int
+// pendingFile is a file with chunks still to embed.
+type pendingFile struct {
+	job     *FileJob
+	need    []int // chunk indexes not yet sent to the model
+	missing int   // vectors not yet received
 }
 
-// Add takes one file. emit receives every file that is complete, this one
-// or earlier ones; its error stops Add.
+type slot struct {
+	f *pendingFile
+	i int
+}
+
+// Add takes one file; it embeds nothing itself (Step and Flush do). emit
+// receives the file at once when it needs no embedding; its error stops Add.
 func (b *Batcher) Add(job *FileJob, emit func(*FileJob) error) error {
 	if job.Kind != Changed || len(job.Chunks) == 0 {
-		// Nothing to embed: on at once.
 		return emit(job)
-	}
-	if b.missing == nil {
-		b.missing = map[*FileJob]int{}
 	}
 	job.Vectors = make([]float32, len(job.Chunks)*b.Dim)
 	var old map[uint64][]float32
@@ -71,54 +79,82 @@ func (b *Batcher) Add(job *FileJob, emit func(*FileJob) error) error {
 	if len(need) == 0 {
 		return emit(job)
 	}
-	// Count every missing vector before any flush, so a file is never
-	// passed on half embedded.
-	b.missing[job] = len(need)
-	b.waiting = append(b.waiting, job)
-	for _, i := range need {
-		b.texts = append(b.texts, job.Chunks[i].Text)
-		b.slots = append(b.slots, slot{job, i})
-		if len(b.texts) >= b.Size {
-			if err := b.Flush(emit); err != nil {
-				return err
-			}
+	b.waiting = append(b.waiting, &pendingFile{job: job, need: need, missing: len(need)})
+	b.queued += len(need)
+	return nil
+}
+
+// Step embeds one full batch if there are enough chunks waiting for one,
+// hands on the files it completed and reports whether it did.
+func (b *Batcher) Step(emit func(*FileJob) error) (bool, error) {
+	if b.queued < b.Size {
+		return false, nil
+	}
+	return true, b.batch(emit)
+}
+
+// Flush embeds everything still waiting, full batches then the partial
+// last one. The runtime calls it once the input is drained.
+func (b *Batcher) Flush(emit func(*FileJob) error) error {
+	for b.queued > 0 {
+		if err := b.batch(emit); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// Flush embeds the partial batch and hands on every complete file. The
-// runtime calls it once the input is drained.
-func (b *Batcher) Flush(emit func(*FileJob) error) error {
-	if len(b.texts) > 0 {
-		if b.Ctx != nil && b.Ctx.Err() != nil {
-			return context.Cause(b.Ctx)
-		}
-		var err error
-		b.vecs, err = b.Embedder.Embed(b.vecs[:0], b.texts)
-		if err != nil {
-			return err
-		}
-		d := b.Dim
-		for k, s := range b.slots {
-			copy(s.job.Vectors[s.i*d:(s.i+1)*d], b.vecs[k*d:(k+1)*d])
-			b.missing[s.job]--
-		}
-		b.progress(len(b.texts))
-		b.texts, b.slots = b.texts[:0], b.slots[:0]
+// batch embeds up to Size waiting chunks, those of the files with the
+// fewest left first (arrival order among equals), and hands on every file
+// that is then complete, in arrival order.
+func (b *Batcher) batch(emit func(*FileJob) error) error {
+	if b.Ctx != nil && b.Ctx.Err() != nil {
+		return context.Cause(b.Ctx)
 	}
-	kept := b.waiting[:0]
-	for _, job := range b.waiting {
-		if b.missing[job] > 0 {
-			kept = append(kept, job)
-			continue
+	order := slices.Clone(b.waiting)
+	slices.SortStableFunc(order, func(x, y *pendingFile) int { return cmp.Compare(len(x.need), len(y.need)) })
+	for _, f := range order {
+		n := min(len(f.need), b.Size-len(b.texts))
+		for _, i := range f.need[:n] {
+			b.texts = append(b.texts, f.job.Chunks[i].Text)
+			b.slots = append(b.slots, slot{f, i})
 		}
-		delete(b.missing, job)
+		f.need = f.need[n:]
+		if len(b.texts) == b.Size {
+			break
+		}
+	}
+	var err error
+	b.vecs, err = b.Embedder.Embed(b.vecs[:0], b.texts)
+	if err != nil {
+		return err
+	}
+	d := b.Dim
+	for k, s := range b.slots {
+		copy(s.f.job.Vectors[s.i*d:(s.i+1)*d], b.vecs[k*d:(k+1)*d])
+		s.f.missing--
+	}
+	b.queued -= len(b.texts)
+	b.progress(len(b.texts))
+	clear(b.slots) // drop the references to finished files
+	clear(b.texts)
+	b.texts, b.slots = b.texts[:0], b.slots[:0]
+	kept := b.waiting[:0]
+	var done []*FileJob
+	for _, f := range b.waiting {
+		if f.missing > 0 {
+			kept = append(kept, f)
+		} else {
+			done = append(done, f.job)
+		}
+	}
+	clear(b.waiting[len(kept):])
+	b.waiting = kept
+	for _, job := range done {
 		if err := emit(job); err != nil {
 			return err
 		}
 	}
-	b.waiting = kept
 	return nil
 }
 

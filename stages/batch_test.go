@@ -41,18 +41,25 @@ func TestBatcher(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A full batch went to the model, but big still misses 3 vectors and
-	// small waits behind it; files with nothing to embed went straight on.
-	if want := []string{"touched.md", "empty.md"}; !slices.Equal(out, want) {
-		t.Fatalf("before flush emitted %v, want %v", out, want)
+	// Add embeds nothing; files with nothing to embed went straight on.
+	if want := []string{"touched.md", "empty.md"}; !slices.Equal(out, want) || vectorsDone != 0 {
+		t.Fatalf("after Add emitted %v with %d vectors, want %v and none", out, vectorsDone, want)
 	}
-	if vectorsDone != size {
-		t.Fatalf("%d vectors reported after one batch", vectorsDone)
+	// One full batch: small, which arrived after big, is complete first.
+	if did, err := b.Step(emit); err != nil || !did {
+		t.Fatalf("Step with %d chunks waiting: %v %v", len(many)+1, did, err)
+	}
+	if want := []string{"touched.md", "empty.md", "small.md"}; !slices.Equal(out, want) || vectorsDone != size {
+		t.Fatalf("after one batch emitted %v with %d vectors, want %v", out, vectorsDone, want)
+	}
+	// Less than a batch waits for more input or the end.
+	if did, err := b.Step(emit); err != nil || did {
+		t.Fatalf("Step with %d chunks waiting: %v %v", len(many)+1-size, did, err)
 	}
 	if err := b.Flush(emit); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"touched.md", "empty.md", "big.md", "small.md"}; !slices.Equal(out, want) {
+	if want := []string{"touched.md", "empty.md", "small.md", "big.md"}; !slices.Equal(out, want) {
 		t.Fatalf("emitted %v, want %v", out, want)
 	}
 	if vectorsDone != len(many)+1 {

@@ -2,7 +2,9 @@ package stages
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
 )
@@ -11,6 +13,9 @@ import (
 type Chunker struct {
 	Config chunk.Config
 	Tokens chunk.TokenCounter
+	// MaxChunks caps the chunks of one file (0 = no cap): the file is
+	// indexed up to the cap and marked truncated (README: Limits).
+	MaxChunks int
 }
 
 // Apply fills job.Chunks for a Changed file and returns how many chunks it
@@ -20,11 +25,17 @@ func (c Chunker) Apply(ctx context.Context, job *FileJob) (int, error) {
 	if job.Kind != Changed {
 		return 0, nil
 	}
-	chunks, _, err := chunk.SplitLimit(ctx, job.Doc.Text, job.Doc.PageStarts, c.Config, c.Tokens, 0)
+	chunks, truncated, err := chunk.SplitLimit(ctx, job.Doc.Text, job.Doc.PageStarts, c.Config, c.Tokens, c.MaxChunks)
 	if err != nil {
 		return 0, err
 	}
 	job.Chunks = chunks
+	if truncated {
+		total := utf8.RuneCountInString(job.Doc.Text)
+		end := chunks[len(chunks)-1].CharEnd
+		job.Truncated = fmt.Sprintf("only the first %d chunks are indexed (characters 1-%d of %d, %d%%): the file is over the cap of %d chunks per file; split it, or raise --max-file-chunks",
+			len(chunks), end, total, int(100*int64(end)/int64(total)), c.MaxChunks)
+	}
 	if hasHeadings(job.Ext) {
 		chunk.AddHeadings(job.Doc.Text, job.Chunks)
 	}

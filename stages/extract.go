@@ -32,7 +32,8 @@ func (x Extractor) Apply(ctx context.Context, job *FileJob) error {
 		return nil
 	}
 	job.Doc, job.Checksum = doc, extract.Checksum(doc.Text)
-	if !x.Force && job.Old != nil && job.Old.Checksum == job.Checksum {
+	// A truncated file is chunked again: the cap may have been raised.
+	if !x.Force && job.Old != nil && job.Old.Checksum == job.Checksum && job.Old.Truncated == "" {
 		job.Kind, job.Doc = Touched, nil
 	}
 	return nil

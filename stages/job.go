@@ -36,5 +36,7 @@ type FileJob struct {
 	Chunks   []chunk.Chunk
 	Vectors  []float32 // len(Chunks) × dim, set by the embedder
 	Reused   int       // chunks whose vectors came from the old index
-	Err      error
+	// Truncated says why only the first chunks are indexed; "" for all.
+	Truncated string
+	Err       error
 }

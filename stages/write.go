@@ -21,8 +21,8 @@ type Index interface {
 
 // Tally counts what a reindex did to the index.
 type Tally struct {
-	FilesAdded, FilesUpdated, FilesRemoved, FilesFailed, FilesTouched int
-	ChunksTotal, ChunksEmbedded, ChunksReused                         int
+	FilesAdded, FilesUpdated, FilesRemoved, FilesFailed, FilesTouched, FilesTruncated int
+	ChunksTotal, ChunksEmbedded, ChunksReused                                         int
 }
 
 // Failure is a file or folder a run could not read.
@@ -44,17 +44,22 @@ type Writer struct {
 
 	Failures []Failure // what could not be read this run, and why
 
-	seen       map[string]bool
-	kept       []string // folders that could not be listed, with a trailing "/"
-	lastCommit time.Time
+	seen        map[string]bool
+	kept        []string // folders that could not be listed, with a trailing "/"
+	lastCommit  time.Time
+	uncommitted bool // files applied since the last commit
 }
 
-// Apply records one file in the index and commits when a checkpoint is due.
-func (w *Writer) Apply(job *FileJob) error {
+func (w *Writer) init() {
 	if w.seen == nil {
 		w.seen = map[string]bool{}
 		w.lastCommit = time.Now()
 	}
+}
+
+// Apply records one file in the index and commits when a checkpoint is due.
+func (w *Writer) Apply(job *FileJob) error {
+	w.init()
 	if job.Kind == Failed && w.seen[job.Rel] {
 		return nil // a broken rule file, met again by a scoped run under its folder
 	}
@@ -84,16 +89,30 @@ func (w *Writer) Apply(job *FileJob) error {
 		}
 		w.Tally.ChunksEmbedded += len(job.Chunks) - job.Reused
 		w.Tally.ChunksReused += job.Reused
+		if job.Truncated != "" {
+			w.Tally.FilesTruncated++
+			w.logger().Warn("file truncated", "path", job.Rel, "reason", job.Truncated)
+		}
 		for _, s := range job.Doc.Skipped {
 			w.logger().Warn("part of file skipped", "path", job.Rel, "reason", s)
 		}
 	}
-	if w.Checkpoint > 0 && time.Since(w.lastCommit) >= w.Checkpoint {
-		if err := w.Index.Commit(false); err != nil {
-			return err
-		}
-		w.lastCommit = time.Now()
+	w.uncommitted = true
+	return w.Tick()
+}
+
+// Tick commits what was applied since the last commit once a checkpoint is
+// due. The pipeline calls it between files too, so files finished before
+// one that takes hours to embed are committed without waiting for it.
+func (w *Writer) Tick() error {
+	w.init()
+	if w.Checkpoint <= 0 || !w.uncommitted || time.Since(w.lastCommit) < w.Checkpoint {
+		return nil
 	}
+	if err := w.Index.Commit(false); err != nil {
+		return err
+	}
+	w.lastCommit, w.uncommitted = time.Now(), false
 	return nil
 }
 
@@ -131,7 +150,7 @@ func (w *Writer) logger() *slog.Logger {
 }
 
 func fileEntry(job *FileJob) schema.FileEntry {
-	return schema.FileEntry{Path: job.Rel, Mtime: job.Mtime, Size: job.Size, Checksum: job.Checksum, Ext: job.Ext, PageStarts: job.Doc.PageStarts}
+	return schema.FileEntry{Path: job.Rel, Mtime: job.Mtime, Size: job.Size, Checksum: job.Checksum, Ext: job.Ext, PageStarts: job.Doc.PageStarts, Truncated: job.Truncated}
 }
 
 func records(chunks []chunk.Chunk) []schema.Record {

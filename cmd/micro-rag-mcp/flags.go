@@ -35,6 +35,7 @@ type common struct {
 	pprofAddr   string
 	searchMode  string
 	excludes    patternList
+	maxChunks   int
 	version     bool
 }
 
@@ -63,6 +64,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until exit")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)")
 	fs.Var(&c.excludes, "exclude", "leave out paths matching this gitignore-style pattern (repeatable), on top of .gitignore and .micro-rag-ignore files")
+	fs.IntVar(&c.maxChunks, "max-file-chunks", engine.DefaultMaxFileChunks,
+		"index at most this many chunks of one file (the rest is left out and the file reported as truncated); 0 = no cap")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 }
 
@@ -183,6 +186,9 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 	if err := engine.CheckModel(c.model); err != nil {
 		return cfg, nil, cleanup, usageErr("--model: %v", err)
 	}
+	if c.maxChunks < 0 {
+		return cfg, nil, cleanup, usageErr("--max-file-chunks: %d is negative (0 means no cap)", c.maxChunks)
+	}
 	mode, err := engine.ParseSearchMode(c.searchMode)
 	if err != nil {
 		return cfg, nil, cleanup, usageErr("--search-mode: %v", err)
@@ -238,6 +244,9 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 		SearchMode:  mode,
 		Excludes:    c.excludes,
 		Logger:      log,
+	}
+	if cfg.MaxFileChunks = c.maxChunks; c.maxChunks == 0 {
+		cfg.MaxFileChunks = -1
 	}
 	return cfg, log, cleanup, nil
 }

@@ -11,7 +11,7 @@ import (
 
 // statusKeys are the members status --json always prints (README).
 var statusKeys = []string{"changed_on_disk", "chunks", "damage", "data_folder", "failed", "files",
-	"index_bytes", "index_folder", "integrity", "last_reindex", "model", "tombstones"}
+	"index_bytes", "index_folder", "integrity", "last_reindex", "model", "tombstones", "truncated"}
 
 // statusJSON runs status --json and returns its exit code and members.
 func statusJSON(t *testing.T, args ...string) (int, map[string]json.RawMessage, string) {
@@ -180,5 +180,23 @@ func damage(t *testing.T, path, old, bad string) {
 	copy(raw[at:], bad)
 	if err := os.WriteFile(path, raw, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStatusShowsTruncated: a file over --max-file-chunks is indexed up to
+// the cap, and status names it with the part that is searchable.
+func TestStatusShowsTruncated(t *testing.T) {
+	data, idx := largeFolder(t, 8000)
+	if code, _, errOut := runBinary(t, "reindex", "--data-folder", data, "--index-folder", idx, "--max-file-chunks", "4"); code != 0 {
+		t.Fatalf("reindex exit %d:\n%s", code, errOut)
+	}
+	code, out, errOut := runBinary(t, "status", "--data-folder", data, "--index-folder", idx)
+	if code != 0 || statusValue(out, "truncated files") != "1" ||
+		!strings.Contains(out, "large.txt: only the first 4 chunks are indexed (characters 1-") {
+		t.Errorf("status exit %d:\n%s%s", code, out, errOut)
+	}
+	_, m, _ := statusJSON(t, "--data-folder", data, "--index-folder", idx)
+	if !strings.Contains(string(m["truncated"]), `"path": "large.txt"`) {
+		t.Errorf("status --json truncated: %s", m["truncated"])
 	}
 }

@@ -39,6 +39,9 @@ type FileEntry struct {
 	// extracted text (paged formats only), so a document rebuilt from its
 	// chunks can mark its pages.
 	PageStarts []int `json:"page_starts,omitempty"`
+	// Truncated says why only the start of the file is indexed (it was over
+	// the per-file chunk cap); "" when all of it is.
+	Truncated string `json:"truncated,omitempty"`
 }
 
 // Version is the content of the version file. An index whose version differs

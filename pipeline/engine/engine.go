@@ -30,6 +30,13 @@ import (
 // DefaultExts are the file types indexed unless --exts says otherwise.
 var DefaultExts = []string{".txt", ".md", ".pdf", ".docx"}
 
+// DefaultMaxFileChunks is the per-file chunk cap. At the 25 chunks/s that
+// two cores embed (BENCHMARKS.md, EmbedRaw) one file at the cap costs about
+// 7 minutes and some 30 MB in the pipeline; it holds 6 to 8 MB of text,
+// twice the longest novels, so ordinary documents are never cut, while a
+// 60 MB text (175,000 chunks, two hours) is.
+const DefaultMaxFileChunks = 10_000
+
 // ModelWait is how long a search waits for the model before answering empty.
 const ModelWait = 5 * time.Second
 
@@ -59,6 +66,9 @@ type Config struct {
 	RefreshEvery time.Duration
 	// Checkpoint is how often a long reindex commits; 0 = 30 s.
 	Checkpoint time.Duration
+	// MaxFileChunks caps the chunks indexed of one file; the rest is left
+	// out and the file marked truncated. 0 = DefaultMaxFileChunks, < 0 = no cap.
+	MaxFileChunks int
 	// ReadOnly engines (the CLI's search and status) never create the index
 	// folder or any file in it, and cannot reindex.
 	ReadOnly bool
@@ -93,6 +103,9 @@ type Status struct {
 	// that last looked at them), how the folder differs from the index,
 	// and whether the index passes the checks a search makes on it.
 	Failed      []stages.Failure `json:"failed"`
+	// Truncated are the files indexed only up to the per-file chunk cap,
+	// with what part of them is searchable.
+	Truncated []stages.Failure `json:"truncated"`
 	ChangedDisk DiskChanges      `json:"changed_on_disk"`
 	// Integrity is IntegrityOK, IntegrityDamaged (Damage says what failed)
 	// or "" when the index was not checked (Status of a running engine).
@@ -162,6 +175,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.SearchMode, err = ParseSearchMode(string(cfg.SearchMode)); err != nil {
 		return nil, err
+	}
+	if cfg.MaxFileChunks == 0 {
+		cfg.MaxFileChunks = DefaultMaxFileChunks
 	}
 	if cfg.RefreshEvery <= 0 {
 		cfg.RefreshEvery = 2 * time.Second
@@ -445,7 +461,7 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 	}
 	run, release, err := e.runs.acquire(ctx, activity)
 	if err != nil {
-		return ReindexResult{}, err
+		return ReindexResult{}, e.busy(err)
 	}
 	defer release()
 	progress = run.track(progress)
@@ -456,7 +472,10 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 	}
 	w, err := e.store.Begin()
 	if errors.Is(err, index.ErrLocked) {
-		return ReindexResult{}, &BusyError{}
+		if _, rerr := e.store.Refresh(); rerr != nil {
+			e.log.Debug("index refresh", "err", rerr)
+		}
+		return ReindexResult{}, e.busy(&BusyError{})
 	}
 	if err != nil {
 		return ReindexResult{}, err
@@ -474,6 +493,7 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 			Rules: rules, Paths: paths},
 		Force: req.Force, Chunking: chunk.Default, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
 		Dim: embed.Dim, Limits: extract.DefaultLimits, PDF: e.pdf, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
+		MaxFileChunks: max(0, e.cfg.MaxFileChunks),
 	}
 	cfg.Progress = progress
 	res, err := pipeline.Reindex(ctx, cfg, w)

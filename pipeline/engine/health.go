@@ -55,6 +55,10 @@ type IndexState struct {
 	FilesTotal   int       `json:"files_total"`
 	ChunksDone   int       `json:"chunks_done"`
 	ChunksTotal  int       `json:"chunks_total"`
+	// What search answers from meanwhile: the last commit. Files done are
+	// committed only at the next checkpoint.
+	SearchableFiles  int `json:"searchable_files"`
+	SearchableChunks int `json:"searchable_chunks"`
 }
 
 // Describe is a short account for people and models: "initial indexing,
@@ -69,6 +73,14 @@ func (s IndexState) Describe() string {
 		fmt.Fprintf(&b, ", running for %s (since %s)", time.Since(s.Since).Round(time.Second), s.Since.Local().Format("15:04:05"))
 	}
 	return b.String()
+}
+
+// Searchable says what search answers from while indexing runs.
+func (s IndexState) Searchable() string {
+	if s.SearchableFiles == 0 {
+		return "nothing is committed yet, so search finds nothing until the first checkpoint commit (every 30 s by default)"
+	}
+	return fmt.Sprintf("search answers from the %s files (%s chunks) committed so far", thousands(s.SearchableFiles), thousands(s.SearchableChunks))
 }
 
 func thousands(n int) string {
@@ -87,9 +99,9 @@ type BusyError struct {
 
 func (e *BusyError) Error() string {
 	if !e.State.Indexing {
-		return "another process is reindexing this index; search already answers from what it has committed"
+		return "another process is reindexing this index; " + e.State.Searchable()
 	}
-	return e.State.Describe() + "; search already answers from what is indexed"
+	return e.State.Describe() + "; " + e.State.Searchable()
 }
 
 func (e *BusyError) Is(target error) bool { return target == ErrBusy }
@@ -156,7 +168,9 @@ func (r *run) track(report func(pipeline.Progress)) func(pipeline.Progress) {
 // IndexState says whether a reindex runs in this process and how far it is.
 func (e *Engine) IndexState() IndexState {
 	if r := e.runs.current.Load(); r != nil {
-		return r.state()
+		st := r.state()
+		e.addSearchable(&st)
+		return st
 	}
 	select {
 	case <-e.ready:
@@ -164,6 +178,31 @@ func (e *Engine) IndexState() IndexState {
 	default:
 		return IndexState{ModelLoading: true}
 	}
+}
+
+// addSearchable fills in what the current snapshot holds.
+func (e *Engine) addSearchable(st *IndexState) {
+	select {
+	case <-e.ready:
+	default:
+		return
+	}
+	if e.store == nil {
+		return
+	}
+	if snap := e.store.Acquire(); snap != nil {
+		st.SearchableFiles, st.SearchableChunks = snap.Files(), snap.Chunks()
+		snap.Release()
+	}
+}
+
+// busy fills in what is searchable when err is a BusyError.
+func (e *Engine) busy(err error) error {
+	var be *BusyError
+	if errors.As(err, &be) {
+		e.addSearchable(&be.State)
+	}
+	return err
 }
 
 // modelFailed returns the load error once loading has failed, nil while the

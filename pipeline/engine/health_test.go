@@ -28,7 +28,12 @@ func TestRunSlot(t *testing.T) {
 		t.Fatalf("second run: %v, want a BusyError", err)
 	}
 	if msg := err.Error(); !strings.HasPrefix(msg, "initial indexing, 340 of 1,200 files, running for ") ||
-		!strings.HasSuffix(msg, "; search already answers from what is indexed") {
+		!strings.HasSuffix(msg, "; nothing is committed yet, so search finds nothing until the first checkpoint commit (every 30 s by default)") {
+		t.Errorf("busy message %q", msg)
+	}
+
+	busy.State.SearchableFiles, busy.State.SearchableChunks = 12, 3400
+	if msg := busy.Error(); !strings.HasSuffix(msg, "; search answers from the 12 files (3,400 chunks) committed so far") {
 		t.Errorf("busy message %q", msg)
 	}
 

@@ -72,7 +72,7 @@ type DiskChanges struct {
 // index is reported in the Status, not as an error.
 func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Integrity: IntegrityOK,
-		Failed: []stages.Failure{}, ChangedDisk: DiskChanges{Examples: []string{}}}
+		Failed: []stages.Failure{}, Truncated: []stages.Failure{}, ChangedDisk: DiskChanges{Examples: []string{}}}
 	sum, err := index.ReadSummary(e.cfg.IndexFolder)
 	if err == nil {
 		err = index.Verify(e.cfg.IndexFolder)
@@ -102,6 +102,9 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	indexed := make(map[string]bool, len(sum.Files))
 	stamp := make(map[string][2]float64, len(sum.Files))
 	for _, f := range sum.Files {
+		if f.Truncated != "" {
+			st.Truncated = append(st.Truncated, stages.Failure{Path: f.Path, Reason: f.Truncated})
+		}
 		indexed[f.Path] = true
 		stamp[f.Path] = [2]float64{f.Mtime, float64(f.Size)}
 	}

@@ -156,7 +156,9 @@ const searchOutputSchema = `{
         "files_done": {"type": "integer"},
         "files_total": {"type": "integer"},
         "chunks_done": {"type": "integer"},
-        "chunks_total": {"type": "integer"}
+        "chunks_total": {"type": "integer"},
+        "searchable_files": {"type": "integer", "description": "files in the last commit, which is what search answers from"},
+        "searchable_chunks": {"type": "integer"}
       },
       "required": ["indexing", "files_done", "files_total", "chunks_done", "chunks_total"]
     }
@@ -409,7 +411,7 @@ func IndexNote(st engine.IndexState) string {
 	if st.ModelLoading {
 		return "Note: the search model is still loading, so nothing can be searched yet; try again in a few seconds."
 	}
-	return "Note: indexing is running (" + st.Describe() + "); results may be incomplete."
+	return "Note: indexing is running (" + st.Describe() + "); " + st.Searchable() + ", so results may be incomplete."
 }
 
 // FormatResults renders hits as readable text for the model.

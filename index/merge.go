@@ -69,7 +69,7 @@ type mergeJob struct {
 // the file, not the name: it is checked to be the file at path now, in
 // case another process's recovery removed it between the two steps.
 func lockFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -243,6 +243,10 @@ func (s *Store) buildMerge(job *mergeJob, snap *Snapshot) error {
 // size and checksum, read back as written.
 func (s *Store) writeFaissFile(idx *faiss.Index, path string) (int64, int64, string, error) {
 	if err := (*s.writeIndex.Load())(idx, path); err != nil {
+		return 0, 0, "", err
+	}
+	// FAISS creates the file under the umask: make it private like the rest.
+	if err := os.Chmod(path, 0o600); err != nil {
 		return 0, 0, "", err
 	}
 	fi, err := os.Stat(path)

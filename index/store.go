@@ -128,7 +128,7 @@ func Open(dir string, v schema.Version, opts Options) (*Store, error) {
 		opts.MergeRatio = defaultMergeRatio
 	}
 	if !opts.ReadOnly {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("create index folder: %w", err)
 		}
 	}
@@ -653,6 +653,31 @@ func (s *Store) removeUnlisted(doc *filesDoc) {
 	}
 }
 
+// private takes group and other permissions off the index folder and its
+// files: they hold the text of every document, which may be private. It
+// only warns on failure (a folder on a file system without modes).
+func (s *Store) private() {
+	tighten := func(path string, fi fs.FileInfo) {
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			if err := os.Chmod(path, perm&0o700); err != nil {
+				s.log.Warn("could not make an index file private", "file", path, "err", err)
+			}
+		}
+	}
+	if fi, err := os.Stat(s.dir); err == nil {
+		tighten(s.dir, fi)
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			tighten(s.path(e.Name()), fi)
+		}
+	}
+}
+
 // writeFileAtomic writes data beside path, fsyncs it and renames it into place.
 func writeFileAtomic(path string, data []byte) error {
 	tmp := path + tmpSuffix
@@ -663,7 +688,7 @@ func writeFileAtomic(path string, data []byte) error {
 }
 
 func writeSynced(path string, fill func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}

@@ -75,6 +75,7 @@ func (s *Store) begin() (*Writer, error) {
 		return nil, ErrLocked
 	}
 	w := &Writer{s: s, changed: map[string]bool{}}
+	s.private() // an index made before indexes were private
 	if err := s.recover(); err != nil {
 		s.lock.Unlock()
 		return nil, fmt.Errorf("recover interrupted commit: %w", err)
@@ -433,6 +434,7 @@ func (w *Writer) Commit(finished bool) error {
 		s.installed()
 	}
 	s.removeUnlisted(&doc)
+	s.private()
 	st.doc, st.live, st.lex = doc, live, lex
 	clear(w.changed)
 	edit := &codeEdit{prev: w.head, removed: w.removeIDs, addIDs: w.addIDs, addVecs: w.addVecs}
@@ -578,7 +580,7 @@ func (w *Writer) Close() error {
 }
 
 func appendSynced(path string, at int64, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}

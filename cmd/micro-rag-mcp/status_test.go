@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -199,4 +201,52 @@ func TestStatusShowsTruncated(t *testing.T) {
 	if !strings.Contains(string(m["truncated"]), `"path": "large.txt"`) {
 		t.Errorf("status --json truncated: %s", m["truncated"])
 	}
+}
+
+// TestPrivateIndex: under umask 022 the index folder is made 0700 and every
+// file in it 0600, since they hold the documents' text; an index made with
+// wider modes is tightened by the next run.
+func TestPrivateIndex(t *testing.T) {
+	data := copySample(t)
+	idx := filepath.Join(t.TempDir(), "idx")
+	reindex := func() {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", `umask 022 && exec "$0" "$@"`, binary, "reindex", "--data-folder", data, "--index-folder", idx)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("reindex: %v\n%s", err, out)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		entries, err := os.ReadDir(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := os.Stat(idx)
+		if perm := fi.Mode().Perm(); perm != 0o700 {
+			t.Errorf("%s: index folder %v, want 0700", when, perm)
+		}
+		files := 0
+		for _, e := range entries {
+			fi, _ := e.Info()
+			files++
+			if perm := fi.Mode().Perm(); perm != 0o600 {
+				t.Errorf("%s: %s is %v, want 0600", when, e.Name(), perm)
+			}
+		}
+		if files < 6 { // faiss or vector segment, manifest, files, commit, version, lock, lexical, last-run
+			t.Errorf("%s: only %d files in the index", when, files)
+		}
+	}
+	reindex()
+	check("new index")
+	// As an older version left it.
+	filepath.WalkDir(idx, func(p string, d fs.DirEntry, err error) error {
+		if d.IsDir() {
+			return os.Chmod(p, 0o755)
+		}
+		return os.Chmod(p, 0o644)
+	})
+	reindex() // nothing changed
+	check("older index after a reindex")
 }

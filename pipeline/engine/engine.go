@@ -264,7 +264,8 @@ func checkIndexFolder(data, dir string, readOnly bool) (string, error) {
 		if readOnly {
 			return dir, nil
 		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		// Private: the index holds the text of every document.
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return "", fmt.Errorf("index folder: %w", err)
 		}
 	}

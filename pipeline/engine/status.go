@@ -47,7 +47,7 @@ func (e *Engine) recordRun(activity string, inScope func(string) bool, failures 
 	b, err := json.MarshalIndent(next, "", " ")
 	if err == nil {
 		tmp := path + ".tmp"
-		if err = os.WriteFile(tmp, b, 0o644); err == nil {
+		if err = os.WriteFile(tmp, b, 0o600); err == nil {
 			err = os.Rename(tmp, path)
 		}
 	}

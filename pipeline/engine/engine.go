@@ -102,10 +102,10 @@ type Status struct {
 	// What ReadStatus adds: files that could not be read (from the runs
 	// that last looked at them), how the folder differs from the index,
 	// and whether the index passes the checks a search makes on it.
-	Failed      []stages.Failure `json:"failed"`
+	Failed []stages.Failure `json:"failed"`
 	// Truncated are the files indexed only up to the per-file chunk cap,
 	// with what part of them is searchable.
-	Truncated []stages.Failure `json:"truncated"`
+	Truncated   []stages.Failure `json:"truncated"`
 	ChangedDisk DiskChanges      `json:"changed_on_disk"`
 	// Integrity is IntegrityOK, IntegrityDamaged (Damage says what failed)
 	// or "" when the index was not checked (Status of a running engine).

@@ -1,9 +1,12 @@
 package extract
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/gogs/chardet"
 	"golang.org/x/text/encoding"
@@ -45,7 +48,10 @@ func decodeBytes(b []byte) (string, error) {
 		return "", errBinary
 	}
 	if utf8.Valid(b) {
-		return string(b), nil
+		// No copy: every caller hands over a buffer it never writes again,
+		// and a second copy of a 256 MB file is what would break the
+		// memory bound (README: Limits).
+		return unsafe.String(unsafe.SliceData(b), len(b)), nil
 	}
 	return decodeWith(detectLegacy(b), b), nil
 }
@@ -196,4 +202,58 @@ func decodeWith(enc encoding.Encoding, b []byte) string {
 		out, _ = charmap.Windows1252.NewDecoder().Bytes(b)
 	}
 	return string(out)
+}
+
+// utf8File reports whether f is UTF-8 text (with or without a byte order
+// mark), read in blocks: such a file can be parsed as it streams.
+func utf8File(f File, size int64) bool {
+	buf := make([]byte, 64<<10)
+	keep := 0 // bytes of a code point cut by the block's end, moved to the front
+	for off := int64(0); off < size; {
+		n, err := f.ReadAt(buf[keep:], off)
+		if n == 0 && err != nil {
+			return false
+		}
+		b := buf[:keep+n]
+		if off == 0 {
+			if enc, _ := bomEncoding(b); enc != nil && !bytes.HasPrefix(b, []byte("\uFEFF")) {
+				return false
+			}
+			if sniffUTF16(b) != nil || looksBinary(b) {
+				return false
+			}
+		}
+		off += int64(n)
+		cut := 0
+		if off < size {
+			// Up to 3 trailing bytes may start a code point the next block ends.
+			for cut < 3 && cut < len(b) && !utf8.RuneStart(b[len(b)-1-cut]) {
+				cut++
+			}
+			if cut < len(b) && !utf8.FullRune(b[len(b)-1-cut:]) {
+				cut++
+			} else {
+				cut = 0
+			}
+		}
+		if !utf8.Valid(b[:len(b)-cut]) {
+			return false
+		}
+		keep = copy(buf, b[len(b)-cut:])
+	}
+	return keep == 0
+}
+
+// utf8Stream returns a buffered reader over f's text, past a UTF-8 byte
+// order mark, when f is UTF-8 throughout; nil when it must be decoded
+// whole. A reader that streams holds a block at a time, not the file.
+func utf8Stream(f File, size int64) *bufio.Reader {
+	if !utf8File(f, size) {
+		return nil
+	}
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 64<<10)
+	if bom, err := r.Peek(3); err == nil && string(bom) == "\uFEFF" {
+		r.Discard(3)
+	}
+	return r
 }

@@ -86,6 +86,8 @@ func readDOCX(p string, f File, lim Limits) (*Document, error) {
 	case errors.Is(err, zip.ErrFormat), errors.Is(err, zip.ErrChecksum),
 		errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &corrupt):
 		return nil, &FileError{Path: p, Reason: "corrupt document part", Err: err}
+	case errors.Is(err, errTooDeep):
+		return nil, &FileError{Path: p, Reason: "document XML has " + errTooDeep.Error()}
 	case err != nil:
 		return nil, &FileError{Path: p, Reason: "malformed document XML", Err: err}
 	}
@@ -136,6 +138,13 @@ type docxBody struct {
 
 func isW(n xml.Name) bool { return n.Space == nsW || n.Space == nsWStrict }
 
+// maxXMLDepth is how deeply elements may nest in a document part: libxml2's
+// default limit. Word's own documents stay far below it (a table in a cell
+// in a table adds about 5 levels).
+const maxXMLDepth = 256
+
+var errTooDeep = fmt.Errorf("elements nested deeper than %d levels", maxXMLDepth)
+
 // docxText streams WordprocessingML and returns the body text.
 func docxText(r io.Reader) (string, error) {
 	d := xml.NewDecoder(r)
@@ -144,8 +153,32 @@ func docxText(r io.Reader) (string, error) {
 		return enc.NewDecoder().Reader(in), nil
 	}
 	var b docxBody
-	for {
+	// The decoder keeps a stack entry per open element: depth is what
+	// bounds its memory (20 million nested elements took 2 GB).
+	depth := 0
+	next := func() (xml.Token, error) {
 		tok, err := d.Token()
+		switch tok.(type) {
+		case xml.StartElement:
+			if depth++; depth > maxXMLDepth {
+				return nil, errTooDeep
+			}
+		case xml.EndElement:
+			depth--
+		}
+		return tok, err
+	}
+	// skip reads past the end of the element just started.
+	skip := func() error {
+		for level := depth; depth >= level; {
+			if _, err := next(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for {
+		tok, err := next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -155,7 +188,7 @@ func docxText(r io.Reader) (string, error) {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			if t.Name.Space == nsMC && t.Name.Local == "Fallback" {
-				if err := d.Skip(); err != nil {
+				if err := skip(); err != nil {
 					return "", err
 				}
 				continue
@@ -165,7 +198,7 @@ func docxText(r io.Reader) (string, error) {
 			}
 			switch t.Name.Local {
 			case "del", "moveFrom", "delText", "instrText":
-				if err := d.Skip(); err != nil {
+				if err := skip(); err != nil {
 					return "", err
 				}
 			case "p":

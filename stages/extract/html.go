@@ -3,6 +3,7 @@ package extract
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -17,6 +18,19 @@ import (
 // each row stays on one line. White space collapses to one space except inside
 // <pre>, <textarea> and <listing>.
 func readHTML(path string, f File, lim Limits) (*Document, error) {
+	size, err := checkSize(path, f, lim)
+	if err != nil {
+		return nil, err
+	}
+	// UTF-8 (as most pages are, and as the page says if it names a
+	// charset) streams from the file: memory is the text, not the markup.
+	head := make([]byte, min(size, 1024))
+	n, _ := f.ReadAt(head, 0)
+	if label := metaCharset(head[:n]); label == "" || label == "utf-8" || label == "utf8" {
+		if r := utf8Stream(f, size); r != nil {
+			return finish(path, htmlText(r), lim)
+		}
+	}
 	b, err := readLimited(path, f, lim)
 	if err != nil {
 		return nil, err
@@ -25,11 +39,9 @@ func readHTML(path string, f File, lim Limits) (*Document, error) {
 	if errors.Is(err, errBinary) {
 		return nil, &FileError{Path: path, Reason: "binary file"}
 	}
-	return finish(path, htmlText(s), lim)
+	return finish(path, htmlText(strings.NewReader(s)), lim)
 }
 
-// decodeHTML decodes by byte order mark, then a charset named in a <meta>
-// within the first 1024 bytes, then like a text file.
 func decodeHTML(b []byte) (string, error) {
 	if enc, n := bomEncoding(b); enc != nil {
 		return decodeWith(enc, b[n:]), nil
@@ -160,9 +172,9 @@ func isHTMLSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
 }
 
-// htmlText tokenises s and returns its visible text.
-func htmlText(s string) string {
-	z := html.NewTokenizer(strings.NewReader(s))
+// htmlText tokenises r and returns its visible text.
+func htmlText(r io.Reader) string {
+	z := html.NewTokenizer(r)
 	var (
 		w       htmlWriter
 		title   strings.Builder

@@ -298,6 +298,13 @@ func TestDocxStructure(t *testing.T) {
 			body: `<w:p><w:pPr><w:pStyle w:val="Title"/></w:pPr><w:r><w:t>Manual</w:t></w:r></w:p><w:p><w:pPr><w:pStyle w:val="Heading2"/></w:pPr><w:r><w:t>Error</w:t></w:r><w:r><w:br/><w:t xml:space="preserve"> codes</w:t></w:r></w:p><w:p><w:pPr><w:pStyle w:val="Normal"/><w:outlineLvl w:val="2"/></w:pPr><w:r><w:t>Outlined</w:t></w:r></w:p><w:p><w:pPr><w:pStyle w:val="Heading10"/></w:pPr><w:r><w:t>body</w:t></w:r></w:p><w:tbl><w:tr><w:tc><w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>cell</w:t></w:r></w:p></w:tc></w:tr></w:tbl>`,
 			want: "# Manual\n\n## Error codes\n\n### Outlined\n\nbody\n\ncell"},
 		{name: "unclosed XML", body: `<w:p><w:r><w:t>cut`, err: "malformed document XML"},
+		{name: "nested within the depth limit",
+			body: strings.Repeat(`<w:sdt>`, 250) + `<w:p><w:r><w:t>deep</w:t></w:r></w:p>` + strings.Repeat(`</w:sdt>`, 250),
+			want: "deep"},
+		// Fails at once, reading no further: the rest of the part is never closed.
+		{name: "nested past the depth limit", body: strings.Repeat(`<a>`, 300), err: "document XML has elements nested deeper than 256 levels"},
+		{name: "nested past the depth limit in a skipped part",
+			body: `<mc:Fallback>` + strings.Repeat(`<w:del>`, 300), err: "nested deeper than 256 levels"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -368,6 +375,41 @@ func TestCSV(t *testing.T) {
 				t.Fatalf("got  %q\nwant %q", doc.Text, tc.want)
 			}
 		})
+	}
+}
+
+// TestCSVCaps: a row of more than maxCSVCells cells, or a cell of more
+// than maxCSVCellBytes, fails the file with the reason; a first row too
+// big to hold is written out as data.
+func TestCSVCaps(t *testing.T) {
+	wide := strings.Repeat("c,", maxCSVCells) + "c\nx\n"
+	for name, tc := range map[string]struct{ in, err string }{
+		"wide header": {wide, "CSV row 1 has more than 16384 cells"},
+		"wide row":    {"h\nMARK" + strings.Repeat(",", maxCSVCells+1), "CSV row 2 has more than 16384 cells"},
+		"long cell":   {"h\n" + strings.Repeat("x", maxCSVCellBytes+1), "CSV row 2 has a cell over 1 MB"},
+		"long quoted": {"h\n\"" + strings.Repeat("x", maxCSVCellBytes+1) + "\"", "CSV row 2 has a cell over 1 MB"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "t.csv")
+			os.WriteFile(p, []byte(tc.in), 0o644)
+			_, err := Extract(context.Background(), p, DefaultLimits, testPDF)
+			wantFileError(t, err, tc.err)
+		})
+	}
+	// A first row too big to be a header: written out as it came.
+	big := strings.Repeat("word ", 4000)
+	var rec []string
+	for range (maxCSVCellBytes / len(big)) + 2 {
+		rec = append(rec, big)
+	}
+	doc := extractBytes(t, "big.csv", strings.Join(rec, ",")+"\nname,x\n")
+	if !strings.HasPrefix(doc.Text, strings.TrimSpace(big)+"; ") || !strings.HasSuffix(doc.Text, "\nname; x") {
+		t.Errorf("big first row: %.80q ... %q", doc.Text, doc.Text[max(0, len(doc.Text)-40):])
+	}
+	// Not UTF-8: decoded whole, parsed alike.
+	doc = extractBytes(t, "latin.csv", "Stadt;Land\nM\xfcnchen;Bayern\n")
+	if doc.Text != "Stadt: München; Land: Bayern" {
+		t.Errorf("latin-1: %q", doc.Text)
 	}
 }
 

@@ -249,7 +249,10 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer closeEngine()
 	res, err := eng.Reindex(ctx, engine.ReindexRequest{Force: force, PathGlob: glob}, bar.update)
 	bar.done()
+	var scopeErr *engine.ScopeError
 	switch {
+	case errors.As(err, &scopeErr):
+		return &exitError{code: 2, err: fmt.Errorf("refused: %w", err)}
 	case errors.Is(err, engine.ErrBusy):
 		return fmt.Errorf("busy: %w", err)
 	case err != nil && ctx.Err() != nil:
@@ -263,6 +266,7 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintf(stdout, "files added:     %d\nfiles updated:   %d\nfiles removed:   %d\nfiles failed:    %d\nchunks total:    %d\nchunks embedded: %d\nelapsed:         %s\n",
 		res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded,
 		(time.Duration(res.ElapsedMS) * time.Millisecond).String())
+	fmt.Fprintf(stdout, "extensions:      %s\nexcludes:        %s\n", engine.ExtList(res.Exts), mcpserver.Visible(excludeList(res.Excludes)))
 	return nil
 }
 
@@ -337,6 +341,8 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 	fmt.Fprintf(tw, "model:\t%s\n", mcpserver.Visible(model))
 	fmt.Fprintf(tw, "index size:\t%s\n", st.IndexSize())
 	fmt.Fprintf(tw, "last reindex:\t%s\n", last)
+	fmt.Fprintf(tw, "extensions:\t%s\n", engine.ExtList(st.Exts))
+	fmt.Fprintf(tw, "excludes:\t%s\n", mcpserver.Visible(excludeList(st.Excludes)))
 	fmt.Fprintf(tw, "changed on disk since:\t%d new, %d modified, %d deleted\n", ch.New, ch.Modified, ch.Deleted)
 	for _, p := range ch.Examples {
 		fmt.Fprintf(tw, "\t  %s\n", mcpserver.Visible(p))
@@ -346,6 +352,14 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 		fmt.Fprintf(tw, "\t  %s: %s\n", mcpserver.Visible(f.Path), mcpserver.OneLine(f.Reason, 120))
 	}
 	return tw.Flush()
+}
+
+// excludeList is --exclude patterns for people.
+func excludeList(p []string) string {
+	if len(p) == 0 {
+		return "(none)"
+	}
+	return strings.Join(p, " ")
 }
 
 // unusableIndex says that the index in dir cannot serve a search, with

@@ -99,6 +99,9 @@ type ReindexResult struct {
 	// file's chunks kept their stored vectors. Under force it is every chunk.
 	ChunksEmbedded int   `json:"chunks_embedded"`
 	ElapsedMS      int64 `json:"elapsed_ms"`
+	// Exts and Excludes are the scope the run used (ScopeFile).
+	Exts     []string `json:"exts"`
+	Excludes []string `json:"excludes"`
 	// Stats is what each pipeline stage did, for benchmarks and profiling.
 	Stats pipeline.Stats `json:"-"`
 }

@@ -179,9 +179,17 @@ func TestChangedExtsAndFailures(t *testing.T) {
 	checkCounts(t, "with pdf", reindex(t, e, ReindexRequest{}), 4, 0, 0, 1, 4)
 	e.Close()
 
-	// Same index, fewer extensions: .txt files leave the index.
+	// Same index, fewer extensions: refused, the index keeps its files.
 	e2 := newEngine(t, Config{DataFolder: data, IndexFolder: index, Exts: []string{".md", ".html"}})
-	checkCounts(t, "md+html", reindex(t, e2, ReindexRequest{}), 1, 0, 2, 0, 3)
+	var serr *ScopeError
+	if _, err := e2.Reindex(context.Background(), ReindexRequest{}, nil); !errors.As(err, &serr) ||
+		strings.Join(serr.Dropped, ",") != ".txt,.pdf,.docx" || serr.Files != 2 {
+		t.Fatalf("fewer extensions without ChangeExts: err %v", err)
+	}
+	e2.Close()
+	// With ChangeExts the .txt files leave the index.
+	e3 := newEngine(t, Config{DataFolder: data, IndexFolder: index, Exts: []string{".md", ".html"}, ChangeExts: true})
+	checkCounts(t, "md+html", reindex(t, e3, ReindexRequest{}), 1, 0, 2, 0, 3)
 }
 
 func TestBusyAndCancel(t *testing.T) {

@@ -90,7 +90,17 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 			st.Failed = lr.Failures
 		}
 	}
-	rules, err := ignore.New(e.cfg.DataFolder, e.cfg.Excludes)
+	// Status shows what a run with this command line would see: the
+	// record, or what the flags change it to.
+	rec, err := readScope(e.cfg.IndexFolder)
+	if err != nil {
+		return st, err
+	}
+	req := e.scopeRequest()
+	req.ChangeExts, req.ChangeExcludes = true, true
+	scope, _ := req.resolve(rec, nil)
+	st.Exts, st.Excludes = scope.Exts, scope.Excludes
+	rules, err := ignore.New(e.cfg.DataFolder, scope.Excludes)
 	if err != nil {
 		return st, err
 	}
@@ -114,7 +124,7 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	for _, f := range st.Failed {
 		failed[f.Path] = true
 	}
-	w := stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: e.exts, Rules: rules}
+	w := stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: newActiveScope(scope).exts, Rules: rules}
 	seen := map[string]bool{}
 	err = w.Walk(ctx, func(job *stages.FileJob) error {
 		seen[job.Rel] = true

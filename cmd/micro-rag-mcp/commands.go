@@ -15,6 +15,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+	"github.com/micro-rag/micro-rag-mcp/stages"
 )
 
 // runServe is the MCP server on stdio.
@@ -266,6 +267,10 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintf(stdout, "files added:     %d\nfiles updated:   %d\nfiles removed:   %d\nfiles failed:    %d\nchunks total:    %d\nchunks embedded: %d\nelapsed:         %s\n",
 		res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded,
 		(time.Duration(res.ElapsedMS) * time.Millisecond).String())
+	fmt.Fprintf(stdout, "files skipped:   %d\n", res.FilesSkipped)
+	for _, line := range mcpserver.SkipLines(res.Skipped) {
+		fmt.Fprintf(stdout, "  %s\n", line)
+	}
 	fmt.Fprintf(stdout, "extensions:      %s\nexcludes:        %s\n", engine.ExtList(res.Exts), mcpserver.Visible(excludeList(res.Excludes)))
 	return nil
 }
@@ -346,6 +351,10 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 	fmt.Fprintf(tw, "changed on disk since:\t%d new, %d modified, %d deleted\n", ch.New, ch.Modified, ch.Deleted)
 	for _, p := range ch.Examples {
 		fmt.Fprintf(tw, "\t  %s\n", mcpserver.Visible(p))
+	}
+	fmt.Fprintf(tw, "not indexed:\t%d\n", stages.SkipTotal(st.Skipped))
+	for _, line := range mcpserver.SkipLines(st.Skipped) {
+		fmt.Fprintf(tw, "\t  %s\n", line)
 	}
 	fmt.Fprintf(tw, "failed files:\t%d\n", len(st.Failed))
 	for _, f := range st.Failed {

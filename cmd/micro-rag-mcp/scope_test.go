@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
@@ -119,22 +122,10 @@ func TestServerKeepsRecordedExts(t *testing.T) {
 		t.Fatalf("reindex: exit %d\n%s", code, stderr)
 	}
 	c := startServer(t, data, "--watch=false", "--exts", "html")
-	ctx, cancel := context.WithTimeout(context.Background(), indexTimeout)
-	defer cancel()
-	var text string
-	for {
-		res, err := callTool(ctx, c, "reindex", map[string]any{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		text = toolText(res)
-		if !(res.IsError && strings.HasPrefix(text, "busy:")) {
-			if !res.IsError {
-				t.Fatalf("reindex tool accepted --exts html: %s", text)
-			}
-			break
-		}
-		time.Sleep(300 * time.Millisecond)
+	res := reindexWhenFree(t, c)
+	text := toolText(res)
+	if !res.IsError {
+		t.Fatalf("reindex tool accepted --exts html: %s", text)
 	}
 	if !strings.Contains(text, "--exts leaves out .txt,.md,.pdf,.docx") || !strings.Contains(text, "--change-exts") {
 		t.Errorf("reindex tool error does not name --exts and the recorded list: %s", text)
@@ -142,8 +133,26 @@ func TestServerKeepsRecordedExts(t *testing.T) {
 	if st := statusOf(t, "--data-folder", data); st.Files != 6 {
 		t.Errorf("the refused server changed the index: %d files", st.Files)
 	}
-	res := search(t, c, sampleQueries[0].query, 3, 0)
-	if len(res) == 0 || res[0].Path != sampleQueries[0].path {
-		t.Errorf("search on the kept index: %+v", res)
+	found := search(t, c, sampleQueries[0].query, 3, 0)
+	if len(found) == 0 || found[0].Path != sampleQueries[0].path {
+		t.Errorf("search on the kept index: %+v", found)
+	}
+}
+
+// reindexWhenFree calls the reindex tool, again while the server's own
+// initial run holds the index, and returns the first other answer.
+func reindexWhenFree(t *testing.T, c *client.Client) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), indexTimeout)
+	defer cancel()
+	for {
+		res, err := callTool(ctx, c, "reindex", map[string]any{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError || !strings.HasPrefix(toolText(res), "busy:") {
+			return res
+		}
+		time.Sleep(300 * time.Millisecond)
 	}
 }

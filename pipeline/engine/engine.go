@@ -117,6 +117,9 @@ type Status struct {
 	// the one recorded in the index (ScopeFile), as the flags change it.
 	Exts     []string `json:"exts"`
 	Excludes []string `json:"excludes"`
+	// Skipped counts, by reason, the files on disk the index holds no text
+	// of (unchanged since the last run; a changed file is counted once read).
+	Skipped []stages.SkipGroup `json:"skipped"`
 }
 
 // Integrity values of a Status.
@@ -510,6 +513,8 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 		Dim: embed.Dim, Limits: extract.DefaultLimits, PDF: e.pdf, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
 	}
 	cfg.Progress = progress
+	skips := &stages.Skips{}
+	cfg.Skips, cfg.Walker.Skipped = skips, skips.Add
 	res, err := pipeline.Reindex(ctx, cfg, w)
 	if err != nil {
 		return ReindexResult{}, err
@@ -519,10 +524,11 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 		FilesAdded: res.FilesAdded, FilesUpdated: res.FilesUpdated, FilesRemoved: res.FilesRemoved,
 		FilesFailed: res.FilesFailed, ChunksTotal: res.ChunksTotal, ChunksEmbedded: res.ChunksEmbedded,
 		ElapsedMS: time.Since(start).Milliseconds(), Stats: res.Stats,
-		Exts: scope.Exts, Excludes: scope.Excludes,
+		Exts: scope.Exts, Excludes: scope.Excludes, Skipped: skips.Groups(),
 	}
+	out.FilesSkipped = stages.SkipTotal(out.Skipped)
 	e.log.Info("reindex done", "added", out.FilesAdded, "updated", out.FilesUpdated, "removed", out.FilesRemoved,
-		"failed", out.FilesFailed, "touched", res.FilesTouched, "embedded", res.ChunksEmbedded, "reused", res.ChunksReused,
+		"failed", out.FilesFailed, "skipped", out.FilesSkipped, "touched", res.FilesTouched, "embedded", res.ChunksEmbedded, "reused", res.ChunksReused,
 		"chunks", out.ChunksTotal, "ms", out.ElapsedMS)
 	return out, nil
 }

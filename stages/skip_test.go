@@ -56,3 +56,29 @@ func TestSkipsKeepFewExamples(t *testing.T) {
 		t.Errorf("groups %+v", g)
 	}
 }
+
+// TestWalkTextWithoutExtension: with "" enabled, files without an
+// extension (and README.Debian) are emitted when they look like text and
+// reported as binary otherwise.
+func TestWalkTextWithoutExtension(t *testing.T) {
+	root := t.TempDir()
+	for name, body := range map[string]string{
+		"README": "Read me first.\n", "README.Debian": "Debian notes.\n", "LICENSE": "Permission is granted.\n",
+		"bin/tool": "\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03\x00>\x00", "notes.xyz": "text",
+	} {
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var skips Skips
+	w := &Walker{Folder: openFolder(t, root), Exts: map[string]bool{"": true}, Skipped: skips.Add}
+	if got := walkAll(t, w); strings.Join(got, ",") != "LICENSE,README,README.Debian" {
+		t.Errorf("emitted %v", got)
+	}
+	g := skips.Groups()
+	if len(g) != 2 || g[0].Reason != SkipNoReader || g[1].Reason != SkipBinary || g[1].Examples[0] != "bin/tool" {
+		t.Errorf("skipped %+v", g)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/stages/confine"
+	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
 )
 
@@ -179,7 +181,7 @@ func (w *Walker) walkDir(ctx context.Context, rel, skip string, emit func(*FileJ
 
 // file emits one directory entry if it is a document the run considers.
 func (w *Walker) file(p string, d fs.DirEntry, emit func(*FileJob) error) error {
-	ext := strings.ToLower(path.Ext(d.Name()))
+	ext := extract.TextExt(d.Name(), strings.ToLower(path.Ext(d.Name())))
 	if !w.Exts[ext] && w.Skipped == nil {
 		return nil
 	}
@@ -200,7 +202,30 @@ func (w *Walker) file(p string, d fs.DirEntry, emit func(*FileJob) error) error 
 	case !fi.Mode().IsRegular():
 		return nil // FIFOs, sockets, devices, folders behind links
 	}
+	if ext == "" && !w.looksLikeText(p) {
+		if w.Skipped != nil {
+			w.Skipped(enc, ext, SkipBinary)
+		}
+		return nil
+	}
 	return emit(&FileJob{Rel: enc, Name: p, Ext: ext, Size: fi.Size(), Mtime: float64(fi.ModTime().UnixNano()) / 1e9})
+}
+
+// looksLikeText reads the first bytes of a file without an extension:
+// only text is emitted, so a program or a data file is reported as binary
+// rather than failed. One that cannot be read is emitted, to fail there.
+func (w *Walker) looksLikeText(p string) bool {
+	f, _, err := w.Folder.Open(p)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	buf := make([]byte, 8<<10)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return true
+	}
+	return extract.LooksLikeText(buf[:n])
 }
 
 // skipped reports a file left out for its extension, if it is a regular

@@ -58,9 +58,11 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.dataFolder, "data-folder", "", "folder of documents to index (required)")
 	fs.StringVar(&c.indexFolder, "index-folder", "", "where the index lives (default <data-folder>/index)")
 	fs.StringVar(&c.exts, "exts", "", "comma-separated file extensions to index, replacing the list recorded in the index\n"+
-		"(default: the recorded list; a new index takes "+strings.Join(engine.DefaultExts, ",")+"); \"+.html,.rst\" adds to it.\n"+
+		"(default: the recorded list; a new index takes "+engine.ExtList(engine.DefaultExts)+",\n"+
+		engine.NoExt+" being README, LICENSE and other files without an extension); \"+.csv,.json\" adds to it.\n"+
 		"A list that leaves out recorded extensions is refused unless --change-exts is given")
-	fs.StringVar(&c.addExts, "add-exts", "", "comma-separated file extensions to index besides the recorded (or --exts) list")
+	fs.StringVar(&c.addExts, "add-exts", "", "comma-separated file extensions to index besides the recorded (or --exts) list;\n"+
+		"code, config and markup name whole groups (source code, configuration files, text markups)")
 	fs.BoolVar(&c.changeExts, "change-exts", false, "let --exts leave out extensions the index covers: their files are removed from the index")
 	fs.BoolVar(&c.changeExcl, "change-exclude", false, "let --exclude add patterns the index did not record (matching files are removed\n"+
 		"from the index), or, without --exclude, clear the recorded patterns")

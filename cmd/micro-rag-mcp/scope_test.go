@@ -45,20 +45,22 @@ func statusOf(t *testing.T, args ...string) engine.Status {
 // and only --change-exts / --change-exclude remove them.
 func TestExtsNeverDropFiles(t *testing.T) {
 	data := copySample(t)
-	if err := os.WriteFile(filepath.Join(data, "guide.html"), []byte("<html><body><p>The lighthouse keeper logs every storm.</p></body></html>"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(data, "tides.csv"), []byte("port,high water\nSkerry Point,06:42\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	d := []string{"--data-folder", data}
+	defaults := strings.Join(engine.DefaultExts, ",")
 	code, res, stderr := reindexJSON(t, d...)
-	if code != 0 || res.FilesAdded != 6 || strings.Join(res.Exts, ",") != ".txt,.md,.pdf,.docx" {
+	if code != 0 || res.FilesAdded != 6 || strings.Join(res.Exts, ",") != defaults {
 		t.Fatalf("first reindex: exit %d, %+v\n%s", code, res, stderr)
 	}
 
-	// The case of the issue: --exts html would have removed every file.
-	code, _, stderr = reindexJSON(t, append(d, "--exts", "html")...)
-	for _, want := range []string{"--exts leaves out .txt,.md,.pdf,.docx", "recorded list: .txt,.md,.pdf,.docx", "6 indexed files would be removed", "--change-exts", "--add-exts"} {
+	// The case of the issue: --exts csv would have removed every file.
+	code, _, stderr = reindexJSON(t, append(d, "--exts", "csv")...)
+	list := engine.ExtList(engine.DefaultExts)
+	for _, want := range []string{"--exts leaves out " + list, "recorded list: " + list, "6 indexed files would be removed", "--change-exts", "--add-exts"} {
 		if code != 2 || !strings.Contains(stderr, want) {
-			t.Errorf("reindex --exts html: exit %d, stderr lacks %q:\n%s", code, want, stderr)
+			t.Errorf("reindex --exts csv: exit %d, stderr lacks %q:\n%s", code, want, stderr)
 		}
 	}
 	if st := statusOf(t, d...); st.Files != 6 || st.ChangedDisk.Deleted != 0 || st.ChangedDisk.New != 0 {
@@ -66,26 +68,26 @@ func TestExtsNeverDropFiles(t *testing.T) {
 	}
 
 	// Adding is never refused, and the record keeps it.
-	for _, add := range [][]string{{"--add-exts", ".html"}, {"--exts", "+html"}} {
+	for _, add := range [][]string{{"--add-exts", ".csv"}, {"--exts", "+csv"}} {
 		code, res, stderr = reindexJSON(t, append(d, add...)...)
-		if code != 0 || res.FilesRemoved != 0 || !strings.Contains(strings.Join(res.Exts, ","), ".html") {
+		if code != 0 || res.FilesRemoved != 0 || !strings.Contains(strings.Join(res.Exts, ","), ".csv") {
 			t.Errorf("reindex %v: exit %d, %+v\n%s", add, code, res, stderr)
 		}
 	}
 	if res.FilesAdded != 0 {
-		t.Errorf("second add reindexed the html file again: %+v", res)
+		t.Errorf("second add reindexed the csv file again: %+v", res)
 	}
 	code, res, stderr = reindexJSON(t, d...)
-	if code != 0 || res.FilesRemoved != 0 || res.FilesAdded != 0 || strings.Join(res.Exts, ",") != ".txt,.md,.pdf,.docx,.html" {
+	if code != 0 || res.FilesRemoved != 0 || res.FilesAdded != 0 || strings.Join(res.Exts, ",") != defaults+",.csv" {
 		t.Errorf("reindex without flags after --add-exts: exit %d, %+v\n%s", code, res, stderr)
 	}
 	st := statusOf(t, d...)
-	if st.Files != 7 || st.ChangedDisk.Deleted != 0 || strings.Join(st.Exts, ",") != ".txt,.md,.pdf,.docx,.html" {
+	if st.Files != 7 || st.ChangedDisk.Deleted != 0 || strings.Join(st.Exts, ",") != defaults+",.csv" {
 		t.Errorf("status without flags: %d files, exts %v, changed %+v", st.Files, st.Exts, st.ChangedDisk)
 	}
 	// Status with a narrower list previews what --change-exts would drop.
-	if st := statusOf(t, append(d, "--exts", "html")...); st.ChangedDisk.Deleted != 6 {
-		t.Errorf("status --exts html: changed %+v", st.ChangedDisk)
+	if st := statusOf(t, append(d, "--exts", "csv")...); st.ChangedDisk.Deleted != 6 {
+		t.Errorf("status --exts csv: changed %+v", st.ChangedDisk)
 	}
 
 	// Excludes: adding one is refused, --change-exclude applies it, and
@@ -121,13 +123,13 @@ func TestServerKeepsRecordedExts(t *testing.T) {
 	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data); code != 0 {
 		t.Fatalf("reindex: exit %d\n%s", code, stderr)
 	}
-	c := startServer(t, data, "--watch=false", "--exts", "html")
+	c := startServer(t, data, "--watch=false", "--exts", "csv")
 	res := reindexWhenFree(t, c)
 	text := toolText(res)
 	if !res.IsError {
-		t.Fatalf("reindex tool accepted --exts html: %s", text)
+		t.Fatalf("reindex tool accepted --exts csv: %s", text)
 	}
-	if !strings.Contains(text, "--exts leaves out .txt,.md,.pdf,.docx") || !strings.Contains(text, "--change-exts") {
+	if !strings.Contains(text, "--exts leaves out "+engine.ExtList(engine.DefaultExts)) || !strings.Contains(text, "--change-exts") {
 		t.Errorf("reindex tool error does not name --exts and the recorded list: %s", text)
 	}
 	if st := statusOf(t, "--data-folder", data); st.Files != 6 {

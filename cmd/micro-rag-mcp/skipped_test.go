@@ -37,13 +37,26 @@ func writeMixedFolder(t *testing.T, data string) (skipped map[string]string) {
 	zw.Write([]byte("The changelog of the lighthouse project.\n"))
 	zw.Close()
 	write("pkg/changelog.gz", []byte(gz.String()))
-	write("page.html", []byte("<p>The harbour master keeps the tide tables.</p>"))
+	write("data.csv", []byte("port,high water\nSkerry Point,06:42\n"))
 	write("photo.png", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"))
 	write("notes.weird", []byte("a file type nobody reads"))
+	write("bin/tool", []byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03\x00>\x00\x01\x00\x00\x00"))
+	// Read by default: files without an extension that are text, and the
+	// office and book formats made by LibreOffice (testdata/golden).
+	write("pkg/README", []byte("The lighthouse package keeps the keeper's logs.\n"))
+	write("pkg/copyright", []byte("Copyright 2026 The Skerry Point keepers.\n"))
+	write("pkg/README.Debian", []byte("Debian notes for the lighthouse package.\n"))
+	for _, name := range []string{"lighthouse.odt", "lighthouse.rtf", "lighthouse.epub", "tides.xlsx", "harbour.pptx"} {
+		b, err := os.ReadFile(filepath.Join("../../testdata/golden", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write("office/"+name, b)
+	}
 	return map[string]string{
 		"scans/image-only.pdf": stages.SkipNoText, "empty.txt": stages.SkipNoText,
-		"pkg/changelog.gz": stages.SkipCompressed, "page.html": stages.SkipNotEnabled,
-		"photo.png": stages.SkipBinary, "notes.weird": stages.SkipNoReader,
+		"pkg/changelog.gz": stages.SkipCompressed, "data.csv": stages.SkipNotEnabled,
+		"photo.png": stages.SkipBinary, "notes.weird": stages.SkipNoReader, "bin/tool": stages.SkipBinary,
 	}
 }
 
@@ -88,20 +101,23 @@ func TestSkippedFilesReported(t *testing.T) {
 		t.Fatalf("reindex: exit %d\n%s", code, stderr)
 	}
 	withText := res.FilesAdded - 2 // the image-only PDF and the empty file are added without text
+	if withText != 6+3+5 || res.FilesFailed != 0 {
+		t.Errorf("want the 6 sample files, 3 text files without a usual extension and 5 office files indexed: %+v", res)
+	}
 	checkAccounted(t, "reindex --json", data, withText, res.FilesFailed, res.Skipped, want)
 	if res.FilesSkipped != stages.SkipTotal(res.Skipped) {
 		t.Errorf("files_skipped %d, groups count %d", res.FilesSkipped, stages.SkipTotal(res.Skipped))
 	}
 
 	code, stdout, _ := runBinary(t, append([]string{"reindex"}, d...)...)
-	if code != 0 || !strings.Contains(stdout, "files skipped:   6") || !strings.Contains(stdout, "OCR is not available") ||
-		!strings.Contains(stdout, "1 extension not enabled (.html): page.html") || !strings.Contains(stdout, "--add-exts") {
+	if code != 0 || !strings.Contains(stdout, "files skipped:   7") || !strings.Contains(stdout, "OCR is not available") ||
+		!strings.Contains(stdout, "1 extension not enabled (.csv): data.csv") || !strings.Contains(stdout, "--add-exts") {
 		t.Errorf("reindex table: exit %d\n%s", code, stdout)
 	}
 	st := statusOf(t, d...)
 	checkAccounted(t, "status --json", data, st.Files-2, len(st.Failed), st.Skipped, want)
 	code, stdout, _ = runBinary(t, append([]string{"status"}, d...)...)
-	if code != 0 || statusValue(stdout, "not indexed") != "6" || !strings.Contains(stdout, "2 no text: empty.txt, scans/image-only.pdf") {
+	if code != 0 || statusValue(stdout, "not indexed") != "7" || !strings.Contains(stdout, "2 no text: empty.txt, scans/image-only.pdf") {
 		t.Errorf("status table: exit %d\n%s", code, stdout)
 	}
 
@@ -111,7 +127,7 @@ func TestSkippedFilesReported(t *testing.T) {
 	var out engine.ReindexResult
 	decode(t, r.StructuredContent, &out)
 	checkAccounted(t, "reindex tool", data, res.FilesAdded-2, out.FilesFailed, out.Skipped, want)
-	if text := toolText(r); !strings.Contains(text, "6 files seen but not indexed") || !strings.Contains(text, "OCR is not available") {
+	if text := toolText(r); !strings.Contains(text, "7 files seen but not indexed") || !strings.Contains(text, "OCR is not available") {
 		t.Errorf("reindex tool text: %s", text)
 	}
 }

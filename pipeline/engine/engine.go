@@ -27,8 +27,21 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
-// DefaultExts are the file types a new index covers unless --exts says otherwise.
-var DefaultExts = []string{".txt", ".md", ".pdf", ".docx"}
+// DefaultExts are the file types a new index covers unless --exts says
+// otherwise: documents people write and read (office formats, web pages,
+// books, plain-text markups) and, as "", files without an extension that
+// look like text (README, LICENSE, copyright). Source code, configuration
+// and CSV data are left to --add-exts (ExtGroups), so a document folder
+// that holds a project's files is not flooded with them.
+var DefaultExts = []string{".txt", ".md", ".pdf", ".docx", ".odt", ".rtf", ".epub", ".html", ".htm", ".pptx", ".odp",
+	".xlsx", ".ods", ".rst", ".adoc", ".asciidoc", ".org", ".tex", ".markdown", ""}
+
+// ExtGroups name lists of extensions that --exts and --add-exts take whole.
+var ExtGroups = map[string][]string{
+	"code":   extract.CodeExts,
+	"config": extract.ConfigExts,
+	"markup": extract.MarkupExts,
+}
 
 // NoExt names, in extension lists, files without an extension (README,
 // LICENSE, Makefile): read as text when they look like text.
@@ -205,12 +218,21 @@ func New(cfg Config) (*Engine, error) {
 }
 
 // ParseExts normalises file extensions: lower case, with a leading dot,
-// each once. It refuses an extension without a reader, and an empty list.
+// each once; NoExt is "", a group name (ExtGroups) its extensions. It
+// refuses an extension without a reader, and an empty list.
 func ParseExts(list []string) ([]string, error) {
 	var out []string
 	for _, e := range list {
 		e = strings.ToLower(strings.TrimSpace(e))
 		if e == "" {
+			continue
+		}
+		if group, ok := ExtGroups[strings.TrimPrefix(e, ".")]; ok {
+			for _, g := range group {
+				if !slices.Contains(out, g) {
+					out = append(out, g)
+				}
+			}
 			continue
 		}
 		if e == NoExt || e == "."+NoExt {

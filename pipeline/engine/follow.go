@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/pipeline/watch"
+	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
 )
 
@@ -59,7 +60,7 @@ func (e *Engine) follow(ctx context.Context) {
 			if ignore.IsRuleFile(name) {
 				return false
 			}
-			return !e.scope.Load().exts[strings.ToLower(path.Ext(name))] || rules.Load().Ignored(rel, false)
+			return !e.scope.Load().exts[extract.TextExt(name, strings.ToLower(path.Ext(name)))] || rules.Load().Ignored(rel, false)
 		},
 	}
 	batches := make(chan watch.Batch)

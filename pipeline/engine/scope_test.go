@@ -29,7 +29,7 @@ func TestScopeResolve(t *testing.T) {
 		added   string // refused: patterns added
 		nfiles  int
 	}{
-		{name: "new index takes the defaults", exts: ".txt,.md,.pdf,.docx"},
+		{name: "new index takes the defaults", exts: strings.Join(DefaultExts, ",")},
 		{name: "no flags keep the record", rec: rec, indexed: files("a.txt"), exts: ".txt,.md", excl: "drafts/"},
 		{name: "add", req: ScopeRequest{AddExts: []string{".html", ".txt"}}, rec: rec, indexed: files("a.txt"), exts: ".txt,.md,.html", excl: "drafts/"},
 		{name: "superset", req: ScopeRequest{Exts: []string{".md", ".txt", ".csv"}}, rec: rec, indexed: files("a.txt"), exts: ".md,.txt,.csv", excl: "drafts/"},

@@ -31,6 +31,10 @@ type Config struct {
 	// Progress, when set, is called from one goroutine at most every 250 ms
 	// while counts change, and once at the end of a successful run.
 	Progress func(Progress)
+	// Skips, when set, collects the files the run saw but holds no text
+	// of: Walker.Skipped should add to it too; Reindex adds the files read
+	// without text (stages.SkipNoText).
+	Skips *stages.Skips
 }
 
 // Progress counts work done so far.
@@ -163,6 +167,9 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	})
 	ExpandIdle(run, "embed", chunked, embedded, batcher.Add, batcher.Step, batcher.Flush)
 	SinkEvery(run, "write", embedded, func(job *stages.FileJob) error {
+		if cfg.Skips != nil && noText(job) {
+			cfg.Skips.Add(job.Rel, job.Ext, stages.SkipNoText)
+		}
 		err := writer.Apply(job)
 		cnt.filesDone.Add(1)
 		return err
@@ -184,4 +191,15 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	}
 	stats.Log(cfg.Logger, "reindex stages")
 	return Result{Tally: writer.Tally, Failures: writer.Failures, Stats: stats}, err
+}
+
+// noText reports whether a file read now or before holds no chunk.
+func noText(job *stages.FileJob) bool {
+	switch job.Kind {
+	case stages.Changed:
+		return len(job.Chunks) == 0
+	case stages.Unchanged, stages.Touched:
+		return job.Old != nil && len(job.Old.ChunkIDs) == 0
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/stages/confine"
+	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
 )
 
@@ -28,6 +30,10 @@ type Walker struct {
 	// (files or folders); paths that no longer exist are simply not found.
 	// Updates after file changes use it.
 	Paths []string
+	// Skipped, when set, hears of every regular file the walk saw but does
+	// not emit because of its extension (SkipReason), so a run can report
+	// them; files the rules or the glob leave out are not reported.
+	Skipped func(rel, ext, reason string)
 }
 
 // Walk calls emit with every allowed file under the data folder (or under
@@ -175,12 +181,16 @@ func (w *Walker) walkDir(ctx context.Context, rel, skip string, emit func(*FileJ
 
 // file emits one directory entry if it is a document the run considers.
 func (w *Walker) file(p string, d fs.DirEntry, emit func(*FileJob) error) error {
-	ext := strings.ToLower(path.Ext(d.Name()))
-	if !w.Exts[ext] {
+	ext := extract.TextExt(d.Name(), strings.ToLower(path.Ext(d.Name())))
+	if !w.Exts[ext] && w.Skipped == nil {
 		return nil
 	}
 	enc := schema.EncodePath(p)
 	if w.Glob != nil && !w.Glob.Match(enc) || w.Rules != nil && w.Rules.Match(p, false) {
+		return nil
+	}
+	if !w.Exts[ext] {
+		w.skipped(p, enc, ext, d)
 		return nil
 	}
 	fi, err := w.stat(p, d)
@@ -192,7 +202,46 @@ func (w *Walker) file(p string, d fs.DirEntry, emit func(*FileJob) error) error 
 	case !fi.Mode().IsRegular():
 		return nil // FIFOs, sockets, devices, folders behind links
 	}
+	if ext == "" && !w.looksLikeText(p) {
+		if w.Skipped != nil {
+			w.Skipped(enc, ext, SkipBinary)
+		}
+		return nil
+	}
 	return emit(&FileJob{Rel: enc, Name: p, Ext: ext, Size: fi.Size(), Mtime: float64(fi.ModTime().UnixNano()) / 1e9})
+}
+
+// looksLikeText reads the first bytes of a file without an extension:
+// only text is emitted, so a program or a data file is reported as binary
+// rather than failed. One that cannot be read is emitted, to fail there.
+func (w *Walker) looksLikeText(p string) bool {
+	f, _, err := w.Folder.Open(p)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	buf := make([]byte, 8<<10)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return true
+	}
+	return extract.LooksLikeText(buf[:n])
+}
+
+// skipped reports a file left out for its extension, if it is a regular
+// file (through a link that stays inside the folder) and not a rule file.
+func (w *Walker) skipped(p, enc, ext string, d fs.DirEntry) {
+	if ignore.IsRuleFile(d.Name()) {
+		return
+	}
+	if d.Type()&fs.ModeSymlink != 0 {
+		if fi, err := w.stat(p, d); err != nil || !fi.Mode().IsRegular() {
+			return
+		}
+	} else if !d.Type().IsRegular() {
+		return
+	}
+	w.Skipped(enc, ext, SkipReason(ext))
 }
 
 // failed emits a file or folder that could not be examined.

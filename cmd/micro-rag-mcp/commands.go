@@ -15,6 +15,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+	"github.com/micro-rag/micro-rag-mcp/stages"
 )
 
 // runServe is the MCP server on stdio.
@@ -249,7 +250,10 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer closeEngine()
 	res, err := eng.Reindex(ctx, engine.ReindexRequest{Force: force, PathGlob: glob}, bar.update)
 	bar.done()
+	var scopeErr *engine.ScopeError
 	switch {
+	case errors.As(err, &scopeErr):
+		return &exitError{code: 2, err: fmt.Errorf("refused: %w", err)}
 	case errors.Is(err, engine.ErrBusy):
 		return fmt.Errorf("busy: %w", err)
 	case err != nil && ctx.Err() != nil:
@@ -263,6 +267,11 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintf(stdout, "files added:     %d\nfiles updated:   %d\nfiles removed:   %d\nfiles failed:    %d\nchunks total:    %d\nchunks embedded: %d\nelapsed:         %s\n",
 		res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded,
 		(time.Duration(res.ElapsedMS) * time.Millisecond).String())
+	fmt.Fprintf(stdout, "files skipped:   %d\n", res.FilesSkipped)
+	for _, line := range mcpserver.SkipLines(res.Skipped) {
+		fmt.Fprintf(stdout, "  %s\n", line)
+	}
+	fmt.Fprintf(stdout, "extensions:      %s\nexcludes:        %s\n", engine.ExtList(res.Exts), mcpserver.Visible(excludeList(res.Excludes)))
 	return nil
 }
 
@@ -337,9 +346,15 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 	fmt.Fprintf(tw, "model:\t%s\n", mcpserver.Visible(model))
 	fmt.Fprintf(tw, "index size:\t%s\n", st.IndexSize())
 	fmt.Fprintf(tw, "last reindex:\t%s\n", last)
+	fmt.Fprintf(tw, "extensions:\t%s\n", engine.ExtList(st.Exts))
+	fmt.Fprintf(tw, "excludes:\t%s\n", mcpserver.Visible(excludeList(st.Excludes)))
 	fmt.Fprintf(tw, "changed on disk since:\t%d new, %d modified, %d deleted\n", ch.New, ch.Modified, ch.Deleted)
 	for _, p := range ch.Examples {
 		fmt.Fprintf(tw, "\t  %s\n", mcpserver.Visible(p))
+	}
+	fmt.Fprintf(tw, "not indexed:\t%d\n", stages.SkipTotal(st.Skipped))
+	for _, line := range mcpserver.SkipLines(st.Skipped) {
+		fmt.Fprintf(tw, "\t  %s\n", line)
 	}
 	fmt.Fprintf(tw, "failed files:\t%d\n", len(st.Failed))
 	for _, f := range st.Failed {
@@ -350,6 +365,14 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 		fmt.Fprintf(tw, "\t  %s: %s\n", mcpserver.Visible(f.Path), mcpserver.OneLine(f.Reason, 240))
 	}
 	return tw.Flush()
+}
+
+// excludeList is --exclude patterns for people.
+func excludeList(p []string) string {
+	if len(p) == 0 {
+		return "(none)"
+	}
+	return strings.Join(p, " ")
 }
 
 // unusableIndex says that the index in dir cannot serve a search, with

@@ -27,6 +27,9 @@ type common struct {
 	dataFolder  string
 	indexFolder string
 	exts        string
+	addExts     string
+	changeExts  bool
+	changeExcl  bool
 	model       string
 	modelDir    string
 	ortLib      string
@@ -55,7 +58,15 @@ func (p *patternList) Set(v string) error {
 func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.dataFolder, "data-folder", "", "folder of documents to index (required)")
 	fs.StringVar(&c.indexFolder, "index-folder", "", "where the index lives (default <data-folder>/index)")
-	fs.StringVar(&c.exts, "exts", strings.Join(engine.DefaultExts, ","), "comma-separated file extensions to index")
+	fs.StringVar(&c.exts, "exts", "", "comma-separated file extensions to index, replacing the list recorded in the index\n"+
+		"(default: the recorded list; a new index takes "+engine.ExtList(engine.DefaultExts)+",\n"+
+		engine.NoExt+" being README, LICENSE and other files without an extension); \"+.csv,.json\" adds to it.\n"+
+		"A list that leaves out recorded extensions is refused unless --change-exts is given")
+	fs.StringVar(&c.addExts, "add-exts", "", "comma-separated file extensions to index besides the recorded (or --exts) list;\n"+
+		"code, config and markup name whole groups (source code, configuration files, text markups)")
+	fs.BoolVar(&c.changeExts, "change-exts", false, "let --exts leave out extensions the index covers: their files are removed from the index")
+	fs.BoolVar(&c.changeExcl, "change-exclude", false, "let --exclude add patterns the index did not record (matching files are removed\n"+
+		"from the index), or, without --exclude, clear the recorded patterns")
 	fs.StringVar(&c.model, "model", engine.DefaultModel, "embedding model: "+engine.DefaultModel+" (fp32) or "+engine.Int8Model+
 		" (int8 weights, about twice as fast to index); switching rebuilds the index")
 	fs.StringVar(&c.modelDir, "model-dir", "", "folder holding model.onnx and tokenizer.json (default: the user cache)")
@@ -63,7 +74,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until exit")
 	fs.StringVar(&c.pprofAddr, "pprof", "", "serve net/http/pprof on this loopback address (e.g. 127.0.0.1:6060)")
-	fs.Var(&c.excludes, "exclude", "leave out paths matching this gitignore-style pattern (repeatable), on top of .gitignore and .micro-rag-ignore files")
+	fs.Var(&c.excludes, "exclude", "leave out paths matching this gitignore-style pattern (repeatable), on top of .gitignore and\n"+
+		".micro-rag-ignore files (default: the patterns recorded in the index; adding one needs --change-exclude)")
 	fs.IntVar(&c.maxChunks, "max-file-chunks", engine.DefaultMaxFileChunks,
 		"index at most this many chunks of one file (the rest is left out and the file reported as truncated); 0 = no cap")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
@@ -164,11 +176,42 @@ func required(fs *flag.FlagSet, names ...string) error {
 
 // parseExts normalises "--exts" (engine.ParseExts) as a usage error.
 func parseExts(s string) ([]string, error) {
+	return parseExtsFlag("exts", s)
+}
+
+func parseExtsFlag(name, s string) ([]string, error) {
 	exts, err := engine.ParseExts(strings.Split(s, ","))
 	if err != nil {
-		return nil, usageErr("--exts: %v", err)
+		return nil, usageErr("--%s: %v", name, err)
 	}
 	return exts, nil
+}
+
+// scopeFlags turns --exts, --add-exts and --exclude into the engine's
+// request: unset flags keep what the index recorded, and "--exts +.html"
+// adds like --add-exts.
+func (c *common) scopeFlags(cfg *engine.Config) error {
+	exts, add := c.exts, c.addExts
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(exts), "+"); ok {
+		exts, add = "", strings.Trim(rest+","+add, ",")
+	}
+	var err error
+	if exts != "" {
+		if cfg.Exts, err = parseExts(exts); err != nil {
+			return err
+		}
+	}
+	if add != "" {
+		if cfg.AddExts, err = parseExtsFlag("add-exts", add); err != nil {
+			return err
+		}
+	}
+	cfg.ChangeExts, cfg.ChangeExcludes = c.changeExts, c.changeExcl
+	cfg.Excludes = c.excludes
+	if cfg.Excludes == nil && c.changeExcl {
+		cfg.Excludes = []string{} // clear the record
+	}
+	return nil
 }
 
 // setup turns the common flags into an engine configuration and starts the
@@ -179,8 +222,8 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 	if err != nil {
 		return cfg, nil, cleanup, err
 	}
-	exts, err := parseExts(c.exts)
-	if err != nil {
+	var scope engine.Config
+	if err := c.scopeFlags(&scope); err != nil {
 		return cfg, nil, cleanup, err
 	}
 	if err := engine.CheckModel(c.model); err != nil {
@@ -237,14 +280,14 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 	cfg = engine.Config{
 		DataFolder:  data,
 		IndexFolder: index,
-		Exts:        exts,
 		Model:       c.model,
 		ModelDir:    c.modelDir,
 		ORTLibrary:  c.ortLib,
 		SearchMode:  mode,
-		Excludes:    c.excludes,
 		Logger:      log,
 	}
+	cfg.Exts, cfg.AddExts, cfg.ChangeExts, cfg.Excludes, cfg.ChangeExcludes =
+		scope.Exts, scope.AddExts, scope.ChangeExts, scope.Excludes, scope.ChangeExcludes
 	if cfg.MaxFileChunks = c.maxChunks; c.maxChunks == 0 {
 		cfg.MaxFileChunks = -1
 	}

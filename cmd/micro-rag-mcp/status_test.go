@@ -12,8 +12,8 @@ import (
 )
 
 // statusKeys are the members status --json always prints (README).
-var statusKeys = []string{"changed_on_disk", "chunks", "damage", "data_folder", "failed", "files",
-	"index_bytes", "index_folder", "integrity", "last_reindex", "model", "tombstones", "truncated"}
+var statusKeys = []string{"changed_on_disk", "chunks", "damage", "data_folder", "excludes", "exts", "failed", "files",
+	"index_bytes", "index_folder", "integrity", "last_reindex", "model", "skipped", "tombstones", "truncated"}
 
 // statusJSON runs status --json and returns its exit code and members.
 func statusJSON(t *testing.T, args ...string) (int, map[string]json.RawMessage, string) {

@@ -27,8 +27,25 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
-// DefaultExts are the file types indexed unless --exts says otherwise.
-var DefaultExts = []string{".txt", ".md", ".pdf", ".docx"}
+// DefaultExts are the file types a new index covers unless --exts says
+// otherwise: documents people write and read (office formats, web pages,
+// books, plain-text markups) and, as "", files without an extension that
+// look like text (README, LICENSE, copyright). Source code, configuration
+// and CSV data are left to --add-exts (ExtGroups), so a document folder
+// that holds a project's files is not flooded with them.
+var DefaultExts = []string{".txt", ".md", ".pdf", ".docx", ".odt", ".rtf", ".epub", ".html", ".htm", ".pptx", ".odp",
+	".xlsx", ".ods", ".rst", ".adoc", ".asciidoc", ".org", ".tex", ".markdown", ""}
+
+// ExtGroups name lists of extensions that --exts and --add-exts take whole.
+var ExtGroups = map[string][]string{
+	"code":   extract.CodeExts,
+	"config": extract.ConfigExts,
+	"markup": extract.MarkupExts,
+}
+
+// NoExt names, in extension lists, files without an extension (README,
+// LICENSE, Makefile): read as text when they look like text.
+const NoExt = "noext"
 
 // DefaultMaxFileChunks is the per-file chunk cap. At the 25 chunks/s that
 // two cores embed (BENCHMARKS.md, EmbedRaw) one file at the cap costs about
@@ -43,8 +60,15 @@ const ModelWait = 5 * time.Second
 // Config names the folders and files one engine works on.
 type Config struct {
 	DataFolder  string
-	IndexFolder string   // default <DataFolder>/index
-	Exts        []string // with dots, lower case; default DefaultExts
+	IndexFolder string // default <DataFolder>/index
+	// Exts replaces the extensions recorded in the index (ScopeFile); nil
+	// keeps them, and a new index takes DefaultExts. With dots, lower case.
+	Exts []string
+	// AddExts are added to the recorded (or given) extensions.
+	AddExts []string
+	// ChangeExts lets Exts leave out recorded extensions, whose files then
+	// leave the index; without it such a run fails with a *ScopeError.
+	ChangeExts bool
 	// Model names the embedding model (model.Models); "" = the default fp32
 	// all-MiniLM-L6-v2. Switching models rebuilds the index.
 	Model      string
@@ -56,8 +80,12 @@ type Config struct {
 	// WatchSettle is how long changes must be quiet before an update; 0 = 1 s.
 	WatchSettle time.Duration
 	// Excludes are extra ignore patterns in gitignore syntax (--exclude),
-	// on top of .gitignore and .micro-rag-ignore files.
+	// on top of .gitignore and .micro-rag-ignore files. They replace the
+	// recorded ones; nil keeps those.
 	Excludes []string
+	// ChangeExcludes lets Excludes add patterns the record lacks (their
+	// files leave the index); without it such a run is a *ScopeError.
+	ChangeExcludes bool
 	// NoInitialReindex stops Start from reindexing once the model is ready
 	// (the CLI's one-shot commands reindex or search explicitly).
 	NoInitialReindex bool
@@ -111,6 +139,13 @@ type Status struct {
 	// or "" when the index was not checked (Status of a running engine).
 	Integrity string `json:"integrity"`
 	Damage    string `json:"damage"`
+	// Exts and Excludes are the scope a run with the same flags would use:
+	// the one recorded in the index (ScopeFile), as the flags change it.
+	Exts     []string `json:"exts"`
+	Excludes []string `json:"excludes"`
+	// Skipped counts, by reason, the files on disk the index holds no text
+	// of (unchanged since the last run; a changed file is counted once read).
+	Skipped []stages.SkipGroup `json:"skipped"`
 }
 
 // Integrity values of a Status.
@@ -129,9 +164,9 @@ func (s Status) IndexSize() string { return extract.HumanBytes(s.IndexBytes) }
 
 // Engine serves one data folder. Create with New, then Start; Close when done.
 type Engine struct {
-	cfg  Config
-	log  *slog.Logger
-	exts map[string]bool
+	cfg   Config
+	log   *slog.Logger
+	scope atomic.Pointer[activeScope] // what the latest run (or New) resolved
 
 	ready    chan struct{} // closed when the model and store are loaded (or failed)
 	loadErr  error
@@ -163,15 +198,15 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.IndexFolder, err = checkIndexFolder(data, cfg.IndexFolder, cfg.ReadOnly); err != nil {
 		return nil, err
 	}
-	if len(cfg.Exts) == 0 {
-		cfg.Exts = DefaultExts
+	if cfg.Exts != nil {
+		if cfg.Exts, err = ParseExts(cfg.Exts); err != nil {
+			return nil, err
+		}
 	}
-	if cfg.Exts, err = ParseExts(cfg.Exts); err != nil {
-		return nil, err
-	}
-	exts := map[string]bool{}
-	for _, e := range cfg.Exts {
-		exts[e] = true
+	if len(cfg.AddExts) > 0 {
+		if cfg.AddExts, err = ParseExts(cfg.AddExts); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.SearchMode, err = ParseSearchMode(string(cfg.SearchMode)); err != nil {
 		return nil, err
@@ -185,12 +220,22 @@ func New(cfg Config) (*Engine, error) {
 	if _, err := ignore.New(data, cfg.Excludes); err != nil {
 		return nil, err
 	}
-	return &Engine{runs: newRunSlot(), cfg: cfg, log: cfg.Logger, exts: exts, ready: make(chan struct{}), stop: func() {}, after: time.After,
-		pdf: extract.NewPDFEngine(extract.PDFOptions{}, cfg.Logger)}, nil
+	e := &Engine{runs: newRunSlot(), cfg: cfg, log: cfg.Logger, ready: make(chan struct{}), stop: func() {}, after: time.After,
+		pdf: extract.NewPDFEngine(extract.PDFOptions{}, cfg.Logger)}
+	// Until a run resolves it against the index's files, the watcher and
+	// status use the record as the request changes it.
+	rec, err := readScope(cfg.IndexFolder)
+	if err != nil {
+		return nil, err
+	}
+	sc, _ := e.scopeRequest().resolve(rec, nil)
+	e.scope.Store(newActiveScope(sc))
+	return e, nil
 }
 
 // ParseExts normalises file extensions: lower case, with a leading dot,
-// each once. It refuses an extension without a reader, and an empty list.
+// each once; NoExt is "", a group name (ExtGroups) its extensions. It
+// refuses an extension without a reader, and an empty list.
 func ParseExts(list []string) ([]string, error) {
 	var out []string
 	for _, e := range list {
@@ -198,7 +243,17 @@ func ParseExts(list []string) ([]string, error) {
 		if e == "" {
 			continue
 		}
-		if !strings.HasPrefix(e, ".") {
+		if group, ok := ExtGroups[strings.TrimPrefix(e, ".")]; ok {
+			for _, g := range group {
+				if !slices.Contains(out, g) {
+					out = append(out, g)
+				}
+			}
+			continue
+		}
+		if e == NoExt || e == "."+NoExt {
+			e = ""
+		} else if !strings.HasPrefix(e, ".") {
 			e = "." + e
 		}
 		if !extract.Supported(e) {
@@ -466,11 +521,6 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 	}
 	defer release()
 	progress = run.track(progress)
-	// Rules are read afresh each run, so a changed rule file takes effect.
-	rules, err := ignore.New(e.cfg.DataFolder, e.cfg.Excludes)
-	if err != nil {
-		return ReindexResult{}, err
-	}
 	w, err := e.store.Begin()
 	if errors.Is(err, index.ErrLocked) {
 		if _, rerr := e.store.Refresh(); rerr != nil {
@@ -482,6 +532,15 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 		return ReindexResult{}, err
 	}
 	defer w.Close()
+	scope, err := e.resolveScope(w.Before())
+	if err != nil {
+		return ReindexResult{}, err
+	}
+	// Rules are read afresh each run, so a changed rule file takes effect.
+	rules, err := ignore.New(e.cfg.DataFolder, scope.Excludes)
+	if err != nil {
+		return ReindexResult{}, err
+	}
 	e.reindexing.Store(true)
 	defer e.reindexing.Store(false)
 	folder, err := stages.OpenFolder(e.cfg.DataFolder)
@@ -490,13 +549,15 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 	}
 	defer folder.Close()
 	cfg := pipeline.Config{
-		Walker: stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: e.exts, Glob: glob,
+		Walker: stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: scope.exts, Glob: glob,
 			Rules: rules, Paths: paths},
 		Force: req.Force, Chunking: chunk.Default, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
 		Dim: embed.Dim, Limits: extract.DefaultLimits, PDF: e.pdf, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
 		MaxFileChunks: max(0, e.cfg.MaxFileChunks),
 	}
 	cfg.Progress = progress
+	skips := &stages.Skips{}
+	cfg.Skips, cfg.Walker.Skipped = skips, skips.Add
 	res, err := pipeline.Reindex(ctx, cfg, w)
 	if err != nil {
 		return ReindexResult{}, err
@@ -506,9 +567,11 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 		FilesAdded: res.FilesAdded, FilesUpdated: res.FilesUpdated, FilesRemoved: res.FilesRemoved,
 		FilesFailed: res.FilesFailed, ChunksTotal: res.ChunksTotal, ChunksEmbedded: res.ChunksEmbedded,
 		ElapsedMS: time.Since(start).Milliseconds(), Stats: res.Stats,
+		Exts: scope.Exts, Excludes: scope.Excludes, Skipped: skips.Groups(),
 	}
+	out.FilesSkipped = stages.SkipTotal(out.Skipped)
 	e.log.Info("reindex done", "added", out.FilesAdded, "updated", out.FilesUpdated, "removed", out.FilesRemoved,
-		"failed", out.FilesFailed, "touched", res.FilesTouched, "embedded", res.ChunksEmbedded, "reused", res.ChunksReused,
+		"failed", out.FilesFailed, "skipped", out.FilesSkipped, "touched", res.FilesTouched, "embedded", res.ChunksEmbedded, "reused", res.ChunksReused,
 		"chunks", out.ChunksTotal, "ms", out.ElapsedMS)
 	return out, nil
 }

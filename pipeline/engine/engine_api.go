@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
+	"github.com/micro-rag/micro-rag-mcp/stages"
 	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
 	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
@@ -99,6 +100,13 @@ type ReindexResult struct {
 	// file's chunks kept their stored vectors. Under force it is every chunk.
 	ChunksEmbedded int   `json:"chunks_embedded"`
 	ElapsedMS      int64 `json:"elapsed_ms"`
+	// FilesSkipped counts the files the run saw but holds no text of
+	// (Skipped says why, by reason); files ignored by rules are not seen.
+	FilesSkipped int                `json:"files_skipped"`
+	Skipped      []stages.SkipGroup `json:"skipped"`
+	// Exts and Excludes are the scope the run used (ScopeFile).
+	Exts     []string `json:"exts"`
+	Excludes []string `json:"excludes"`
 	// Stats is what each pipeline stage did, for benchmarks and profiling.
 	Stats pipeline.Stats `json:"-"`
 }

@@ -173,15 +173,23 @@ func TestIncrementalReindex(t *testing.T) {
 func TestChangedExtsAndFailures(t *testing.T) {
 	data := t.TempDir()
 	writeCorpus(t, data, corpus)
-	writeCorpus(t, data, map[string]string{"broken.pdf": "%PDF-1.4 this is not really a pdf", "page.html": "<p>Hello</p>"})
+	writeCorpus(t, data, map[string]string{"broken.pdf": "%PDF-1.4 this is not really a pdf", "page.csv": "greeting\nHello\n"})
 	index := t.TempDir()
 	e := newEngine(t, Config{DataFolder: data, IndexFolder: index})
 	checkCounts(t, "with pdf", reindex(t, e, ReindexRequest{}), 4, 0, 0, 1, 4)
 	e.Close()
 
-	// Same index, fewer extensions: .txt files leave the index.
-	e2 := newEngine(t, Config{DataFolder: data, IndexFolder: index, Exts: []string{".md", ".html"}})
-	checkCounts(t, "md+html", reindex(t, e2, ReindexRequest{}), 1, 0, 2, 0, 3)
+	// Same index, fewer extensions: refused, the index keeps its files.
+	e2 := newEngine(t, Config{DataFolder: data, IndexFolder: index, Exts: []string{".md", ".csv"}})
+	var serr *ScopeError
+	if _, err := e2.Reindex(context.Background(), ReindexRequest{}, nil); !errors.As(err, &serr) ||
+		strings.Join(serr.Dropped, ",") != ".txt,.pdf,.docx,.odt,.rtf,.epub,.html,.htm,.pptx,.odp,.xlsx,.ods,.rst,.adoc,.asciidoc,.org,.tex,.markdown," || serr.Files != 2 {
+		t.Fatalf("fewer extensions without ChangeExts: err %v", err)
+	}
+	e2.Close()
+	// With ChangeExts the .txt files leave the index.
+	e3 := newEngine(t, Config{DataFolder: data, IndexFolder: index, Exts: []string{".md", ".csv"}, ChangeExts: true})
+	checkCounts(t, "md+csv", reindex(t, e3, ReindexRequest{}), 1, 0, 2, 0, 3)
 }
 
 func TestBusyAndCancel(t *testing.T) {

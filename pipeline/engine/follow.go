@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/pipeline/watch"
+	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
 )
 
@@ -41,7 +42,7 @@ func nextRetry(last time.Duration) time.Duration {
 func (e *Engine) follow(ctx context.Context) {
 	var rules atomic.Pointer[ignore.Rules]
 	reload := func() {
-		if r, err := ignore.New(e.cfg.DataFolder, e.cfg.Excludes); err == nil {
+		if r, err := ignore.New(e.cfg.DataFolder, e.scope.Load().Excludes); err == nil {
 			rules.Store(r)
 		}
 	}
@@ -59,7 +60,7 @@ func (e *Engine) follow(ctx context.Context) {
 			if ignore.IsRuleFile(name) {
 				return false
 			}
-			return !e.exts[strings.ToLower(path.Ext(name))] || rules.Load().Ignored(rel, false)
+			return !e.scope.Load().exts[extract.TextExt(name, strings.ToLower(path.Ext(name)))] || rules.Load().Ignored(rel, false)
 		},
 	}
 	batches := make(chan watch.Batch)
@@ -91,8 +92,13 @@ func (e *Engine) follow(ctx context.Context) {
 		}
 		start := time.Now()
 		res, err := e.update(ctx, paths)
+		var scopeErr *ScopeError
 		switch {
 		case err != nil && ctx.Err() != nil:
+		case errors.As(err, &scopeErr):
+			// Trying again cannot help: the command line must change.
+			full, wait = false, 0
+			e.log.Error("update after file changes refused", "err", err)
 		case err != nil:
 			full, wait = true, nextRetry(wait)
 			retry = e.after(wait)

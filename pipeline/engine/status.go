@@ -72,7 +72,7 @@ type DiskChanges struct {
 // index is reported in the Status, not as an error.
 func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Integrity: IntegrityOK,
-		Failed: []stages.Failure{}, Truncated: []stages.Failure{}, ChangedDisk: DiskChanges{Examples: []string{}}}
+		Failed: []stages.Failure{}, Truncated: []stages.Failure{}, ChangedDisk: DiskChanges{Examples: []string{}}, Skipped: []stages.SkipGroup{}}
 	sum, err := index.ReadSummary(e.cfg.IndexFolder)
 	if err == nil {
 		err = index.Verify(e.cfg.IndexFolder)
@@ -90,7 +90,17 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 			st.Failed = lr.Failures
 		}
 	}
-	rules, err := ignore.New(e.cfg.DataFolder, e.cfg.Excludes)
+	// Status shows what a run with this command line would see: the
+	// record, or what the flags change it to.
+	rec, err := readScope(e.cfg.IndexFolder)
+	if err != nil {
+		return st, err
+	}
+	req := e.scopeRequest()
+	req.ChangeExts, req.ChangeExcludes = true, true
+	scope, _ := req.resolve(rec, nil)
+	st.Exts, st.Excludes = scope.Exts, scope.Excludes
+	rules, err := ignore.New(e.cfg.DataFolder, scope.Excludes)
 	if err != nil {
 		return st, err
 	}
@@ -101,12 +111,16 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	defer folder.Close()
 	indexed := make(map[string]bool, len(sum.Files))
 	stamp := make(map[string][2]float64, len(sum.Files))
+	empty := map[string]bool{} // indexed without a chunk: no text found
 	for _, f := range sum.Files {
 		if f.Truncated != "" {
 			st.Truncated = append(st.Truncated, stages.Failure{Path: f.Path, Reason: f.Truncated})
 		}
 		indexed[f.Path] = true
 		stamp[f.Path] = [2]float64{f.Mtime, float64(f.Size)}
+		if len(f.ChunkIDs) == 0 {
+			empty[f.Path] = true
+		}
 	}
 	example := func(p string) {
 		if len(st.ChangedDisk.Examples) < 10 {
@@ -117,10 +131,14 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	for _, f := range st.Failed {
 		failed[f.Path] = true
 	}
-	w := stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: e.exts, Rules: rules}
+	skips := &stages.Skips{}
+	w := stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: newActiveScope(scope).exts, Rules: rules, Skipped: skips.Add}
 	seen := map[string]bool{}
 	err = w.Walk(ctx, func(job *stages.FileJob) error {
 		seen[job.Rel] = true
+		if empty[job.Rel] {
+			skips.Add(job.Rel, job.Ext, stages.SkipNoText)
+		}
 		switch s, ok := stamp[job.Rel]; {
 		case job.Kind == stages.Failed || failed[job.Rel] && !ok:
 		case !ok:
@@ -142,5 +160,6 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 		}
 	}
 	slices.Sort(st.ChangedDisk.Examples)
+	st.Skipped = skips.Groups()
 	return st, nil
 }

@@ -53,7 +53,8 @@ type File interface {
 // Read recovers.
 type reader func(name string, f File, lim Limits) (*Document, error)
 
-// readers are the formats read in Go; PDFs go to the PDFEngine.
+// readers are the formats read in Go; PDFs go to the PDFEngine. Plain
+// text formats are added by plain.go, the office formats by their files.
 var readers = map[string]reader{
 	".txt":  readText,
 	".md":   readText,
@@ -102,7 +103,7 @@ func Extract(ctx context.Context, path string, lim Limits, pdf *PDFEngine) (*Doc
 // name; a cancelled ctx comes back as its cause.
 func Read(ctx context.Context, name string, f File, lim Limits, pdf *PDFEngine) (doc *Document, err error) {
 	path := name
-	ext := strings.ToLower(filepath.Ext(path))
+	ext := TextExt(path, strings.ToLower(filepath.Ext(path)))
 	r, ok := readers[ext]
 	if ext == ".pdf" {
 		if pdf == nil {

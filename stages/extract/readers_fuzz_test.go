@@ -70,3 +70,54 @@ func FuzzReadCSV(f *testing.F) {
 	fuzzReader(f, ".csv", readCSV,
 		"a,b\n1,2\n", "\"x\ny\",z\r\n", "a;b;c\n\"\"\"\n", "k\tv\nx\ty", "\"unterminated")
 }
+
+// goldenSeeds reads the golden documents with extension ext as seeds.
+func goldenSeeds(f *testing.F, ext string) []string {
+	matches, _ := filepath.Glob(filepath.Join("../../testdata/golden", "*"+ext))
+	var out []string
+	for _, m := range matches {
+		if b, err := os.ReadFile(m); err == nil {
+			out = append(out, string(b))
+		}
+	}
+	if len(out) == 0 {
+		f.Fatalf("no golden %s files", ext)
+	}
+	return out
+}
+
+// lowZipCaps lowers the zip caps so mutated bombs stay fast to reject.
+func lowZipCaps(f *testing.F) {
+	oldPart, oldTotal := maxDocxPart, maxZipTotal
+	maxDocxPart, maxZipTotal = 1<<20, 2<<20
+	f.Cleanup(func() { maxDocxPart, maxZipTotal = oldPart, oldTotal })
+}
+
+func FuzzReadODF(f *testing.F) {
+	lowZipCaps(f)
+	fuzzReader(f, ".odt", readODF, append(goldenSeeds(f, ".odt"), string(odtWith(f, "<x/>")), "PK\x03\x04")...)
+}
+
+func FuzzReadFlatODF(f *testing.F) {
+	fuzzReader(f, ".fodt", readODF, append(goldenSeeds(f, ".fodt"), goldenSeeds(f, ".fodp")...)...)
+}
+
+func FuzzReadPPTX(f *testing.F) {
+	lowZipCaps(f)
+	fuzzReader(f, ".pptx", readPPTX, append(goldenSeeds(f, ".pptx"), string(pptxWith(f, "<a/>")))...)
+}
+
+func FuzzReadXLSX(f *testing.F) {
+	lowZipCaps(f)
+	fuzzReader(f, ".xlsx", readXLSX, append(goldenSeeds(f, ".xlsx"), string(xlsxWith(f, "<c s=\"0\"><v>1e308</v></c>")))...)
+}
+
+func FuzzReadEPUB(f *testing.F) {
+	lowZipCaps(f)
+	fuzzReader(f, ".epub", readEPUB, append(goldenSeeds(f, ".epub"), string(epubWith(f, "<p>x")))...)
+}
+
+func FuzzReadRTF(f *testing.F) {
+	fuzzReader(f, ".rtf", readRTF, append(goldenSeeds(f, ".rtf"),
+		`{\rtf1\u-3999?\'`, `{\rtf1\bin`, `{\rtf1\uc9\u65 abc}`, `{\rtf1\ansicpg932\'82\'a0}`, `{\rtf1{\*}}}}}\par\row\cell`)...)
+}

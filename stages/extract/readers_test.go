@@ -194,6 +194,9 @@ func TestLimitsEveryReader(t *testing.T) {
 		"a.txt":  strings.Repeat("word ", 100),
 		"a.html": "<p>" + strings.Repeat("word ", 100) + "</p>",
 		"a.csv":  strings.Repeat("word,word\n", 50),
+		"a.rst":  strings.Repeat("word ", 100),
+		"a.rtf":  `{\rtf1 ` + strings.Repeat("word ", 100) + `}`,
+		"a.fodt": `<office:document ` + nsT + `><office:body><text:p>` + strings.Repeat("word ", 100) + `</text:p></office:body></office:document>`,
 	}
 	for name, body := range files {
 		p := filepath.Join(dir, name)
@@ -209,7 +212,10 @@ func TestLimitsEveryReader(t *testing.T) {
 	wantFileError(t, err, "file too large: 840 bytes exceeds limit 100 bytes")
 	_, err = Extract(context.Background(), filepath.Join(hostileDir, "docx-valid.docx"), Limits{MaxFileBytes: 1 << 20, MaxChars: 10}, testPDF)
 	wantFileError(t, err, "extracted text exceeds 10 characters")
-	_, err = Extract(context.Background(), dir, DefaultLimits, testPDF)
+	_, err = Extract(context.Background(), dir, DefaultLimits, testPDF) // no extension: read as text
+	wantFileError(t, err, "not a regular file")
+	os.WriteFile(filepath.Join(dir, "a.weird"), []byte("x"), 0o644)
+	_, err = Extract(context.Background(), filepath.Join(dir, "a.weird"), DefaultLimits, testPDF)
 	wantFileError(t, err, "unsupported file type")
 	_, err = Extract(context.Background(), filepath.Join(dir, "missing.txt"), DefaultLimits, testPDF)
 	wantFileError(t, err, "cannot open file")

@@ -68,6 +68,43 @@ func BenchmarkExtract(b *testing.B) {
 			}
 		}
 	})
+	paras := strings.Split(utf8Text, "\n\n")
+	var odt, sheet, rtf strings.Builder
+	odt.WriteString(`<office:document-content ` + nsT + `><office:body><office:text>`)
+	sheet.WriteString(`<worksheet xmlns="` + nsS + `"><sheetData>`)
+	rtf.WriteString(`{\rtf1\ansi\ansicpg1252{\fonttbl{\f0 Arial;}}`)
+	for _, para := range paras {
+		odt.WriteString("<text:p>" + para + "</text:p>")
+		sheet.WriteString(`<row><c t="inlineStr"><is><t>` + para + `</t></is></c><c><v>4.1</v></c></row>`)
+		rtf.WriteString(strings.NewReplacer("é", `\'e9`, "ö", `\'f6`, "ß", `\'df`, "ï", `\'ef`, "à", `\'e0`).Replace(para) + "\\par\n")
+	}
+	odt.WriteString("</office:text></office:body></office:document-content>")
+	sheet.WriteString("</sheetData></worksheet>")
+	rtf.WriteString("}")
+	for _, c := range []struct {
+		name, file string
+		data       []byte
+		size       int // uncompressed bytes, for MB/s
+	}{
+		{"odt-4MB-text", "big.odt", odtWith(b, odt.String()), odt.Len()},
+		{"xlsx-4MB-text", "big.xlsx", xlsxWith(b, sheet.String()), sheet.Len()},
+		{"epub-4MB-text", "big.epub", epubWith(b, "<html><body><p>"+strings.Join(paras, "</p><p>")+"</p></body></html>"), len(utf8Text)},
+		{"rtf-4MB-text", "big.rtf", []byte(rtf.String()), rtf.Len()},
+	} {
+		p := filepath.Join(dir, c.file)
+		if err := os.WriteFile(p, c.data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(c.size))
+			for b.Loop() {
+				if _, err := Extract(context.Background(), p, DefaultLimits, testPDF); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 	b.Run("docx-golden", func(b *testing.B) {
 		p := "../../testdata/golden/lighthouse.docx"
 		fi, err := os.Stat(p)

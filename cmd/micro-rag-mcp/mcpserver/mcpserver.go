@@ -175,7 +175,24 @@ const reindexOutputSchema = `{
     "files_failed": {"type": "integer"},
     "chunks_total": {"type": "integer"},
     "chunks_embedded": {"type": "integer", "description": "chunks sent to the model; unchanged chunks of a changed file keep their vectors unless force"},
-    "elapsed_ms": {"type": "integer"}
+    "elapsed_ms": {"type": "integer"},
+    "files_skipped": {"type": "integer", "description": "files seen but holding no text in the index (skipped lists them by reason)"},
+    "skipped": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "properties": {
+          "reason": {"type": "string", "enum": ["no_text", "extension_not_enabled", "no_reader", "compressed", "binary"]},
+          "count": {"type": "integer"},
+          "examples": {"type": "array", "items": {"type": "string"}, "description": "a few of the paths"},
+          "exts": {"type": "array", "items": {"type": "string"}, "description": "the extensions met (\"\" for none)"},
+          "note": {"type": "string", "description": "what the reason means and what to do"}
+        },
+        "required": ["reason", "count", "examples", "exts", "note"]
+      }
+    },
+    "exts": {"type": "array", "items": {"type": "string"}, "description": "the extensions the index covers"},
+    "excludes": {"type": "array", "items": {"type": "string"}, "description": "the --exclude patterns the index records"}
   },
   "required": ["files_added", "files_updated", "files_removed", "files_failed", "chunks_total", "chunks_embedded", "elapsed_ms"]
 }`
@@ -382,6 +399,9 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	}
 	text := fmt.Sprintf("Reindexed in %d ms: %d added, %d updated, %d removed, %d failed; %d chunks in the index, %d embedded by this run.",
 		res.ElapsedMS, res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded)
+	if res.FilesSkipped > 0 {
+		text += fmt.Sprintf(" %d files seen but not indexed: %s.", res.FilesSkipped, strings.Join(SkipLines(res.Skipped), "; "))
+	}
 	return mcp.NewToolResultStructured(res, text), nil
 }
 

@@ -1,0 +1,247 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+)
+
+// ScopeFile, in the index folder, records which files the index covers: the
+// extensions and --exclude patterns of the runs that built it. A run
+// started without --exts or --exclude uses it, so a command line or client
+// configuration that leaves them out never drops what an earlier run added.
+const ScopeFile = "scope.json"
+
+// Scope is which files of the data folder an index covers.
+type Scope struct {
+	Exts     []string `json:"exts"`     // with dots, lower case; "" is files without an extension
+	Excludes []string `json:"excludes"` // gitignore-style patterns, on top of the rule files
+}
+
+// ScopeError is a run refused because its extensions or exclude patterns
+// would remove files the index holds, without the flag that allows it.
+type ScopeError struct {
+	Recorded Scope
+	Dropped  []string // extensions the run would leave out
+	Added    []string // exclude patterns the run would add
+	Files    int      // indexed files those would remove
+}
+
+func (e *ScopeError) Error() string {
+	var b strings.Builder
+	if len(e.Dropped) > 0 {
+		fmt.Fprintf(&b, "--exts leaves out %s, which this index covers (recorded list: %s)",
+			ExtList(e.Dropped), ExtList(e.Recorded.Exts))
+		if e.Files > 0 {
+			fmt.Fprintf(&b, ", so %d indexed files would be removed", e.Files)
+		}
+		b.WriteString(". To keep them, drop --exts (the recorded list is used) or add types with --add-exts; " +
+			"to remove them from the index, repeat the command with --change-exts")
+	}
+	if len(e.Added) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("; also, ")
+		}
+		fmt.Fprintf(&b, "--exclude adds %s to the recorded patterns (%s), which would remove matching files from the index. "+
+			"Drop --exclude to use the recorded patterns, or repeat the command with --change-exclude to apply them",
+			strings.Join(e.Added, ", "), orNone(e.Recorded.Excludes))
+	}
+	return b.String()
+}
+
+func orNone(list []string) string {
+	if len(list) == 0 {
+		return "none"
+	}
+	return strings.Join(list, ", ")
+}
+
+// ExtList names extensions for people: ".txt,.md" with "(no extension)"
+// for "".
+func ExtList(exts []string) string {
+	out := make([]string, len(exts))
+	for i, e := range exts {
+		out[i] = e
+		if e == "" {
+			out[i] = NoExt
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// ScopeRequest is what a command line asks of the scope.
+type ScopeRequest struct {
+	// Exts replaces the recorded extensions; nil keeps them (DefaultExts
+	// for an index without a record).
+	Exts []string
+	// AddExts are added to them.
+	AddExts []string
+	// ChangeExts allows a list that leaves out recorded extensions: their
+	// files leave the index.
+	ChangeExts bool
+	// Excludes replace the recorded patterns; nil keeps them.
+	Excludes []string
+	// ChangeExcludes allows patterns the record does not have.
+	ChangeExcludes bool
+}
+
+// readScope reads dir's record; nil when there is none.
+func readScope(dir string) (*Scope, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ScopeFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s Scope
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s in %s: %w", ScopeFile, dir, err)
+	}
+	return &s, nil
+}
+
+// writeScope replaces dir's record.
+func writeScope(dir string, s Scope) error {
+	b, err := json.MarshalIndent(s, "", " ")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, ScopeFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// resolve is the scope a run uses. rec is the record (nil for none);
+// indexed are the index's files, whose extensions stand for the record
+// of an index built before records were kept. A request that would remove
+// indexed files is a *ScopeError unless it says Change.
+func (r ScopeRequest) resolve(rec *Scope, indexed map[string]*schema.FileEntry) (Scope, error) {
+	base := Scope{Exts: DefaultExts}
+	if rec != nil {
+		base = *rec
+	}
+	next := Scope{Exts: base.Exts, Excludes: base.Excludes}
+	if r.Exts != nil {
+		next.Exts = r.Exts
+	}
+	next.Exts = slices.Clone(next.Exts)
+	for _, e := range r.AddExts {
+		if !slices.Contains(next.Exts, e) {
+			next.Exts = append(next.Exts, e)
+		}
+	}
+	if r.Excludes != nil {
+		next.Excludes = r.Excludes
+	}
+	next.Excludes = slices.Clone(next.Excludes)
+	if next.Excludes == nil {
+		next.Excludes = []string{}
+	}
+
+	covered := base.Exts
+	if rec == nil { // no record: the index's own files say what it covers
+		covered = nil
+		for _, f := range indexed {
+			if !slices.Contains(covered, f.Ext) {
+				covered = append(covered, f.Ext)
+			}
+		}
+		slices.Sort(covered)
+	}
+	serr := &ScopeError{Recorded: base}
+	if rec == nil {
+		serr.Recorded.Exts = covered
+	}
+	if !r.ChangeExts {
+		for _, e := range covered {
+			if !slices.Contains(next.Exts, e) {
+				serr.Dropped = append(serr.Dropped, e)
+			}
+		}
+	}
+	if !r.ChangeExcludes && rec != nil {
+		for _, p := range next.Excludes {
+			if !slices.Contains(base.Excludes, p) {
+				serr.Added = append(serr.Added, p)
+			}
+		}
+	}
+	if len(indexed) == 0 || len(serr.Dropped) == 0 && len(serr.Added) == 0 {
+		return next, nil // nothing indexed is lost
+	}
+	for _, f := range indexed {
+		if slices.Contains(serr.Dropped, f.Ext) {
+			serr.Files++
+		}
+	}
+	return next, serr
+}
+
+// equal reports whether two scopes list the same extensions and patterns,
+// in any order.
+func (s Scope) equal(o Scope) bool {
+	same := func(a, b []string) bool {
+		a, b = slices.Clone(a), slices.Clone(b)
+		slices.Sort(a)
+		slices.Sort(b)
+		return slices.Equal(a, b)
+	}
+	return same(s.Exts, o.Exts) && same(s.Excludes, o.Excludes)
+}
+
+// activeScope is a resolved scope with its extensions as a set.
+type activeScope struct {
+	Scope
+	exts map[string]bool
+}
+
+func newActiveScope(s Scope) *activeScope {
+	a := &activeScope{Scope: s, exts: make(map[string]bool, len(s.Exts))}
+	for _, e := range s.Exts {
+		a.exts[e] = true
+	}
+	return a
+}
+
+func (e *Engine) scopeRequest() ScopeRequest {
+	return ScopeRequest{Exts: e.cfg.Exts, AddExts: e.cfg.AddExts, ChangeExts: e.cfg.ChangeExts,
+		Excludes: e.cfg.Excludes, ChangeExcludes: e.cfg.ChangeExcludes}
+}
+
+// resolveScope is the scope of a run that holds the index lock, over the
+// index's files indexed. A changed scope is recorded before the run
+// changes anything, so a run cut short never leaves files removed under a
+// record that still names them.
+func (e *Engine) resolveScope(indexed map[string]*schema.FileEntry) (*activeScope, error) {
+	rec, err := readScope(e.cfg.IndexFolder)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := e.scopeRequest().resolve(rec, indexed)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil || !rec.equal(sc) {
+		if err := writeScope(e.cfg.IndexFolder, sc); err != nil {
+			return nil, fmt.Errorf("recording the index's extensions: %w", err)
+		}
+		if rec != nil {
+			e.log.Info("index scope changed", "exts", ExtList(sc.Exts), "excludes", sc.Excludes,
+				"was_exts", ExtList(rec.Exts), "was_excludes", rec.Excludes)
+		}
+	}
+	a := newActiveScope(sc)
+	e.scope.Store(a)
+	return a, nil
+}

@@ -1,0 +1,61 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+)
+
+func TestScopeResolve(t *testing.T) {
+	files := func(paths ...string) map[string]*schema.FileEntry {
+		m := map[string]*schema.FileEntry{}
+		for _, p := range paths {
+			ext := p[strings.LastIndexByte(p, '.'):]
+			m[p] = &schema.FileEntry{Path: p, Ext: ext}
+		}
+		return m
+	}
+	rec := &Scope{Exts: []string{".txt", ".md"}, Excludes: []string{"drafts/"}}
+	for _, tc := range []struct {
+		name    string
+		req     ScopeRequest
+		rec     *Scope
+		indexed map[string]*schema.FileEntry
+		exts    string // want, joined; "" when refused
+		excl    string
+		dropped string // refused: extensions left out
+		added   string // refused: patterns added
+		nfiles  int
+	}{
+		{name: "new index takes the defaults", exts: strings.Join(DefaultExts, ",")},
+		{name: "no flags keep the record", rec: rec, indexed: files("a.txt"), exts: ".txt,.md", excl: "drafts/"},
+		{name: "add", req: ScopeRequest{AddExts: []string{".html", ".txt"}}, rec: rec, indexed: files("a.txt"), exts: ".txt,.md,.html", excl: "drafts/"},
+		{name: "superset", req: ScopeRequest{Exts: []string{".md", ".txt", ".csv"}}, rec: rec, indexed: files("a.txt"), exts: ".md,.txt,.csv", excl: "drafts/"},
+		{name: "narrower refused", req: ScopeRequest{Exts: []string{".html"}}, rec: rec, indexed: files("a.txt", "b.txt", "c.md"),
+			dropped: ".txt,.md", nfiles: 3},
+		{name: "narrower allowed", req: ScopeRequest{Exts: []string{".html"}, ChangeExts: true}, rec: rec, indexed: files("a.txt"), exts: ".html", excl: "drafts/"},
+		{name: "narrower on an empty index", req: ScopeRequest{Exts: []string{".html"}}, rec: rec, exts: ".html", excl: "drafts/"},
+		{name: "no record: the files say what is covered", req: ScopeRequest{Exts: []string{".txt", ".pdf"}}, indexed: files("a.txt", "b.md", "c.md"),
+			dropped: ".md", nfiles: 2},
+		{name: "no record, covered", req: ScopeRequest{Exts: []string{".txt"}}, indexed: files("a.txt"), exts: ".txt"},
+		{name: "exclude added refused", req: ScopeRequest{Excludes: []string{"drafts/", "old/"}}, rec: rec, indexed: files("a.txt"), added: "old/"},
+		{name: "exclude added allowed", req: ScopeRequest{Excludes: []string{"old/"}, ChangeExcludes: true}, rec: rec, indexed: files("a.txt"), exts: ".txt,.md", excl: "old/"},
+		{name: "exclude lifted", req: ScopeRequest{Excludes: []string{}}, rec: rec, indexed: files("a.txt"), exts: ".txt,.md"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.req.resolve(tc.rec, tc.indexed)
+			var serr *ScopeError
+			if tc.dropped != "" || tc.added != "" {
+				if !errors.As(err, &serr) || strings.Join(serr.Dropped, ",") != tc.dropped || strings.Join(serr.Added, ",") != tc.added || serr.Files != tc.nfiles {
+					t.Fatalf("want refusal (dropped %q, added %q, %d files), got %+v, %v", tc.dropped, tc.added, tc.nfiles, got, err)
+				}
+				return
+			}
+			if err != nil || strings.Join(got.Exts, ",") != tc.exts || strings.Join(got.Excludes, ",") != tc.excl {
+				t.Fatalf("got %+v, %v; want exts %q excludes %q", got, err, tc.exts, tc.excl)
+			}
+		})
+	}
+}

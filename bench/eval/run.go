@@ -24,6 +24,7 @@ type Server struct {
 	Data   string // the corpus folder
 	Index  string // the index folder, shared by every mode
 	Mode   string // value of --search-mode; "" runs the server's default
+	Model  string // value of --model; "" runs the server's default
 	Inst   string // --inst: what the folder holds, as a client is told
 	Stderr io.Writer
 }
@@ -45,6 +46,9 @@ func (s Server) Run(ctx context.Context, qs []Question) ([]Outcome, error) {
 		"--inst", s.Inst, "--log-level", "warn"}
 	if s.Mode != "" {
 		args = append(args, "--search-mode", s.Mode)
+	}
+	if s.Model != "" {
+		args = append(args, "--model", s.Model)
 	}
 	var opts []transport.StdioOption
 	if s.Stderr != nil {

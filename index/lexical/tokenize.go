@@ -340,7 +340,11 @@ func appendBigrams(dst []string, run string) []string {
 
 // stopWords are left out of the index and of queries: they are in nearly
 // every chunk, so they rank nothing and cost the most postings. A query of
-// stop words only has no keyword terms and gets no keyword hits.
+// stop words only has no keyword terms and gets no keyword hits. The list
+// is English only: the function words of other languages (der, und, の,
+// 的) stay in the index, where BM25's idf ranks them down, so no word of a
+// German or Chinese text is lost except one spelt like an English stop
+// word (German in, an, was).
 var stopWords = func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`a an and are as at be been but by can could did do does

@@ -27,6 +27,11 @@ func TestTokens(t *testing.T) {
 		{"猫", []string{"猫"}},
 		{"ひらがな カタカナ 한국어", []string{"ひら", "らが", "がな", "カタ", "タカ", "カナ", "한국", "국어"}},
 		{"Go言語", []string{"go", "言語"}},
+		// Other languages keep their function words (the stop list is
+		// English): only words spelt like an English one drop (in, an).
+		{"Die Rückerstattung wird in fünf Tagen überwiesen", []string{"die", "ruckerstattung", "wird", "funf", "tagen", "uberwiesen"}},
+		{"富士山は日本で", []string{"富士", "士山", "山は", "は日", "日本", "本で"}},
+		{"长城有多长", []string{"长城", "城有", "有多", "多长"}},
 		{"--- * ---", nil},
 		{"the of and", nil},
 		{"end. Next", []string{"end", "next"}},

@@ -1,7 +1,11 @@
 package engine
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -173,6 +177,7 @@ type Engine struct {
 	embedder *embed.Embedder
 	store    *index.Store
 	model    string
+	chunking chunk.Config // chunk.Default within the model's window
 	pdf      *extract.PDFEngine
 
 	reindexing atomic.Bool
@@ -406,9 +411,9 @@ func (e *Engine) Start(ctx context.Context) {
 
 func (e *Engine) load(ctx context.Context) error {
 	start := time.Now()
-	m, err := model.Lookup(e.cfg.Model)
+	m, err := e.resolveModel()
 	if err != nil {
-		return loadErr(err, fixModelName)
+		return err
 	}
 	files, err := m.Locate(e.cfg.ModelDir)
 	if err != nil {
@@ -427,16 +432,18 @@ func (e *Engine) load(ctx context.Context) error {
 	if err != nil {
 		return loadErr(err, fixORT)
 	}
-	version, err := IndexVersion(m.Name, files.ONNX)
-	if err != nil {
-		return loadErr(err, fixModel)
-	}
-	emb, err := embed.New(embed.Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, ORTLibrary: lib})
+	emb, err := embed.New(embed.Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, ORTLibrary: lib, Spec: m.Spec})
 	if err != nil {
 		if strings.Contains(err.Error(), "loading ONNX Runtime") {
 			return loadErr(err, fixORT)
 		}
 		return loadErr(err, fixEmbedder)
+	}
+	chunking := chunkingFor(emb)
+	version, err := indexVersion(m, files.ONNX, emb.Dim(), chunking)
+	if err != nil {
+		emb.Close()
+		return loadErr(err, fixModel)
 	}
 	store, err := index.Open(e.cfg.IndexFolder, version, index.Options{
 		Logger: e.log, CompactRatio: e.cfg.CompactRatio, CompactMin: e.cfg.CompactMin, MergeRatio: e.cfg.MergeRatio, ReadOnly: e.cfg.ReadOnly,
@@ -445,24 +452,75 @@ func (e *Engine) load(ctx context.Context) error {
 		emb.Close()
 		return loadErr(fmt.Errorf("open index: %w", err), fixIndex)
 	}
-	e.embedder, e.store, e.model = emb, store, version.Model
+	e.embedder, e.store, e.model, e.chunking = emb, store, version.Model, chunking
 	e.log.Info("model ready", "model", version.Model, "ms", time.Since(start).Milliseconds())
 	return nil
 }
 
+// resolveModel is the model of the configuration: the model.json of
+// --model-dir (or $MICRO_RAG_MODEL_DIR) when there is one, else --model
+// from the table.
+func (e *Engine) resolveModel() (model.Model, error) {
+	if dir := cmp.Or(e.cfg.ModelDir, os.Getenv(model.EnvModelDir)); dir != "" {
+		m, found, err := model.FromDir(dir)
+		if err != nil {
+			return m, loadErr(err, fixModelJSON)
+		}
+		if found {
+			if e.cfg.Model != "" && e.cfg.Model != DefaultModel {
+				e.log.Warn("--model is ignored: the model folder describes its own model", "model", e.cfg.Model, "model_json", filepath.Join(dir, model.SpecName))
+			}
+			return m, nil
+		}
+	}
+	m, err := model.Lookup(e.cfg.Model)
+	if err != nil {
+		return m, loadErr(err, fixModelName)
+	}
+	return m, nil
+}
+
+// chunkingFor is the default chunking with chunks no longer than the
+// model's window (less its passage prefix).
+func chunkingFor(emb *embed.Embedder) chunk.Config {
+	c := chunk.Default
+	c.MaxTokens = min(c.MaxTokens, emb.PassageTokens())
+	return c
+}
+
 // IndexVersion is the version stamp of an index built with the model
-// modelName, whose weights are in onnxPath, and the default chunking. The
-// model is also named by the hash of its ONNX file, so an index built with
-// other weights (the int8 model, say) is never mixed with this one's
-// vectors.
+// modelName from the table (one of 384 dimensions), whose weights are in
+// onnxPath, and the default chunking.
 func IndexVersion(modelName, onnxPath string) (schema.Version, error) {
+	m, err := model.Lookup(modelName)
+	if err != nil {
+		return schema.Version{}, err
+	}
+	return indexVersion(m, onnxPath, embed.Dim, chunk.Default)
+}
+
+// indexVersion stamps an index built with m, whose weights are in onnxPath
+// and whose vectors have dim floats, and chunking c. The model is also named by the hash of its ONNX file, so
+// an index built with other weights (the int8 model, say) is never mixed
+// with this one's vectors; a model a user describes in model.json is named
+// by its spec too, since pooling and prefixes change the vectors.
+func indexVersion(m model.Model, onnxPath string, dim int, c chunk.Config) (schema.Version, error) {
 	sum, err := model.FileSHA256(onnxPath)
 	if err != nil {
 		return schema.Version{}, err
 	}
+	name := m.Name + " sha256:" + sum[:16]
+	if m.User {
+		raw, err := json.Marshal(m.Spec)
+		if err != nil {
+			return schema.Version{}, err
+		}
+		h := sha256.Sum256(raw)
+		name += " spec:" + hex.EncodeToString(h[:4])
+	}
 	return schema.Version{
-		Schema: schema.SchemaVersion, Model: modelName + " sha256:" + sum[:16], Dim: embed.Dim,
-		ChunkSize: chunk.Default.Size, ChunkOverlap: chunk.Default.Overlap, MaxTokens: chunk.Default.MaxTokens,
+		Schema: schema.SchemaVersion, Model: name, Dim: dim,
+		ChunkSize: c.Size, ChunkOverlap: c.Overlap, MaxTokens: c.MaxTokens,
 	}, nil
 }
 
@@ -551,8 +609,8 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 	cfg := pipeline.Config{
 		Walker: stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: scope.exts, Glob: glob,
 			Rules: rules, Paths: paths},
-		Force: req.Force, Chunking: chunk.Default, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
-		Dim: embed.Dim, Limits: extract.DefaultLimits, PDF: e.pdf, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
+		Force: req.Force, Chunking: e.chunking, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
+		Dim: e.embedder.Dim(), Limits: extract.DefaultLimits, PDF: e.pdf, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
 		MaxFileChunks: max(0, e.cfg.MaxFileChunks),
 	}
 	cfg.Progress = progress

@@ -6,6 +6,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 	"github.com/micro-rag/micro-rag-mcp/stages"
@@ -13,11 +14,22 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
-// The models Config.Model accepts: the fp32 default and its int8 variant.
+// The default model and its int8 variant; ModelHelp lists every model
+// Config.Model accepts.
 const (
 	DefaultModel = model.ModelName
 	Int8Model    = model.Int8Name
 )
+
+// ModelHelp is one line per model Config.Model accepts: its name and what
+// it is for.
+func ModelHelp() string {
+	var b strings.Builder
+	for _, m := range model.Models {
+		fmt.Fprintf(&b, "\n  %s: %s", m.Name, m.About)
+	}
+	return b.String()
+}
 
 // CheckModel says whether name is a model Config.Model accepts.
 func CheckModel(name string) error {

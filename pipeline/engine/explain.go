@@ -38,7 +38,7 @@ func (e *Engine) Explain(ctx context.Context, query string, depth int) (QueryEvi
 		return QueryEvidence{}, errors.New("no index")
 	}
 	defer snap.Release()
-	vec, err := e.embedder.Embed(make([]float32, 0, embed.Dim), []string{query})
+	vec, err := e.embedder.EmbedQuery(make([]float32, 0, embed.Dim), query)
 	if err != nil {
 		return QueryEvidence{}, fmt.Errorf("embed query: %w", err)
 	}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,13 +11,13 @@ import (
 )
 
 // TestSwitchingModelsRebuilds indexes with the fp32 model, then opens the
-// same index with the int8 model and back: each switch re-embeds every
-// file (vectors of two models never mix) and search still finds the file
-// that holds the query's sentence.
+// same index with each other model and back: each switch re-embeds every
+// file (vectors of two models never mix, even of another dimension: bge-zh
+// has 512) and search still finds the file that holds the query's sentence.
 func TestSwitchingModelsRebuilds(t *testing.T) {
 	data, idx := t.TempDir(), t.TempDir()
 	writeCorpus(t, data, corpus)
-	steps := []string{model.ModelName, model.Int8Name, model.ModelName}
+	steps := []string{model.ModelName, model.Int8Name, "bge-small-en-v1.5-int8", "bge-small-zh-v1.5-int8", model.ModelName}
 	for i, name := range steps {
 		e := newEngine(t, Config{DataFolder: data, IndexFolder: idx, Model: name})
 		if m := e.Status().Model; !strings.HasPrefix(m, name+" sha256:") {
@@ -39,5 +41,70 @@ func TestUnknownModelIsAClearError(t *testing.T) {
 	defer e.Close()
 	if err := e.WaitModel(context.Background()); err == nil || !strings.Contains(err.Error(), `unknown model "MiniLM-fp8"`) {
 		t.Fatalf("WaitModel = %v", err)
+	}
+}
+
+// TestModelDirWithModelJSON runs a model the user describes in model.json
+// (here bge-small-en-v1.5-int8's files under another name): its name is
+// the index's model, a change of pooling in model.json rebuilds the index,
+// and a bad model.json is a clear error.
+func TestModelDirWithModelJSON(t *testing.T) {
+	bge, err := model.Lookup("bge-small-en-v1.5-int8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := bge.Locate("")
+	if err != nil {
+		t.Fatalf("%v (run make models)", err)
+	}
+	dir := t.TempDir()
+	for src, dst := range map[string]string{files.ONNX: model.ONNXName, files.Tokenizer: model.TokenizerName} {
+		if err := os.Symlink(src, filepath.Join(dir, dst)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeJSON := func(s string) {
+		if err := os.WriteFile(filepath.Join(dir, model.SpecName), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, idx := t.TempDir(), t.TempDir()
+	writeCorpus(t, data, corpus)
+	var models []string
+	for _, pooling := range []string{"cls", "mean"} {
+		writeJSON(`{"name": "my-bge", "pooling": "` + pooling + `", "max_length": 512,
+			"query_prefix": "Represent this sentence for searching relevant passages: ", "lowercase": true}`)
+		e := newEngine(t, Config{DataFolder: data, IndexFolder: idx, ModelDir: dir})
+		m := e.Status().Model
+		if !strings.HasPrefix(m, "my-bge sha256:") || !strings.Contains(m, " spec:") {
+			t.Fatalf("%s: status model %q", pooling, m)
+		}
+		models = append(models, m)
+		checkCounts(t, pooling, reindex(t, e, ReindexRequest{}), 4, 0, 0, 0, 4)
+		if r := top(t, e, "wild yeast culture for bread"); r.Path != "notes/sourdough.md" {
+			t.Fatalf("%s: top = %+v", pooling, r)
+		}
+		e.Close()
+	}
+	if models[0] == models[1] {
+		t.Errorf("pooling changed but the index model stayed %q", models[0])
+	}
+
+	for bad, want := range map[string]string{
+		`{"pooling": "max", "max_length": 512}`:                     `pooling "max" is not one of "mean", "cls"`,
+		`{"pooling": "cls", "max_lenght": 512}`:                     `unknown field "max_lenght"`,
+		`{"pooling": "cls", "max_length": 512, "lowercase": false}`: "expects lowercase=false",
+	} {
+		writeJSON(bad)
+		e, err := New(Config{DataFolder: data, IndexFolder: t.TempDir(), ModelDir: dir, NoInitialReindex: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Start(context.Background())
+		err = e.WaitModel(context.Background())
+		e.Close()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", bad, err, want)
+		}
 	}
 }

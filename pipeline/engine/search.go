@@ -107,7 +107,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		r.weight = snap.LexicalQueryWeight(req.Query)
 	}
 	if r.mode != SearchKeyword {
-		if r.vec, err = e.embedder.Embed(make([]float32, 0, embed.Dim), []string{req.Query}); err != nil {
+		if r.vec, err = e.embedder.EmbedQuery(make([]float32, 0, embed.Dim), req.Query); err != nil {
 			return nil, fmt.Errorf("embed query: %w", err)
 		}
 	}

@@ -1,15 +1,20 @@
-// Package embed turns text into all-MiniLM-L6-v2 sentence embeddings with
-// ONNX Runtime, matching sentence-transformers: WordPiece ids truncated at
-// 256, mean pooling over the attention mask, L2 normalisation.
+// Package embed turns text into sentence embeddings with ONNX Runtime for
+// BERT-style models (model.Models, or a model.json a user brings), matching
+// the reference: WordPiece ids truncated at the model's length, mean pooling
+// over the attention mask or the [CLS] vector, L2 normalisation; queries and
+// passages get the model's prefixes.
 //
 // It is the only package that talks to ONNX Runtime (cgo); the runtime is
 // loaded once per process.
 package embed
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -20,7 +25,8 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/stages/tokenizer"
 )
 
-// Dim is the length of one embedding.
+// Dim is the length of one embedding of the default model (and of
+// bge-small-en); Embedder.Dim is the model's own.
 const Dim = 384
 
 // DefaultMaxBatch is the largest number of sequences sent to one Run, and
@@ -37,8 +43,12 @@ type Config struct {
 	ORTLibrary string
 	// Threads is ONNX Runtime's intra-op thread count; 0 means NumCPU.
 	Threads int
-	// MaxBatch caps the sequences per Run; 0 means DefaultMaxBatch.
+	// MaxBatch caps the sequences per Run; 0 means DefaultMaxBatch, or 1
+	// for a dynamically quantised model (see New).
 	MaxBatch int
+	// Spec is how the model runs (pooling, prefixes, length); the zero
+	// value means the default model's.
+	Spec model.Spec
 }
 
 // Embedder owns one ONNX Runtime session. Its methods are safe for
@@ -51,6 +61,8 @@ type Embedder struct {
 	session    *ort.DynamicAdvancedSession
 	hasTypes   bool // the model takes token_type_ids
 	maxBatch   int
+	spec       model.Spec
+	dim        int // length of one embedding: the model's hidden size
 	runPenalty int // a Run's fixed cost, in padded tokens (see plan)
 
 	mu       sync.RWMutex // Close takes it for writing; calls for reading
@@ -126,15 +138,35 @@ func New(cfg Config) (*Embedder, error) {
 	}
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = DefaultMaxBatch
+		// A dynamically quantised model scales each activation tensor by
+		// its largest value across the whole batch, so a text's vector
+		// would depend on its batch mates (up to 2% of cosine measured);
+		// alone, it matches the reference, and ran faster here too.
+		q, err := dynamicQuant(cfg.ModelPath)
+		if err != nil {
+			return nil, fmt.Errorf("embed: %w", err)
+		}
+		if q {
+			cfg.MaxBatch = 1
+		}
+	}
+	if cfg.Spec == (model.Spec{}) {
+		cfg.Spec = model.Models[0].Spec
+	}
+	if err := cfg.Spec.Check(); err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
 	}
 	tok, err := tokenizer.Load(cfg.TokenizerPath)
 	if err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
 	}
+	if lc := cfg.Spec.Lowercase; lc != nil && *lc != tok.Lowercase() {
+		return nil, fmt.Errorf("embed: the model expects lowercase=%v but %s says lowercase=%v: wrong tokenizer.json?", *lc, cfg.TokenizerPath, tok.Lowercase())
+	}
 	if err := initORT(lib); err != nil {
 		return nil, err
 	}
-	inNames, outName, err := discoverNames(cfg.ModelPath)
+	inNames, outName, dim, err := discoverNames(cfg.ModelPath)
 	if err != nil {
 		return nil, err
 	}
@@ -168,17 +200,47 @@ func New(cfg Config) (*Embedder, error) {
 		session:    s,
 		hasTypes:   len(inNames) == 3,
 		maxBatch:   cfg.MaxBatch,
+		spec:       cfg.Spec,
+		dim:        dim,
 		runPenalty: 128,
 	}, nil
 }
 
+// dynamicQuant reports whether the ONNX file at path uses the
+// DynamicQuantizeLinear operator (its name is stored as plain bytes).
+func dynamicQuant(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	op := []byte("DynamicQuantizeLinear")
+	buf := make([]byte, 1<<20)
+	keep := 0 // bytes carried over so a name across two reads is found
+	for {
+		n, err := f.Read(buf[keep:])
+		valid := keep + n
+		if bytes.Contains(buf[:valid], op) {
+			return true, nil
+		}
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		keep = min(len(op)-1, valid)
+		copy(buf, buf[valid-keep:valid])
+	}
+}
+
 // discoverNames checks the model's signature and returns its inputs in the
 // order Embed feeds them (input_ids, attention_mask[, token_type_ids]) and
-// the token-level output.
-func discoverNames(path string) ([]string, string, error) {
+// the token-level output and its hidden size.
+func discoverNames(path string) ([]string, string, int, error) {
 	ins, outs, err := ort.GetInputOutputInfo(path)
 	if err != nil {
-		return nil, "", fmt.Errorf("embed: reading %s: %w", path, err)
+		return nil, "", 0, fmt.Errorf("embed: reading %s: %w", path, err)
 	}
 	byName := map[string]ort.InputOutputInfo{}
 	for _, in := range ins {
@@ -192,14 +254,14 @@ func discoverNames(path string) ([]string, string, error) {
 				names = names[:i] // some exports drop it; it is all zeros anyway
 				break
 			}
-			return nil, "", fmt.Errorf("embed: %s has no input %q (inputs: %v)", path, n, ins)
+			return nil, "", 0, fmt.Errorf("embed: %s has no input %q (inputs: %v)", path, n, ins)
 		}
 		if in.DataType != ort.TensorElementDataTypeInt64 {
-			return nil, "", fmt.Errorf("embed: input %q is %s, want int64", n, in.DataType)
+			return nil, "", 0, fmt.Errorf("embed: input %q is %s, want int64", n, in.DataType)
 		}
 	}
 	if len(ins) != len(names) {
-		return nil, "", fmt.Errorf("embed: %s has unexpected inputs %v", path, ins)
+		return nil, "", 0, fmt.Errorf("embed: %s has unexpected inputs %v", path, ins)
 	}
 	var out *ort.InputOutputInfo
 	for i := range outs {
@@ -210,16 +272,32 @@ func discoverNames(path string) ([]string, string, error) {
 		}
 	}
 	if out == nil {
-		return nil, "", fmt.Errorf("embed: %s has no [batch, seq, hidden] float output (outputs: %v)", path, outs)
+		return nil, "", 0, fmt.Errorf("embed: %s has no [batch, seq, hidden] float output (outputs: %v)", path, outs)
 	}
-	if d := out.Dimensions[2]; d != Dim && d > 0 {
-		return nil, "", fmt.Errorf("embed: output %q has %d dims, want %d", out.Name, d, Dim)
+	dim := int(out.Dimensions[2])
+	if dim <= 0 {
+		return nil, "", 0, fmt.Errorf("embed: output %q of %s has no fixed hidden size (shape %v)", out.Name, path, out.Dimensions)
 	}
-	return names, out.Name, nil
+	return names, out.Name, dim, nil
 }
 
 // Tokenizer is the embedder's tokenizer (read-only, safe to share).
 func (e *Embedder) Tokenizer() *tokenizer.Tokenizer { return e.tok }
+
+// Dim is the length of one embedding.
+func (e *Embedder) Dim() int { return e.dim }
+
+// MaxLen is the most ids one sequence may have, [CLS] and [SEP] included.
+func (e *Embedder) MaxLen() int { return e.spec.MaxLength }
+
+// PassageTokens is how many ids of MaxLen a passage may fill before the
+// passage prefix takes its share; a chunker keeps chunks within it.
+func (e *Embedder) PassageTokens() int {
+	if e.spec.PassagePrefix == "" {
+		return e.spec.MaxLength
+	}
+	return max(e.spec.MaxLength-e.tok.Count(e.spec.PassagePrefix), 3)
+}
 
 // Close releases the session. Calls after Close fail.
 func (e *Embedder) Close() error {
@@ -232,13 +310,23 @@ func (e *Embedder) Close() error {
 	return e.session.Destroy()
 }
 
-// Embed appends len(texts)*Dim floats to dst, the L2-normalised embedding of
-// each text in order, and returns the extended slice. dst is owned by the
-// caller and may be reused across calls (pass dst[:0]). Texts longer than
-// tokenizer.MaxSeqLen word pieces are truncated, as sentence-transformers
-// does. Any number of texts is fine; they are run in batches of similar
-// length so padding stays small.
+// Embed appends len(texts)*e.Dim() floats to dst, the L2-normalised embedding of
+// each passage in order (after the model's passage prefix), and returns the
+// extended slice. dst is owned by the caller and may be reused across calls
+// (pass dst[:0]). Texts longer than MaxLen word pieces are truncated, as
+// sentence-transformers does. Any number of texts is fine; they are run in
+// batches of similar length so padding stays small.
 func (e *Embedder) Embed(dst []float32, texts []string) ([]float32, error) {
+	return e.embedTexts(dst, texts, e.spec.PassagePrefix)
+}
+
+// EmbedQuery appends the embedding of one search query, after the model's
+// query prefix (bge's retrieval instruction), to dst.
+func (e *Embedder) EmbedQuery(dst []float32, query string) ([]float32, error) {
+	return e.embedTexts(dst, []string{query}, e.spec.QueryPrefix)
+}
+
+func (e *Embedder) embedTexts(dst []float32, texts []string, prefix string) ([]float32, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	sc := e.scratch()
@@ -246,7 +334,10 @@ func (e *Embedder) Embed(dst []float32, texts []string) ([]float32, error) {
 	sc.flat, sc.starts = sc.flat[:0], sc.starts[:0]
 	for _, t := range texts {
 		sc.starts = append(sc.starts, len(sc.flat))
-		sc.flat = e.tok.Encode(sc.flat, t, tokenizer.MaxSeqLen)
+		if prefix != "" {
+			t = prefix + t
+		}
+		sc.flat = e.tok.Encode(sc.flat, t, e.spec.MaxLength)
 	}
 	// Views are taken only now: Encode may have moved flat.
 	sc.seqs = sc.seqs[:0]
@@ -268,7 +359,8 @@ func (e *Embedder) scratch() *scratch {
 }
 
 // EmbedTokens is Embed for texts already tokenised with Tokenizer().Encode
-// (each sequence holds [CLS] ... [SEP], at most tokenizer.MaxSeqLen ids).
+// (each sequence holds [CLS] ... [SEP], at most MaxLen ids; no prefix is
+// added).
 // It appends to the caller-owned dst like Embed.
 func (e *Embedder) EmbedTokens(dst []float32, ids [][]int32) ([]float32, error) {
 	e.mu.RLock()
@@ -285,12 +377,13 @@ func (e *Embedder) embed(sc *scratch, dst []float32, seqs [][]int32) ([]float32,
 		return dst, errors.New("embed: embedder is closed")
 	}
 	for i, s := range seqs {
-		if len(s) == 0 || len(s) > tokenizer.MaxSeqLen {
-			return dst, fmt.Errorf("embed: sequence %d has %d ids, want 1..%d", i, len(s), tokenizer.MaxSeqLen)
+		if len(s) == 0 || len(s) > e.spec.MaxLength {
+			return dst, fmt.Errorf("embed: sequence %d has %d ids, want 1..%d", i, len(s), e.spec.MaxLength)
 		}
 	}
 	base := len(dst)
-	dst = slices.Grow(dst, len(seqs)*Dim)[:base+len(seqs)*Dim]
+	dim := e.dim
+	dst = slices.Grow(dst, len(seqs)*dim)[:base+len(seqs)*dim]
 	out := dst[base:]
 
 	sc.order = sc.order[:0]
@@ -341,8 +434,9 @@ func (e *Embedder) run(sc *scratch, seqs [][]int32, idx []int, out []float32) er
 	sc.ids = grow(sc.ids, n)
 	sc.mask = grow(sc.mask, n)
 	sc.types = grow(sc.types, n)
-	sc.hidden = grow(sc.hidden, n*Dim)
-	sc.sum = grow(sc.sum, Dim)
+	dim := e.dim
+	sc.hidden = grow(sc.hidden, n*dim)
+	sc.sum = grow(sc.sum, dim)
 	for r, i := range idx {
 		s := seqs[i]
 		row, mrow := sc.ids[r*l:(r+1)*l], sc.mask[r*l:(r+1)*l]
@@ -371,7 +465,7 @@ func (e *Embedder) run(sc *scratch, seqs [][]int32, idx []int, out []float32) er
 		}
 		vals = append(vals, t)
 	}
-	hid, err := ort.NewTensor(ort.NewShape(int64(b), int64(l), Dim), sc.hidden)
+	hid, err := ort.NewTensor(ort.NewShape(int64(b), int64(l), int64(dim)), sc.hidden)
 	if err != nil {
 		return fmt.Errorf("embed: %w", err)
 	}
@@ -381,18 +475,36 @@ func (e *Embedder) run(sc *scratch, seqs [][]int32, idx []int, out []float32) er
 	}
 
 	for r, i := range idx {
-		pool(out[i*Dim:(i+1)*Dim], sc.hidden[r*l*Dim:], len(seqs[i]), sc.sum)
+		v, hidden := out[i*dim:(i+1)*dim], sc.hidden[r*l*dim:]
+		if e.spec.Pooling == model.PoolCLS {
+			normalize(v, hidden[:dim])
+		} else {
+			pool(v, hidden, len(seqs[i]), sc.sum)
+		}
 	}
 	return nil
+}
+
+// normalize writes x, L2-normalised, to v.
+func normalize(v, x []float32) {
+	var sq float64
+	for _, f := range x {
+		sq += float64(f) * float64(f)
+	}
+	scale := 1 / max(math.Sqrt(sq), 1e-12)
+	for k, f := range x {
+		v[k] = float32(float64(f) * scale)
+	}
 }
 
 // pool writes the mean of the first n token vectors of hidden (the unmasked
 // ones: padding always follows them), L2-normalised, to v.
 func pool(v, hidden []float32, n int, sum []float32) {
-	sum = sum[:Dim]
-	copy(sum, hidden[:Dim])
+	dim := len(v)
+	sum = sum[:dim]
+	copy(sum, hidden[:dim])
 	for t := 1; t < n; t++ {
-		tok := hidden[t*Dim : (t+1)*Dim]
+		tok := hidden[t*dim : (t+1)*dim]
 		for k := range sum {
 			sum[k] += tok[k]
 		}

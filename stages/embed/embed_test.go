@@ -28,37 +28,52 @@ func testEmbedder(t testing.TB) *Embedder {
 	return e
 }
 
+// golden is one reference embedding: of a passage, or of a query (after
+// the model's query prefix).
 type golden struct {
 	Text      string    `json:"text"`
+	Query     bool      `json:"query"`
 	Tokens    int       `json:"tokens"`
 	Embedding []float32 `json:"embedding"`
 }
 
-func loadGolden(t testing.TB) []golden {
+func loadGolden(t testing.TB) []golden { return loadGoldenFile(t, "testdata/golden.jsonl", Dim, 50) }
+
+// loadGoldenFile reads at least atLeast records of dim floats from path.
+func loadGoldenFile(t testing.TB, path string, dim, atLeast int) []golden {
 	t.Helper()
-	f, err := os.Open("testdata/golden.jsonl")
+	out := readJSONL[golden](t, path)
+	for _, g := range out {
+		if len(g.Embedding) != dim {
+			t.Fatalf("golden %q has %d dims", g.Text, len(g.Embedding))
+		}
+	}
+	if len(out) < atLeast {
+		t.Fatalf("only %d golden records in %s", len(out), path)
+	}
+	return out
+}
+
+// readJSONL reads one T from each line of the file at path.
+func readJSONL[T any](t testing.TB, path string) []T {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []golden
+	var out []T
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		var g golden
-		if err := json.Unmarshal(sc.Bytes(), &g); err != nil {
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
 			t.Fatal(err)
 		}
-		if len(g.Embedding) != Dim {
-			t.Fatalf("golden %q has %d dims", g.Text, len(g.Embedding))
-		}
-		out = append(out, g)
+		out = append(out, v)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
-	}
-	if len(out) < 50 {
-		t.Fatalf("only %d golden records", len(out))
 	}
 	return out
 }

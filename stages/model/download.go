@@ -51,18 +51,9 @@ var HubSource = Source{
 
 // HubSourceInt8 is the file the int8 Maven jar (the one setup installs) names
 // as its source in its README: the dynamically quantised export in
-// Xenova/all-MiniLM-L6-v2. Verified like HubSource, against the hub's own
-// sha256; the jar's copy has the SHA-256 in scripts/versions.env. The
-// tokenizer is the same file as the fp32 model's.
-var HubSourceInt8 = Source{
-	BaseURL:  "https://huggingface.co",
-	Repo:     "Xenova/all-MiniLM-L6-v2",
-	Revision: "main",
-	Files: []RemoteFile{
-		{Remote: "onnx/model_quantized.onnx", Local: ONNXName},
-		{Remote: "tokenizer.json", Local: TokenizerName},
-	},
-}
+// Xenova/all-MiniLM-L6-v2. The jar's copy has the SHA-256 in
+// scripts/versions.env. The tokenizer is the same file as the fp32 model's.
+var HubSourceInt8 = xenova("all-MiniLM-L6-v2", "onnx/model_quantized.onnx")
 
 // URL is where f is fetched from.
 func (s Source) URL(f RemoteFile) string {

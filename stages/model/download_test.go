@@ -434,3 +434,68 @@ func TestEnsureLogsProgress(t *testing.T) {
 		t.Errorf("%d 'ready' records, want one per file", rec.ready)
 	}
 }
+
+// TestEveryModelDownloads serves each model's own files (from the cache
+// setup and `make models` fill) the way the hub does, at the URLs of the
+// model's Source, and has them downloaded and verified against the
+// published sha256 into an empty folder: the path an end user's first run
+// takes.
+func TestEveryModelDownloads(t *testing.T) {
+	for _, m := range Models {
+		t.Run(m.Name, func(t *testing.T) {
+			have, err := m.Locate("")
+			if err != nil {
+				t.Fatalf("%v (run make setup and make models)", err)
+			}
+			local := map[string]string{ONNXName: have.ONNX, TokenizerName: have.Tokenizer}
+			prefix := "/" + m.Hub.Repo + "/resolve/" + m.Hub.Revision + "/"
+			var served atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				for _, f := range m.Hub.Files {
+					if r.URL.Path == prefix+f.Remote {
+						s, err := FileSHA256(local[f.Local])
+						if err != nil {
+							t.Error(err)
+						}
+						w.Header().Set("X-Linked-Etag", `"`+s+`"`)
+						served.Add(1)
+						http.ServeFile(w, r, local[f.Local])
+						return
+					}
+				}
+				http.NotFound(w, r)
+			}))
+			defer srv.Close()
+			src := m.Hub
+			src.BaseURL = srv.URL
+			dir := filepath.Join(t.TempDir(), m.Name)
+			got, err := fastDownloader().ensure(context.Background(), dir, src, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, pair := range [][2]string{{got.ONNX, have.ONNX}, {got.Tokenizer, have.Tokenizer}} {
+				a, errA := FileSHA256(pair[0])
+				b, errB := FileSHA256(pair[1])
+				if errA != nil || errB != nil || a != b {
+					t.Errorf("%s differs from %s (%v %v)", pair[0], pair[1], errA, errB)
+				}
+			}
+			if served.Load() != 2 {
+				t.Errorf("%d files served, want 2", served.Load())
+			}
+		})
+	}
+	for name, want := range map[string]string{
+		"bge-small-en-v1.5":      "https://huggingface.co/Xenova/bge-small-en-v1.5/resolve/main/onnx/model.onnx",
+		"bge-small-en-v1.5-int8": "https://huggingface.co/Xenova/bge-small-en-v1.5/resolve/main/onnx/model_quantized.onnx",
+		"bge-small-zh-v1.5-int8": "https://huggingface.co/Xenova/bge-small-zh-v1.5/resolve/main/onnx/model_quantized.onnx",
+	} {
+		m, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Hub.URL(m.Hub.Files[0]); got != want {
+			t.Errorf("%s: URL %q, want %q", name, got, want)
+		}
+	}
+}

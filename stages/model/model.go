@@ -4,8 +4,11 @@
 package model
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,16 +31,89 @@ const ModelName = "all-MiniLM-L6-v2"
 // CPU with int8 dot products, cosine ≥ 0.98 to the fp32 vectors.
 const Int8Name = "all-MiniLM-L6-v2-int8"
 
+// Pooling is how one vector is made from the token vectors.
+type Pooling string
+
+const (
+	PoolMean Pooling = "mean" // average over the attention mask (sentence-transformers' MiniLM)
+	PoolCLS  Pooling = "cls"  // the [CLS] token's vector (bge)
+)
+
+// Spec is how a model is run: everything besides its two files that the
+// vectors depend on.
+type Spec struct {
+	Pooling Pooling `json:"pooling"`
+	// QueryPrefix is put before every search query, PassagePrefix before
+	// every chunk (bge wants an instruction on queries only).
+	QueryPrefix   string `json:"query_prefix,omitempty"`
+	PassagePrefix string `json:"passage_prefix,omitempty"`
+	// MaxLength is the most token ids one text becomes, [CLS] and [SEP]
+	// included; longer texts are truncated.
+	MaxLength int `json:"max_length"`
+	// Lowercase says whether the tokenizer lower-cases and strips accents
+	// (uncased BERT vocabularies) or keeps the text as it is (cased ones,
+	// such as bge-small-zh's); nil: as tokenizer.json says. Either way
+	// CJK ideographs are split into one token each.
+	Lowercase *bool `json:"lowercase,omitempty"`
+}
+
 // Model is one embedding model this program can run.
 type Model struct {
 	Name string // as given to --model; also its folder under CacheDir()/models
+	Spec Spec
 	Hub  Source // what an end user downloads on first run
+	// About is one line for --help and the README.
+	About string
+	// User: described by a model.json in a folder the user gave, not
+	// from Models.
+	User bool
 }
+
+var yes, no = true, false
+
+// bgeQuery is the instruction bge-*-en-v1.5 puts before queries (not
+// passages) for retrieval; bgeQueryZH is bge-*-zh-v1.5's.
+const (
+	bgeQuery   = "Represent this sentence for searching relevant passages: "
+	bgeQueryZH = "为这个句子生成表示以用于检索相关文章："
+)
 
 // Models are the models --model accepts; the first is the default.
 var Models = []Model{
-	{Name: ModelName, Hub: HubSource},
-	{Name: Int8Name, Hub: HubSourceInt8},
+	{Name: ModelName, Hub: HubSource, About: "English, fp32 (default)",
+		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}},
+	{Name: Int8Name, Hub: HubSourceInt8, About: "English, int8: about twice as fast to index",
+		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}},
+	{Name: "bge-small-en-v1.5", Hub: xenova("bge-small-en-v1.5", "onnx/model.onnx"), About: "English, fp32: better retrieval, half the speed",
+		Spec: Spec{Pooling: PoolCLS, QueryPrefix: bgeQuery, MaxLength: 512, Lowercase: &yes}},
+	{Name: "bge-small-en-v1.5-int8", Hub: xenova("bge-small-en-v1.5", "onnx/model_quantized.onnx"), About: "English, int8: better retrieval at the default's speed",
+		Spec: Spec{Pooling: PoolCLS, QueryPrefix: bgeQuery, MaxLength: 512, Lowercase: &yes}},
+	{Name: "bge-small-zh-v1.5-int8", Hub: xenova("bge-small-zh-v1.5", "onnx/model_quantized.onnx"), About: "Chinese (and English), int8, cased",
+		Spec: Spec{Pooling: PoolCLS, QueryPrefix: bgeQueryZH, MaxLength: 512, Lowercase: &no}},
+}
+
+// xenova is Xenova's ONNX export of a model on the hub, the files the
+// Maven jars of `make models` were copied from (their READMEs say so).
+// Verified like HubSource, against the hub's own sha256.
+func xenova(name, onnx string) Source {
+	return Source{
+		BaseURL:  "https://huggingface.co",
+		Repo:     "Xenova/" + name,
+		Revision: "main",
+		Files: []RemoteFile{
+			{Remote: onnx, Local: ONNXName},
+			{Remote: "tokenizer.json", Local: TokenizerName},
+		},
+	}
+}
+
+// Names lists the models --model accepts, the default first.
+func Names() []string {
+	var names []string
+	for _, m := range Models {
+		names = append(names, m.Name)
+	}
+	return names
 }
 
 // Lookup returns the model called name ("" is the default).
@@ -45,14 +121,12 @@ func Lookup(name string) (Model, error) {
 	if name == "" {
 		return Models[0], nil
 	}
-	var names []string
 	for _, m := range Models {
 		if m.Name == name {
 			return m, nil
 		}
-		names = append(names, m.Name)
 	}
-	return Model{}, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(names, ", "))
+	return Model{}, fmt.Errorf("unknown model %q (known: %s; or --model-dir with a %s)", name, strings.Join(Names(), ", "), SpecName)
 }
 
 // Dir is CacheDir()/models/<name>, where setup and the first-run download
@@ -197,6 +271,56 @@ func regularFile(p string) error {
 	}
 	if st.Size() == 0 {
 		return errors.New(p + " is empty")
+	}
+	return nil
+}
+
+// SpecName is the file in a --model-dir folder that describes a model the
+// user brings: its Spec as JSON, plus an optional "name".
+const SpecName = "model.json"
+
+// FromDir reads dir/model.json. found is false when there is none (the
+// folder then holds the files of a model from Models).
+func FromDir(dir string) (m Model, found bool, err error) {
+	p := filepath.Join(dir, SpecName)
+	raw, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Model{}, false, nil
+	}
+	if err != nil {
+		return Model{}, false, err
+	}
+	var j struct {
+		Name string `json:"name"`
+		Spec
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields() // a misspelt key would silently change nothing
+	if err := dec.Decode(&j); err != nil {
+		return Model{}, true, fmt.Errorf("%s: %w (keys: name, pooling, query_prefix, passage_prefix, max_length, lowercase)", p, err)
+	}
+	if j.Name == "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return Model{}, true, err
+		}
+		j.Name = filepath.Base(abs)
+	}
+	if err := j.Spec.Check(); err != nil {
+		return Model{}, true, fmt.Errorf("%s: %w", p, err)
+	}
+	return Model{Name: j.Name, Spec: j.Spec, About: "described by " + p, User: true}, true, nil
+}
+
+// Check reports a spec this program cannot run.
+func (s Spec) Check() error {
+	switch s.Pooling {
+	case PoolMean, PoolCLS:
+	default:
+		return fmt.Errorf("pooling %q is not one of %q, %q", s.Pooling, PoolMean, PoolCLS)
+	}
+	if s.MaxLength < 8 || s.MaxLength > 8192 {
+		return fmt.Errorf("max_length %d is not in 8..8192", s.MaxLength)
 	}
 	return nil
 }

@@ -166,3 +166,28 @@ func TestLookupAndInt8Folder(t *testing.T) {
 		t.Errorf("int8 URL = %q, want %q", got, want)
 	}
 }
+
+func TestFromDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "my-model")
+	os.MkdirAll(dir, 0o755)
+	if _, found, err := FromDir(dir); found || err != nil {
+		t.Fatalf("no model.json: found %v, err %v", found, err)
+	}
+	os.WriteFile(filepath.Join(dir, SpecName), []byte(`{"pooling": "mean", "max_length": 128, "passage_prefix": "passage: ", "query_prefix": "query: "}`), 0o644)
+	m, found, err := FromDir(dir)
+	if !found || err != nil || m.Name != "my-model" || !m.User || m.Spec.Pooling != PoolMean || m.Spec.MaxLength != 128 ||
+		m.Spec.PassagePrefix != "passage: " || m.Spec.QueryPrefix != "query: " || m.Spec.Lowercase != nil {
+		t.Fatalf("FromDir = %+v, %v, %v", m, found, err)
+	}
+	for bad, want := range map[string]string{
+		`{"pooling": "cls"}`:                               "max_length 0 is not in 8..8192",
+		`{"pooling": "first", "max_length": 64}`:           `pooling "first"`,
+		`{"pooling": "cls", "max_length": 64, "dim": 768}`: `unknown field "dim"`,
+		`not json`: "model.json",
+	} {
+		os.WriteFile(filepath.Join(dir, SpecName), []byte(bad), 0o644)
+		if _, found, err := FromDir(dir); !found || err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: found %v, err %v; want %q", bad, found, err, want)
+		}
+	}
+}

@@ -13,9 +13,9 @@ import (
 
 // refNormalization reads testdata/normref.txt.gz: the reference normaliser's
 // output for every code point that does not map to itself.
-func refNormalization(t *testing.T) map[rune][]rune {
+func refNormalization(t *testing.T, path string) map[rune][]rune {
 	t.Helper()
-	f, err := os.Open("testdata/normref.txt.gz")
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,10 +83,15 @@ func preTokens(rs []rune) []string {
 }
 
 // TestEveryCodePoint checks the normaliser, character by character, against
-// the reference over all of Unicode.
+// the reference over all of Unicode, for uncased and cased vocabularies.
 func TestEveryCodePoint(t *testing.T) {
-	ref := refNormalization(t)
-	tk := &Tokenizer{vocab: map[string]int32{}, cont: map[string]int32{}, maxChars: 100, maxPiece: 1}
+	t.Run("uncased", func(t *testing.T) { everyCodePoint(t, "testdata/normref.txt.gz", true) })
+	t.Run("cased", func(t *testing.T) { everyCodePoint(t, "testdata/normref-cased.txt.gz", false) })
+}
+
+func everyCodePoint(t *testing.T, refPath string, lowercase bool) {
+	ref := refNormalization(t, refPath)
+	tk := &Tokenizer{vocab: map[string]int32{}, cont: map[string]int32{}, maxChars: 100, maxPiece: 1, lowercase: lowercase}
 	s := new(state)
 	bad := 0
 	var got []string

@@ -301,6 +301,40 @@ var dropTable = &unicode.RangeTable{
 	},
 }
 
+// cleanTable holds the characters BertNormalizer deletes when it neither
+// lowercases nor strips accents: controls, format and private-use characters, U+FFFD.
+var cleanTable = &unicode.RangeTable{
+	R16: []unicode.Range16{
+		{0x0000, 0x0008, 1},
+		{0x000b, 0x000c, 1},
+		{0x000e, 0x001f, 1},
+		{0x007f, 0x009f, 1},
+		{0x00ad, 0x00ad, 1},
+		{0x0600, 0x0605, 1},
+		{0x061c, 0x061c, 1},
+		{0x06dd, 0x06dd, 1},
+		{0x070f, 0x070f, 1},
+		{0x180e, 0x180e, 1},
+		{0x200b, 0x200f, 1},
+		{0x202a, 0x202e, 1},
+		{0x2060, 0x2064, 1},
+		{0x2066, 0x206f, 1},
+		{0xe000, 0xf8ff, 1},
+		{0xfeff, 0xfeff, 1},
+		{0xfff9, 0xfffb, 1},
+		{0xfffd, 0xfffd, 1},
+	},
+	R32: []unicode.Range32{
+		{0x110bd, 0x110bd, 1},
+		{0x1bca0, 0x1bca3, 1},
+		{0x1d173, 0x1d17a, 1},
+		{0xe0001, 0xe0001, 1},
+		{0xe0020, 0xe007f, 1},
+		{0xf0000, 0xffffd, 1},
+		{0x100000, 0x10fffd, 1},
+	},
+}
+
 // punctTable holds the non-ASCII characters BertPreTokenizer splits off as
 // punctuation.
 var punctTable = &unicode.RangeTable{

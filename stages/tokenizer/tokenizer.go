@@ -1,8 +1,9 @@
-// Package tokenizer is the BERT WordPiece tokenizer of all-MiniLM-L6-v2,
-// reproducing Hugging Face `tokenizers` for that model's tokenizer.json:
-// BertNormalizer (clean text, isolate CJK ideographs, NFD and strip accents,
-// lowercase), BertPreTokenizer, greedy longest-match WordPiece, and
-// [CLS] ... [SEP] around the pieces, truncated to MaxSeqLen.
+// Package tokenizer is the BERT WordPiece tokenizer of all-MiniLM-L6-v2 and
+// the bge-small models, reproducing Hugging Face `tokenizers` for their
+// tokenizer.json: BertNormalizer (clean text, isolate CJK ideographs, and for
+// uncased vocabularies NFD, strip accents and lowercase), BertPreTokenizer,
+// greedy longest-match WordPiece, and [CLS] ... [SEP] around the pieces,
+// truncated to the model's length.
 package tokenizer
 
 // tables.go holds Unicode tables derived from the reference itself.
@@ -37,7 +38,10 @@ type Tokenizer struct {
 	maxChars int // longer words become a single unk
 	maxPiece int // longest piece in bytes, bounds the greedy search
 	size     int
-	pool     sync.Pool // *state
+	// lowercase: an uncased vocabulary (NFD, accents stripped, lower
+	// case); else the text keeps its case and accents.
+	lowercase bool
+	pool      sync.Pool // *state
 }
 
 type addedToken struct {
@@ -73,9 +77,13 @@ type tokenizerJSON struct {
 	} `json:"model"`
 }
 
-// Load reads a Hugging Face tokenizer.json. Only the configuration of
-// all-MiniLM-L6-v2 (and other lowercasing BERT models) is implemented;
-// anything else is refused rather than tokenised differently.
+// Supported says which tokenizer.json files Load reads, for error messages.
+const Supported = "BERT-style WordPiece: normalizer BertNormalizer (clean_text and handle_chinese_chars on; " +
+	"lowercase with accents stripped, or neither), pre_tokenizer BertPreTokenizer, model WordPiece with [UNK], [CLS] and [SEP]"
+
+// Load reads a Hugging Face tokenizer.json. Only BERT-style WordPiece
+// configurations (Supported) are implemented; anything else is refused
+// rather than tokenised differently.
 func Load(path string) (*Tokenizer, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -90,19 +98,33 @@ func Load(path string) (*Tokenizer, error) {
 	if n.StripAccents != nil {
 		strip = *n.StripAccents
 	}
+	var why string
 	switch {
-	case n.Type != "BertNormalizer" || !n.CleanText || !n.ChineseChars || !n.Lowercase || !strip:
-		return nil, fmt.Errorf("tokenizer: unsupported normalizer %+v", n)
+	// The model first: a SentencePiece (Unigram) or BPE vocabulary is the
+	// usual reason, and the most useful thing to name.
+	case j.Model.Type != "WordPiece":
+		why = fmt.Sprintf("its model is %q", j.Model.Type)
+		if j.Model.Type == "Unigram" {
+			why += " (SentencePiece)"
+		}
+	case j.Model.Prefix == "" || len(j.Model.Vocab) == 0:
+		why = "its WordPiece vocabulary is empty or has no continuing_subword_prefix"
+	case n.Type != "BertNormalizer":
+		why = fmt.Sprintf("its normalizer is %q", n.Type)
+	case !n.CleanText || !n.ChineseChars || n.Lowercase != strip:
+		why = fmt.Sprintf("its BertNormalizer has clean_text=%v handle_chinese_chars=%v lowercase=%v strip_accents=%v", n.CleanText, n.ChineseChars, n.Lowercase, strip)
 	case j.PreTokenizer.Type != "BertPreTokenizer":
-		return nil, fmt.Errorf("tokenizer: unsupported pre_tokenizer %q", j.PreTokenizer.Type)
-	case j.Model.Type != "WordPiece" || j.Model.Prefix == "" || len(j.Model.Vocab) == 0:
-		return nil, errors.New("tokenizer: model is not a WordPiece vocabulary")
+		why = fmt.Sprintf("its pre_tokenizer is %q", j.PreTokenizer.Type)
+	}
+	if why != "" {
+		return nil, fmt.Errorf("tokenizer: %s is not supported: %s; supported: %s", path, why, Supported)
 	}
 	t := &Tokenizer{
-		vocab:    make(map[string]int32, len(j.Model.Vocab)),
-		cont:     make(map[string]int32),
-		maxChars: j.Model.MaxChars,
-		size:     len(j.Model.Vocab),
+		vocab:     make(map[string]int32, len(j.Model.Vocab)),
+		cont:      make(map[string]int32),
+		maxChars:  j.Model.MaxChars,
+		size:      len(j.Model.Vocab),
+		lowercase: n.Lowercase,
 	}
 	for piece, id := range j.Model.Vocab {
 		if rest, ok := strings.CutPrefix(piece, j.Model.Prefix); ok {
@@ -139,6 +161,10 @@ func Load(path string) (*Tokenizer, error) {
 	t.pool.New = func() any { return new(state) }
 	return t, nil
 }
+
+// Lowercase reports an uncased vocabulary: text is lower-cased and its
+// accents stripped before lookup.
+func (t *Tokenizer) Lowercase() bool { return t.lowercase }
 
 // VocabSize is the number of ids the model knows.
 func (t *Tokenizer) VocabSize() int { return t.size }
@@ -297,7 +323,7 @@ func (t *Tokenizer) segment(text string, from, to int, s *state) {
 				if len(s.pending) > 0 {
 					t.settle(s)
 				}
-				if 'A' <= c && c <= 'Z' {
+				if 'A' <= c && c <= 'Z' && t.lowercase {
 					c += 'a' - 'A'
 				}
 				t.add(s, c, i, i+1)
@@ -313,6 +339,10 @@ func (t *Tokenizer) segment(text string, from, to int, s *state) {
 }
 
 func (t *Tokenizer) nonASCII(src string, r rune, start, end int, s *state) {
+	if !t.lowercase {
+		t.cased(r, start, end, s)
+		return
+	}
 	switch {
 	case r == utf8.RuneError && end-start == 1:
 		// Invalid UTF-8 never reaches the reference (Python strings); read
@@ -351,6 +381,22 @@ func (t *Tokenizer) nonASCII(src string, r rune, start, end int, s *state) {
 		default:
 			t.mark(s, entry{d, keptMarkCCC[d], false, start, end})
 		}
+	}
+}
+
+// cased handles a non-ASCII character for a cased vocabulary: no
+// decomposition, so every character stays whole.
+func (t *Tokenizer) cased(r rune, start, end int, s *state) {
+	switch {
+	case r == utf8.RuneError && end-start == 1, unicode.Is(cleanTable, r):
+		return
+	case unicode.IsSpace(r):
+		t.flush(s)
+	case isCJK(r) || isPunct(r):
+		t.flush(s)
+		t.single(s, r, start, end)
+	default:
+		t.addRune(s, r, start, end)
 	}
 }
 

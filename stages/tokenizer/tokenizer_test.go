@@ -19,13 +19,23 @@ func modelDir() string {
 	if d := os.Getenv("MICRO_RAG_MODEL_DIR"); d != "" {
 		return d
 	}
+	return cachedModel("all-MiniLM-L6-v2")
+}
+
+// cachedModel is the folder setup (or `make models`) put the model name in.
+func cachedModel(name string) string {
 	cache := os.Getenv("XDG_CACHE_HOME")
 	if cache == "" {
 		home, _ := os.UserHomeDir()
 		cache = filepath.Join(home, ".cache")
 	}
-	return filepath.Join(cache, "micro-rag-mcp", "models", "all-MiniLM-L6-v2")
+	return filepath.Join(cache, "micro-rag-mcp", "models", name)
 }
+
+// loadZH is bge-small-zh-v1.5's cased tokenizer, from `make models`.
+var loadZH = sync.OnceValues(func() (*Tokenizer, error) {
+	return Load(filepath.Join(cachedModel("bge-small-zh-v1.5-int8"), "tokenizer.json"))
+})
 
 var (
 	loadOnce sync.Once
@@ -47,9 +57,11 @@ type fixture struct {
 	IDs  []int32 `json:"ids"`
 }
 
-func fixtures(tb testing.TB) []fixture {
+func fixtures(tb testing.TB) []fixture { return fixturesIn(tb, "testdata/fixtures.jsonl") }
+
+func fixturesIn(tb testing.TB, path string) []fixture {
 	tb.Helper()
-	f, err := os.Open("testdata/fixtures.jsonl")
+	f, err := os.Open(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -72,8 +84,23 @@ func fixtures(tb testing.TB) []fixture {
 
 // TestFixtures compares Encode with Hugging Face tokenizers on every fixture.
 func TestFixtures(t *testing.T) {
-	tk := load(t)
-	fx := fixtures(t)
+	compareFixtures(t, load(t), fixtures(t))
+}
+
+// TestFixturesCased does the same for bge-small-zh's cased vocabulary (no
+// lowercasing, accents kept).
+func TestFixturesCased(t *testing.T) {
+	tk, err := loadZH()
+	if err != nil {
+		t.Fatalf("load bge-small-zh tokenizer (run make models): %v", err)
+	}
+	if tk.Lowercase() || tk.VocabSize() != 21128 {
+		t.Fatalf("lowercase %v, vocab %d: not bge-small-zh's tokenizer", tk.Lowercase(), tk.VocabSize())
+	}
+	compareFixtures(t, tk, fixturesIn(t, "testdata/fixtures-zh.jsonl"))
+}
+
+func compareFixtures(t *testing.T, tk *Tokenizer, fx []fixture) {
 	if len(fx) < 300 {
 		t.Fatalf("only %d fixtures", len(fx))
 	}
@@ -97,12 +124,35 @@ func TestLoad(t *testing.T) {
 	if _, err := Load("testdata/missing.json"); err == nil {
 		t.Error("Load of a missing file succeeded")
 	}
-	bad := filepath.Join(t.TempDir(), "bad.json")
-	if err := os.WriteFile(bad, []byte(`{"normalizer":{"type":"NFC"}}`), 0o600); err != nil {
+	if !tk.Lowercase() {
+		t.Error("all-MiniLM-L6-v2's vocabulary is uncased")
+	}
+	raw, err := os.ReadFile(filepath.Join(modelDir(), "tokenizer.json"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), "normalizer") {
-		t.Errorf("Load of an unsupported config: err = %v", err)
+	// Each unsupported configuration is refused with what it is and what
+	// is supported.
+	for _, c := range []struct{ old, new, want string }{
+		{`"model": {
+    "type": "WordPiece"`, `"model": {"type": "Unigram"`, `its model is "Unigram" (SentencePiece)`},
+		{`"model": {
+    "type": "WordPiece"`, `"model": {"type": "BPE"`, `its model is "BPE"`},
+		{`"type": "BertNormalizer"`, `"type": "NFC"`, `its normalizer is "NFC"`},
+		{`"strip_accents": null`, `"strip_accents": false`, `lowercase=true strip_accents=false`},
+		{`"type": "BertPreTokenizer"`, `"type": "Metaspace"`, `its pre_tokenizer is "Metaspace"`},
+	} {
+		if !strings.Contains(string(raw), c.old) {
+			t.Fatalf("tokenizer.json lacks %s", c.old)
+		}
+		bad := filepath.Join(t.TempDir(), "tokenizer.json")
+		if err := os.WriteFile(bad, []byte(strings.Replace(string(raw), c.old, c.new, 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(bad)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "supported: BERT-style WordPiece") {
+			t.Errorf("%s: err = %v", c.new, err)
+		}
 	}
 }
 

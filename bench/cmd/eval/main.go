@@ -29,6 +29,7 @@ func main() {
 	setName := flag.String("set", eval.Sets[0].Name, "question set: godoc or manpages")
 	out := flag.String("out", "", "also write the report here (default: the set's, bin/eval.md or bin/eval-manpages.md)")
 	modes := flag.String("modes", "dense,keyword,hybrid", "values of --search-mode to compare, when the server has the flag")
+	modelName := flag.String("model", "", "value of the server's --model (default: its default model)")
 	verbose := flag.Bool("v", false, "show the server's log and every miss")
 	keep := flag.String("index", "", "index folder to use and keep (default: a temporary one, removed after)")
 	flag.Parse()
@@ -42,7 +43,7 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
 	defer cancel()
-	table, misses, err := run(ctx, set, *bin, *cache, *keep, strings.Split(*modes, ","), *verbose)
+	table, misses, err := run(ctx, set, *bin, *cache, *keep, *modelName, strings.Split(*modes, ","), *verbose)
 	if err != nil {
 		slog.Error("eval", "err", err)
 		os.Exit(1)
@@ -58,7 +59,7 @@ func main() {
 }
 
 // run returns the report: the table, then every question missed per mode.
-func run(ctx context.Context, set eval.Set, bin, cache, index string, modes []string, verbose bool) (table, misses string, err error) {
+func run(ctx context.Context, set eval.Set, bin, cache, index, model string, modes []string, verbose bool) (table, misses string, err error) {
 	loadBefore := loadAvg()
 	start := time.Now()
 	c, from, err := set.Corpus(ctx, cache)
@@ -103,7 +104,7 @@ func run(ctx context.Context, set eval.Set, bin, cache, index string, modes []st
 	var rows []eval.Row
 	var missed strings.Builder
 	for _, m := range modes {
-		srv := eval.Server{Bin: bin, Data: c.Dir, Index: index, Mode: m, Inst: set.Inst}
+		srv := eval.Server{Bin: bin, Data: c.Dir, Index: index, Mode: m, Model: model, Inst: set.Inst}
 		if verbose {
 			srv.Stderr = os.Stderr
 		}
@@ -145,6 +146,9 @@ func run(ctx context.Context, set eval.Set, bin, cache, index string, modes []st
 	flags := ""
 	if set.Name != eval.Sets[0].Name {
 		flags = " -set " + set.Name
+	}
+	if model != "" {
+		flags += " -model " + model
 	}
 	fmt.Fprintf(&sb, "`%s` (bench/cmd/eval%s) on %s: %d questions (%s) "+
 		"over %d generated files (%s) from %s; "+

@@ -6,6 +6,8 @@
 # Regenerate (from stages/tokenizer/testdata):
 #   pip install tokenizers==0.23.3
 #   python3 gen_fixtures.py ~/.cache/micro-rag-mcp/models/all-MiniLM-L6-v2/tokenizer.json
+#   python3 gen_fixtures.py ~/.cache/micro-rag-mcp/models/bge-small-zh-v1.5-int8/tokenizer.json fixtures-zh.jsonl
+# (the second: bge-small-zh's cased vocabulary, from `make models`).
 # The output is deterministic: random strings come from a fixed seed.
 import json
 import random
@@ -142,7 +144,7 @@ for _ in range(40):
     texts.append(" ".join(rng.choice(words) for _ in range(n)))
 
 seen = set()
-with open("fixtures.jsonl", "w", encoding="utf-8") as f:
+with open(sys.argv[2] if len(sys.argv) > 2 else "fixtures.jsonl", "w", encoding="utf-8") as f:
     for t in texts:
         if t in seen:
             continue

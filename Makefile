@@ -19,7 +19,9 @@ build: setup
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/micro-rag-mcp
 
 # dist/micro-rag-mcp-VERSION-linux-amd64.tar.gz: static FAISS and BLAS, ONNX
-# Runtime in lib/, licence texts (scripts/dist.sh).
+# Runtime in lib/, licence texts (scripts/dist.sh); from the same files the
+# wheel (pip, uvx) and the two npm tarballs, launcher and platform package
+# (scripts/pack.py).
 dist: setup
 	@bash scripts/dist.sh
 

@@ -3,7 +3,12 @@
 # OpenBLAS/LAPACK, the gfortran runtime and OpenMP linked in; lib/ with the
 # ONNX Runtime library and libquadmath (found through the binary's
 # $ORIGIN/../lib run path); README, LICENSE and every third-party licence
-# text. Run through `make dist`, after `make setup`.
+# text. From the same files, scripts/pack.py writes the wheel and the two
+# npm tarballs. Run through `make dist`, after `make setup`.
+#
+# --if-changed: do nothing when dist/ already holds the output of this very
+# source tree (commit, uncommitted changes and untracked files), as recorded
+# in dist/SOURCE; the package tests use it so that a test run builds once.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,7 +18,21 @@ root=$(cd "$here/.." && pwd)
 log() { printf 'dist: %s\n' "$*" >&2; }
 cd "$root"
 
+source_key() {
+	{
+		git rev-parse HEAD
+		git diff HEAD --binary
+		git ls-files -z --others --exclude-standard | xargs -0 -r sha256sum
+	} | sha256sum | cut -d' ' -f1
+}
+key=$(source_key)
+if [ "${1:-}" = --if-changed ] && [ "$(cat dist/SOURCE 2>/dev/null)" = "$key" ]; then
+	log "dist/ is up to date ($(ls dist | tr '\n' ' '))"
+	exit 0
+fi
+
 read -r version commit < <("$here/version.sh")
+epoch=$(git log -1 --format=%ct 2>/dev/null || date +%s)
 name="micro-rag-mcp-$version-linux-amd64"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -77,10 +96,15 @@ done < <(go version -m "$pkg/bin/micro-rag-mcp" | awk '$1 == "dep" { print $2, $
 mkdir -p "$pkg/licenses/go/std"
 cp "$(go env GOROOT)/LICENSE" "$pkg/licenses/go/std/LICENSE"
 
+# One build's output at a time, so the tests and a find-links folder see
+# only this version.
+rm -f dist/SOURCE dist/micro-rag-mcp-* dist/micro_rag_mcp-*
 mkdir -p dist
 tarball="dist/$name.tar.gz"
-tar --sort=name --owner=0 --group=0 --numeric-owner \
-	--mtime="@$(git log -1 --format=%ct 2>/dev/null || date +%s)" \
+tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \
 	-czf "$tarball" -C "$stage" "$name"
 (cd dist && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
 log "$tarball ($(du -h "$tarball" | cut -f1)), sha256 $(cut -d' ' -f1 "dist/$name.tar.gz.sha256")"
+
+SOURCE_DATE_EPOCH=$epoch python3 "$here/pack.py" "$pkg" dist "$version"
+echo "$key" >dist/SOURCE

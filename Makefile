@@ -28,6 +28,9 @@ dist: setup
 vet: setup
 	$(GO) vet ./...
 
+# packaging/ runs make dist's wheel and npm packages as clients do; it
+# builds dist/ first unless dist/ holds this very tree's build (about a
+# minute when it does build).
 test: setup vet build
 	$(GO) test -race -timeout 45m ./...
 

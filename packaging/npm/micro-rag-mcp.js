@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The npm launcher of micro-rag-mcp: runs the binary of the platform package
 // (an exact-pinned optional dependency) with this process's stdin, stdout
-// and stderr, passes SIGTERM, SIGINT and SIGHUP on, and exits as it did.
+// and stderr, passes SIGTERM, SIGINT and SIGHUP on (and SIGTERM when its
+// parent dies), and exits as it did.
 // Node cannot exec, so it waits on a child; stdio is inherited, so no MCP
 // byte passes through JavaScript.
 'use strict';
@@ -66,11 +67,22 @@ function run() {
   for (const sig of forward) {
     process.on(sig, () => { if (child.exitCode === null) child.kill(sig); });
   }
+  // npx runs this file through `sh -c`, and sh dies of the SIGTERM npm
+  // passes it without passing it on: a new parent means the one that
+  // started us is gone, so stop the server as if signalled.
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid !== parent && child.exitCode === null) {
+      clearInterval(watch);
+      child.kill('SIGTERM');
+    }
+  }, 500);
   child.on('error', (err) => {
     process.stderr.write(`micro-rag-mcp: cannot run ${exe}: ${err.message}\n`);
     process.exit(127);
   });
   child.on('exit', (code, signal) => {
+    clearInterval(watch);
     if (signal) {
       // Die of the same signal, so our parent sees what happened.
       for (const sig of forward) process.removeAllListeners(sig);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds dist/micro-rag-mcp-VERSION-linux-amd64.tar.gz: the binary with FAISS,
-# OpenBLAS/LAPACK, the gfortran runtime and OpenMP linked in; lib/ with the
+# OpenBLAS/LAPACK, the gfortran runtime, OpenMP and libstdc++ linked in, for
+# glibc 2.27 and newer; lib/ with the
 # ONNX Runtime library and libquadmath (found through the binary's
 # $ORIGIN/../lib run path); README, LICENSE and every third-party licence
 # text. From the same files, scripts/pack.py writes the wheel and the two
@@ -39,8 +40,18 @@ trap 'rm -rf "$stage"' EXIT
 pkg="$stage/$name"
 mkdir -p "$pkg/bin" "$pkg/lib" "$pkg/licenses"
 
+# Compiled by zig's clang against glibc 2.28's symbols (scripts/oldglibc),
+# so the binary needs no glibc newer than its libraries do (2.27); GCC's
+# libstdc++ linked in statically, its unwinder from the system's libgcc_s.
 log "building $name"
-go build -trimpath -tags faiss_static \
+oldglibc="$here/oldglibc"
+"$oldglibc/cc" -c -O2 -o "$stage/compat.o" "$oldglibc/compat.c"
+gcclib=$(dirname "$(gcc -print-file-name=libstdc++.a)")
+# --allow-shlib-undefined: the build machine's libgcc_s needs a newer glibc
+# than the target's stubs have; the target's own libgcc_s is used at run time.
+CC="$oldglibc/cc" CXX="$oldglibc/c++" \
+	CGO_LDFLAGS="-L/usr/lib/$(gcc -print-multiarch) -L$gcclib -Wl,--allow-shlib-undefined $stage/compat.o $gcclib/libstdc++.a $(gcc -print-file-name=libgcc_s.so.1) $gcclib/libgcc.a" \
+	go build -trimpath -tags faiss_static \
 	-ldflags "-s -w -X main.version=$version -X main.commit=$commit" \
 	-o "$pkg/bin/micro-rag-mcp" ./cmd/micro-rag-mcp
 
@@ -52,14 +63,14 @@ cp "$ortlib" "$pkg/lib/libonnxruntime.so"
 cp -L "$(gcc -print-file-name=libquadmath.so.0)" "$pkg/lib/libquadmath.so.0"
 
 # Every library the binary needs is either in lib/ or part of a base system
-# (glibc, libstdc++, libgcc); anything else means the static link slipped.
+# (glibc, libgcc); anything else means the static link slipped.
 deps=$(ldd "$pkg/bin/micro-rag-mcp")
 if grep -q 'not found' <<<"$deps"; then
 	log "unresolved libraries:"$'\n'"$deps"
 	exit 1
 fi
 grep -q "libquadmath.so.0 => $pkg/bin/../lib/" <<<"$deps" || { log "libquadmath does not resolve into lib/:"$'\n'"$deps"; exit 1; }
-extra=$(awk '/=>/ { print $1 }' <<<"$deps" | grep -v -E '^(libc|libm|libgcc_s|libstdc\+\+|libquadmath|ld-linux-x86-64)\.so' || true)
+extra=$(awk '/=>/ { print $1 }' <<<"$deps" | grep -v -E '^(libc|libm|libdl|libpthread|libresolv|libgcc_s|libquadmath|ld-linux-x86-64)\.so' || true)
 [ -z "$extra" ] || { log "unexpected shared libraries: $extra"; exit 1; }
 "$pkg/bin/micro-rag-mcp" --version >&2
 

@@ -3,7 +3,7 @@
 # the tools (Go, gcc/g++, make, npm, Maven, python3) when missing,
 # Debian's FAISS + BLAS, the ONNX Runtime library (npm onnxruntime-node) and
 # all-MiniLM-L6-v2 in fp32 and int8 (Maven langchain4j jars), all verified by
-# SHA-256; uv and auditwheel for the package tests into .tools/.
+# SHA-256; zig, uv and auditwheel for make dist and its tests into .tools/.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -103,7 +103,7 @@ if ! python3 -c 'import mcp' 2>/dev/null; then
 	python3 -m pip install --quiet "${pipflags[@]}" mcp==2.3.0 >&2
 fi
 
-# 5. uv and auditwheel for the package tests, into the project's own folder
+# 5. zig (make dist), uv and auditwheel (the package tests), into the project's own folder
 # (nothing on the system's Python); reinstalled only when a pin changed.
 tools="$root/.tools/python"
 have=$(cd "$tools" 2>/dev/null && ls -d ./*.dist-info 2>/dev/null | sed -E 's|^\./||; s|\.dist-info$||; s|-|==|' | sort | tr '\n' ' ') || true

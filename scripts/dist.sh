@@ -45,6 +45,7 @@ mkdir -p "$pkg/bin" "$pkg/lib" "$pkg/licenses"
 # libstdc++ linked in statically, its unwinder from the system's libgcc_s.
 log "building $name"
 oldglibc="$here/oldglibc"
+[ -x "$root/.tools/python/ziglang/zig" ] || { log "zig is missing from .tools/python: run make setup"; exit 1; }
 "$oldglibc/cc" -c -O2 -o "$stage/compat.o" "$oldglibc/compat.c"
 gcclib=$(dirname "$(gcc -print-file-name=libstdc++.a)")
 # --allow-shlib-undefined: the build machine's libgcc_s needs a newer glibc

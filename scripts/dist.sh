@@ -80,9 +80,12 @@ cp -r licenses/. "$pkg/licenses/"
 
 # Licence texts of the Debian packages linked in, as Debian ships them.
 mkdir -p "$pkg/licenses/debian"
-for p in libfaiss-dev libopenblas0-pthread liblapack3 libgfortran5 libgomp1 libquadmath0; do
+for p in libfaiss-dev libopenblas0-pthread liblapack3 libgfortran5 libgomp1 libquadmath0 "libstdc++-$(gcc -dumpversion | cut -d. -f1)-dev" "libgcc-$(gcc -dumpversion | cut -d. -f1)-dev"; do
 	cp "/usr/share/doc/$p/copyright" "$pkg/licenses/debian/$p.copyright"
 done
+# zig's licence: its compiler-rt and glibc start-up pieces are linked in.
+mkdir -p "$pkg/licenses/zig"
+cp "$root/.tools/python/ziglang/LICENSE" "$pkg/licenses/zig/LICENSE"
 for l in GPL-3 LGPL-2.1 Apache-2.0; do
 	cp "/usr/share/common-licenses/$l" "$pkg/licenses/debian/$l"
 done

@@ -25,14 +25,20 @@ models: setup
 build: setup
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/micro-rag-mcp
 
-# dist/micro-rag-mcp-VERSION-linux-amd64.tar.gz: static FAISS and BLAS, ONNX
-# Runtime in lib/, licence texts (scripts/dist.sh).
+# dist/micro-rag-mcp-VERSION-linux-amd64.tar.gz: static FAISS, BLAS and
+# libstdc++, built with zig's clang for glibc 2.27 and newer, ONNX Runtime in
+# lib/, licence texts (scripts/dist.sh); from the same files the
+# wheel (pip, uvx) and the two npm tarballs, launcher and platform package
+# (scripts/pack.py).
 dist: setup
 	@bash scripts/dist.sh
 
 vet: setup
 	$(GO) vet ./...
 
+# packaging/ runs make dist's wheel and npm packages as clients do; it
+# builds dist/ first unless dist/ holds this very tree's build (3 to 7
+# minutes on 2 cores when it does build).
 test: setup models vet build
 	$(GO) test -race -timeout 45m ./...
 

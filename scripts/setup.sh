@@ -3,7 +3,7 @@
 # the tools (Go, gcc/g++, make, npm, Maven, python3) when missing,
 # Debian's FAISS + BLAS, the ONNX Runtime library (npm onnxruntime-node) and
 # all-MiniLM-L6-v2 in fp32 and int8 (Maven langchain4j jars), all verified by
-# SHA-256.
+# SHA-256; zig, uv and auditwheel for make dist and its tests into .tools/.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -82,6 +82,18 @@ if ! python3 -c 'import mcp' 2>/dev/null; then
 	python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' &&
 		pipflags=(--break-system-packages)
 	python3 -m pip install --quiet "${pipflags[@]}" mcp==2.3.0 >&2
+fi
+
+# 5. zig (make dist), uv and auditwheel (the package tests), into the project's own folder
+# (nothing on the system's Python); reinstalled only when a pin changed.
+tools="$root/.tools/python"
+have=$(cd "$tools" 2>/dev/null && ls -d ./*.dist-info 2>/dev/null | sed -E 's|^\./||; s|\.dist-info$||; s|-|==|' | sort | tr '\n' ' ') || true
+want=$(tr ' ' '\n' <<<"$PACKAGING_TOOLS" | sed 's/-/_/g' | sort | tr '\n' ' ')
+if [ "$have" != "$want" ]; then
+	log "installing $PACKAGING_TOOLS into $tools"
+	rm -rf "$tools"
+	# shellcheck disable=SC2086 # a list of requirements
+	python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$tools" $PACKAGING_TOOLS >&2
 fi
 
 log "ready: $cache"

@@ -1,0 +1,224 @@
+package packaging
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bufio"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/base64"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// maxCompressed is the issue's bound on each download.
+const maxCompressed = 40 << 20
+
+// entry is one file of an archive.
+type entry struct {
+	mode    os.FileMode
+	regular bool
+	size    int64
+	sha256  []byte
+	data    []byte // small files only
+}
+
+func readEntry(r io.Reader, mode os.FileMode, regular bool, size int64) (entry, error) {
+	h := sha256.New()
+	var small strings.Builder
+	w := io.Writer(h)
+	if size < 1<<20 {
+		w = io.MultiWriter(h, &small)
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		return entry{}, err
+	}
+	return entry{mode: mode, regular: regular, size: size, sha256: h.Sum(nil), data: []byte(small.String())}, nil
+}
+
+func tarFiles(t *testing.T, path string) map[string]entry {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]entry{}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeDir {
+			continue
+		}
+		e, err := readEntry(tr, h.FileInfo().Mode(), h.Typeflag == tar.TypeReg, h.Size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[h.Name] = e
+	}
+}
+
+func zipFiles(t *testing.T, path string) map[string]entry {
+	t.Helper()
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	files := map[string]entry{}
+	for _, f := range z.File {
+		r, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := readEntry(r, f.Mode(), f.Mode().IsRegular(), int64(f.UncompressedSize64))
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f.Name] = e
+	}
+	return files
+}
+
+// TestLayout checks what each package holds: the same binary and libraries
+// as the tarball, as real files with the binary executable, the wheel's
+// metadata and hashes, the npm manifests, and the sizes.
+func TestLayout(t *testing.T) {
+	for _, p := range []string{dist.tarball, dist.wheel, dist.platform, dist.launcher} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %.1f MB", filepath.Base(p), float64(st.Size())/1e6)
+		if st.Size() > maxCompressed {
+			t.Errorf("%s is %d bytes, over %d", filepath.Base(p), st.Size(), maxCompressed)
+		}
+	}
+
+	tarball := tarFiles(t, dist.tarball)
+	top := strings.TrimSuffix(filepath.Base(dist.tarball), ".tar.gz") + "/"
+	wheel := zipFiles(t, dist.wheel)
+	platform := tarFiles(t, dist.platform)
+	native := []string{"bin/micro-rag-mcp", "lib/libonnxruntime.so", "lib/libquadmath.so.0"}
+	for _, rel := range native {
+		want, ok := tarball[top+rel]
+		if !ok {
+			t.Fatalf("the tarball has no %s", rel)
+		}
+		for _, c := range []struct {
+			pkg   string
+			files map[string]entry
+			name  string
+		}{{"wheel", wheel, "micro_rag_mcp/" + rel}, {"npm platform package", platform, "package/" + rel}} {
+			got, ok := c.files[c.name]
+			switch {
+			case !ok:
+				t.Errorf("%s: no %s", c.pkg, c.name)
+			case !got.regular:
+				t.Errorf("%s: %s is not a regular file (%v)", c.pkg, c.name, got.mode)
+			case string(got.sha256) != string(want.sha256):
+				t.Errorf("%s: %s differs from the tarball's", c.pkg, c.name)
+			case strings.HasPrefix(rel, "bin/") && got.mode.Perm() != 0o755:
+				t.Errorf("%s: %s has mode %v, want 0755", c.pkg, c.name, got.mode.Perm())
+			}
+		}
+	}
+	checkWheel(t, wheel)
+	checkNPM(t, platform)
+}
+
+func checkWheel(t *testing.T, files map[string]entry) {
+	name := filepath.Base(dist.wheel)
+	m := regexp.MustCompile(`^micro_rag_mcp-([^-]+)-(py3-none-manylinux_\d+_\d+_x86_64)\.whl$`).FindStringSubmatch(name)
+	if m == nil {
+		t.Fatalf("wheel name %s is not micro_rag_mcp-VERSION-py3-none-manylinux_X_Y_x86_64.whl", name)
+	}
+	version, tag := m[1], m[2]
+	info := "micro_rag_mcp-" + version + ".dist-info/"
+	for _, c := range []struct{ file, want string }{
+		{"WHEEL", "Root-Is-Purelib: false\n"},
+		{"WHEEL", "Tag: " + tag + "\n"},
+		{"METADATA", "Name: micro-rag-mcp\n"},
+		{"METADATA", "Version: " + version + "\n"},
+		{"entry_points.txt", "[console_scripts]\nmicro-rag-mcp = micro_rag_mcp:main\n"},
+	} {
+		if !strings.Contains(string(files[info+c.file].data), c.want) {
+			t.Errorf("%s lacks %q", c.file, c.want)
+		}
+	}
+	// RECORD names every other file with its hash and size.
+	recorded := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(string(files[info+"RECORD"].data)))
+	for sc.Scan() {
+		parts := strings.Split(sc.Text(), ",")
+		if len(parts) != 3 {
+			t.Fatalf("RECORD line %q", sc.Text())
+		}
+		recorded[parts[0]] = true
+		if parts[0] == info+"RECORD" {
+			continue
+		}
+		e, ok := files[parts[0]]
+		sum := "sha256=" + base64.RawURLEncoding.EncodeToString(e.sha256)
+		if !ok || parts[1] != sum || parts[2] != strconv.FormatInt(e.size, 10) {
+			t.Errorf("RECORD line %q does not match the file (%s, %d bytes)", sc.Text(), sum, e.size)
+		}
+	}
+	for f := range files {
+		if !recorded[f] {
+			t.Errorf("RECORD does not list %s", f)
+		}
+	}
+	// The tag is the glibc floor; auditwheel reads it from the ELF files.
+	cmd := exec.Command("python3", "-m", "auditwheel", "show", dist.wheel)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+toolsDir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("auditwheel show: %v\n%s", err, out)
+	}
+	platform := strings.TrimPrefix(tag, "py3-none-")
+	// auditwheel wraps its lines: compare with the spaces normalised.
+	if !strings.Contains(strings.Join(strings.Fields(string(out)), " "), `consistent with the following platform tag: "`+platform+`"`) {
+		t.Errorf("auditwheel does not find %s:\n%s", platform, out)
+	}
+}
+
+func checkNPM(t *testing.T, platformFiles map[string]entry) {
+	plat, launcher := npmManifest(t, dist.platform), npmManifest(t, dist.launcher)
+	if plat.Name != "micro-rag-mcp-linux-x64-gnu" || strings.Join(plat.OS, ",") != "linux" ||
+		strings.Join(plat.CPU, ",") != "x64" || strings.Join(plat.Libc, ",") != "glibc" {
+		t.Errorf("platform package.json: %+v", plat)
+	}
+	if launcher.Name != "micro-rag-mcp" || launcher.Bin["micro-rag-mcp"] != "bin/micro-rag-mcp.js" {
+		t.Errorf("launcher package.json: %+v", launcher)
+	}
+	if len(launcher.OptionalDependencies) != 1 || launcher.OptionalDependencies[plat.Name] != plat.Version || plat.Version != launcher.Version {
+		t.Errorf("launcher %s pins %v, want exactly %s@%s", launcher.Version, launcher.OptionalDependencies, plat.Name, plat.Version)
+	}
+	floor := regexp.MustCompile(`manylinux_(\d+)_(\d+)_`).FindStringSubmatch(dist.wheel)
+	if floor == nil || launcher.GlibcFloor != floor[1]+"."+floor[2] {
+		t.Errorf("launcher's glibcFloor %q does not match the wheel's tag %s", launcher.GlibcFloor, filepath.Base(dist.wheel))
+	}
+	for name, e := range platformFiles {
+		if !e.regular {
+			t.Errorf("platform package: %s is not a regular file", name)
+		}
+	}
+}

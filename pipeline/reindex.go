@@ -51,6 +51,7 @@ type Progress struct {
 type Result struct {
 	stages.Tally
 	Failures []stages.Failure
+	Skipped  []stages.SkipGroup // Config.Skips' groups; nil without it
 	Stats    Stats
 }
 
@@ -190,7 +191,11 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 		cfg.Progress(cnt.progress())
 	}
 	stats.Log(cfg.Logger, "reindex stages")
-	return Result{Tally: writer.Tally, Failures: writer.Failures, Stats: stats}, err
+	res := Result{Tally: writer.Tally, Failures: writer.Failures, Stats: stats}
+	if cfg.Skips != nil {
+		res.Skipped = cfg.Skips.Groups()
+	}
+	return res, err
 }
 
 // noText reports whether a file read now or before holds no chunk.

@@ -37,8 +37,11 @@ func reindexOnce(t *testing.T, ctx context.Context, store *index.Store, emb *emb
 	}
 	defer folder.Close()
 	var last Progress
+	skips := &stages.Skips{}
 	res, err := Reindex(ctx, Config{
-		Walker:   stages.Walker{Folder: folder, IndexFolder: filepath.Join(data, "index"), Exts: map[string]bool{".md": true, ".txt": true}, Glob: g},
+		Walker: stages.Walker{Folder: folder, IndexFolder: filepath.Join(data, "index"), Exts: map[string]bool{".md": true, ".txt": true}, Glob: g,
+			Skipped: skips.Add},
+		Skips:    skips,
 		Chunking: chunk.Default, Tokens: emb.Tokenizer(), Embedder: emb, Dim: embed.Dim, Limits: extract.DefaultLimits,
 		Progress: func(p Progress) { last = p },
 	}, w)
@@ -61,6 +64,8 @@ func TestReindexRealIndex(t *testing.T) {
 	write("a.md", "Refunds are paid within five working days.")
 	write("docs/b.txt", strings.Repeat("The on-call engineer pages the database team when replication lags. ", 40))
 	write("docs/c.md", "Badges are collected at the front desk.")
+	write("docs/empty.md", "\n\n")
+	write("docs/page.html", "<p>Not in the list.</p>")
 	store, err := index.Open(filepath.Join(data, "index"), schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}, index.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -71,8 +76,15 @@ func TestReindexRealIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.FilesAdded != 3 || res.ChunksTotal < 4 || res.ChunksEmbedded != res.ChunksTotal {
+	if res.FilesAdded != 4 || res.ChunksTotal < 4 || res.ChunksEmbedded != res.ChunksTotal {
 		t.Fatalf("cold run: %+v", res.Tally)
+	}
+	var skipped []string
+	for _, g := range res.Skipped {
+		skipped = append(skipped, g.Reason+":"+strings.Join(g.Examples, ","))
+	}
+	if strings.Join(skipped, " ") != "no_text:docs/empty.md extension_not_enabled:docs/page.html" {
+		t.Errorf("skipped %v", skipped)
 	}
 	var names []string
 	for _, s := range res.Stats.Stages {
@@ -81,7 +93,7 @@ func TestReindexRealIndex(t *testing.T) {
 	if got := strings.Join(names, " "); got != "walk filter extract chunk embed write" {
 		t.Errorf("stages %q", got)
 	}
-	if w := res.Stats.Stages[3]; w.In != 3 || w.Out != 3 {
+	if w := res.Stats.Stages[3]; w.In != 4 || w.Out != 4 {
 		t.Errorf("chunk stage counted %+v", w)
 	}
 
@@ -107,7 +119,7 @@ func TestReindexRealIndex(t *testing.T) {
 	}
 	snap := store.Acquire()
 	defer snap.Release()
-	if _, ok := snap.File("a.md"); !ok || snap.Files() != 2 {
+	if _, ok := snap.File("a.md"); !ok || snap.Files() != 3 {
 		t.Fatalf("after scoped run: a.md present=%v, %d files", ok, snap.Files())
 	}
 

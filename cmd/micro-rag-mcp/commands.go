@@ -16,6 +16,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 	"github.com/micro-rag/micro-rag-mcp/stages"
+	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 )
 
 // runServe is the MCP server on stdio.
@@ -25,7 +26,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	var watch bool
 	fs := newFlagSet("micro-rag-mcp",
 		"micro-rag-mcp --data-folder DIR --title NAME --inst TEXT [options]\n"+
-			"  micro-rag-mcp search|reindex|status --help", stderr)
+			"  micro-rag-mcp search|reindex|status|list --help", stderr)
 	c.register(fs)
 	c.registerSearchMode(fs)
 	fs.StringVar(&title, "title", "", "MCP server name shown to clients (required)")
@@ -40,8 +41,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return nil
 	}
 	if len(pos) > 0 {
-		fs.Usage()
-		return usageErr("unexpected argument %q (subcommands are search, reindex, status)", pos[0])
+		return withUsage(fs, usageErr("unexpected argument %q (subcommands are search, reindex, status, list)", pos[0]))
 	}
 	if err := required(fs, "data-folder", "title", "inst"); err != nil {
 		return err
@@ -121,8 +121,7 @@ func (c *common) parseSubcommand(fs *flag.FlagSet, args []string, stdout io.Writ
 		return nil, false, err
 	}
 	if !takesArgs && len(pos) > 0 {
-		fs.Usage()
-		return nil, false, usageErr("unexpected argument %q", pos[0])
+		return nil, false, withUsage(fs, usageErr("unexpected argument %q", pos[0]))
 	}
 	return pos, false, nil
 }
@@ -168,14 +167,13 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	}
 	query := strings.TrimSpace(strings.Join(pos, " "))
 	if query == "" {
-		fs.Usage()
-		return usageErr("search needs a query")
+		return withUsage(fs, usageErr("search needs a query"))
 	}
 	req, err := mcpserver.ParseSearch(map[string]any{
 		"query": query, "top_k": float64(topK), "score_threshold": threshold,
 	})
 	if err != nil {
-		return &exitError{code: 2, err: err, usage: true}
+		return &exitError{code: 2, err: err, usage: true, cmd: "search"}
 	}
 	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr, true)
 	if err != nil {
@@ -296,16 +294,11 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	// Status reads the index files alone: no model, no ONNX Runtime.
-	cfg, _, cleanup, err := c.setup(stderr)
+	eng, cleanup, err := c.openIndexFiles(stderr)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	cfg.ReadOnly, cfg.NoInitialReindex = true, true
-	eng, err := engine.New(cfg)
-	if err != nil {
-		return err
-	}
 	st, err := eng.ReadStatus(ctx)
 	if err != nil {
 		return err
@@ -414,5 +407,62 @@ func writeJSON(w io.Writer, v any) error {
 		return err
 	}
 	_, err = w.Write(append(mcpserver.VisibleJSON(b), '\n'))
+	return err
+}
+
+// openIndexFiles makes a read-only engine that is never started: it reads
+// the index files alone, with no model and no ONNX Runtime. cleanup stops
+// the profilers.
+func (c *common) openIndexFiles(stderr io.Writer) (eng *engine.Engine, cleanup func(), err error) {
+	cfg, _, cleanup, err := c.setup(stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.ReadOnly, cfg.NoInitialReindex = true, true
+	if eng, err = engine.New(cfg); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return eng, cleanup, nil
+}
+
+func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var c common
+	var asJSON bool
+	var glob string
+	fs := newFlagSet("list", "micro-rag-mcp list --data-folder DIR [--path-glob GLOB] [--json]", stderr)
+	addUsageNote(fs, "Lists the documents in the index, from its files alone (no model).\n")
+	c.register(fs)
+	quietByDefault(fs)
+	fs.StringVar(&glob, "path-glob", "", "only documents matching this shell pattern, relative to the data folder")
+	fs.BoolVar(&asJSON, "json", false, "print the list as JSON")
+	_, done, err := c.parseSubcommand(fs, args, stdout, false)
+	if err != nil || done {
+		return err
+	}
+	eng, cleanup, err := c.openIndexFiles(stderr)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	docs, err := eng.ListFiles(glob)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(stdout, map[string]any{"documents": docs})
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHUNKS\tSIZE\tMODIFIED\tPATH")
+	chunks := 0
+	for _, d := range docs {
+		chunks += d.Chunks
+		mod := time.Unix(0, int64(d.Mtime*1e9)).Local().Format("2006-01-02 15:04")
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", d.Chunks, extract.HumanBytes(d.Size), mod, mcpserver.Visible(d.Path))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%d documents, %d chunks\n", len(docs), chunks)
 	return err
 }

@@ -134,8 +134,8 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, er
 				fs.Usage()
 				return nil, errHelp
 			}
-			fs.Usage()
-			return nil, &exitError{code: 2, err: err, usage: true}
+			// The error and a suggestion, not forty lines of usage.
+			return nil, &exitError{code: 2, err: suggestFlag(fs, err), usage: true, cmd: fs.Name()}
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -169,8 +169,7 @@ func required(fs *flag.FlagSet, names ...string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	fs.Usage()
-	return usageErr("missing required flag(s): %s", strings.Join(missing, ", "))
+	return withUsage(fs, usageErr("missing required flag(s): %s", strings.Join(missing, ", ")))
 }
 
 // parseExts normalises "--exts" (engine.ParseExts) as a usage error.
@@ -339,4 +338,61 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 		defer cancel()
 		srv.Shutdown(ctx)
 	}, nil
+}
+
+// withUsage makes a usage error print fs's usage after its message.
+func withUsage(fs *flag.FlagSet, err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		ee.showUsage, ee.cmd = fs.Usage, fs.Name()
+	}
+	return err
+}
+
+// suggestFlag adds the nearest defined flag to an "flag provided but not
+// defined" error: the same letters without dashes, or a name one or two
+// edits away.
+func suggestFlag(fs *flag.FlagSet, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return err
+	}
+	name = strings.TrimLeft(name, "-")
+	bare := func(s string) string { return strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(s)) }
+	best, bestDist := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		d := editDistance(bare(name), bare(f.Name))
+		if prefix := strings.HasPrefix(f.Name, name) && len(name) >= 3; prefix && d > 1 {
+			d = 2 // "--data" for "--data-folder"
+		}
+		if d < bestDist {
+			best, bestDist = f.Name, d
+		}
+	})
+	msg := fmt.Sprintf("unknown flag --%s", name)
+	if best != "" {
+		msg += fmt.Sprintf(" (did you mean --%s?)", best)
+	}
+	return errors.New(msg)
+}
+
+// editDistance is the Levenshtein distance of a and b, by bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

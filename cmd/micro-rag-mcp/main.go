@@ -1,6 +1,6 @@
 // Command micro-rag-mcp serves semantic search over one folder of documents
 // through the Model Context Protocol on stdio. The subcommands search,
-// reindex and status run the same engine once, for humans at a terminal.
+// reindex, status and list run the same engine once, for humans at a terminal.
 package main
 
 import (
@@ -56,9 +56,11 @@ func printVersion(w io.Writer) {
 // exitError carries an exit status: 2 for usage errors, 1 for the rest,
 // unless a command says otherwise (search: 1 is no match alone).
 type exitError struct {
-	code  int
-	err   error
-	usage bool // the command line is wrong: point at --help
+	code      int
+	err       error
+	usage     bool   // the command line is wrong: point at --help
+	cmd       string // the command whose --help to point at ("" or the program: the server's)
+	showUsage func() // prints the usage after the message, when it helps
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -97,6 +99,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runReindex(ctx, args[1:], stdout, stderr)
 	case "status":
 		err = runStatus(ctx, args[1:], stdout, stderr)
+	case "list":
+		err = runList(ctx, args[1:], stdout, stderr)
 	case "help":
 		printMainUsage(stdout)
 		return 0
@@ -109,8 +113,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		fmt.Fprintf(stderr, "micro-rag-mcp: %s\n", mcpserver.Visible(ee.err.Error()))
-		if ee.usage {
-			fmt.Fprintln(stderr, "Run 'micro-rag-mcp --help' for usage.")
+		if ee.showUsage != nil {
+			fmt.Fprintln(stderr)
+			ee.showUsage()
+		}
+		if ee.usage && ee.showUsage == nil {
+			help := "micro-rag-mcp --help"
+			if ee.cmd != "" && ee.cmd != "micro-rag-mcp" {
+				help = "micro-rag-mcp " + ee.cmd + " --help"
+			}
+			fmt.Fprintf(stderr, "Run '%s' for usage.\n", help)
 		}
 		return ee.code
 	}
@@ -163,6 +175,7 @@ Usage:
   micro-rag-mcp search  --data-folder DIR [--top-k N] [--score-threshold X] [--search-mode M] QUERY
   micro-rag-mcp reindex --data-folder DIR [--force] [--path-glob GLOB]
   micro-rag-mcp status  --data-folder DIR
+  micro-rag-mcp list    --data-folder DIR [--path-glob GLOB]   the indexed documents
 
 Run 'micro-rag-mcp COMMAND --help' for the options of a command.
 

@@ -71,7 +71,9 @@ func TestFlagErrors(t *testing.T) {
 		{"no flags", nil, 2, []string{"missing required flag(s): --data-folder, --title, --inst"}, true},
 		{"missing inst", []string{"--data-folder", dir, "--title", "t"}, 2, []string{"--inst"}, true},
 		{"missing title", []string{"--data-folder", dir, "--inst", "i"}, 2, []string{"--title"}, true},
-		{"unknown flag", []string{"--data-folder", dir, "--title", "t", "--inst", "i", "--bogus"}, 2, []string{"flag provided but not defined: -bogus"}, true},
+		{"unknown flag", []string{"--data-folder", dir, "--title", "t", "--inst", "i", "--bogus"}, 2, []string{"micro-rag-mcp: unknown flag --bogus\nRun 'micro-rag-mcp --help' for usage."}, false},
+		{"misspelt flag", []string{"search", "--data-folder", dir, "--topk", "3", "q"}, 2, []string{"micro-rag-mcp: unknown flag --topk (did you mean --top-k?)\nRun 'micro-rag-mcp search --help' for usage."}, false},
+		{"short flag", []string{"reindex", "--data", dir}, 2, []string{"unknown flag --data (did you mean --data-folder?)"}, false},
 		{"bad exts", []string{"--data-folder", dir, "--title", "t", "--inst", "i", "--exts", ".txt,.exe"}, 2, []string{`no reader for ".exe"`}, false},
 		{"bad log level", []string{"--data-folder", dir, "--title", "t", "--inst", "i", "--log-level", "loud"}, 2, []string{"--log-level"}, false},
 		{"pprof on all interfaces", []string{"--data-folder", dir, "--title", "t", "--inst", "i", "--pprof", ":6060"}, 2, []string{"not a loopback address"}, false},
@@ -84,7 +86,7 @@ func TestFlagErrors(t *testing.T) {
 		{"search top-k out of range", []string{"search", "--data-folder", dir, "--top-k", "0", "q"}, 2, []string{`"top_k" must be between 1 and 50`}, false},
 		{"bad search mode", []string{"--data-folder", dir, "--title", "t", "--inst", "i", "--search-mode", "fuzzy"}, 2, []string{`--search-mode: search mode "fuzzy" is not one of dense, keyword, hybrid`}, false},
 		{"search with bad search mode", []string{"search", "--data-folder", dir, "--search-mode", "semantic", "q"}, 2, []string{`"semantic" is not one of`}, false},
-		{"reindex has no search mode", []string{"reindex", "--data-folder", dir, "--search-mode", "dense"}, 2, []string{"flag provided but not defined: -search-mode"}, true},
+		{"reindex has no search mode", []string{"reindex", "--data-folder", dir, "--search-mode", "dense"}, 2, []string{"unknown flag --search-mode"}, false},
 		{"reindex without folder", []string{"reindex"}, 2, []string{"--data-folder"}, true},
 		{"status without folder", []string{"status"}, 2, []string{"--data-folder"}, true},
 	}
@@ -104,6 +106,13 @@ func TestFlagErrors(t *testing.T) {
 			}
 			if tc.usageOut && !strings.Contains(stderr, "Usage:") {
 				t.Errorf("no usage on stderr:\n%s", stderr)
+			}
+			if !tc.usageOut && strings.Contains(stderr, "Usage:") {
+				t.Errorf("usage printed for an error it does not help with:\n%s", stderr)
+			}
+			// The error comes first, not after the usage.
+			if !strings.HasPrefix(stderr, "micro-rag-mcp: ") {
+				t.Errorf("stderr does not start with the error:\n%s", stderr)
 			}
 		})
 	}

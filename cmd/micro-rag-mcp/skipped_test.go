@@ -2,6 +2,7 @@ package main
 
 import (
 	"compress/gzip"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -119,6 +120,22 @@ func TestSkippedFilesReported(t *testing.T) {
 	code, stdout, _ = runBinary(t, append([]string{"status"}, d...)...)
 	if code != 0 || statusValue(stdout, "not indexed") != "7" || !strings.Contains(stdout, "2 no text: empty.txt, scans/image-only.pdf") {
 		t.Errorf("status table: exit %d\n%s", code, stdout)
+	}
+
+	// list names every indexed file, the one without text with 0 chunks.
+	code, stdout, stderr = runBinary(t, append([]string{"list", "--json"}, d...)...)
+	var listed struct{ Documents []engine.IndexedFile }
+	if err := json.Unmarshal([]byte(stdout), &listed); code != 0 || err != nil || len(listed.Documents) != st.Files {
+		t.Fatalf("list --json: exit %d, %v, %d documents for %d files\n%s", code, err, len(listed.Documents), st.Files, stderr)
+	}
+	for _, doc := range listed.Documents {
+		if (doc.Chunks == 0) != (doc.Path == "scans/image-only.pdf" || doc.Path == "empty.txt") {
+			t.Errorf("list: %+v", doc)
+		}
+	}
+	code, stdout, _ = runBinary(t, append([]string{"list", "--path-glob", "office/*"}, d...)...)
+	if code != 0 || !strings.Contains(stdout, "office/lighthouse.rtf") || !strings.HasSuffix(stdout, "5 documents, 5 chunks\n") {
+		t.Errorf("list --path-glob office/*: exit %d\n%s", code, stdout)
 	}
 
 	// The tool's result says the same, in its structured content and text.

@@ -625,7 +625,7 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 		FilesAdded: res.FilesAdded, FilesUpdated: res.FilesUpdated, FilesRemoved: res.FilesRemoved,
 		FilesFailed: res.FilesFailed, ChunksTotal: res.ChunksTotal, ChunksEmbedded: res.ChunksEmbedded,
 		ElapsedMS: time.Since(start).Milliseconds(), Stats: res.Stats,
-		Exts: scope.Exts, Excludes: scope.Excludes, Skipped: skips.Groups(),
+		Exts: scope.Exts, Excludes: scope.Excludes, Skipped: res.Skipped,
 	}
 	out.FilesSkipped = stages.SkipTotal(out.Skipped)
 	e.log.Info("reindex done", "added", out.FilesAdded, "updated", out.FilesUpdated, "removed", out.FilesRemoved,

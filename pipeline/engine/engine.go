@@ -145,6 +145,9 @@ type Engine struct {
 	stop       context.CancelFunc
 	bg         sync.WaitGroup
 
+	waitingLogged bool        // the initial reindex said once that it waits for another process
+	waiting       atomic.Bool // the initial reindex waits for another process's lock
+
 	// after paces retries of failed updates (time.After); tests fire them
 	// by hand.
 	after func(time.Duration) <-chan time.Time
@@ -331,22 +334,58 @@ func (e *Engine) Start(ctx context.Context) {
 				e.follow(ctx)
 			}()
 		}
-		if !e.cfg.NoInitialReindex {
-			res, err := e.run(ctx, ReindexRequest{}, activityInitial, nil, nil)
-			switch {
-			case errors.Is(err, ErrBusy):
-				e.log.Info("initial reindex skipped: busy", "err", err)
-			case err != nil && ctx.Err() != nil:
-				e.log.Info("initial reindex cancelled; the index keeps its last commit")
-			case err != nil:
-				e.log.Error("initial reindex failed", "err", err)
-			default:
-				e.log.Info("initial reindex done", "added", res.FilesAdded, "updated", res.FilesUpdated,
-					"removed", res.FilesRemoved, "failed", res.FilesFailed, "chunks", res.ChunksTotal, "ms", res.ElapsedMS)
-			}
+		if !e.cfg.NoInitialReindex && !e.initialReindex(ctx) {
+			// Another process holds the index: try again while following
+			// its commits, so the folder is indexed once the lock is free
+			// even if that process died before finishing.
+			e.bg.Add(1)
+			go func() {
+				defer e.bg.Done()
+				t := time.NewTicker(e.cfg.RefreshEvery)
+				defer t.Stop()
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-t.C:
+						if e.initialReindex(ctx) {
+							return
+						}
+					}
+				}
+			}()
 		}
 		e.watch(ctx)
 	}()
+}
+
+// initialReindex runs the start-up reindex and logs how it went. It
+// reports false when it could not run because another process holds the
+// index lock (the caller tries again later).
+func (e *Engine) initialReindex(ctx context.Context) bool {
+	res, err := e.run(ctx, ReindexRequest{}, activityInitial, nil, nil)
+	var busy *BusyError
+	if errors.As(err, &busy) && !busy.State.Indexing {
+		e.waiting.Store(true)
+		if !e.waitingLogged {
+			e.waitingLogged = true
+			e.log.Info("initial reindex waits: another process is reindexing this index; it runs once the lock is free", "err", err)
+		}
+		return false
+	}
+	e.waiting.Store(false)
+	switch {
+	case errors.Is(err, ErrBusy):
+		e.log.Info("initial reindex skipped: a reindex in this process runs", "err", err)
+	case err != nil && ctx.Err() != nil:
+		e.log.Info("initial reindex cancelled; the index keeps its last commit")
+	case err != nil:
+		e.log.Error("initial reindex failed", "err", err)
+	default:
+		e.log.Info("initial reindex done", "added", res.FilesAdded, "updated", res.FilesUpdated,
+			"removed", res.FilesRemoved, "failed", res.FilesFailed, "chunks", res.ChunksTotal, "ms", res.ElapsedMS)
+	}
+	return true
 }
 
 func (e *Engine) load(ctx context.Context) error {

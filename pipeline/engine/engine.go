@@ -341,18 +341,7 @@ func (e *Engine) Start(ctx context.Context) {
 			e.bg.Add(1)
 			go func() {
 				defer e.bg.Done()
-				t := time.NewTicker(e.cfg.RefreshEvery)
-				defer t.Stop()
-				for {
-					select {
-					case <-ctx.Done():
-						return
-					case <-t.C:
-						if e.initialReindex(ctx) {
-							return
-						}
-					}
-				}
+				every(ctx, e.cfg.RefreshEvery, func() bool { return e.initialReindex(ctx) })
 			}()
 		}
 		e.watch(ctx)
@@ -452,17 +441,27 @@ func IndexVersion(modelName, onnxPath string) (schema.Version, error) {
 
 // watch picks up commits made by another process on the same index folder.
 func (e *Engine) watch(ctx context.Context) {
-	t := time.NewTicker(e.cfg.RefreshEvery)
+	every(ctx, e.cfg.RefreshEvery, func() bool {
+		if changed, err := e.store.Refresh(); err != nil {
+			e.log.Debug("index refresh", "err", err)
+		} else if changed {
+			e.log.Info("loaded index committed by another process")
+		}
+		return false
+	})
+}
+
+// every calls f every d until f reports it is done or ctx ends.
+func every(ctx context.Context, d time.Duration, f func() (done bool)) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if changed, err := e.store.Refresh(); err != nil {
-				e.log.Debug("index refresh", "err", err)
-			} else if changed {
-				e.log.Info("loaded index committed by another process")
+			if f() {
+				return
 			}
 		}
 	}

@@ -105,8 +105,11 @@ type Status struct {
 	Failed []stages.Failure `json:"failed"`
 	// Truncated are the files indexed only up to the per-file chunk cap,
 	// with what part of them is searchable.
-	Truncated   []stages.Failure `json:"truncated"`
-	ChangedDisk DiskChanges      `json:"changed_on_disk"`
+	Truncated []stages.Failure `json:"truncated"`
+	// LinksOutside counts the symlinks in the folder that lead outside it
+	// (never followed).
+	LinksOutside int         `json:"links_outside"`
+	ChangedDisk  DiskChanges `json:"changed_on_disk"`
 	// Integrity is IntegrityOK, IntegrityDamaged (Damage says what failed)
 	// or "" when the index was not checked (Status of a running engine).
 	Integrity string `json:"integrity"`

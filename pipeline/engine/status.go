@@ -120,6 +120,10 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	w := stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: e.exts, Rules: rules}
 	seen := map[string]bool{}
 	err = w.Walk(ctx, func(job *stages.FileJob) error {
+		if job.Kind == stages.Skipped {
+			st.LinksOutside++
+			return nil
+		}
 		seen[job.Rel] = true
 		switch s, ok := stamp[job.Rel]; {
 		case job.Kind == stages.Failed || failed[job.Rel] && !ok:

@@ -2,6 +2,8 @@ package stages
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 )
@@ -26,6 +28,10 @@ func (x Extractor) Apply(ctx context.Context, job *FileJob) error {
 	doc, err := x.read(ctx, job)
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		job.Kind = Gone // deleted since the walk listed it
+		return nil
 	}
 	if err != nil {
 		job.Kind, job.Err = Failed, err

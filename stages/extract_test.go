@@ -59,7 +59,8 @@ func TestExtractor(t *testing.T) {
 
 	job = &FileJob{Rel: "gone.txt", Name: "gone.txt", Kind: Changed}
 	mustApply(t, x, ctx, job)
-	if job.Kind != Failed || job.Err == nil {
+	// Deleted since the walk: gone, as a deleted file, not a failure.
+	if job.Kind != Gone || job.Err != nil {
 		t.Errorf("missing file: kind %d err %v", job.Kind, job.Err)
 	}
 

@@ -12,7 +12,7 @@ type Filter struct {
 // entry in Before: an unchanged file is not read. A job the walker already
 // marked Failed passes as it is.
 func (f Filter) Apply(job *FileJob) {
-	if job.Kind == Failed {
+	if job.Kind == Failed || job.Kind == Skipped {
 		return
 	}
 	job.Old = f.Before[job.Rel]

@@ -17,6 +17,8 @@ const (
 	Touched               // read, same checksum: only mtime/size refreshed
 	Changed               // new or different text: chunked and embedded
 	Failed                // could not be read; any old entry is kept
+	Gone                  // deleted between the walk and the read: removed like any deleted file
+	Skipped               // a link leading outside the data folder: never followed, only counted
 )
 
 // FileJob is one file travelling through the stages. Each stage fills in

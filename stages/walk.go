@@ -195,8 +195,11 @@ func (w *Walker) file(p string, d fs.DirEntry, emit func(*FileJob) error) error 
 	}
 	fi, err := w.stat(p, d)
 	switch {
-	case errors.Is(err, ErrOutside), errors.Is(err, fs.ErrNotExist):
-		return nil // a link leading outside, or a file gone since listed
+	case errors.Is(err, ErrOutside):
+		// Never followed; emitted so that runs and status can count it.
+		return emit(&FileJob{Rel: enc, Name: p, Ext: ext, Kind: Skipped, Err: err})
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // gone since listed
 	case err != nil:
 		return w.failed(p, false, err, emit)
 	case !fi.Mode().IsRegular():

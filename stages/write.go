@@ -22,6 +22,7 @@ type Index interface {
 // Tally counts what a reindex did to the index.
 type Tally struct {
 	FilesAdded, FilesUpdated, FilesRemoved, FilesFailed, FilesTouched, FilesTruncated int
+	LinksOutside                                                                      int // links leading outside the data folder, not followed
 	ChunksTotal, ChunksEmbedded, ChunksReused                                         int
 }
 
@@ -60,6 +61,12 @@ func (w *Writer) init() {
 // Apply records one file in the index and commits when a checkpoint is due.
 func (w *Writer) Apply(job *FileJob) error {
 	w.init()
+	if job.Kind == Skipped {
+		// Not seen: a file that became such a link leaves the index.
+		w.Tally.LinksOutside++
+		w.logger().Info("link leads outside the data folder; not followed", "path", job.Rel)
+		return nil
+	}
 	if job.Kind == Failed && w.seen[job.Rel] {
 		return nil // a broken rule file, met again by a scoped run under its folder
 	}
@@ -68,6 +75,11 @@ func (w *Writer) Apply(job *FileJob) error {
 	case Touched:
 		w.Index.TouchFile(job.Rel, job.Mtime, job.Size)
 		w.Tally.FilesTouched++
+	case Gone:
+		if job.Old != nil {
+			w.Index.RemoveFile(job.Rel)
+			w.Tally.FilesRemoved++
+		}
 	case Failed:
 		w.Tally.FilesFailed++
 		w.Failures = append(w.Failures, Failure{Path: job.Rel, Reason: job.Err.Error()})

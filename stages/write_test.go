@@ -165,3 +165,29 @@ func TestWriterDropsWithheldFolder(t *testing.T) {
 		t.Errorf("removed %v, tally %+v, failures %v", idx.removed, w.Tally, w.Failures)
 	}
 }
+
+// TestWriterGoneAndOutsideLinks: a file deleted between the walk and the
+// read is removed and counted as removed, never as failed; a link leading
+// outside is counted, and an indexed file that became one leaves the index.
+func TestWriterGoneAndOutsideLinks(t *testing.T) {
+	idx := newMemIndex("gone.md", "now-a-link.md", "kept.md")
+	w := &Writer{Index: idx}
+	for _, job := range []*FileJob{
+		{Rel: "gone.md", Kind: Gone, Old: idx.before["gone.md"]},
+		{Rel: "new-and-gone.md", Kind: Gone},
+		{Rel: "now-a-link.md", Kind: Skipped, Err: ErrOutside},
+		{Rel: "kept.md", Kind: Unchanged, Old: idx.before["kept.md"]},
+	} {
+		if err := w.Apply(job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(idx.removed)
+	if tl := w.Tally; tl.FilesRemoved != 2 || tl.FilesFailed != 0 || tl.LinksOutside != 1 || len(w.Failures) != 0 ||
+		!slices.Equal(idx.removed, []string{"gone.md", "now-a-link.md"}) {
+		t.Errorf("tally %+v, removed %v, failures %v", tl, idx.removed, w.Failures)
+	}
+}

@@ -353,6 +353,7 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 	for _, f := range st.Failed {
 		fmt.Fprintf(tw, "\t  %s: %s\n", mcpserver.Visible(f.Path), mcpserver.OneLine(f.Reason, 120))
 	}
+	fmt.Fprintf(tw, "links leading outside:\t%d (not followed)\n", st.LinksOutside)
 	fmt.Fprintf(tw, "truncated files:\t%d\n", len(st.Truncated))
 	for _, f := range st.Truncated {
 		fmt.Fprintf(tw, "\t  %s: %s\n", mcpserver.Visible(f.Path), mcpserver.OneLine(f.Reason, 240))

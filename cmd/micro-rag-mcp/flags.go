@@ -39,6 +39,7 @@ type common struct {
 	searchMode  string
 	excludes    patternList
 	maxChunks   int
+	allowBroad  bool
 	version     bool
 }
 
@@ -77,6 +78,7 @@ func (c *common) register(fs *flag.FlagSet) {
 		".micro-rag-ignore files (default: the patterns recorded in the index; adding one needs --change-exclude)")
 	fs.IntVar(&c.maxChunks, "max-file-chunks", engine.DefaultMaxFileChunks,
 		"index at most this many chunks of one file (the rest is left out and the file reported as truncated); 0 = no cap")
+	fs.BoolVar(&c.allowBroad, "allow-broad-folder", false, "allow a data folder that is / or your home folder")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 }
 
@@ -238,6 +240,10 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 	if err != nil {
 		return cfg, nil, cleanup, err
 	}
+	if what := broadFolder(data); what != "" && !c.allowBroad {
+		return cfg, nil, cleanup, usageErr("--data-folder %s is %s: a reindex would read every file under it and copy their text into the index; "+
+			"choose the folder of your documents, or pass --allow-broad-folder if you mean it", data, what)
+	}
 	index := c.indexFolder
 	if index != "" {
 		if index, err = filepath.Abs(index); err != nil {
@@ -290,6 +296,20 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 		cfg.MaxFileChunks = -1
 	}
 	return cfg, log, cleanup, nil
+}
+
+// broadFolder says what a data folder (absolute, links resolved) is when
+// it is the root of the file system or the user's home folder, else "".
+func broadFolder(data string) string {
+	if data == string(filepath.Separator) {
+		return "the root of the file system"
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if home, err = filepath.EvalSymlinks(home); err == nil && home == data {
+			return "your home folder"
+		}
+	}
+	return ""
 }
 
 // checkLoopback refuses pprof addresses that would listen beyond this machine.

@@ -232,3 +232,29 @@ func bigFolder(t *testing.T) string {
 	}
 	return bigDir
 }
+
+// TestBroadDataFolder: / and the home folder are refused as data folders
+// (a reindex would read everything) unless --allow-broad-folder is given.
+func TestBroadDataFolder(t *testing.T) {
+	home := t.TempDir()
+	run := func(args ...string) (int, string) {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append(os.Environ(), "HOME="+home)
+		out, err := cmd.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), string(out)
+		}
+		return 0, string(out)
+	}
+	for dir, what := range map[string]string{"/": "the root of the file system", home: "your home folder"} {
+		for _, cmd := range [][]string{{"reindex"}, {"status"}, {"--title", "t", "--inst", "i"}} {
+			code, out := run(append(cmd, "--data-folder", dir)...)
+			if code != 2 || !strings.Contains(out, "is "+what) || !strings.Contains(out, "--allow-broad-folder") {
+				t.Errorf("%v --data-folder %s: exit %d:\n%s", cmd, dir, code, out)
+			}
+		}
+	}
+	if code, out := run("status", "--data-folder", home, "--allow-broad-folder", "--index-folder", filepath.Join(t.TempDir(), "idx")); code != 0 {
+		t.Errorf("status with --allow-broad-folder: exit %d:\n%s", code, out)
+	}
+}

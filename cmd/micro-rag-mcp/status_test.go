@@ -13,7 +13,7 @@ import (
 
 // statusKeys are the members status --json always prints (README).
 var statusKeys = []string{"changed_on_disk", "chunks", "damage", "data_folder", "excludes", "exts", "failed", "files",
-	"index_bytes", "index_folder", "integrity", "last_reindex", "model", "skipped", "tombstones", "truncated"}
+	"index_bytes", "index_folder", "integrity", "last_reindex", "links_outside", "model", "skipped", "tombstones", "truncated"}
 
 // statusJSON runs status --json and returns its exit code and members.
 func statusJSON(t *testing.T, args ...string) (int, map[string]json.RawMessage, string) {
@@ -249,4 +249,21 @@ func TestPrivateIndex(t *testing.T) {
 	})
 	reindex() // nothing changed
 	check("older index after a reindex")
+}
+
+// TestStatusCountsOutsideLinks: links that lead outside the data folder
+// are never followed, and status counts them.
+func TestStatusCountsOutsideLinks(t *testing.T) {
+	data := copySample(t)
+	outside := filepath.Join(t.TempDir(), "secret.md")
+	os.WriteFile(outside, []byte("private"), 0o644)
+	os.Symlink(outside, filepath.Join(data, "escape.md"))
+	idx := filepath.Join(t.TempDir(), "idx")
+	code, out, errOut := runBinary(t, "status", "--data-folder", data, "--index-folder", idx)
+	if code != 0 || statusValue(out, "links leading outside") != "1 (not followed)" {
+		t.Errorf("status exit %d:\n%s%s", code, out, errOut)
+	}
+	if _, m, _ := statusJSON(t, "--data-folder", data, "--index-folder", idx); string(m["links_outside"]) != "1" {
+		t.Errorf("links_outside %s", m["links_outside"])
+	}
 }

@@ -132,7 +132,7 @@ func startReindex(t *testing.T, min int, args ...string) (cmd *exec.Cmd, stderr 
 // waitFor waits until buf holds text.
 func waitFor(t *testing.T, buf *syncBuffer, text string) {
 	t.Helper()
-	for deadline := time.Now().Add(exitWait); !strings.Contains(buf.String(), text); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(indexTimeout); !strings.Contains(buf.String(), text); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("never said %q:\n%s", text, buf.String())
 		}
@@ -237,4 +237,41 @@ func TestStopDuringEmbedding(t *testing.T) {
 		s.checkStdout()
 		checkLeftClean(t, data, idx)
 	})
+}
+
+// TestBusyStartRetries: a server whose start-up reindex finds another
+// process holding the index says so in its searches, and indexes the
+// folder itself once that process is gone, though it died before its
+// first commit.
+func TestBusyStartRetries(t *testing.T) {
+	data := copySample(t)
+	addNotes(t, data, 40)
+	idx := filepath.Join(t.TempDir(), "idx")
+	a := exec.Command(binary, "reindex", "--data-folder", data, "--index-folder", idx)
+	aLogs := &syncBuffer{}
+	a.Stderr = aLogs
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
+	waitFor(t, aLogs, "reindex: ")
+
+	b := startRaw(t, serverArgs(data, "--index-folder", idx)...)
+	b.initialize(`1`)
+	waitFor(t, b.logs, "initial reindex waits")
+	res := b.tool(`"w"`, "search", map[string]any{"query": "warehouse ledger"})
+	var out struct {
+		IndexState *engine.IndexState `json:"index_state"`
+	}
+	decode(t, res["structuredContent"], &out)
+	if out.IndexState == nil || !strings.Contains(out.IndexState.Activity, "waiting for another process") {
+		t.Errorf("search while waiting: index_state %+v", out.IndexState)
+	}
+	a.Process.Kill() // before its first checkpoint: nothing committed
+	a.Wait()
+	waitFor(t, b.logs, "initial reindex done")
+	if p := b.searchPaths(`"after"`, sampleQueries[0].query); len(p) == 0 || p[0] != sampleQueries[0].path {
+		t.Errorf("no results after the initial reindex ran:\n%s", b.logs.String())
+	}
+	b.close()
 }

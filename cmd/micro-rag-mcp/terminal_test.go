@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 // Names and text a hostile folder can hold: a window title set, a screen
@@ -137,4 +139,42 @@ func TestCLIEscapesTerminalControls(t *testing.T) {
 		t.Errorf("unknown flag: exit %d, stderr %q", code, stderr)
 	}
 	checkNoControls(t, "flag error", stdout+stderr)
+}
+
+// TestMCPEscapesTerminalControls: in the search tool's text content and
+// resource links, file names and snippets come with their control
+// characters escaped as the CLI prints them; structuredContent keeps the
+// exact name.
+func TestMCPEscapesTerminalControls(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "docs")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, evilName), []byte(evilText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startRaw(t, serverArgs(data, "--watch=false")...)
+	s.initialize(`1`)
+	query := "Zanzibar tide gauge drifted after the storm"
+	s.waitIndexed(query, evilName)
+	res := s.tool(`"q"`, "search", map[string]any{"query": query})
+	b, _ := json.Marshal(res["content"])
+	var content []map[string]any
+	json.Unmarshal(b, &content)
+	var text strings.Builder
+	for _, c := range content {
+		fmt.Fprintln(&text, c["text"], c["name"], c["description"])
+	}
+	checkNoControls(t, "search tool text", text.String())
+	if !strings.Contains(text.String(), `tide\x1b]0;pwned\x07\x1b[2J\u202egpj.md`) {
+		t.Errorf("escaped name missing from the text:\n%s", text.String())
+	}
+	var out struct {
+		Results []engine.Result `json:"results"`
+	}
+	decode(t, res["structuredContent"], &out)
+	if len(out.Results) == 0 || out.Results[0].Path != evilName {
+		t.Errorf("structuredContent path: %+v", out.Results)
+	}
+	s.close()
 }

@@ -137,8 +137,11 @@ type Status struct {
 	Failed []stages.Failure `json:"failed"`
 	// Truncated are the files indexed only up to the per-file chunk cap,
 	// with what part of them is searchable.
-	Truncated   []stages.Failure `json:"truncated"`
-	ChangedDisk DiskChanges      `json:"changed_on_disk"`
+	Truncated []stages.Failure `json:"truncated"`
+	// LinksOutside counts the symlinks in the folder that lead outside it
+	// (never followed).
+	LinksOutside int         `json:"links_outside"`
+	ChangedDisk  DiskChanges `json:"changed_on_disk"`
 	// Integrity is IntegrityOK, IntegrityDamaged (Damage says what failed)
 	// or "" when the index was not checked (Status of a running engine).
 	Integrity string `json:"integrity"`
@@ -184,6 +187,9 @@ type Engine struct {
 	runs       runSlot
 	stop       context.CancelFunc
 	bg         sync.WaitGroup
+
+	waitingLogged bool        // the initial reindex said once that it waits for another process
+	waiting       atomic.Bool // the initial reindex waits for another process's lock
 
 	// after paces retries of failed updates (time.After); tests fire them
 	// by hand.
@@ -391,22 +397,47 @@ func (e *Engine) Start(ctx context.Context) {
 				e.follow(ctx)
 			}()
 		}
-		if !e.cfg.NoInitialReindex {
-			res, err := e.run(ctx, ReindexRequest{}, activityInitial, nil, nil)
-			switch {
-			case errors.Is(err, ErrBusy):
-				e.log.Info("initial reindex skipped: busy", "err", err)
-			case err != nil && ctx.Err() != nil:
-				e.log.Info("initial reindex cancelled; the index keeps its last commit")
-			case err != nil:
-				e.log.Error("initial reindex failed", "err", err)
-			default:
-				e.log.Info("initial reindex done", "added", res.FilesAdded, "updated", res.FilesUpdated,
-					"removed", res.FilesRemoved, "failed", res.FilesFailed, "chunks", res.ChunksTotal, "ms", res.ElapsedMS)
-			}
+		if !e.cfg.NoInitialReindex && !e.initialReindex(ctx) {
+			// Another process holds the index: try again while following
+			// its commits, so the folder is indexed once the lock is free
+			// even if that process died before finishing.
+			e.bg.Add(1)
+			go func() {
+				defer e.bg.Done()
+				every(ctx, e.cfg.RefreshEvery, func() bool { return e.initialReindex(ctx) })
+			}()
 		}
 		e.watch(ctx)
 	}()
+}
+
+// initialReindex runs the start-up reindex and logs how it went. It
+// reports false when it could not run because another process holds the
+// index lock (the caller tries again later).
+func (e *Engine) initialReindex(ctx context.Context) bool {
+	res, err := e.run(ctx, ReindexRequest{}, activityInitial, nil, nil)
+	var busy *BusyError
+	if errors.As(err, &busy) && !busy.State.Indexing {
+		e.waiting.Store(true)
+		if !e.waitingLogged {
+			e.waitingLogged = true
+			e.log.Info("initial reindex waits: another process is reindexing this index; it runs once the lock is free", "err", err)
+		}
+		return false
+	}
+	e.waiting.Store(false)
+	switch {
+	case errors.Is(err, ErrBusy):
+		e.log.Info("initial reindex skipped: a reindex in this process runs", "err", err)
+	case err != nil && ctx.Err() != nil:
+		e.log.Info("initial reindex cancelled; the index keeps its last commit")
+	case err != nil:
+		e.log.Error("initial reindex failed", "err", err)
+	default:
+		e.log.Info("initial reindex done", "added", res.FilesAdded, "updated", res.FilesUpdated,
+			"removed", res.FilesRemoved, "failed", res.FilesFailed, "chunks", res.ChunksTotal, "ms", res.ElapsedMS)
+	}
+	return true
 }
 
 func (e *Engine) load(ctx context.Context) error {
@@ -526,17 +557,27 @@ func indexVersion(m model.Model, onnxPath string, dim int, c chunk.Config) (sche
 
 // watch picks up commits made by another process on the same index folder.
 func (e *Engine) watch(ctx context.Context) {
-	t := time.NewTicker(e.cfg.RefreshEvery)
+	every(ctx, e.cfg.RefreshEvery, func() bool {
+		if changed, err := e.store.Refresh(); err != nil {
+			e.log.Debug("index refresh", "err", err)
+		} else if changed {
+			e.log.Info("loaded index committed by another process")
+		}
+		return false
+	})
+}
+
+// every calls f every d until f reports it is done or ctx ends.
+func every(ctx context.Context, d time.Duration, f func() (done bool)) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if changed, err := e.store.Refresh(); err != nil {
-				e.log.Debug("index refresh", "err", err)
-			} else if changed {
-				e.log.Info("loaded index committed by another process")
+			if f() {
+				return
 			}
 		}
 	}

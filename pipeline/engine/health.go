@@ -44,6 +44,8 @@ const (
 	activityInitial = "initial indexing"
 	activityReindex = "reindex"
 	activityWatch   = "update after file changes"
+	// The initial indexing while another process holds the index lock.
+	activityWaiting = "initial indexing, waiting for another process that is reindexing this index"
 )
 
 // IndexState says whether this process is indexing and how far it got.
@@ -170,6 +172,11 @@ func (r *run) track(report func(pipeline.Progress)) func(pipeline.Progress) {
 func (e *Engine) IndexState() IndexState {
 	if r := e.runs.current.Load(); r != nil {
 		st := r.state()
+		e.addSearchable(&st)
+		return st
+	}
+	if e.waiting.Load() {
+		st := IndexState{Indexing: true, Activity: activityWaiting}
 		e.addSearchable(&st)
 		return st
 	}

@@ -135,6 +135,10 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	w := stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: newActiveScope(scope).exts, Rules: rules, Skipped: skips.Add}
 	seen := map[string]bool{}
 	err = w.Walk(ctx, func(job *stages.FileJob) error {
+		if job.Kind == stages.Skipped {
+			st.LinksOutside++
+			return nil
+		}
 		seen[job.Rel] = true
 		if empty[job.Rel] {
 			skips.Add(job.Rel, job.Ext, stages.SkipNoText)

@@ -368,8 +368,8 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 	// One resource_link per passage, after the text, for clients that fetch
 	// more context through resources/read.
 	for i, r := range res {
-		out.Content = append(out.Content, mcp.NewResourceLink(r.URI, r.Path,
-			fmt.Sprintf("Result %d, %s: the passage with the chunks around it.", i+1, Citation(r)), textMIME))
+		out.Content = append(out.Content, mcp.NewResourceLink(r.URI, Visible(r.Path),
+			fmt.Sprintf("Result %d, %s: the passage with the chunks around it.", i+1, Visible(Citation(r))), textMIME))
 	}
 	return out, nil
 }
@@ -395,7 +395,7 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 		return mcp.NewToolResultError("reindex cancelled; the previous index is still in use"), nil
 	case err != nil:
 		t.log.Warn("reindex failed", "err", err)
-		return mcp.NewToolResultError("reindex failed: " + err.Error()), nil
+		return mcp.NewToolResultError("reindex failed: " + Visible(err.Error())), nil
 	}
 	text := fmt.Sprintf("Reindexed in %d ms: %d added, %d updated, %d removed, %d failed; %d chunks in the index, %d embedded by this run.",
 		res.ElapsedMS, res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded)
@@ -449,7 +449,9 @@ func FormatResults(query string, res []engine.Result) string {
 	}
 	fmt.Fprintf(&b, "%d %s for %q:\n", len(res), noun, query)
 	for i, r := range res {
-		fmt.Fprintf(&b, "\n%d. %s (score %.3f)\n%s\n", i+1, Citation(r), r.Score, r.Snippet)
+		// Names and text from documents reach the client's display: their
+		// control characters are escaped (structuredContent keeps them exact).
+		fmt.Fprintf(&b, "\n%d. %s (score %.3f)\n%s\n", i+1, Visible(Citation(r)), r.Score, VisibleText(r.Snippet))
 	}
 	return b.String()
 }

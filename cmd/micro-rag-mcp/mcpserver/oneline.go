@@ -65,6 +65,20 @@ func Visible(s string) string {
 	return b.String()
 }
 
+// VisibleText is Visible for text of several lines: newlines and tabs
+// stay as they are, every other control is escaped.
+func VisibleText(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, line := range lines {
+		cells := strings.Split(line, "\t")
+		for j, c := range cells {
+			cells[j] = Visible(c)
+		}
+		lines[i] = strings.Join(cells, "\t")
+	}
+	return strings.Join(lines, "\n")
+}
+
 // VisibleJSON rewrites encoded JSON so that no character a terminal acts on
 // is left raw: encoding/json escapes C0 controls but writes DEL, C1 and the
 // bidi controls as they are. They can only stand inside strings, where

@@ -6,11 +6,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	stdlog "log"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -43,8 +47,22 @@ func ServeStdio(ctx context.Context, s *server.MCPServer, stdin io.Reader, stdou
 	}()
 	defer pr.Close() // unblocks pump when the server stops first
 	stdio := server.NewStdioServer(s)
-	stdio.SetErrorLogger(slog.NewLogLogger(log.Handler(), slog.LevelError))
+	stdio.SetErrorLogger(stdlog.New(sdkLog{log}, "", 0))
 	return stdio.Listen(ctx, pr, w)
+}
+
+// sdkLog takes mcp-go's log lines: errors, except the note that a full
+// tool-call queue made a call run on the read loop, which fails nothing.
+type sdkLog struct{ log *slog.Logger }
+
+func (l sdkLog) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	if strings.HasPrefix(msg, "Tool call queue full") {
+		l.log.Debug(msg)
+	} else {
+		l.log.Error(msg)
+	}
+	return len(p), nil
 }
 
 // wire rewrites ids between the client and mcp-go. Its Write is the
@@ -59,6 +77,85 @@ type wire struct {
 	pending  map[uint64][]byte // our id → the client's id, as raw JSON
 	byRaw    map[string]uint64 // the client's id → ours, for notifications/cancelled
 	progress map[uint64][]byte // our id → the request's progress token; kept after the answer, which notifications may trail
+	init     initState
+	initID   uint64 // our id of the initialize request
+}
+
+// initState is how far the initialize handshake got.
+type initState int
+
+const (
+	notInitialized initState = iota
+	initializing             // initialize received, not yet answered: later requests are served
+	initialized
+)
+
+// batchError answers a JSON array: valid JSON (so not -32700), but MCP
+// does not take JSON-RPC batches.
+var batchError = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: JSON-RPC batches are not supported; send one message per line"}}` + "\n")
+
+// refuse returns the wire layer's own answer to a request it refuses, or
+// nil to pass the line on: a batch; a second initialize; any request but
+// ping before initialize, unless it carries the protocol version of
+// 2026-07-28 or later in its _meta, as that revision sends with every
+// request instead of an initialize handshake.
+func (w *wire) refuse(line []byte) []byte {
+	line = bytes.TrimSpace(line)
+	if line[0] == '[' {
+		if json.Valid(line) {
+			return batchError
+		}
+		return nil
+	}
+	fields, ok := topFields(line)
+	if !ok {
+		return nil
+	}
+	method, hasMethod := fields["method"]
+	id, hasID := fields["id"]
+	if !hasMethod || !hasID || !isIDValue(line[id.start:id.end]) {
+		return nil // notifications, responses and bad ids go their usual way
+	}
+	raw := line[id.start:id.end]
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch string(line[method.start:method.end]) {
+	case `"ping"`:
+		return nil
+	case `"initialize"`:
+		if w.init != notInitialized {
+			return errorReply(raw, -32600, "Invalid Request: this session is already initialized; initialize is sent once")
+		}
+		w.init = initializing
+		return nil
+	}
+	if w.init == notInitialized && !modernRequest(line) {
+		return errorReply(raw, -32600, "Invalid Request: the session is not initialized; send initialize first "+
+			"(or, from protocol version 2026-07-28, the protocol version and client capabilities in each request's _meta)")
+	}
+	return nil
+}
+
+// modernRequest reports whether a request declares in params._meta a
+// protocol version of 2026-07-28 or later (its other fields are checked
+// by the server).
+func modernRequest(line []byte) bool {
+	var m struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return false
+	}
+	var version string
+	return json.Unmarshal(m.Params.Meta[mcp.MetaKeyProtocolVersion], &version) == nil && mcp.IsModernProtocol(version)
+}
+
+// errorReply is a JSON-RPC error answer to the request with id raw.
+func errorReply(raw []byte, code int, message string) []byte {
+	msg, _ := json.Marshal(message)
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%s}}`+"\n", raw, code, msg)
 }
 
 // pump copies stdin to the server line by line, rewriting request ids and
@@ -88,7 +185,13 @@ func (w *wire) pump(in io.Reader, to io.Writer) error {
 			if werr := w.reply(oversizeError); werr != nil {
 				return werr
 			}
-		} else if len(line) > 0 {
+		} else if len(bytes.TrimSpace(line)) == 0 {
+			// An empty line is no message: nothing to answer.
+		} else if refusal := w.refuse(line); refusal != nil {
+			if werr := w.reply(refusal); werr != nil {
+				return werr
+			}
+		} else {
 			msg, ok := w.inbound(line)
 			if !ok {
 				if werr := w.reply(badIDError); werr != nil {
@@ -151,6 +254,9 @@ func (w *wire) inbound(line []byte) (msg []byte, ok bool) {
 		token, hasToken := progressToken(line, fields)
 		w.mu.Lock()
 		ours := w.remember(raw)
+		if string(line[method.start:method.end]) == `"initialize"` {
+			w.initID = w.next
+		}
 		if hasToken {
 			w.progress[w.next] = bytes.Clone(line[token.start:token.end])
 		}
@@ -333,6 +439,15 @@ func (w *wire) restoreID(msg []byte, id span, n uint64) []byte {
 	delete(w.pending, n)
 	if w.byRaw[string(raw)] == n {
 		delete(w.byRaw, string(raw))
+	}
+	if n == w.initID && w.init == initializing {
+		// Initialized if it succeeded; a failed one may be sent again.
+		w.init = notInitialized
+		if fields, ok := topFields(msg); ok {
+			if _, ok := fields["result"]; ok {
+				w.init = initialized
+			}
+		}
 	}
 	return splice(msg, id, raw)
 }

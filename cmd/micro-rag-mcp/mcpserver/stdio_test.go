@@ -221,3 +221,16 @@ func TestWireRefusesIDsOfOtherTypes(t *testing.T) {
 		t.Errorf("ping after refused ids answered %s", got)
 	}
 }
+
+// TestSDKLogLevels: the full queue note, which fails nothing, is debug;
+// the SDK's other lines stay errors.
+func TestSDKLogLevels(t *testing.T) {
+	var buf bytes.Buffer
+	l := sdkLog{slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	l.Write([]byte("Tool call queue full, processing synchronously\n"))
+	l.Write([]byte("Error writing tool response: broken pipe\n"))
+	out := buf.String()
+	if !strings.Contains(out, `level=DEBUG msg="Tool call queue full`) || !strings.Contains(out, `level=ERROR msg="Error writing tool response`) {
+		t.Errorf("levels:\n%s", out)
+	}
+}

@@ -2,7 +2,6 @@ package stages
 
 import (
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
@@ -26,7 +25,7 @@ var skipNotes = map[string]string{
 	SkipNotEnabled: "a reader exists but the extension is not in the list; add it with --add-exts",
 	SkipNoReader:   "no reader for these file types",
 	SkipBinary:     "not text",
-	SkipCompressed: "compressed or archived files are not opened; unpack them into the folder to index them",
+	SkipCompressed: "compressed or archived files are not opened; unpack them into the folder to index them (gzip-compressed documents, such as README.gz, are read with --add-exts .gz)",
 	SkipNoText:     "read, but no text found: an empty file, or a PDF whose pages are images (a scan); OCR is not available",
 }
 
@@ -117,7 +116,7 @@ var binaryExts = map[string]bool{
 // is not in the run's list is skipped.
 func SkipReason(ext string) string {
 	switch {
-	case compressedExts[ext] || strings.HasSuffix(ext, ".gz"):
+	case compressedExts[ext]:
 		return SkipCompressed
 	case extract.Supported(ext):
 		return SkipNotEnabled

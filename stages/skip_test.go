@@ -82,3 +82,22 @@ func TestWalkTextWithoutExtension(t *testing.T) {
 		t.Errorf("skipped %+v", g)
 	}
 }
+
+// TestWalkGzip: with .gz enabled, compressed documents are emitted and
+// archives are still reported as compressed.
+func TestWalkGzip(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"README.gz", "notes.md.gz", "src.tar.gz", "scan.pdf.gz"} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var skips Skips
+	w := &Walker{Folder: openFolder(t, root), Exts: map[string]bool{".gz": true}, Skipped: skips.Add}
+	if got := walkAll(t, w); strings.Join(got, ",") != "README.gz,notes.md.gz" {
+		t.Errorf("emitted %v", got)
+	}
+	if g := skips.Groups(); len(g) != 1 || g[0].Reason != SkipCompressed || strings.Join(g[0].Examples, ",") != "scan.pdf.gz,src.tar.gz" {
+		t.Errorf("skipped %+v", g)
+	}
+}

@@ -193,6 +193,10 @@ func (w *Walker) file(p string, d fs.DirEntry, emit func(*FileJob) error) error 
 		w.skipped(p, enc, ext, d)
 		return nil
 	}
+	if _, ok := extract.GzipInner(d.Name()); ext == ".gz" && !ok {
+		w.skipped(p, enc, ext, d) // a tar archive, a PDF: not read compressed
+		return nil
+	}
 	fi, err := w.stat(p, d)
 	switch {
 	case errors.Is(err, ErrOutside):

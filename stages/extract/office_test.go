@@ -3,7 +3,9 @@ package extract
 import (
 	"archive/zip"
 	"bytes"
+	"compress/gzip"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,11 +139,64 @@ func TestTextByName(t *testing.T) {
 			t.Errorf("%s: %v %+v", name, err, doc)
 		}
 	}
-	for _, name := range []string{"photo.weird", "README.gz"} {
+	for _, name := range []string{"photo.weird", "notes.bz2"} {
 		_, err := readBytes(t, name, []byte("words"))
 		wantFileError(t, err, "unsupported file type")
 	}
 	if !LooksLikeText([]byte("déjà vu\n")) || LooksLikeText([]byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03\x00>\x00\x01\x00\x00\x00")) {
 		t.Error("LooksLikeText")
 	}
+}
+
+func gzipOf(t testing.TB, b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	zw.Close()
+	return buf.Bytes()
+}
+
+// TestGzip: a gzip-compressed document is read by its inner name's
+// reader; archives, bombs and corrupt streams are per-file errors that
+// name the file on disk.
+func TestGzip(t *testing.T) {
+	rtf, err := os.ReadFile("../../testdata/golden/lighthouse.rtf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile("../../testdata/golden/lighthouse.rtf.expected.txt")
+	for name, tc := range map[string]struct {
+		data []byte
+		text string
+		err  string
+	}{
+		"README.gz":           {data: gzipOf(t, []byte("Read me\r\n")), text: "Read me\n"},
+		"changelog.Debian.gz": {data: gzipOf(t, []byte("lighthouse (1.0) unstable\n")), text: "lighthouse (1.0) unstable\n"},
+		"lighthouse.rtf.gz":   {data: gzipOf(t, rtf), text: string(want)},
+		"bad.rtf.gz":          {data: gzipOf(t, []byte("not rtf")), err: "not an RTF file"},
+		"src.tar.gz":          {data: gzipOf(t, []byte("x")), err: "compressed file of a type with no reader"},
+		"truncated.txt.gz":    {data: gzipOf(t, []byte(strings.Repeat("words ", 1000)))[:40], err: "corrupt gzip file"},
+		"plain.txt.gz":        {data: []byte("not gzip at all"), err: "not a gzip file"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), name)
+			os.WriteFile(p, tc.data, 0o644)
+			doc, err := Extract(context.Background(), p, DefaultLimits, nil)
+			if tc.err != "" {
+				wantFileError(t, err, tc.err)
+				if fe := (*FileError)(nil); errors.As(err, &fe) && fe.Path != p {
+					t.Errorf("error names %q, not the file %q", fe.Path, p)
+				}
+				return
+			}
+			if err != nil || doc.Text != tc.text {
+				t.Fatalf("got %v %+v, want %q", err, doc, tc.text)
+			}
+		})
+	}
+	// A bomb stops at the file size limit.
+	p := filepath.Join(t.TempDir(), "bomb.txt.gz")
+	os.WriteFile(p, gzipOf(t, make([]byte, 8<<20)), 0o644)
+	_, err = Extract(context.Background(), p, Limits{MaxFileBytes: 1 << 20, MaxChars: 1 << 20}, nil)
+	wantFileError(t, err, "decompressed file too large: over the limit 1 MB")
 }

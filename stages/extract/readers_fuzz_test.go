@@ -121,3 +121,7 @@ func FuzzReadRTF(f *testing.F) {
 	fuzzReader(f, ".rtf", readRTF, append(goldenSeeds(f, ".rtf"),
 		`{\rtf1\u-3999?\'`, `{\rtf1\bin`, `{\rtf1\uc9\u65 abc}`, `{\rtf1\ansicpg932\'82\'a0}`, `{\rtf1{\*}}}}}\par\row\cell`)...)
 }
+
+func FuzzReadGzip(f *testing.F) {
+	fuzzReader(f, ".txt.gz", readGzip, "\x1f\x8b", string(gzipOf(f, []byte("hello\r\n"))))
+}

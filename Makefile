@@ -10,7 +10,7 @@ export GOTOOLCHAIN ?= auto
 VERSION_COMMIT = $(shell bash scripts/version.sh)
 LDFLAGS = -X main.version=$(word 1,$(VERSION_COMMIT)) -X main.commit=$(word 2,$(VERSION_COMMIT))
 
-.PHONY: setup build dist test test-short vet bench bench-setup bench-report eval eval-manpages eval-all demo fuzz clean
+.PHONY: setup build dist test test-short vet bench bench-setup bench-report eval eval-manpages eval-scifact eval-all demo fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -67,7 +67,15 @@ eval: setup bench-setup build
 eval-manpages: setup bench-setup build
 	$(GO) run ./bench/cmd/eval -set manpages -bin $(BIN) -out bin/eval-manpages.md
 
-eval-all: eval eval-manpages
+# BEIR SciFact (300 claims over 5,183 abstracts, nDCG@10, Recall@10,
+# MRR@10), read from ../shared/eval/beir-scifact (SCIFACT=... for another
+# folder): CC BY-NC data, measured here and never copied into the
+# repository; its folder of files and its index are cached under bin/.
+SCIFACT ?= ../shared/eval/beir-scifact
+eval-scifact: setup build
+	$(GO) run ./bench/cmd/eval -set scifact -scifact $(SCIFACT) -bin $(BIN) -out bin/eval-scifact.md
+
+eval-all: eval eval-manpages eval-scifact
 
 # Runs the built server on testdata/sample through MCP on stdio; the index
 # goes to a temporary folder so the repository stays clean.

@@ -29,6 +29,10 @@ type Question struct {
 	Query  string `json:"query"`
 	Target string `json:"target"` // path relative to the corpus folder
 	Answer string `json:"answer"` // a phrase in the target's extracted text
+
+	// Targets are all the files judged relevant, for sets scored by
+	// ScoreIR (SciFact); not in the question files.
+	Targets []string `json:"-"`
 }
 
 //go:embed questions.jsonl

@@ -9,10 +9,13 @@ import (
 // kept apart on purpose: godoc is the one search tuning looks at, manpages
 // a held-out check on a different kind of text, written without tuning.
 type Set struct {
-	Name   string
-	Make   string // the make target that runs it
-	Inst   string // the server's --inst for the corpus
-	Out    string // where the report goes by default
+	Name string
+	Make string // the make target that runs it
+	Inst string // the server's --inst for the corpus
+	Out  string // where the report goes by default
+	// IR sets have no answer phrases and several relevant files per
+	// question: they are scored by ScoreIR (nDCG@10, Recall@10, MRR@10).
+	IR     bool
 	Load   func() ([]Question, error)
 	Corpus func(ctx context.Context, cacheDir string) (c Corpus, from string, err error)
 }
@@ -30,6 +33,8 @@ var Sets = []Set{
 		}},
 	{Name: "manpages", Make: "make eval-manpages", Inst: "Linux manual pages: commands, configuration files and concepts.",
 		Out: "bin/eval-manpages.md", Load: ManPageQuestions, Corpus: BuildManPages},
+	{Name: "scifact", Make: "make eval-scifact", Inst: "Abstracts of biomedical research papers.",
+		Out: "bin/eval-scifact.md", IR: true, Load: SciFactQuestions, Corpus: BuildSciFact},
 }
 
 // SetNamed returns the set called name.

@@ -10,7 +10,7 @@ export GOTOOLCHAIN ?= auto
 VERSION_COMMIT = $(shell bash scripts/version.sh)
 LDFLAGS = -X main.version=$(word 1,$(VERSION_COMMIT)) -X main.commit=$(word 2,$(VERSION_COMMIT))
 
-.PHONY: setup build dist test test-short vet bench bench-setup bench-report eval eval-manpages eval-scifact eval-all demo fuzz clean
+.PHONY: setup build dist test test-short vet bench bench-setup bench-report eval eval-manpages eval-crowded eval-scifact eval-all demo fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -67,6 +67,13 @@ eval: setup bench-setup build
 eval-manpages: setup bench-setup build
 	$(GO) run ./bench/cmd/eval -set manpages -bin $(BIN) -out bin/eval-manpages.md
 
+# 72 plain-language questions whose answer is in a short page (coreutils
+# and the like) while the longest man pages on the machine share the
+# folder (bench/eval/crowded.txt, questions-crowded.jsonl): the case where
+# keyword evidence lifts a long page over the right short one.
+eval-crowded: setup bench-setup build
+	$(GO) run ./bench/cmd/eval -set crowded -bin $(BIN) -out bin/eval-crowded.md
+
 # BEIR SciFact (300 claims over 5,183 abstracts, nDCG@10, Recall@10,
 # MRR@10), read from ../shared/eval/beir-scifact (SCIFACT=... for another
 # folder): CC BY-NC data, measured here and never copied into the
@@ -75,7 +82,7 @@ SCIFACT ?= ../shared/eval/beir-scifact
 eval-scifact: setup build
 	$(GO) run ./bench/cmd/eval -set scifact -scifact $(SCIFACT) -bin $(BIN) -out bin/eval-scifact.md
 
-eval-all: eval eval-manpages eval-scifact
+eval-all: eval eval-manpages eval-crowded eval-scifact
 
 # Runs the built server on testdata/sample through MCP on stdio; the index
 # goes to a temporary folder so the repository stays clean.

@@ -41,12 +41,20 @@ var questionsJSONL []byte
 //go:embed questions-manpages.jsonl
 var manQuestionsJSONL []byte
 
+//go:embed questions-crowded.jsonl
+var crowdedQuestionsJSONL []byte
+
 // Questions parses the committed question set of the godoc corpus.
 func Questions() ([]Question, error) { return parseQuestions("questions.jsonl", questionsJSONL) }
 
 // ManPageQuestions parses the committed question set of the man pages.
 func ManPageQuestions() ([]Question, error) {
 	return parseQuestions("questions-manpages.jsonl", manQuestionsJSONL)
+}
+
+// CrowdedQuestions parses the committed question set of the crowded set.
+func CrowdedQuestions() ([]Question, error) {
+	return parseQuestions("questions-crowded.jsonl", crowdedQuestionsJSONL)
 }
 
 func parseQuestions(file string, b []byte) ([]Question, error) {

@@ -33,6 +33,8 @@ var Sets = []Set{
 		}},
 	{Name: "manpages", Make: "make eval-manpages", Inst: "Linux manual pages: commands, configuration files and concepts.",
 		Out: "bin/eval-manpages.md", Load: ManPageQuestions, Corpus: BuildManPages},
+	{Name: "crowded", Make: "make eval-crowded", Inst: "Linux manual pages: commands, configuration files and concepts.",
+		Out: "bin/eval-crowded.md", Load: CrowdedQuestions, Corpus: BuildCrowded},
 	{Name: "scifact", Make: "make eval-scifact", Inst: "Abstracts of biomedical research papers.",
 		Out: "bin/eval-scifact.md", IR: true, Load: SciFactQuestions, Corpus: BuildSciFact},
 }

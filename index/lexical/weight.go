@@ -6,9 +6,19 @@ package lexical
 // evidence a document holds, which raw BM25 (growing with query length)
 // does not say.
 func (x *Index) QueryWeight(query string) float64 {
-	var w float64
-	for _, t := range x.queryTerms(query) {
-		w += t.qtf * t.idf
-	}
+	w, _ := x.QueryWeights(query)
 	return w
+}
+
+// QueryWeights is QueryWeight and its rare-weighted form, Σ qtf·idf²/idfMax
+// (see Evidence.Rare). Their ratio, in (0, 1], is how specific the query's
+// words are: 1 when each occurs in one document (an identifier), small for
+// common words, whatever the size of the index.
+func (x *Index) QueryWeights(query string) (weight, rare float64) {
+	idfMax := x.idfMax()
+	for _, t := range x.queryTerms(query) {
+		weight += t.qtf * t.idf
+		rare += t.qtf * t.idf * t.idf / idfMax
+	}
+	return weight, rare
 }

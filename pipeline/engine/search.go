@@ -99,12 +99,20 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		e.log.Warn("search on an empty or missing index: no results", "index", e.cfg.IndexFolder)
 		return []Result{}, nil
 	}
-	r := ranker{snap: snap, mode: e.cfg.SearchMode, fusion: e.cfg.Fusion, query: req.Query}
-	if r.fusion == "" {
-		r.fusion = Fusion(DefaultFusion)
+	r := ranker{snap: snap, mode: e.cfg.SearchMode, query: req.Query}
+	fusion := e.cfg.Fusion
+	if fusion == "" {
+		fusion = Fusion(DefaultFusion)
 	}
-	if r.mode != SearchDense && r.fusion != FusionCalibrated {
-		r.weight = snap.LexicalQueryWeight(req.Query)
+	if r.fusion, r.params, err = parseFusion(fusion); err != nil {
+		return nil, err
+	}
+	div, err := parseDiversity(DefaultDiversity)
+	if err != nil {
+		return nil, err
+	}
+	if r.mode != SearchDense {
+		r.weight, r.rareWeight = snap.LexicalQueryWeights(req.Query)
 	}
 	if r.mode != SearchKeyword {
 		if r.vec, err = e.embedder.Embed(make([]float32, 0, embed.Dim), []string{req.Query}); err != nil {
@@ -118,7 +126,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		if err != nil {
 			return nil, err
 		}
-		res := passages(cands, req.TopK, req.ScoreThreshold)
+		res := diversePassages(cands, req.TopK, req.ScoreThreshold, div, req.Explain)
 		if len(res) >= req.TopK || !full || pool >= snap.Chunks() || lowest(cands) < req.ScoreThreshold {
 			return res, nil
 		}
@@ -138,9 +146,12 @@ type ranker struct {
 	snap   *index.Snapshot
 	mode   SearchMode
 	fusion Fusion
+	params fusionParams
 	query  string
 	vec    []float32
-	weight float64 // keyword weight of the query (Snapshot.LexicalQueryWeight)
+	// keyword weight of the query and its rare-weighted form
+	// (Snapshot.LexicalQueryWeights)
+	weight, rareWeight float64
 }
 
 // rank returns up to pool chunks from each ranking the mode uses, scored.
@@ -170,12 +181,15 @@ func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 	switch r.mode {
 	case SearchDense:
 		for _, h := range dense {
-			cands = append(cands, candidate{rec: h.Record, score: unit(float64(h.Score))})
+			c := unit(float64(h.Score))
+			cands = append(cands, candidate{rec: h.Record, score: c, why: Explanation{Cosine: c}})
 		}
 		return cands, full, nil
 	case SearchKeyword:
 		for _, h := range keyword {
-			cands = append(cands, candidate{rec: h.Record, score: r.calibrate(float64(h.Score))})
+			k := r.calibrate(float64(h.Score))
+			cands = append(cands, candidate{rec: h.Record, score: k,
+				why: Explanation{BM25: float64(h.Score), Keyword: k, Share: h.Share, Rare: h.Rare}})
 		}
 		return cands, full, nil
 	}
@@ -187,9 +201,9 @@ func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 // denseEvidence is the keyword evidence of each dense hit.
 func (r *ranker) fuse(dense, keyword []index.Hit, denseEvidence []lexical.Evidence) ([]candidate, error) {
 	type both struct {
-		rec               schema.Record
-		cos, bm25, share  float64
-		denseRank, lexRnk int // from 1; 0 = not in that ranking
+		rec                    schema.Record
+		cos, bm25, share, rare float64
+		denseRank, lexRnk      int // from 1; 0 = not in that ranking
 	}
 	byID := make(map[int64]*both, len(dense)+len(keyword))
 	order := make([]*both, 0, len(dense)+len(keyword))
@@ -197,7 +211,7 @@ func (r *ranker) fuse(dense, keyword []index.Hit, denseEvidence []lexical.Eviden
 		b := &both{rec: h.Record, cos: float64(h.Score), denseRank: i + 1}
 		// Found by the embedding: its keyword evidence counts too, whether
 		// or not the keyword list reached it.
-		b.bm25, b.share = denseEvidence[i].Score, denseEvidence[i].Coverage
+		b.bm25, b.share, b.rare = denseEvidence[i].Score, denseEvidence[i].Coverage, denseEvidence[i].Rare
 		byID[h.Record.ID] = b
 		order = append(order, b)
 	}
@@ -214,13 +228,14 @@ func (r *ranker) fuse(dense, keyword []index.Hit, denseEvidence []lexical.Eviden
 		if err := checkCosines([]index.Hit{{Record: h.Record, Score: cos}}); err != nil {
 			return nil, err
 		}
-		b := &both{rec: h.Record, cos: float64(cos), bm25: float64(h.Score), share: h.Share, lexRnk: i + 1}
+		b := &both{rec: h.Record, cos: float64(cos), bm25: float64(h.Score), share: h.Share, rare: h.Rare, lexRnk: i + 1}
 		byID[h.Record.ID] = b
 		order = append(order, b)
 	}
 	out := make([]candidate, 0, len(order))
 	for _, b := range order {
 		var s float64
+		k := r.calibrate(b.bm25)
 		switch r.fusion {
 		case FusionRRF:
 			if b.denseRank > 0 {
@@ -231,11 +246,14 @@ func (r *ranker) fuse(dense, keyword []index.Hit, denseEvidence []lexical.Eviden
 			}
 			s /= 2.0 / float64(rrfK+1)
 		case FusionShare:
-			s = 1 - (1-unit(b.cos))*(1-r.calibrate(b.bm25)*b.share)
+			p := r.params
+			lift := p.get("a", 1) * k * math.Pow(b.share, p.get("g", 1)) * math.Pow(b.rare, p.get("r", 0))
+			s = 1 - (1-unit(b.cos))*(1-min(lift, 1))
 		default:
-			s = 1 - (1-unit(b.cos))*(1-r.calibrate(b.bm25))
+			s = 1 - (1-unit(b.cos))*(1-k)
 		}
-		out = append(out, candidate{rec: b.rec, score: unit(s)})
+		out = append(out, candidate{rec: b.rec, score: unit(s), why: Explanation{Cosine: unit(b.cos), BM25: b.bm25,
+			Keyword: k, Share: b.share, Rare: b.rare}})
 	}
 	return out, nil
 }
@@ -247,6 +265,17 @@ func (r *ranker) calibrate(s float64) float64 {
 	}
 	if r.fusion == FusionCalibrated {
 		return s / (s + bm25Half)
+	}
+	if r.params.get("cal", 0) == 1 {
+		// Scale-free: s/(s + h·W) is the share of the query's keyword
+		// evidence the chunk holds, 1/(1+h) at s = W whatever the size of
+		// the index; times the query's specificity Wr/W (1 for words that
+		// occur once, as an identifier; small for common words).
+		if r.weight <= 0 {
+			return 0
+		}
+		spec := math.Pow(min(r.rareWeight/r.weight, 1), r.params.get("p", 1))
+		return spec * s / (s + r.params.get("h", 0.25)*r.weight)
 	}
 	// s/(W + 8) up to s = W, then s/(s + 8): continuous and rising, so
 	// passages stronger than the weight keep their order.

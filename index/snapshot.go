@@ -61,9 +61,8 @@ type Hit struct {
 	// unbounded; comparable only within one query.
 	Score float32
 	// Share (SearchLexical only) is the part of the query's keyword weight
-	// whose terms the chunk holds, in [0, 1]; Rare the same weighted
-	// towards rare terms (lexical.Evidence).
-	Share, Rare float64
+	// whose terms the chunk holds, in [0, 1].
+	Share float64
 }
 
 func (s *Store) emptySnapshot() (*Snapshot, error) {
@@ -227,7 +226,7 @@ func (sn *Snapshot) SearchLexicalWith(query string, k int, also []int64) ([]Hit,
 		if err != nil {
 			return nil, nil, err
 		}
-		hits = append(hits, Hit{Record: rec, Score: float32(r.Score), Share: r.Coverage, Rare: r.Rare})
+		hits = append(hits, Hit{Record: rec, Score: float32(r.Score), Share: r.Coverage})
 	}
 	return hits, ev, nil
 }

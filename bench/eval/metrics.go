@@ -90,6 +90,7 @@ type Hit struct {
 	CharEnd    int
 	Text       string // the returned passage
 	Whole      string // the whole chunk(s) behind it, read from the index
+	Why        string // the score's parts, when the search explained them
 }
 
 // Outcome is one question's ranked hits and how long the search took.

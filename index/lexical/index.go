@@ -274,7 +274,6 @@ type Result struct {
 	// Coverage is the share of the query's keyword weight whose terms the
 	// document holds (see Evidence).
 	Coverage float64
-	Rare     float64 // see Evidence
 }
 
 // Evidence is what the keyword index holds for one document and query
@@ -284,13 +283,6 @@ type Evidence struct {
 	// Coverage is the share of the query's keyword weight (QueryWeight)
 	// whose terms the document holds at all, in [0, 1].
 	Coverage float64
-	// Rare is Coverage with each term weighted by idf·idf/idfMax instead of
-	// idf (idfMax: a term in one document), in [0, 1]: the share of the
-	// query's specific words the document holds. A long page holding the
-	// common words of a question has a fair Coverage and a small Rare; one
-	// holding its one rare word (an identifier, a technical term), a large
-	// one.
-	Rare float64
 }
 
 var accPool = sync.Pool{New: func() any { return new([]float64) }}
@@ -316,13 +308,9 @@ func (x *Index) SearchWith(query string, k int, also []int64) ([]Result, []Evide
 	if len(terms) == 0 {
 		return nil, ev
 	}
-	var weight, rareWeight float64
-	idfMax := x.idfMax()
-	rare := make([]float64, len(terms)) // each term's part of rareWeight
-	for i, t := range terms {
+	var weight float64
+	for _, t := range terms {
 		weight += t.qtf * t.idf
-		rare[i] = t.qtf * t.idf * t.idf / idfMax
-		rareWeight += rare[i]
 	}
 	// Wanted ordinals per segment, to their positions in also.
 	type want struct {
@@ -338,10 +326,9 @@ func (x *Index) SearchWith(query string, k int, also []int64) ([]Result, []Evide
 	invAvg := x.invAvgLens()
 	p := &x.Params
 	top := topK{k: k}
-	accp, covp, rarep := accPool.Get().(*[]float64), accPool.Get().(*[]float64), accPool.Get().(*[]float64)
+	accp, covp := accPool.Get().(*[]float64), accPool.Get().(*[]float64)
 	defer accPool.Put(accp)
 	defer accPool.Put(covp)
-	defer accPool.Put(rarep)
 	var touched []int32
 	for s, v := range x.segs {
 		seg := v.seg
@@ -351,10 +338,7 @@ func (x *Index) SearchWith(query string, k int, also []int64) ([]Result, []Evide
 		if cap(*covp) < seg.docs() {
 			*covp = make([]float64, seg.docs())
 		}
-		if cap(*rarep) < seg.docs() {
-			*rarep = make([]float64, seg.docs())
-		}
-		acc, cov, rar := (*accp)[:seg.docs()], (*covp)[:seg.docs()], (*rarep)[:seg.docs()]
+		acc, cov := (*accp)[:seg.docs()], (*covp)[:seg.docs()]
 		touched = touched[:0]
 		for i := range terms {
 			t := &terms[i]
@@ -373,30 +357,19 @@ func (x *Index) SearchWith(query string, k int, also []int64) ([]Result, []Evide
 				}
 				acc[o] += p.termScore(t, seg, o, &pst, &invAvg)
 				cov[o] += t.qtf * t.idf
-				rar[o] += rare[i]
 			}
 		}
 		for _, w := range wanted[v] {
-			ev[w.at] = Evidence{Score: acc[w.ord], Coverage: min(cov[w.ord]/weight, 1), Rare: min(rar[w.ord]/rareWeight, 1)}
+			ev[w.at] = Evidence{Score: acc[w.ord], Coverage: min(cov[w.ord]/weight, 1)}
 		}
 		for _, o := range touched {
 			if k > 0 {
-				top.push(Result{ID: seg.ids[o], Score: acc[o], Coverage: min(cov[o]/weight, 1), Rare: min(rar[o]/rareWeight, 1)})
+				top.push(Result{ID: seg.ids[o], Score: acc[o], Coverage: min(cov[o]/weight, 1)})
 			}
-			acc[o], cov[o], rar[o] = 0, 0, 0
+			acc[o], cov[o] = 0, 0
 		}
 	}
 	return top.sorted(), ev
-}
-
-// idfMax is the idf of a term in one document: the most specific a term
-// can be.
-func (x *Index) idfMax() float64 {
-	var n float64
-	for _, v := range x.segs {
-		n += float64(v.seg.docs())
-	}
-	return math.Log(1 + (n-0.5)/1.5)
 }
 
 // invAvgLens is N / Σ len per field. Collection statistics include deleted

@@ -62,16 +62,17 @@ type SearchRequest struct {
 }
 
 // Explanation is what a result's score was made of: its best chunk's
-// cosine with the query, raw BM25F score, calibrated keyword score, share
-// of the query's keyword weight (and rare-weighted share) it holds, and
-// the fused score. The parts a mode does not use are 0.
+// cosine with the query, raw BM25F score, calibrated keyword score and
+// share of the query's keyword weight it holds, how specific the query's
+// words are (the same for every result), and the fused score. The parts a
+// mode does not use are 0.
 type Explanation struct {
-	Cosine  float64 `json:"cosine"`
-	BM25    float64 `json:"bm25"`
-	Keyword float64 `json:"keyword"`
-	Share   float64 `json:"share"`
-	Rare    float64 `json:"rare_share"`
-	Fused   float64 `json:"fused"`
+	Cosine      float64 `json:"cosine"`
+	BM25        float64 `json:"bm25"`
+	Keyword     float64 `json:"keyword"`
+	Share       float64 `json:"share"`
+	Specificity float64 `json:"specificity"`
+	Fused       float64 `json:"fused"`
 }
 
 // Result is one passage: one chunk, or neighbouring chunks of one file

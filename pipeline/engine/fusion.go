@@ -26,10 +26,10 @@ func parseFusion(f Fusion) (Fusion, fusionParams, error) {
 		return "", nil, fmt.Errorf("fusion %q: %w", f, err)
 	}
 	switch Fusion(name) {
-	case FusionShare, FusionCoverage, FusionCalibrated, FusionRRF:
+	case FusionSpecific, FusionShare, FusionCoverage, FusionCalibrated, FusionRRF:
 		return Fusion(name), params, nil
 	}
-	return "", nil, fmt.Errorf("fusion %q is not one of share, coverage, calibrated, rrf", name)
+	return "", nil, fmt.Errorf("fusion %q is not one of specific, share, coverage, calibrated, rrf", name)
 }
 
 func parseSpec(s string) (string, fusionParams, error) {

@@ -29,13 +29,22 @@ func main() {
 	sets := flag.String("sets", "godoc,manpages,crowded,scifact", "question sets")
 	cache := flag.String("cache", "bin", "where make eval-all left the corpora and indexes")
 	fusions := flag.String("fusions", "share", "hybrid fusions to compare, separated by ';' (engine.DefaultFusion syntax)")
+	flag.StringVar(&base, "base", string(engine.FusionShare), "the fusion dense and keyword rows run under (keyword mode takes its calibration from it)")
 	divs := flag.String("diversity", "", "diversities to compare, separated by ';' (\"\" is none)")
 	loso := flag.Bool("loso", false, "choose a hybrid variant leave-one-set-out")
 	out := flag.String("out", "", "also write the report here")
 	raw := flag.String("json", "", "also write every row as JSON here")
+	flag.BoolVar(&verbose, "v", false, "log every question a hybrid variant ranks below dense, with the first hit's explanation")
+	from := flag.String("from", "", "instead of measuring, read the rows of earlier -json files (comma-separated)")
 	flag.StringVar(&eval.SciFactDir, "scifact", eval.SciFactDir, "BEIR SciFact's folder")
 	flag.Parse()
-	rows, err := measure(strings.Split(*sets, ","), *cache, strings.Split(*fusions, ";"), strings.Split(*divs, ";"))
+	var rows []row
+	var err error
+	if *from != "" {
+		rows, err = load(strings.Split(*from, ","))
+	} else {
+		rows, err = measure(strings.Split(*sets, ","), *cache, strings.Split(*fusions, ";"), strings.Split(*divs, ";"))
+	}
 	if err != nil {
 		slog.Error("fusion", "err", err)
 		os.Exit(1)
@@ -60,6 +69,23 @@ func main() {
 	}
 }
 
+// load reads rows written by -json.
+func load(files []string) ([]row, error) {
+	var rows []row
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var rs []row
+		if err := json.Unmarshal(b, &rs); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		rows = append(rows, rs...)
+	}
+	return rows, nil
+}
+
 // row is one set asked in one mode and variant.
 type row struct {
 	Set, Mode, Fusion, Diversity string
@@ -71,7 +97,7 @@ type row struct {
 
 func (r row) name() string {
 	n := r.Mode
-	if r.Mode == string(engine.SearchHybrid) {
+	if r.Mode != string(engine.SearchDense) && r.Fusion != "" {
 		n += " " + r.Fusion
 	}
 	if r.Diversity != "" {
@@ -80,10 +106,16 @@ func (r row) name() string {
 	return n
 }
 
+var (
+	verbose bool
+	base    string
+)
+
 func measure(sets []string, cache string, fusions, divs []string) ([]row, error) {
 	ctx := context.Background()
 	var rows []row
 	for _, name := range sets {
+		denseRank := map[string]int{}
 		set, err := eval.SetNamed(name)
 		if err != nil {
 			return nil, err
@@ -98,7 +130,7 @@ func measure(sets []string, cache string, fusions, divs []string) ([]row, error)
 		}
 		index := filepath.Join(cache, "eval-index-"+set.Name)
 		for _, mode := range []engine.SearchMode{engine.SearchDense, engine.SearchKeyword, engine.SearchHybrid} {
-			variants := []string{""}
+			variants := []string{base}
 			if mode == engine.SearchHybrid {
 				variants = fusions
 			}
@@ -108,6 +140,12 @@ func measure(sets []string, cache string, fusions, divs []string) ([]row, error)
 				return nil, err
 			}
 			eng.Start(ctx)
+			// Search gives up on a model still loading after 5 s; on a
+			// busy machine that would cost the first questions.
+			if err := eng.WaitModel(ctx); err != nil {
+				eng.Close()
+				return nil, err
+			}
 			for _, f := range variants {
 				for _, d := range divs {
 					engine.DefaultFusion, engine.DefaultDiversity = f, d
@@ -117,12 +155,23 @@ func measure(sets []string, cache string, fusions, divs []string) ([]row, error)
 						eng.Close()
 						return nil, err
 					}
-					r := row{Set: set.Name, Mode: string(mode), Fusion: f, Diversity: d, IR: set.IR,
+					r := row{Set: set.Name, Mode: string(mode), Fusion: map[bool]string{true: f}[mode != engine.SearchDense], Diversity: d, IR: set.IR,
 						Passage: eval.Score(outs), Doc: eval.Score(byDocument(outs))}
 					if set.IR {
 						r.BEIR = eval.ScoreIR(outs)
 					}
 					rows = append(rows, r)
+					for _, o := range outs {
+						rk := eval.Rank(o.Question.Target, o.Hits)
+						if mode == engine.SearchDense && d == "" {
+							denseRank[o.Question.ID] = rk
+						}
+						if verbose && mode == engine.SearchHybrid && (rk == 0 && denseRank[o.Question.ID] > 0 || rk > denseRank[o.Question.ID] && denseRank[o.Question.ID] > 0) {
+							first := o.Hits[0]
+							fmt.Fprintf(os.Stderr, "%s %s: %s rank %d, dense %d; first %s %s\n", r.name(), o.Question.ID, o.Question.Target,
+								rk, denseRank[o.Question.ID], first.Path, first.Why)
+						}
+					}
 					slog.Info("measured", "set", set.Name, "variant", r.name(), "took", time.Since(t).Round(time.Millisecond))
 				}
 			}
@@ -136,13 +185,17 @@ func ask(ctx context.Context, eng *engine.Engine, qs []eval.Question) ([]eval.Ou
 	var outs []eval.Outcome
 	for _, q := range qs {
 		t := time.Now()
-		res, err := eng.Search(ctx, engine.SearchRequest{Query: q.Query, TopK: 10, ScoreThreshold: mcpserver.DefaultScoreThreshold})
+		res, err := eng.Search(ctx, engine.SearchRequest{Query: q.Query, TopK: 10, ScoreThreshold: mcpserver.DefaultScoreThreshold, Explain: verbose})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", q.ID, err)
 		}
 		o := eval.Outcome{Question: q, Latency: time.Since(t)}
 		for _, r := range res {
-			o.Hits = append(o.Hits, eval.Hit{Path: r.Path, ChunkIndex: r.ChunkIndex, CharStart: r.CharStart, CharEnd: r.CharEnd, Text: r.Snippet})
+			h := eval.Hit{Path: r.Path, ChunkIndex: r.ChunkIndex, CharStart: r.CharStart, CharEnd: r.CharEnd, Text: r.Snippet}
+			if x := r.Explain; x != nil {
+				h.Why = fmt.Sprintf("cos %.3f bm25 %.2f k %.3f share %.2f spec %.2f fused %.3f", x.Cosine, x.BM25, x.Keyword, x.Share, x.Specificity, x.Fused)
+			}
+			o.Hits = append(o.Hits, h)
 		}
 		outs = append(outs, o)
 	}

@@ -59,11 +59,11 @@ bench-report: bench
 eval: setup bench-setup build
 	$(GO) run ./bench/cmd/eval -bin $(BIN) -out bin/eval.md
 
-# The held-out set: 87 plain-language questions over 302 of the machine's
+# 87 plain-language questions over 302 of the machine's
 # man pages rendered to txt, md and pdf (bench/eval/manpages.txt,
-# questions-manpages.jsonl); table in bin/eval-manpages.md. It is not part
-# of make eval, so that tuning against that table does not see it; eval-all
-# runs both.
+# questions-manpages.jsonl); table in bin/eval-manpages.md. eval-all runs
+# all four sets; the fusion's constant is chosen leaving each set out in
+# turn (docs/search-fusion.md, bench/cmd/fusion -loso).
 eval-manpages: setup bench-setup build
 	$(GO) run ./bench/cmd/eval -set manpages -bin $(BIN) -out bin/eval-manpages.md
 

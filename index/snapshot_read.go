@@ -94,3 +94,11 @@ func (sn *Snapshot) LexicalQueryWeight(query string) float64 {
 	}
 	return sn.lex.QueryWeight(query)
 }
+
+// LexicalQueryWeights is the keyword index's QueryWeights for query.
+func (sn *Snapshot) LexicalQueryWeights(query string) (weight, rare float64) {
+	if sn.lex == nil {
+		return 0, 0
+	}
+	return sn.lex.QueryWeights(query)
+}

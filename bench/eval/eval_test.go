@@ -319,3 +319,15 @@ func TestManMarkdown(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+func TestScoreIRCountsEachFileOnce(t *testing.T) {
+	q := Question{ID: "q", Targets: []string{"a.txt", "b.txt"}}
+	// a.txt twice (two passages) then x, then b.txt: documents a, x, b.
+	outs := []Outcome{{Question: q, Hits: []Hit{{Path: "x.txt"}, {Path: "a.txt"}, {Path: "x.txt"}, {Path: "b.txt"}}},
+		{Question: Question{ID: "r", Targets: []string{"c.txt"}}, Hits: []Hit{{Path: "d.txt"}}}}
+	s := ScoreIR(outs)
+	ndcg := (1/math.Log2(3) + 1/math.Log2(4)) / (1 + 1/math.Log2(3))
+	if math.Abs(s.NDCG10-ndcg/2) > 1e-9 || math.Abs(s.R10-0.5) > 1e-9 || math.Abs(s.MRR10-0.25) > 1e-9 {
+		t.Errorf("ScoreIR = %+v, want nDCG %v, R 0.5, MRR 0.25", s, ndcg/2)
+	}
+}

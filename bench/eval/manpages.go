@@ -37,16 +37,21 @@ type ManPage struct {
 	Name, Section string
 }
 
+//go:embed crowded.txt
+var crowdedList string
+
 // ManPages is the committed list of pages of the man-page set.
-func ManPages() ([]ManPage, error) {
+func ManPages() ([]ManPage, error) { return parseManList("manpages.txt", manPageList) }
+
+func parseManList(file, list string) ([]ManPage, error) {
 	var out []ManPage
-	for l := range strings.SplitSeq(manPageList, "\n") {
+	for l := range strings.SplitSeq(list, "\n") {
 		if l = strings.TrimSpace(l); l == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
 		i := strings.LastIndexByte(l, '.')
 		if i <= 0 || i == len(l)-1 || l[i+1] < '1' || l[i+1] > '9' {
-			return nil, fmt.Errorf("eval: manpages.txt: %q is not NAME.SECTION", l)
+			return nil, fmt.Errorf("eval: %s: %q is not NAME.SECTION", file, l)
 		}
 		out = append(out, ManPage{l[:i], l[i+1:]})
 	}
@@ -134,7 +139,17 @@ func groffVersion(ctx context.Context) (string, error) {
 // eval-mancorpus-<hash>), rendering it unless a finished copy made from the
 // same page sources and groff is there, and what it was made from.
 func BuildManPages(ctx context.Context, cacheDir string) (Corpus, string, error) {
-	pages, err := ManPages()
+	return buildManCorpus(ctx, cacheDir, "manpages.txt", manPageList, "eval-mancorpus-")
+}
+
+// BuildCrowded is BuildManPages for the crowded set's pages (crowded.txt),
+// as eval-crowdedcorpus-<hash>.
+func BuildCrowded(ctx context.Context, cacheDir string) (Corpus, string, error) {
+	return buildManCorpus(ctx, cacheDir, "crowded.txt", crowdedList, "eval-crowdedcorpus-")
+}
+
+func buildManCorpus(ctx context.Context, cacheDir, file, list, prefix string) (Corpus, string, error) {
+	pages, err := parseManList(file, list)
 	if err != nil {
 		return Corpus{}, "", err
 	}
@@ -153,7 +168,7 @@ func BuildManPages(ctx context.Context, cacheDir string) (Corpus, string, error)
 		docs[i] = p.Doc()
 		fmt.Fprintf(h, "%s %d\n%s", docs[i].Path(), len(srcs[i]), srcs[i])
 	}
-	dir, err := cached(cacheDir, "eval-mancorpus-", h, manGeneratorVersion, docs, func(out, _ string) error {
+	dir, err := cached(cacheDir, prefix, h, manGeneratorVersion, docs, func(out, _ string) error {
 		for i, d := range docs {
 			b, err := renderMan(ctx, pages[i], srcs[i], d.Ext)
 			if err != nil {

@@ -29,6 +29,10 @@ type Question struct {
 	Query  string `json:"query"`
 	Target string `json:"target"` // path relative to the corpus folder
 	Answer string `json:"answer"` // a phrase in the target's extracted text
+
+	// Targets are all the files judged relevant, for sets scored by
+	// ScoreIR (SciFact); not in the question files.
+	Targets []string `json:"-"`
 }
 
 //go:embed questions.jsonl
@@ -37,12 +41,20 @@ var questionsJSONL []byte
 //go:embed questions-manpages.jsonl
 var manQuestionsJSONL []byte
 
+//go:embed questions-crowded.jsonl
+var crowdedQuestionsJSONL []byte
+
 // Questions parses the committed question set of the godoc corpus.
 func Questions() ([]Question, error) { return parseQuestions("questions.jsonl", questionsJSONL) }
 
 // ManPageQuestions parses the committed question set of the man pages.
 func ManPageQuestions() ([]Question, error) {
 	return parseQuestions("questions-manpages.jsonl", manQuestionsJSONL)
+}
+
+// CrowdedQuestions parses the committed question set of the crowded set.
+func CrowdedQuestions() ([]Question, error) {
+	return parseQuestions("questions-crowded.jsonl", crowdedQuestionsJSONL)
 }
 
 func parseQuestions(file string, b []byte) ([]Question, error) {
@@ -78,6 +90,7 @@ type Hit struct {
 	CharEnd    int
 	Text       string // the returned passage
 	Whole      string // the whole chunk(s) behind it, read from the index
+	Why        string // the score's parts, when the search explained them
 }
 
 // Outcome is one question's ranked hits and how long the search took.

@@ -5,14 +5,18 @@ import (
 	"fmt"
 )
 
-// Set is one question set with the corpus it is asked over. The sets are
-// kept apart on purpose: godoc is the one search tuning looks at, manpages
-// a held-out check on a different kind of text, written without tuning.
+// Set is one question set with the corpus it is asked over. Each is a
+// different kind of text (generated Go docs, man pages, short pages among
+// long ones, scientific abstracts); a ranking constant is chosen on three
+// and checked on the fourth, in turn (bench/cmd/fusion -loso).
 type Set struct {
-	Name   string
-	Make   string // the make target that runs it
-	Inst   string // the server's --inst for the corpus
-	Out    string // where the report goes by default
+	Name string
+	Make string // the make target that runs it
+	Inst string // the server's --inst for the corpus
+	Out  string // where the report goes by default
+	// IR sets have no answer phrases and several relevant files per
+	// question: they are scored by ScoreIR (nDCG@10, Recall@10, MRR@10).
+	IR     bool
 	Load   func() ([]Question, error)
 	Corpus func(ctx context.Context, cacheDir string) (c Corpus, from string, err error)
 }
@@ -30,6 +34,10 @@ var Sets = []Set{
 		}},
 	{Name: "manpages", Make: "make eval-manpages", Inst: "Linux manual pages: commands, configuration files and concepts.",
 		Out: "bin/eval-manpages.md", Load: ManPageQuestions, Corpus: BuildManPages},
+	{Name: "crowded", Make: "make eval-crowded", Inst: "Linux manual pages: commands, configuration files and concepts.",
+		Out: "bin/eval-crowded.md", Load: CrowdedQuestions, Corpus: BuildCrowded},
+	{Name: "scifact", Make: "make eval-scifact", Inst: "Abstracts of biomedical research papers.",
+		Out: "bin/eval-scifact.md", IR: true, Load: SciFactQuestions, Corpus: BuildSciFact},
 }
 
 // SetNamed returns the set called name.

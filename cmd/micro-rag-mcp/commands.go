@@ -152,8 +152,8 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	var c common
 	var topK int
 	var threshold float64
-	var asJSON bool
-	fs := newFlagSet("search", `micro-rag-mcp search --data-folder DIR [--top-k N] [--score-threshold X] [--search-mode M] [--json] "QUERY"`, stderr)
+	var asJSON, explain bool
+	fs := newFlagSet("search", `micro-rag-mcp search --data-folder DIR [--top-k N] [--score-threshold X] [--search-mode M] [--explain] [--json] "QUERY"`, stderr)
 	addUsageNote(fs, searchExitNote)
 	c.register(fs)
 	quietByDefault(fs)
@@ -161,6 +161,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	fs.IntVar(&topK, "top-k", mcpserver.DefaultTopK, "number of passages to show (1-50)")
 	fs.Float64Var(&threshold, "score-threshold", mcpserver.DefaultScoreThreshold, "minimum cosine similarity (0-1)")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
+	fs.BoolVar(&explain, "explain", false, "show what each score is made of: cosine, keyword score, share of the query's keywords, fused score (with --json: an explain object per result)")
 	pos, done, err := c.parseSubcommand(fs, args, stdout, true)
 	if err != nil || done {
 		return err
@@ -192,6 +193,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		}
 		return fmt.Errorf("the index in %s could not be loaded: %w", dir, err)
 	}
+	req.Explain = explain
 	res, err := eng.Search(ctx, req)
 	if err != nil {
 		return err
@@ -204,7 +206,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 			return err
 		}
 	} else {
-		printResults(stdout, res)
+		printResults(stdout, res, explain)
 	}
 	if len(res) == 0 {
 		// Like grep: exit status 1 when nothing matched.
@@ -213,15 +215,24 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	return nil
 }
 
-// printResults writes a ranked table: rank, score, where, snippet.
-func printResults(w io.Writer, res []engine.Result) {
+// printResults writes a ranked table: rank, score, where, snippet; with
+// explain, the parts of each score before the snippet.
+func printResults(w io.Writer, res []engine.Result, explain bool) {
 	if len(res) == 0 {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "RANK\tSCORE\tWHERE\tSNIPPET")
+	if explain {
+		fmt.Fprintln(tw, "RANK\tSCORE\tCOSINE\tBM25\tKEYWORD\tSHARE\tSPEC\tFUSED\tWHERE\tSNIPPET")
+	} else {
+		fmt.Fprintln(tw, "RANK\tSCORE\tWHERE\tSNIPPET")
+	}
 	for i, r := range res {
-		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", i+1, r.Score, mcpserver.Visible(mcpserver.Citation(r)), mcpserver.OneLine(r.Snippet, 90))
+		fmt.Fprintf(tw, "%d\t%.3f\t", i+1, r.Score)
+		if x := r.Explain; explain && x != nil {
+			fmt.Fprintf(tw, "%.3f\t%.2f\t%.3f\t%.2f\t%.2f\t%.3f\t", x.Cosine, x.BM25, x.Keyword, x.Share, x.Specificity, x.Fused)
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", mcpserver.Visible(mcpserver.Citation(r)), mcpserver.OneLine(r.Snippet, 90))
 	}
 	tw.Flush()
 }

@@ -1,14 +1,36 @@
 package lexical
 
+import "math"
+
 // QueryWeight is Σ qtf·idf over the query's terms that occur in the index:
 // the score of a document holding each of them once, at average length, in
 // the body. Dividing a score by it gives the share of the query's keyword
 // evidence a document holds, which raw BM25 (growing with query length)
 // does not say.
 func (x *Index) QueryWeight(query string) float64 {
-	var w float64
-	for _, t := range x.queryTerms(query) {
-		w += t.qtf * t.idf
-	}
+	w, _ := x.QueryWeights(query)
 	return w
+}
+
+// QueryWeights is QueryWeight and its rare-weighted form, Σ qtf·idf²/idfMax
+// (idfMax: the idf of a term in one document). Their ratio, in (0, 1], is how specific the query's
+// words are: 1 when each occurs in one document (an identifier), small for
+// common words, whatever the size of the index.
+func (x *Index) QueryWeights(query string) (weight, rare float64) {
+	idfMax := x.idfMax()
+	for _, t := range x.queryTerms(query) {
+		weight += t.qtf * t.idf
+		rare += t.qtf * t.idf * t.idf / idfMax
+	}
+	return weight, rare
+}
+
+// idfMax is the idf of a term in one document: the most specific a term
+// can be.
+func (x *Index) idfMax() float64 {
+	var n float64
+	for _, v := range x.segs {
+		n += float64(v.seg.docs())
+	}
+	return math.Log(1 + (n-0.5)/1.5)
 }

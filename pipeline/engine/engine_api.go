@@ -71,6 +71,21 @@ type SearchRequest struct {
 	Query          string
 	TopK           int
 	ScoreThreshold float64
+	Explain        bool // set each Result's Explain
+}
+
+// Explanation is what a result's score was made of: its best chunk's
+// cosine with the query, raw BM25F score, calibrated keyword score and
+// share of the query's keyword weight it holds, how specific the query's
+// words are (the same for every result), and the fused score. The parts a
+// mode does not use are 0.
+type Explanation struct {
+	Cosine      float64 `json:"cosine"`
+	BM25        float64 `json:"bm25"`
+	Keyword     float64 `json:"keyword"`
+	Share       float64 `json:"share"`
+	Specificity float64 `json:"specificity"`
+	Fused       float64 `json:"fused"`
 }
 
 // Result is one passage: one chunk, or neighbouring chunks of one file
@@ -93,6 +108,8 @@ type Result struct {
 	Page      int     `json:"page,omitempty"`
 	LineStart int     `json:"line_start,omitempty"`
 	LineEnd   int     `json:"line_end,omitempty"`
+	// Explain is set when the request asks for it.
+	Explain *Explanation `json:"explain,omitempty"`
 }
 
 // ReindexRequest mirrors the reindex tool's arguments.

@@ -15,6 +15,7 @@ import (
 type candidate struct {
 	rec   schema.Record
 	score float64 // in [0, 1], higher is better
+	why   Explanation
 }
 
 // passage is a run of chunks of one file whose text overlaps or touches.
@@ -52,6 +53,12 @@ const maxPassageChunks = 4
 // search returns do not depend on topK, and a larger topK only appends.
 // The result is best first, and no text appears twice.
 func passages(cands []candidate, topK int, threshold float64) []Result {
+	return diversePassages(cands, topK, threshold, diversity{}, false)
+}
+
+// diversePassages is passages with the passages reordered by div before
+// the first topK are taken, each result's Explain set when explain is.
+func diversePassages(cands []candidate, topK int, threshold float64, div diversity, explain bool) []Result {
 	slices.SortStableFunc(cands, func(a, b candidate) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
@@ -99,12 +106,44 @@ func passages(cands []candidate, topK int, threshold float64) []Result {
 		byPath[c.rec.Path] = append(byPath[c.rec.Path], p)
 	}
 	ps = slices.DeleteFunc(ps, func(p *passage) bool { return p.gone })
+	ps = div.apply(ps)
 	ps = ps[:min(topK, len(ps))]
 	out := make([]Result, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, p.result())
+		r := p.result()
+		if len(out) > 0 {
+			// A passage moved down by diversity reports at most the score
+			// above it, so scores never rise down the list.
+			r.Score = min(r.Score, out[len(out)-1].Score)
+		}
+		if explain {
+			why := p.best.why
+			why.Fused = p.best.score
+			r.Explain = &why
+		}
+		out = append(out, r)
 	}
 	return out
+}
+
+// apply reorders passages (best first) so that one file's passages past
+// the first d.free each count d.step less per passage: with a step of 1
+// they come after every other file's, with a small step only after the
+// passages of other files that score nearly as well. A file's own
+// passages keep their order, and the order does not depend on top_k.
+func (d diversity) apply(ps []*passage) []*passage {
+	if d.free <= 0 {
+		return ps
+	}
+	seen := map[string]int{}
+	key := make(map[*passage]float64, len(ps))
+	for _, p := range ps {
+		j := seen[p.best.rec.Path]
+		seen[p.best.rec.Path]++
+		key[p] = p.best.score - d.step*float64(max(0, j-d.free+1))
+	}
+	slices.SortStableFunc(ps, func(a, b *passage) int { return cmp.Compare(key[b], key[a]) })
+	return ps
 }
 
 func (p *passage) result() Result {

@@ -121,7 +121,7 @@ func TestPassagesMergeOverlaps(t *testing.T) {
 		t.Fatalf("corpus too small: %d, %d chunks", len(a), len(b))
 	}
 	cands := []candidate{
-		{a[3], 0.9}, {a[4], 0.8}, {b[0], 0.7}, {a[10], 0.6}, {a[2], 0.55}, {a[5], 0.5}, {a[8], 0.4},
+		{rec: a[3], score: 0.9}, {rec: a[4], score: 0.8}, {rec: b[0], score: 0.7}, {rec: a[10], score: 0.6}, {rec: a[2], score: 0.55}, {rec: a[5], score: 0.5}, {rec: a[8], score: 0.4},
 	}
 	res := passages(slices.Clone(cands), 3, 0.2)
 	if len(res) != 3 {
@@ -146,7 +146,7 @@ func TestPassagesMergeOverlaps(t *testing.T) {
 	}
 
 	// A chunk bridging two passages merges them into the better one.
-	res = passages([]candidate{{a[3], 0.9}, {a[5], 0.8}, {b[0], 0.7}, {a[4], 0.6}, {a[8], 0.5}}, 4, 0.2)
+	res = passages([]candidate{{rec: a[3], score: 0.9}, {rec: a[5], score: 0.8}, {rec: b[0], score: 0.7}, {rec: a[4], score: 0.6}, {rec: a[8], score: 0.5}}, 4, 0.2)
 	if len(res) != 3 || !slices.Equal(res[0].Chunks, []int{3, 4, 5}) || res[1].Path != "b.txt" || res[2].ChunkIndex != 8 {
 		t.Fatalf("bridged passages = %+v", res)
 	}
@@ -175,7 +175,7 @@ func TestPassagesBounded(t *testing.T) {
 	}
 	var cands []candidate
 	for i, r := range a {
-		cands = append(cands, candidate{r, 0.9 - float64(i)*0.001})
+		cands = append(cands, candidate{rec: r, score: 0.9 - float64(i)*0.001})
 	}
 	res := passages(cands, 5, 0.2)
 	if len(res) != 5 {

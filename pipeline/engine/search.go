@@ -12,9 +12,10 @@ import (
 )
 
 // Fusion names how hybrid search combines the two rankings. The default,
-// FusionShare, is the one that ranked at least as well as dense and
-// keyword search alone on both evaluations (docs/search-fusion.md); the
-// others stay so that the comparison can be rerun.
+// FusionSpecific, is the one that ranked at least as well as dense and
+// keyword search alone on all four evaluations, its constant chosen leave
+// one set out (docs/search-fusion.md); the others stay so that the
+// comparison can be rerun.
 type Fusion string
 
 const (
@@ -26,6 +27,14 @@ const (
 	// the keyword ranking or not, so the order does not depend on how deep
 	// either ranking was read.
 	FusionShare Fusion = "share"
+	// FusionSpecific is FusionShare with a keyword score that does not
+	// depend on the size of the index and counts as much as the query's
+	// words are specific: k = ρ·s/(s + W/4), ρ = Wr/W (Wr weighting each
+	// term's idf by idf/idfMax, so ρ is 1 for words that occur in one
+	// chunk, as an identifier, and small for common words). A question of
+	// ordinary words is ranked by its cosine; one naming rare terms, by
+	// both. See docs/search-fusion.md.
+	FusionSpecific Fusion = "specific"
 	// FusionCoverage calibrates BM25 by the query's own keyword weight W
 	// (Σ idf of its terms found in the index): k = s/(max(s, W) + 8), below
 	// W the share of the query's keywords a passage holds, discounted when
@@ -44,7 +53,7 @@ const (
 // DefaultFusion is the Fusion of a Config that names none. A variable so
 // the evaluation can build the server with another one
 // (-ldflags "-X .../pipeline/engine.DefaultFusion=rrf").
-var DefaultFusion = string(FusionShare)
+var DefaultFusion = string(FusionSpecific)
 
 // bm25Half sets the keyword calibration: k = s/(max(s, W) + bm25Half). A
 // query whose keywords are rare (an identifier: W of 20 and more) can reach
@@ -75,7 +84,7 @@ func poolSize(mode SearchMode, topK int) int {
 // req.ScoreThreshold. The score is in [0, 1] and never rises down the list:
 // the cosine similarity c in dense mode, the calibrated keyword score k in
 // keyword mode, and in hybrid mode (the default) 1 - (1-c)(1-k·share) (see
-// FusionShare).
+// FusionSpecific for k).
 func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error) {
 	wctx, cancel := context.WithTimeout(ctx, ModelWait)
 	err := e.WaitModel(wctx)
@@ -99,12 +108,20 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		e.log.Warn("search on an empty or missing index: no results", "index", e.cfg.IndexFolder)
 		return []Result{}, nil
 	}
-	r := ranker{snap: snap, mode: e.cfg.SearchMode, fusion: e.cfg.Fusion, query: req.Query}
-	if r.fusion == "" {
-		r.fusion = Fusion(DefaultFusion)
+	r := ranker{snap: snap, mode: e.cfg.SearchMode, query: req.Query}
+	fusion := e.cfg.Fusion
+	if fusion == "" {
+		fusion = Fusion(DefaultFusion)
 	}
-	if r.mode != SearchDense && r.fusion != FusionCalibrated {
-		r.weight = snap.LexicalQueryWeight(req.Query)
+	if r.fusion, r.params, err = parseFusion(fusion); err != nil {
+		return nil, err
+	}
+	div, err := parseDiversity(DefaultDiversity)
+	if err != nil {
+		return nil, err
+	}
+	if r.mode != SearchDense {
+		r.weight, r.rareWeight = snap.LexicalQueryWeights(req.Query)
 	}
 	if r.mode != SearchKeyword {
 		if r.vec, err = e.embedder.EmbedQuery(make([]float32, 0, embed.Dim), req.Query); err != nil {
@@ -118,7 +135,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		if err != nil {
 			return nil, err
 		}
-		res := passages(cands, req.TopK, req.ScoreThreshold)
+		res := diversePassages(cands, req.TopK, req.ScoreThreshold, div, req.Explain)
 		if len(res) >= req.TopK || !full || pool >= snap.Chunks() || lowest(cands) < req.ScoreThreshold {
 			return res, nil
 		}
@@ -138,9 +155,12 @@ type ranker struct {
 	snap   *index.Snapshot
 	mode   SearchMode
 	fusion Fusion
+	params fusionParams
 	query  string
 	vec    []float32
-	weight float64 // keyword weight of the query (Snapshot.LexicalQueryWeight)
+	// keyword weight of the query and its rare-weighted form
+	// (Snapshot.LexicalQueryWeights)
+	weight, rareWeight float64
 }
 
 // rank returns up to pool chunks from each ranking the mode uses, scored.
@@ -170,12 +190,15 @@ func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 	switch r.mode {
 	case SearchDense:
 		for _, h := range dense {
-			cands = append(cands, candidate{rec: h.Record, score: unit(float64(h.Score))})
+			c := unit(float64(h.Score))
+			cands = append(cands, candidate{rec: h.Record, score: c, why: Explanation{Cosine: c}})
 		}
 		return cands, full, nil
 	case SearchKeyword:
 		for _, h := range keyword {
-			cands = append(cands, candidate{rec: h.Record, score: r.calibrate(float64(h.Score))})
+			k := r.calibrate(float64(h.Score))
+			cands = append(cands, candidate{rec: h.Record, score: k,
+				why: Explanation{BM25: float64(h.Score), Keyword: k, Share: h.Share, Specificity: r.specificity()}})
 		}
 		return cands, full, nil
 	}
@@ -221,6 +244,7 @@ func (r *ranker) fuse(dense, keyword []index.Hit, denseEvidence []lexical.Eviden
 	out := make([]candidate, 0, len(order))
 	for _, b := range order {
 		var s float64
+		k := r.calibrate(b.bm25)
 		switch r.fusion {
 		case FusionRRF:
 			if b.denseRank > 0 {
@@ -230,12 +254,15 @@ func (r *ranker) fuse(dense, keyword []index.Hit, denseEvidence []lexical.Eviden
 				s += 1.0 / float64(rrfK+b.lexRnk)
 			}
 			s /= 2.0 / float64(rrfK+1)
-		case FusionShare:
-			s = 1 - (1-unit(b.cos))*(1-r.calibrate(b.bm25)*b.share)
+		case FusionShare, FusionSpecific:
+			p := r.params
+			lift := p.get("a", 1) * k * math.Pow(b.share, p.get("g", 1))
+			s = 1 - (1-unit(b.cos))*(1-min(lift, 1))
 		default:
-			s = 1 - (1-unit(b.cos))*(1-r.calibrate(b.bm25))
+			s = 1 - (1-unit(b.cos))*(1-k)
 		}
-		out = append(out, candidate{rec: b.rec, score: unit(s)})
+		out = append(out, candidate{rec: b.rec, score: unit(s), why: Explanation{Cosine: unit(b.cos), BM25: b.bm25,
+			Keyword: k, Share: b.share, Specificity: r.specificity()}})
 	}
 	return out, nil
 }
@@ -248,9 +275,26 @@ func (r *ranker) calibrate(s float64) float64 {
 	if r.fusion == FusionCalibrated {
 		return s / (s + bm25Half)
 	}
+	if r.fusion == FusionSpecific || r.params.get("cal", 0) == 1 {
+		// Scale-free: s/(s + h·W) is the share of the query's keyword
+		// evidence the chunk holds, 1/(1+h) at s = W whatever the size of
+		// the index; times the query's specificity Wr/W (1 for words that
+		// occur once, as an identifier; small for common words).
+		spec := math.Pow(min(r.rareWeight/r.weight, 1), r.params.get("p", 1))
+		return spec * s / (s + r.params.get("h", 0.25)*r.weight)
+	}
 	// s/(W + 8) up to s = W, then s/(s + 8): continuous and rising, so
 	// passages stronger than the weight keep their order.
 	return s / (max(s, r.weight) + bm25Half)
+}
+
+// specificity is ρ = Wr/W, in [0, 1]: 1 when each of the query's
+// indexed words occurs in one chunk, small when they are common.
+func (r *ranker) specificity() float64 {
+	if r.weight <= 0 {
+		return 0
+	}
+	return min(r.rareWeight/r.weight, 1)
 }
 
 // unit clamps x into [0, 1].

@@ -1,10 +1,11 @@
-// Command eval is make eval and make eval-manpages: for one question set
-// (-set godoc, the default, or manpages) it generates the set's corpus
-// (cached under bin/), checks every question's answer phrase against the
-// extracted text of its target, indexes the corpus with the built server
-// through MCP on stdio, asks every question in each search mode the server
-// offers, and prints the results table (also written to bin/eval.md or
-// bin/eval-manpages.md).
+// Command eval is make eval, eval-manpages and eval-scifact: for one
+// question set (-set godoc, the default, manpages or scifact) it generates
+// the set's corpus (cached under bin/), checks every question's answer
+// phrase against the extracted text of its target, indexes the corpus with
+// the built server through MCP on stdio (into bin/eval-index-SET, kept, so
+// a second run and every mode reuse it), asks every question in each search
+// mode the server offers, and prints the results table (also written to the
+// set's bin/eval*.md).
 package main
 
 import (
@@ -31,7 +32,8 @@ func main() {
 	modes := flag.String("modes", "dense,keyword,hybrid", "values of --search-mode to compare, when the server has the flag")
 	modelName := flag.String("model", "", "value of the server's --model (default: its default model)")
 	verbose := flag.Bool("v", false, "show the server's log and every miss")
-	keep := flag.String("index", "", "index folder to use and keep (default: a temporary one, removed after)")
+	keep := flag.String("index", "", "index folder to use and keep (default: bin/eval-index-SET under -cache)")
+	flag.StringVar(&eval.SciFactDir, "scifact", eval.SciFactDir, "BEIR SciFact's folder (corpus.jsonl.gz, queries.jsonl, qrels/)")
 	flag.Parse()
 	set, err := eval.SetNamed(*setName)
 	if err != nil {
@@ -40,6 +42,9 @@ func main() {
 	}
 	if *out == "" {
 		*out = set.Out
+	}
+	if *keep == "" {
+		*keep = filepath.Join(*cache, "eval-index-"+set.Name)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
 	defer cancel()
@@ -75,23 +80,8 @@ func run(ctx context.Context, set eval.Set, bin, cache, index, model string, mod
 	if err != nil {
 		return "", "", err
 	}
-	pdf := extract.NewPDFEngine(extract.PDFOptions{}, slog.Default())
-	defer pdf.Close()
-	bad := eval.CheckAnswers(qs, c.Docs, func(p string) (string, error) {
-		d, err := extract.Extract(ctx, filepath.Join(c.Dir, p), extract.DefaultLimits, pdf)
-		if err != nil {
-			return "", err
-		}
-		return d.Text, nil
-	})
-	if len(bad) > 0 {
-		return "", "", fmt.Errorf("%d questions do not match the corpus:\n%s", len(bad), strings.Join(bad, "\n"))
-	}
-	if index == "" {
-		if index, err = os.MkdirTemp("", "micro-rag-eval-index-"); err != nil {
-			return "", "", err
-		}
-		defer os.RemoveAll(index)
+	if err := checkAnswers(ctx, set, qs, c); err != nil {
+		return "", "", err
 	}
 	has, err := eval.SupportsSearchMode(ctx, bin)
 	if err != nil {
@@ -102,6 +92,8 @@ func run(ctx context.Context, set eval.Set, bin, cache, index, model string, mod
 		modes = []string{""}
 	}
 	var rows []eval.Row
+	var irModes []string
+	var irRows []eval.IRScores
 	var missed strings.Builder
 	for _, m := range modes {
 		srv := eval.Server{Bin: bin, Data: c.Dir, Index: index, Mode: m, Model: model, Inst: set.Inst}
@@ -125,8 +117,12 @@ func run(ctx context.Context, set eval.Set, bin, cache, index, model string, mod
 		if name == "" {
 			name = "dense (server default)"
 		}
-		rows = append(rows, eval.ScoreRow(name, outs))
 		slog.Info("mode done", "mode", name, "took", time.Since(t).Round(time.Millisecond))
+		if set.IR {
+			irModes, irRows = append(irModes, name), append(irRows, eval.ScoreIR(outs))
+			continue
+		}
+		rows = append(rows, eval.ScoreRow(name, outs))
 		fmt.Fprintf(&missed, "\n### Misses of %s (target not in the top 5)\n\n", name)
 		for _, o := range outs {
 			if r := eval.Rank(o.Question.Target, o.Hits); r == 0 || r > 5 {
@@ -152,18 +148,44 @@ func run(ctx context.Context, set eval.Set, bin, cache, index, model string, mod
 	}
 	fmt.Fprintf(&sb, "`%s` (bench/cmd/eval%s) on %s: %d questions (%s) "+
 		"over %d generated files (%s) from %s; "+
-		"CPU %s; load average %s before, %s after; top_k 10, other arguments default. "+
-		"Hits count by file; answer@5 needs the answer phrase in a top-5 passage of the target file, "+
-		"as returned (client) or in the whole indexed chunks behind those hits (whole-chunk).\n\n",
+		"CPU %s; load average %s before, %s after; top_k 10, other arguments default. ",
 		set.Make, flags, time.Now().UTC().Format("2006-01-02"), len(qs),
 		countList(kinds, eval.KindIdentifier, eval.KindKeyword, eval.KindParaphrase),
 		len(c.Docs), countList(counts, ".txt", ".md", ".pdf", ".docx"), from, cpuModel(), loadBefore, loadAvg())
+	if set.IR {
+		sb.WriteString("Each file counts once, at its best passage; relevance as judged in BEIR's qrels/test.tsv.\n\n")
+		sb.WriteString(eval.IRTable(irModes, irRows))
+		return sb.String(), "", nil
+	}
+	sb.WriteString("Hits count by file; answer@5 needs the answer phrase in a top-5 passage of the target file, " +
+		"as returned (client) or in the whole indexed chunks behind those hits (whole-chunk).\n\n")
 	sb.WriteString(eval.Table(rows))
 	if len(kinds) > 1 {
 		sb.WriteString("\nBy question kind:\n\n")
 		sb.WriteString(eval.KindTable(rows))
 	}
 	return sb.String(), missed.String(), nil
+}
+
+// checkAnswers fails unless every question's answer phrase is in the
+// extracted text of its target; IR sets have no answer phrases.
+func checkAnswers(ctx context.Context, set eval.Set, qs []eval.Question, c eval.Corpus) error {
+	if set.IR {
+		return nil
+	}
+	pdf := extract.NewPDFEngine(extract.PDFOptions{}, slog.Default())
+	defer pdf.Close()
+	bad := eval.CheckAnswers(qs, c.Docs, func(p string) (string, error) {
+		d, err := extract.Extract(ctx, filepath.Join(c.Dir, p), extract.DefaultLimits, pdf)
+		if err != nil {
+			return "", err
+		}
+		return d.Text, nil
+	})
+	if len(bad) > 0 {
+		return fmt.Errorf("%d questions do not match the corpus:\n%s", len(bad), strings.Join(bad, "\n"))
+	}
+	return nil
 }
 
 // countList is "26 identifier, 7 keyword" for the keys with a count, in

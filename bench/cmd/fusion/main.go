@@ -1,70 +1,326 @@
-// Command fusion dumps, for every question of an evaluation set, what both
-// rankings know of their first -depth chunks (engine.Explain), one JSON line
-// a question, so that ways of fusing them can be compared offline without
-// reindexing. It reads an index that make eval left (-index).
+// Command fusion compares ways of ranking offline: it opens each set's
+// index that make eval-all left under bin/ (bin/eval-index-SET) in this
+// process, asks every question with top_k 10 and the default threshold in
+// dense and keyword mode and in hybrid mode under every fusion and
+// diversity given (engine.DefaultFusion, engine.DefaultDiversity: the same
+// code path the server runs), and prints every row at the passage and the
+// document level. With -loso it also chooses a variant leave-one-set-out:
+// for each set held out, the variant whose worst margin over max(dense,
+// keyword) on the other sets is largest, reported on the held-out set.
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/bench/eval"
+	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
-type line struct {
-	eval.Question
-	engine.QueryEvidence
-}
-
 func main() {
-	setName := flag.String("set", "godoc", "question set")
-	data := flag.String("data", "", "the corpus folder the index was built from")
-	index := flag.String("index", "", "the index folder")
-	depth := flag.Int("depth", 200, "chunks read from each ranking")
-	out := flag.String("out", "", "JSON lines output")
+	sets := flag.String("sets", "godoc,manpages,crowded,scifact", "question sets")
+	cache := flag.String("cache", "bin", "where make eval-all left the corpora and indexes")
+	fusions := flag.String("fusions", "share", "hybrid fusions to compare, separated by ';' (engine.DefaultFusion syntax)")
+	flag.StringVar(&base, "base", string(engine.FusionShare), "the fusion dense and keyword rows run under (keyword mode takes its calibration from it)")
+	divs := flag.String("diversity", "", "diversities to compare, separated by ';' (\"\" is none)")
+	loso := flag.Bool("loso", false, "choose a hybrid variant leave-one-set-out")
+	out := flag.String("out", "", "also write the report here")
+	raw := flag.String("json", "", "also write every row as JSON here")
+	flag.BoolVar(&verbose, "v", false, "log every question a hybrid variant ranks below dense, with the first hit's explanation")
+	from := flag.String("from", "", "instead of measuring, read the rows of earlier -json files (comma-separated)")
+	flag.StringVar(&eval.SciFactDir, "scifact", eval.SciFactDir, "BEIR SciFact's folder")
 	flag.Parse()
-	if err := run(*setName, *data, *index, *out, *depth); err != nil {
+	var rows []row
+	var err error
+	if *from != "" {
+		rows, err = load(strings.Split(*from, ","))
+	} else {
+		rows, err = measure(strings.Split(*sets, ","), *cache, strings.Split(*fusions, ";"), strings.Split(*divs, ";"))
+	}
+	if err != nil {
 		slog.Error("fusion", "err", err)
 		os.Exit(1)
 	}
+	report := table(rows)
+	if *loso {
+		report += leaveOneOut(rows, strings.Split(*sets, ","))
+	}
+	fmt.Print(report)
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
+			slog.Error("fusion", "err", err)
+			os.Exit(1)
+		}
+	}
+	if *raw != "" {
+		b, _ := json.MarshalIndent(rows, "", " ")
+		if err := os.WriteFile(*raw, b, 0o644); err != nil {
+			slog.Error("fusion", "err", err)
+			os.Exit(1)
+		}
+	}
 }
 
-func run(setName, data, index, out string, depth int) error {
-	set, err := eval.SetNamed(setName)
-	if err != nil {
-		return err
-	}
-	qs, err := set.Load()
-	if err != nil {
-		return err
-	}
-	ctx := context.Background()
-	eng, err := engine.New(engine.Config{DataFolder: data, IndexFolder: index, ReadOnly: true, NoInitialReindex: true})
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	eng.Start(ctx)
-	f, err := os.Create(out)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	w := bufio.NewWriter(f)
-	enc := json.NewEncoder(w)
-	for _, q := range qs {
-		ev, err := eng.Explain(ctx, q.Query, depth)
+// load reads rows written by -json.
+func load(files []string) ([]row, error) {
+	var rows []row
+	for _, f := range files {
+		b, err := os.ReadFile(f)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := enc.Encode(line{q, ev}); err != nil {
-			return err
+		var rs []row
+		if err := json.Unmarshal(b, &rs); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		rows = append(rows, rs...)
+	}
+	return rows, nil
+}
+
+// row is one set asked in one mode and variant.
+type row struct {
+	Set, Mode, Fusion, Diversity string
+	IR                           bool
+	Passage                      eval.Scores   // hits as returned
+	Doc                          eval.Scores   // each file once, at its best passage
+	BEIR                         eval.IRScores // IR sets only
+}
+
+func (r row) name() string {
+	n := r.Mode
+	if r.Mode != string(engine.SearchDense) && r.Fusion != "" {
+		n += " " + r.Fusion
+	}
+	if r.Diversity != "" {
+		n += " | " + r.Diversity
+	}
+	return n
+}
+
+var (
+	verbose bool
+	base    string
+)
+
+func measure(sets []string, cache string, fusions, divs []string) ([]row, error) {
+	ctx := context.Background()
+	var rows []row
+	for _, name := range sets {
+		denseRank := map[string]int{}
+		set, err := eval.SetNamed(name)
+		if err != nil {
+			return nil, err
+		}
+		c, _, err := set.Corpus(ctx, cache)
+		if err != nil {
+			return nil, err
+		}
+		qs, err := set.Load()
+		if err != nil {
+			return nil, err
+		}
+		index := filepath.Join(cache, "eval-index-"+set.Name)
+		for _, mode := range []engine.SearchMode{engine.SearchDense, engine.SearchKeyword, engine.SearchHybrid} {
+			variants := []string{base}
+			if mode == engine.SearchHybrid {
+				variants = fusions
+			}
+			eng, err := engine.New(engine.Config{DataFolder: c.Dir, IndexFolder: index, ReadOnly: true,
+				NoInitialReindex: true, SearchMode: mode})
+			if err != nil {
+				return nil, err
+			}
+			eng.Start(ctx)
+			// Search gives up on a model still loading after 5 s; on a
+			// busy machine that would cost the first questions.
+			if err := eng.WaitModel(ctx); err != nil {
+				eng.Close()
+				return nil, err
+			}
+			for _, f := range variants {
+				for _, d := range divs {
+					engine.DefaultFusion, engine.DefaultDiversity = f, d
+					t := time.Now()
+					outs, err := ask(ctx, eng, qs)
+					if err != nil {
+						eng.Close()
+						return nil, err
+					}
+					r := row{Set: set.Name, Mode: string(mode), Fusion: map[bool]string{true: f}[mode != engine.SearchDense], Diversity: d, IR: set.IR,
+						Passage: eval.Score(outs), Doc: eval.Score(byDocument(outs))}
+					if set.IR {
+						r.BEIR = eval.ScoreIR(outs)
+					}
+					rows = append(rows, r)
+					for _, o := range outs {
+						rk := eval.Rank(o.Question.Target, o.Hits)
+						if mode == engine.SearchDense && d == "" {
+							denseRank[o.Question.ID] = rk
+						}
+						if verbose && mode == engine.SearchHybrid && (rk == 0 && denseRank[o.Question.ID] > 0 || rk > denseRank[o.Question.ID] && denseRank[o.Question.ID] > 0) {
+							first := o.Hits[0]
+							fmt.Fprintf(os.Stderr, "%s %s: %s rank %d, dense %d; first %s %s\n", r.name(), o.Question.ID, o.Question.Target,
+								rk, denseRank[o.Question.ID], first.Path, first.Why)
+						}
+					}
+					slog.Info("measured", "set", set.Name, "variant", r.name(), "took", time.Since(t).Round(time.Millisecond))
+				}
+			}
+			eng.Close()
 		}
 	}
-	return w.Flush()
+	return rows, nil
+}
+
+func ask(ctx context.Context, eng *engine.Engine, qs []eval.Question) ([]eval.Outcome, error) {
+	var outs []eval.Outcome
+	for _, q := range qs {
+		t := time.Now()
+		res, err := eng.Search(ctx, engine.SearchRequest{Query: q.Query, TopK: 10, ScoreThreshold: mcpserver.DefaultScoreThreshold, Explain: verbose})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", q.ID, err)
+		}
+		o := eval.Outcome{Question: q, Latency: time.Since(t)}
+		for _, r := range res {
+			h := eval.Hit{Path: r.Path, ChunkIndex: r.ChunkIndex, CharStart: r.CharStart, CharEnd: r.CharEnd, Text: r.Snippet}
+			if x := r.Explain; x != nil {
+				h.Why = fmt.Sprintf("cos %.3f bm25 %.2f k %.3f share %.2f spec %.2f fused %.3f", x.Cosine, x.BM25, x.Keyword, x.Share, x.Specificity, x.Fused)
+			}
+			o.Hits = append(o.Hits, h)
+		}
+		outs = append(outs, o)
+	}
+	return outs, nil
+}
+
+// byDocument keeps each file's first hit only.
+func byDocument(outs []eval.Outcome) []eval.Outcome {
+	docs := make([]eval.Outcome, len(outs))
+	for i, o := range outs {
+		docs[i] = o
+		docs[i].Hits = nil
+		seen := map[string]bool{}
+		for _, h := range o.Hits {
+			if !seen[h.Path] {
+				seen[h.Path] = true
+				docs[i].Hits = append(docs[i].Hits, h)
+			}
+		}
+	}
+	return docs
+}
+
+// metrics are the figures the goals name for a row: hit@5, answer@5 and
+// MRR@10 at the passage level, or nDCG@10, Recall@10 and MRR@10 on an IR
+// set.
+func (r row) metrics() []float64 {
+	if r.IR {
+		return []float64{r.BEIR.NDCG10, r.BEIR.R10, r.BEIR.MRR10}
+	}
+	return []float64{r.Passage.Hit5, r.Passage.Answer5, r.Passage.MRR10}
+}
+
+func table(rows []row) string {
+	var sb strings.Builder
+	last := ""
+	for _, r := range rows {
+		if r.Set != last {
+			last = r.Set
+			if r.IR {
+				fmt.Fprintf(&sb, "\n### %s\n\n| variant | nDCG@10 | Recall@10 | MRR@10 | hit@5 (any relevant) |\n|---|---|---|---|---|\n", r.Set)
+			} else {
+				fmt.Fprintf(&sb, "\n### %s\n\n| variant | hit@1 | hit@5 | answer@5 | MRR@10 | doc hit@5 | doc MRR@10 | identifier hit@1 |\n|---|---|---|---|---|---|---|---|\n", r.Set)
+			}
+		}
+		if r.IR {
+			fmt.Fprintf(&sb, "| %s | %.3f | %.3f | %.3f | %.3f |\n", r.name(), r.BEIR.NDCG10, r.BEIR.R10, r.BEIR.MRR10, r.Doc.Hit5)
+			continue
+		}
+		fmt.Fprintf(&sb, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f (%d) |\n", r.name(), r.Passage.Hit1, r.Passage.Hit5,
+			r.Passage.Answer5, r.Passage.MRR10, r.Doc.Hit5, r.Doc.MRR10, r.Passage.IdentHit1, r.Passage.Identifiers)
+	}
+	return sb.String()
+}
+
+// margin is a hybrid row's worst difference from the better of dense and
+// keyword (same set and diversity) over the goal's metrics.
+func margin(h row, rows []row) float64 {
+	worst := 1.0
+	var base []row
+	for _, r := range rows {
+		if r.Set == h.Set && r.Diversity == h.Diversity && r.Mode != string(engine.SearchHybrid) {
+			base = append(base, r)
+		}
+	}
+	for i, m := range h.metrics() {
+		best := 0.0
+		for _, b := range base {
+			best = max(best, b.metrics()[i])
+		}
+		worst = min(worst, m-best)
+	}
+	return worst
+}
+
+// leaveOneOut picks, for each held-out set, the hybrid variant with the
+// largest worst margin over the other sets (ties: the larger mean of
+// their metrics), and shows the held-out set's rows with it.
+func leaveOneOut(rows []row, sets []string) string {
+	var sb strings.Builder
+	sb.WriteString("\n## Leave one set out\n")
+	variant := func(r row) string { return r.Fusion + " | " + r.Diversity }
+	for _, out := range sets {
+		type score struct{ worst, mean float64 }
+		byVariant := map[string]*score{}
+		var order []string
+		for _, r := range rows {
+			if r.Mode != string(engine.SearchHybrid) || r.Set == out {
+				continue
+			}
+			s, ok := byVariant[variant(r)]
+			if !ok {
+				s = &score{worst: 1}
+				byVariant[variant(r)] = s
+				order = append(order, variant(r))
+			}
+			s.worst = min(s.worst, margin(r, rows))
+			for _, m := range r.metrics() {
+				s.mean += m
+			}
+		}
+		best := ""
+		for _, v := range order {
+			if b := byVariant[best]; best == "" || byVariant[v].worst > b.worst+1e-9 ||
+				byVariant[v].worst > b.worst-1e-9 && byVariant[v].mean > b.mean {
+				best = v
+			}
+		}
+		if best == "" {
+			continue
+		}
+		fmt.Fprintf(&sb, "\nHeld out **%s**; chosen on the others: `%s` (worst margin there %+.3f)\n\n", out, best, byVariant[best].worst)
+		var held []row
+		for _, r := range rows {
+			if r.Set == out && (r.Mode != string(engine.SearchHybrid) && r.Diversity == strings.SplitN(best, " | ", 2)[1] ||
+				r.Mode == string(engine.SearchHybrid) && variant(r) == best) {
+				held = append(held, r)
+			}
+		}
+		sb.WriteString(strings.TrimPrefix(table(held), "\n"))
+		for _, r := range held {
+			if r.Mode == string(engine.SearchHybrid) {
+				fmt.Fprintf(&sb, "\nmargin on %s: %+.3f\n", out, margin(r, rows))
+			}
+		}
+	}
+	return sb.String()
 }

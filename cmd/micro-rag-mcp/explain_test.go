@@ -1,0 +1,49 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// An identifier unique to one file of a two-file folder is a keyword match
+// that must pass the default threshold in keyword mode too (the calibrated
+// score once was 0.035 there, for 0.66 in hybrid), and --explain shows the
+// parts of each score.
+func TestSearchKeywordIdentifierAndExplain(t *testing.T) {
+	root := t.TempDir()
+	data, idx := filepath.Join(root, "data"), filepath.Join(root, "idx")
+	os.MkdirAll(data, 0o755)
+	os.WriteFile(filepath.Join(data, "release.txt"), []byte("Release checklist. Before tagging, confirm the build carries the marker CONTROLMARK in its version banner."), 0o644)
+	os.WriteFile(filepath.Join(data, "garden.txt"), []byte("Notes on the vegetable garden: tomatoes want sun, and the beans climb the fence by July."), 0o644)
+	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data, "--index-folder", idx); code != 0 {
+		t.Fatalf("reindex: exit %d\n%s", code, stderr)
+	}
+	for _, mode := range []string{"keyword", "hybrid"} {
+		code, stdout, stderr := runBinary(t, "search", "--data-folder", data, "--index-folder", idx, "--search-mode", mode, "--json", "--explain", "CONTROLMARK")
+		var out struct {
+			Results []struct {
+				Path    string  `json:"path"`
+				Score   float64 `json:"score"`
+				Explain *struct {
+					Keyword float64 `json:"keyword"`
+					Share   float64 `json:"share"`
+					Fused   float64 `json:"fused"`
+				} `json:"explain"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil || code != 0 || len(out.Results) != 1 {
+			t.Fatalf("%s: exit %d, %d results (%v)\n%s\n%s", mode, code, len(out.Results), err, stdout, stderr)
+		}
+		r := out.Results[0]
+		if r.Path != "release.txt" || r.Score < 0.5 || r.Explain == nil || r.Explain.Share != 1 || r.Explain.Keyword < 0.5 || r.Explain.Fused != r.Score {
+			t.Errorf("%s: %+v (explain %+v); want release.txt scoring at least 0.5 with its whole share", mode, r, r.Explain)
+		}
+	}
+	code, stdout, _ := runBinary(t, "search", "--data-folder", data, "--index-folder", idx, "--explain", "vegetable garden beans")
+	if code != 0 || !strings.Contains(stdout, "COSINE") || !strings.Contains(stdout, "SHARE") || !strings.Contains(stdout, "garden.txt") {
+		t.Errorf("search --explain: exit %d\n%s", code, stdout)
+	}
+}

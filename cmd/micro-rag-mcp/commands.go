@@ -337,6 +337,9 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 	fmt.Fprintf(tw, "model:\t%s\n", mcpserver.Visible(model))
 	fmt.Fprintf(tw, "index size:\t%s\n", st.IndexSize())
 	fmt.Fprintf(tw, "last reindex:\t%s\n", last)
+	if st.LastRunError != "" {
+		fmt.Fprintf(tw, "last run failed:\t%s\n", mcpserver.OneLine(st.LastRunError, 240))
+	}
 	fmt.Fprintf(tw, "changed on disk since:\t%d new, %d modified, %d deleted\n", ch.New, ch.Modified, ch.Deleted)
 	for _, p := range ch.Examples {
 		fmt.Fprintf(tw, "\t  %s\n", mcpserver.Visible(p))

@@ -37,6 +37,7 @@ type Writer struct {
 	pending bytes.Buffer
 	// changed are the paths whose entries changed since the last commit.
 	changed    map[string]bool
+	torn       bool // a commit failed part way: files beside the last commit remain
 	dirty      bool
 	forceMerge bool
 	rebuilt    bool
@@ -278,10 +279,15 @@ func (w *Writer) nextIndex(fold bool) (*layered, error) {
 // Commit makes every change so far durable and publishes a new snapshot.
 // finished marks the end of a reindex run (recorded as the last reindex).
 // A commit with nothing to write does nothing.
-func (w *Writer) Commit(finished bool) error {
+func (w *Writer) Commit(finished bool) (err error) {
 	if !w.dirty && !(finished && w.rebuilt) {
 		return nil
 	}
+	defer func() {
+		if err != nil {
+			w.torn = true // Close cleans what it left on disk
+		}
+	}()
 	s, st := w.s, w.st
 	// 1. Manifest lines go after the committed bytes; until files.json says
 	// otherwise they are an uncommitted tail.
@@ -570,6 +576,14 @@ func (w *Writer) Close() error {
 	}
 	w.head.Release()
 	s := w.s
+	if w.torn {
+		// A failed commit (a full disk, say) left a manifest tail and new
+		// files beside the last commit: remove them now, while the lock is
+		// held, rather than at the next run.
+		if err := s.recover(); err != nil {
+			s.log.Warn("cleaning up after a failed commit", "err", err)
+		}
+	}
 	err := s.lock.Unlock()
 	s.writing.Store(false)
 	s.writerMu.Unlock()

@@ -639,12 +639,29 @@ func TestBatteryDiskFull(t *testing.T) {
 			t.Errorf("after the failed reindex, %q finds %v, want %s first", q.query, p, q.path)
 		}
 	}
+	// The failed run left no uncommitted manifest tail, and status says it failed.
+	var commit struct {
+		ManifestBytes int64 `json:"manifest_bytes"`
+	}
+	if b, err := os.ReadFile(filepath.Join(idx, "commit.json")); err != nil || json.Unmarshal(b, &commit) != nil {
+		t.Fatalf("commit.json: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join(idx, "manifest.jsonl")); err != nil || fi.Size() != commit.ManifestBytes {
+		t.Errorf("manifest.jsonl after the failed run: %v, committed %d bytes", fi.Size(), commit.ManifestBytes)
+	}
+	_, st, _ := statusJSON(t, "--data-folder", data, "--index-folder", idx)
+	if !strings.Contains(string(st["last_run_error"]), "no space left") {
+		t.Errorf("status last_run_error: %s", st["last_run_error"])
+	}
 	// Room again: the same reindex completes.
 	if out, err := exec.Command("mount", "-o", "remount,size=64m", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("remount: %v %s", err, out)
 	}
 	if r := s.reindexTool(map[string]any{}); r.FilesAdded != 60 || r.FilesFailed != 0 {
 		t.Errorf("reindex with room again: %+v", r)
+	}
+	if _, st, _ = statusJSON(t, "--data-folder", data, "--index-folder", idx); string(st["last_run_error"]) != `""` {
+		t.Errorf("status last_run_error after a good run: %s", st["last_run_error"])
 	}
 	s.close()
 }

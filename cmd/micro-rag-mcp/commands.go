@@ -352,6 +352,9 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 	fmt.Fprintf(tw, "last reindex:\t%s\n", last)
 	fmt.Fprintf(tw, "extensions:\t%s\n", engine.ExtList(st.Exts))
 	fmt.Fprintf(tw, "excludes:\t%s\n", mcpserver.Visible(excludeList(st.Excludes)))
+	if st.LastRunError != "" {
+		fmt.Fprintf(tw, "last run failed:\t%s\n", mcpserver.OneLine(st.LastRunError, 240))
+	}
 	fmt.Fprintf(tw, "changed on disk since:\t%d new, %d modified, %d deleted\n", ch.New, ch.Modified, ch.Deleted)
 	for _, p := range ch.Examples {
 		fmt.Fprintf(tw, "\t  %s\n", mcpserver.Visible(p))

@@ -140,7 +140,10 @@ type Status struct {
 	Truncated []stages.Failure `json:"truncated"`
 	// LinksOutside counts the symlinks in the folder that lead outside it
 	// (never followed).
-	LinksOutside int         `json:"links_outside"`
+	LinksOutside int `json:"links_outside"`
+	// LastRunError is why the latest reindex or update failed as a whole
+	// (time, activity, error), "" when it succeeded.
+	LastRunError string      `json:"last_run_error"`
 	ChangedDisk  DiskChanges `json:"changed_on_disk"`
 	// Integrity is IntegrityOK, IntegrityDamaged (Damage says what failed)
 	// or "" when the index was not checked (Status of a running engine).
@@ -659,6 +662,10 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 	cfg.Skips, cfg.Walker.Skipped = skips, skips.Add
 	res, err := pipeline.Reindex(ctx, cfg, w)
 	if err != nil {
+		if ctx.Err() == nil {
+			w.Close() // first: it frees what the failed commit left on disk
+			e.recordFailure(activity, err)
+		}
 		return ReindexResult{}, err
 	}
 	e.recordRun(activity, cfg.Walker.InScope, res.Failures)

@@ -22,17 +22,46 @@ type lastRun struct {
 	At       time.Time        `json:"at"`
 	Activity string           `json:"activity"`
 	Failures []stages.Failure `json:"failures"`
+	// Error is why the latest run failed as a whole ("" once a run
+	// succeeds): "2006-01-02T15:04:05Z reindex: <error>".
+	Error string `json:"error,omitempty"`
+}
+
+// recordFailure notes in LastRunFile that a run failed, keeping the
+// failures recorded before it.
+func (e *Engine) recordFailure(activity string, runErr error) {
+	prev := e.readLastRun()
+	prev.Error = time.Now().UTC().Format(time.RFC3339) + " " + activity + ": " + runErr.Error()
+	e.writeLastRun(prev)
+}
+
+func (e *Engine) readLastRun() lastRun {
+	var lr lastRun
+	if b, err := os.ReadFile(filepath.Join(e.cfg.IndexFolder, LastRunFile)); err == nil {
+		json.Unmarshal(b, &lr)
+	}
+	return lr
+}
+
+func (e *Engine) writeLastRun(lr lastRun) {
+	path := filepath.Join(e.cfg.IndexFolder, LastRunFile)
+	b, err := json.MarshalIndent(lr, "", " ")
+	if err == nil {
+		tmp := path + ".tmp"
+		if err = os.WriteFile(tmp, b, 0o600); err == nil {
+			err = os.Rename(tmp, path)
+		}
+	}
+	if err != nil {
+		e.log.Warn("could not record the run in "+LastRunFile, "err", err)
+	}
 }
 
 // recordRun updates LastRunFile after a run: failures inside the run's
 // scope, or met again by it (a broken rule file above the scope), are
 // replaced by this run's; the others are kept.
 func (e *Engine) recordRun(activity string, inScope func(string) bool, failures []stages.Failure) {
-	path := filepath.Join(e.cfg.IndexFolder, LastRunFile)
-	var prev lastRun
-	if b, err := os.ReadFile(path); err == nil {
-		json.Unmarshal(b, &prev)
-	}
+	prev := e.readLastRun()
 	next := lastRun{At: time.Now().UTC(), Activity: activity, Failures: failures}
 	again := map[string]bool{}
 	for _, f := range failures {
@@ -44,16 +73,7 @@ func (e *Engine) recordRun(activity string, inScope func(string) bool, failures 
 		}
 	}
 	slices.SortFunc(next.Failures, func(a, b stages.Failure) int { return cmp.Compare(a.Path, b.Path) })
-	b, err := json.MarshalIndent(next, "", " ")
-	if err == nil {
-		tmp := path + ".tmp"
-		if err = os.WriteFile(tmp, b, 0o600); err == nil {
-			err = os.Rename(tmp, path)
-		}
-	}
-	if err != nil {
-		e.log.Warn("could not record the run's failures", "err", err)
-	}
+	e.writeLastRun(next)
 }
 
 // DiskChanges counts how the folder differs from the index now (by size
@@ -84,11 +104,11 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	}
 	st.Model, st.Files, st.Chunks, st.Tombstones, st.IndexBytes = sum.Model, len(sum.Files), sum.Chunks, sum.Tombstones, sum.Bytes
 	st.LastReindex, _ = time.Parse(time.RFC3339, sum.LastReindex)
-	if b, err := os.ReadFile(filepath.Join(e.cfg.IndexFolder, LastRunFile)); err == nil {
-		var lr lastRun
-		if json.Unmarshal(b, &lr) == nil && lr.Failures != nil {
+	if lr := e.readLastRun(); lr.Failures != nil || lr.Error != "" {
+		if lr.Failures != nil {
 			st.Failed = lr.Failures
 		}
+		st.LastRunError = lr.Error
 	}
 	// Status shows what a run with this command line would see: the
 	// record, or what the flags change it to.

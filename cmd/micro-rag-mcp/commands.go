@@ -197,10 +197,11 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		return err
 	}
 	if asJSON {
-		if res == nil {
-			res = []engine.Result{}
+		hits := make([]mcpserver.Hit, len(res)) // not merged: evaluations read every result
+		for i, r := range res {
+			hits[i] = mcpserver.Hit{Result: r}
 		}
-		if err := writeJSON(stdout, mcpserver.SearchOutput{Results: res}); err != nil {
+		if err := writeJSON(stdout, mcpserver.SearchOutput{Results: hits}); err != nil {
 			return err
 		}
 	} else {

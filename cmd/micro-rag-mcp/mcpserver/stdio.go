@@ -82,8 +82,8 @@ type wire struct {
 	reads map[uint64]bool
 	// cancelled holds requests the client cancelled: their answer is dropped.
 	cancelled map[uint64]bool
-	init     initState
-	initID   uint64 // our id of the initialize request
+	init      initState
+	initID    uint64 // our id of the initialize request
 }
 
 // initState is how far the initialize handshake got.

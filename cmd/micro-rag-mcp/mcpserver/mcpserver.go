@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -394,7 +395,12 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	}
 	var progress func(pipeline.Progress)
 	if call.Params.Meta != nil && call.Params.Meta.ProgressToken != nil {
-		progress = t.progressSender(ctx, call.Params.Meta.ProgressToken)
+		relay := newProgressRelay(t.progressSender(ctx, call.Params.Meta.ProgressToken))
+		ticker := time.NewTicker(ProgressEvery)
+		stop := make(chan struct{})
+		defer func() { close(stop); ticker.Stop() }()
+		go relay.run(ticker.C, stop)
+		progress = relay.update
 	}
 	res, err := t.eng.Reindex(ctx, req, progress)
 	switch {
@@ -414,15 +420,14 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	return mcp.NewToolResultStructured(res, text), nil
 }
 
-// progressSender turns reindex progress into notifications/progress; the
-// pipeline sends at most about four a second, far below what the 100-slot
-// notification channel can absorb. A failed send (full channel, gone
-// client) is logged and dropped: progress must never fail the reindex.
-func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) func(pipeline.Progress) {
-	return func(p pipeline.Progress) {
+// progressSender turns reindex progress into notifications/progress. A
+// failed send (full channel, gone client) is logged and dropped: progress
+// must never fail the reindex.
+func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) func(float64, pipeline.Progress) {
+	return func(value float64, p pipeline.Progress) {
 		params := map[string]any{
 			"progressToken": token,
-			"progress":      p.FilesDone,
+			"progress":      value,
 			"message": fmt.Sprintf("files %d/%d, chunks %d/%d",
 				p.FilesDone, p.FilesTotal, p.ChunksDone, p.ChunksTotal),
 		}

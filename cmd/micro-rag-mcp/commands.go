@@ -73,7 +73,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}()
 	s := mcpserver.New(eng, mcpserver.Options{
-		Name: title, Version: buildVersion(), Instructions: inst, Logger: log,
+		Name: title, Version: buildVersion(), Instructions: inst, Logger: log, Context: ctx,
 	})
 	// Start right away: initialize and tools/list are answered while the
 	// model loads and the first reindex runs in the background.

@@ -46,6 +46,12 @@ type Options struct {
 	// DocumentsPerPage sizes resources/list pages; 0 = DocumentsPerPage.
 	DocumentsPerPage int
 	Logger           *slog.Logger
+	// Context, when set and the engine names its commits, bounds a watcher
+	// that sends notifications/resources/list_changed after each commit
+	// (looking every IndexPoll, 0 = IndexPollEvery); the resources
+	// capability then declares listChanged.
+	Context   context.Context
+	IndexPoll time.Duration
 }
 
 // New builds the MCP server. It does not start the engine.
@@ -55,11 +61,13 @@ func New(eng Engine, opts Options) *server.MCPServer {
 		log = slog.New(slog.DiscardHandler)
 	}
 	hooks := &server.Hooks{}
+	v, watch := eng.(versioned)
+	watch = watch && opts.Context != nil
 	s := server.NewMCPServer(opts.Name, opts.Version,
 		server.WithTitle(opts.Name),
 		server.WithInstructions(opts.Instructions),
 		server.WithToolCapabilities(false),
-		server.WithResourceCapabilities(false, false),
+		server.WithResourceCapabilities(false, watch),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
 		server.WithHooks(hooks),
@@ -72,6 +80,17 @@ func New(eng Engine, opts Options) *server.MCPServer {
 		rs.perPage = DocumentsPerPage
 	}
 	rs.register(s, hooks)
+	if watch {
+		every := opts.IndexPoll
+		if every <= 0 {
+			every = IndexPollEvery
+		}
+		ticker := time.NewTicker(every)
+		go func() {
+			defer ticker.Stop()
+			watchIndex(opts.Context, s, v.IndexVersion, ticker.C)
+		}()
+	}
 	return s
 }
 

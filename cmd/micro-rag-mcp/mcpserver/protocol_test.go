@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
@@ -43,11 +45,22 @@ func (e *stubEngine) IndexState() engine.IndexState { return e.state }
 // stubSession serves New(eng) over ServeStdio, initialized with protocol
 // 2025-06-18, and returns its stdin and stdout lines.
 func stubSession(t *testing.T, eng Engine) (io.WriteCloser, <-chan string) {
+	in, lines, _ := stubSessionInit(t, eng, 0)
+	return in, lines
+}
+
+// stubSessionInit is stubSession with the index watcher polling every poll
+// (0: no watcher); it also returns the initialize answer.
+func stubSessionInit(t *testing.T, eng Engine, poll time.Duration) (io.WriteCloser, <-chan string, string) {
 	t.Helper()
-	s := New(eng, Options{Name: "notes", Version: "0"})
+	ctx, cancel := context.WithCancel(context.Background())
+	opts := Options{Name: "notes", Version: "0"}
+	if poll > 0 {
+		opts.Context, opts.IndexPoll = ctx, poll
+	}
+	s := New(eng, opts)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		_ = ServeStdio(ctx, s, inR, outW, slog.New(slog.DiscardHandler))
 		outW.Close()
@@ -55,9 +68,9 @@ func stubSession(t *testing.T, eng Engine) (io.WriteCloser, <-chan string) {
 	ch := readLines(outR)
 	t.Cleanup(func() { inW.Close(); cancel() })
 	send(t, inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	next(t, ch)
+	init := next(t, ch)
 	send(t, inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return inW, ch
+	return inW, ch, init
 }
 
 func send(t *testing.T, w io.Writer, line string) {
@@ -112,5 +125,32 @@ func TestWireNoAnswerAfterCancel(t *testing.T) {
 		if got := rawID(t, line); got != want {
 			t.Fatalf("answer %s, want the ping %s (a cancelled request must not be answered)", line, want)
 		}
+	}
+}
+
+// versionedStub names its commit like engine.Engine.
+type versionedStub struct {
+	stubEngine
+	version atomic.Value
+}
+
+func (e *versionedStub) IndexVersion() string { return e.version.Load().(string) }
+
+func TestWireResourcesListChanged(t *testing.T) {
+	eng := &versionedStub{}
+	eng.version.Store("c1")
+	in, lines, init := stubSessionInit(t, eng, 5*time.Millisecond)
+	if !strings.Contains(init, `"resources":{"listChanged":true}`) {
+		t.Fatalf("initialize answer %s does not declare resources.listChanged", init)
+	}
+	// Nothing changed: no notification comes before the ping's answer.
+	time.Sleep(20 * time.Millisecond) // several polls; a spurious notice would come first
+	send(t, in, `{"jsonrpc":"2.0","id":"p1","method":"ping"}`)
+	if line := next(t, lines); rawID(t, line) != `"p1"` {
+		t.Fatalf("got %s before any commit, want the ping's answer", line)
+	}
+	eng.version.Store("c2")
+	if line := next(t, lines); !strings.Contains(line, `"method":"notifications/resources/list_changed"`) {
+		t.Fatalf("after a commit got %s, want notifications/resources/list_changed", line)
 	}
 }

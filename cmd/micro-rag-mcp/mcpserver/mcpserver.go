@@ -170,9 +170,10 @@ const searchOutputSchema = `{
     },
     "index_state": {
       "type": "object",
-      "description": "present while indexing runs or the model loads: results may be incomplete",
+      "description": "present while indexing has files left to read or chunks left to embed, or the model loads: results may be incomplete",
       "properties": {
         "indexing": {"type": "boolean"},
+        "pending": {"type": "boolean", "description": "files are left to read or chunks to embed"},
         "model_loading": {"type": "boolean"},
         "activity": {"type": "string", "description": "initial indexing, reindex, or update after file changes"},
         "since": {"type": "string", "format": "date-time"},
@@ -388,7 +389,9 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 		res[i].Mtime = math.Round(res[i].Mtime*1e3) / 1e3
 	}
 	structured, text := SearchOutput{Results: res}, FormatResults(req.Query, res)
-	if st := t.eng.IndexState(); st.Indexing || st.ModelLoading {
+	// Only work really left makes results incomplete: a run that finds
+	// every file unchanged says nothing.
+	if st := t.eng.IndexState(); st.Pending || st.ModelLoading {
 		structured.IndexState = &st
 		text = IndexNote(st) + "\n\n" + text
 	}

@@ -154,3 +154,26 @@ func TestWireResourcesListChanged(t *testing.T) {
 		t.Fatalf("after a commit got %s, want notifications/resources/list_changed", line)
 	}
 }
+
+// The "indexing is running" note and index_state come only while work is
+// left: a run that found every file unchanged says nothing.
+func TestWireIndexNoteOnlyWhilePending(t *testing.T) {
+	for _, tc := range []struct {
+		state engine.IndexState
+		note  bool
+	}{
+		{engine.IndexState{Indexing: true, Activity: "initial indexing", FilesDone: 3, FilesTotal: 9}, false},
+		{engine.IndexState{Indexing: true, Pending: true, Activity: "initial indexing", FilesDone: 3, FilesTotal: 9, ChunksTotal: 64}, true},
+		{engine.IndexState{}, false},
+	} {
+		in, lines := stubSession(t, &stubEngine{state: tc.state})
+		send(t, in, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"x"}}}`)
+		line := next(t, lines)
+		if got := strings.Contains(line, "indexing is running"); got != tc.note {
+			t.Errorf("%+v: note %v, want %v: %s", tc.state, got, tc.note, line)
+		}
+		if got := strings.Contains(line, `"index_state"`); got != tc.note {
+			t.Errorf("%+v: index_state %v, want %v: %s", tc.state, got, tc.note, line)
+		}
+	}
+}

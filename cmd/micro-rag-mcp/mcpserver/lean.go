@@ -13,7 +13,7 @@ import (
 // compact form for clients that show only text, which can read the result's
 // uri for more. Chosen by measurement (scripts/search_tokens.py): a top_k 5
 // answer costs at most 60% of the tokens it did when both held every passage.
-const ExcerptRunes = 100
+const ExcerptRunes = 90
 
 // Hit is one search result as the tool returns it.
 type Hit struct {

@@ -419,9 +419,10 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	if call.Params.Meta != nil && call.Params.Meta.ProgressToken != nil {
 		relay := newProgressRelay(t.progressSender(ctx, call.Params.Meta.ProgressToken))
 		ticker := time.NewTicker(ProgressEvery)
-		stop := make(chan struct{})
-		defer func() { close(stop); ticker.Stop() }()
-		go relay.run(ticker.C, stop)
+		stop, done := make(chan struct{}), make(chan struct{})
+		// No progress may follow the answer: wait for the ticker to stop.
+		defer func() { close(stop); <-done; ticker.Stop() }()
+		go func() { relay.run(ticker.C, stop); close(done) }()
 		progress = relay.update
 	}
 	res, err := t.eng.Reindex(ctx, req, progress)

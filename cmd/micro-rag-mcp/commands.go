@@ -73,7 +73,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}()
 	s := mcpserver.New(eng, mcpserver.Options{
-		Name: title, Version: buildVersion(), Instructions: inst, Logger: log,
+		Name: title, Version: buildVersion(), Instructions: inst, Logger: log, Context: ctx,
 	})
 	// Start right away: initialize and tools/list are answered while the
 	// model loads and the first reindex runs in the background.
@@ -199,10 +199,11 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		return err
 	}
 	if asJSON {
-		if res == nil {
-			res = []engine.Result{}
+		hits := make([]mcpserver.Hit, len(res)) // not merged: evaluations read every result
+		for i, r := range res {
+			hits[i] = mcpserver.Hit{Result: r}
 		}
-		if err := writeJSON(stdout, mcpserver.SearchOutput{Results: res}); err != nil {
+		if err := writeJSON(stdout, mcpserver.SearchOutput{Results: hits}); err != nil {
 			return err
 		}
 	} else {

@@ -135,7 +135,11 @@ func search(t *testing.T, c *client.Client, query string, topK int, threshold fl
 	}
 	var out mcpserver.SearchOutput
 	decode(t, res.StructuredContent, &out)
-	return out.Results
+	rs := make([]engine.Result, len(out.Results))
+	for i, h := range out.Results {
+		rs[i] = h.Result
+	}
+	return rs
 }
 
 // waitForTop polls search until wantPath ranks first.

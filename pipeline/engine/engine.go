@@ -746,3 +746,22 @@ func (e *Engine) Close() error {
 	}
 	return nil
 }
+
+// IndexVersion names the commit search answers from: it changes whenever a
+// commit adds, changes or removes documents ("" until the index is loaded).
+func (e *Engine) IndexVersion() string {
+	select {
+	case <-e.ready:
+	default:
+		return ""
+	}
+	if e.loadErr != nil || e.store == nil {
+		return ""
+	}
+	snap := e.store.Acquire()
+	if snap == nil {
+		return ""
+	}
+	defer snap.Release()
+	return fmt.Sprintf("%s/%d/%d/%d", snap.LastReindex(), snap.Files(), snap.Chunks(), snap.Tombstones())
+}

@@ -58,6 +58,10 @@ type IndexState struct {
 	FilesTotal   int       `json:"files_total"`
 	ChunksDone   int       `json:"chunks_done"`
 	ChunksTotal  int       `json:"chunks_total"`
+	// Pending: the run has files left to read or chunks left to embed, so
+	// search may miss what they hold. A run that is still listing files,
+	// or finds nothing changed, has none known.
+	Pending bool `json:"pending"`
 	// What search answers from meanwhile: the last commit. Files done are
 	// committed only at the next checkpoint.
 	SearchableFiles  int `json:"searchable_files"`
@@ -154,6 +158,7 @@ func (r *run) state() IndexState {
 	st := IndexState{Indexing: true, Activity: r.activity, Since: r.since}
 	if p := r.progress.Load(); p != nil {
 		st.FilesDone, st.FilesTotal, st.ChunksDone, st.ChunksTotal = p.FilesDone, p.FilesTotal, p.ChunksDone, p.ChunksTotal
+		st.Pending = p.BytesDone < p.BytesTotal || p.ChunksDone < p.ChunksTotal
 	}
 	return st
 }
@@ -176,7 +181,7 @@ func (e *Engine) IndexState() IndexState {
 		return st
 	}
 	if e.waiting.Load() {
-		st := IndexState{Indexing: true, Activity: activityWaiting}
+		st := IndexState{Indexing: true, Activity: activityWaiting, Pending: true}
 		e.addSearchable(&st)
 		return st
 	}

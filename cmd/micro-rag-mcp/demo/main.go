@@ -119,7 +119,7 @@ func run(bin, data string, verbose bool) error {
 			fmt.Println("   (no results)")
 		}
 		for i, r := range out.Results {
-			fmt.Printf("  %d. %.3f  %s\n     %s\n", i+1, r.Score, mcpserver.Visible(mcpserver.Citation(r)), mcpserver.OneLine(r.Snippet, 160))
+			fmt.Printf("  %d. %.3f  %s\n     %s\n", i+1, r.Score, mcpserver.Visible(mcpserver.Citation(r.Result)), mcpserver.OneLine(r.Snippet, 160))
 		}
 		fmt.Println()
 	}

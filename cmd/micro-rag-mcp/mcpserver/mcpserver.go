@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -45,6 +46,12 @@ type Options struct {
 	// DocumentsPerPage sizes resources/list pages; 0 = DocumentsPerPage.
 	DocumentsPerPage int
 	Logger           *slog.Logger
+	// Context, when set and the engine names its commits, bounds a watcher
+	// that sends notifications/resources/list_changed after each commit
+	// (looking every IndexPoll, 0 = IndexPollEvery); the resources
+	// capability then declares listChanged.
+	Context   context.Context
+	IndexPoll time.Duration
 }
 
 // New builds the MCP server. It does not start the engine.
@@ -54,11 +61,13 @@ func New(eng Engine, opts Options) *server.MCPServer {
 		log = slog.New(slog.DiscardHandler)
 	}
 	hooks := &server.Hooks{}
+	v, watch := eng.(versioned)
+	watch = watch && opts.Context != nil
 	s := server.NewMCPServer(opts.Name, opts.Version,
 		server.WithTitle(opts.Name),
 		server.WithInstructions(opts.Instructions),
 		server.WithToolCapabilities(false),
-		server.WithResourceCapabilities(false, false),
+		server.WithResourceCapabilities(false, watch),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
 		server.WithHooks(hooks),
@@ -71,6 +80,17 @@ func New(eng Engine, opts Options) *server.MCPServer {
 		rs.perPage = DocumentsPerPage
 	}
 	rs.register(s, hooks)
+	if watch {
+		every := opts.IndexPoll
+		if every <= 0 {
+			every = IndexPollEvery
+		}
+		ticker := time.NewTicker(every)
+		go func() {
+			defer ticker.Stop()
+			watchIndex(opts.Context, s, v.IndexVersion, ticker.C)
+		}()
+	}
 	return s
 }
 
@@ -79,9 +99,11 @@ func SearchTool(title string) mcp.Tool {
 	return mcp.NewTool("search",
 		mcp.WithToolTitle("Search "+title),
 		mcp.WithDescription(fmt.Sprintf("Search the documents of %q by meaning and by keyword (exact names, "+
-			"codes and identifiers are matched as written). Returns whole passages, best first, with file path, "+
+			"codes and identifiers are matched as written). Returns passages, best first, with file path, "+
 			"page or lines, and a score from 0 to 1: semantic similarity and keyword match combined, so a "+
-			"passage found both ways scores higher than either alone. Each result has a uri; read it as a "+
+			"passage found both ways scores higher than either alone. The structured result holds each whole "+
+			"passage, the text an excerpt around the best match; a passage found in several files comes once, "+
+			"listing every path. Each result has a uri; read it as a "+
 			"resource for the passage with its neighbours, or drop the #chunk part for the whole document. "+
 			"The index keeps itself up to date: it is built at start and updated when files change, "+
 			"so there is no need to call reindex first. While indexing runs, results may be incomplete "+
@@ -135,6 +157,7 @@ const searchOutputSchema = `{
           "chunks": {"type": "array", "items": {"type": "integer"}, "description": "every chunk the passage holds, ascending"},
           "char_start": {"type": "integer", "description": "code-point offset of the passage in the document's extracted text"},
           "char_end": {"type": "integer"},
+          "paths": {"type": "array", "items": {"type": "string"}, "description": "present when files hold the same passage text: every such path, path first"},
           "uri": {"type": "string", "description": "resource URI of the best chunk: resources/read returns it with its neighbours; without #chunk=N, the whole document"},
           "mtime": {"type": "number", "description": "seconds since the Unix epoch"},
           "ext": {"type": "string"},
@@ -147,9 +170,10 @@ const searchOutputSchema = `{
     },
     "index_state": {
       "type": "object",
-      "description": "present while indexing runs or the model loads: results may be incomplete",
+      "description": "present while indexing has files left to read or chunks left to embed, or the model loads: results may be incomplete",
       "properties": {
         "indexing": {"type": "boolean"},
+        "pending": {"type": "boolean", "description": "files are left to read or chunks to embed"},
         "model_loading": {"type": "boolean"},
         "activity": {"type": "string", "description": "initial indexing, reindex, or update after file changes"},
         "since": {"type": "string", "format": "date-time"},
@@ -199,7 +223,7 @@ const reindexOutputSchema = `{
 
 // SearchOutput is the structured result of the search tool.
 type SearchOutput struct {
-	Results    []engine.Result    `json:"results"`
+	Results    []Hit              `json:"results"`
 	IndexState *engine.IndexState `json:"index_state,omitempty"`
 }
 
@@ -345,7 +369,10 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	res, err := t.eng.Search(ctx, req)
+	want := req.TopK
+	// Ask for a few more so that copies merged away still leave top_k.
+	req.TopK = min(MaxTopK, 2*req.TopK)
+	found, err := t.eng.Search(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return mcp.NewToolResultError("search cancelled"), nil
@@ -353,23 +380,28 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 		t.log.Warn("search failed", "err", err)
 		return mcp.NewToolResultError("search failed: " + err.Error()), nil
 	}
-	if res == nil {
-		res = []engine.Result{} // "results": [] rather than null
-	}
+	res := MergeCopies(found, want) // never nil: "results": [] rather than null
 	for i := range res {
 		res[i].URI = ChunkURI(t.title, res[i].Path, res[i].ChunkIndex)
+		// Digits past these cost a model tokens and say nothing: scores
+		// to 1/1000 (the order is the ranking's), mtimes to the millisecond.
+		res[i].Score = math.Round(res[i].Score*1e3) / 1e3
+		res[i].Mtime = math.Round(res[i].Mtime*1e3) / 1e3
 	}
 	structured, text := SearchOutput{Results: res}, FormatResults(req.Query, res)
-	if st := t.eng.IndexState(); st.Indexing || st.ModelLoading {
+	// Only work really left makes results incomplete: a run that finds
+	// every file unchanged says nothing.
+	if st := t.eng.IndexState(); st.Pending || st.ModelLoading {
 		structured.IndexState = &st
 		text = IndexNote(st) + "\n\n" + text
 	}
 	out := mcp.NewToolResultStructured(structured, text)
 	// One resource_link per passage, after the text, for clients that fetch
-	// more context through resources/read.
-	for i, r := range res {
-		out.Content = append(out.Content, mcp.NewResourceLink(r.URI, Visible(r.Path),
-			fmt.Sprintf("Result %d, %s: the passage with the chunks around it.", i+1, Visible(Citation(r))), textMIME))
+	// more context through resources/read. Neither description nor MIME
+	// type: the text block says what each result is, the templates give
+	// the type, and every token here is paid on every search.
+	for _, r := range res {
+		out.Content = append(out.Content, mcp.NewResourceLink(r.URI, Visible(r.Path), "", ""))
 	}
 	return out, nil
 }
@@ -385,7 +417,13 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	}
 	var progress func(pipeline.Progress)
 	if call.Params.Meta != nil && call.Params.Meta.ProgressToken != nil {
-		progress = t.progressSender(ctx, call.Params.Meta.ProgressToken)
+		relay := newProgressRelay(t.progressSender(ctx, call.Params.Meta.ProgressToken))
+		ticker := time.NewTicker(ProgressEvery)
+		stop, done := make(chan struct{}), make(chan struct{})
+		// No progress may follow the answer: wait for the ticker to stop.
+		defer func() { close(stop); <-done; ticker.Stop() }()
+		go func() { relay.run(ticker.C, stop); close(done) }()
+		progress = relay.update
 	}
 	res, err := t.eng.Reindex(ctx, req, progress)
 	switch {
@@ -405,15 +443,14 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	return mcp.NewToolResultStructured(res, text), nil
 }
 
-// progressSender turns reindex progress into notifications/progress; the
-// pipeline sends at most about four a second, far below what the 100-slot
-// notification channel can absorb. A failed send (full channel, gone
-// client) is logged and dropped: progress must never fail the reindex.
-func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) func(pipeline.Progress) {
-	return func(p pipeline.Progress) {
+// progressSender turns reindex progress into notifications/progress. A
+// failed send (full channel, gone client) is logged and dropped: progress
+// must never fail the reindex.
+func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) func(float64, pipeline.Progress) {
+	return func(value float64, p pipeline.Progress) {
 		params := map[string]any{
 			"progressToken": token,
-			"progress":      p.FilesDone,
+			"progress":      value,
 			"message": fmt.Sprintf("files %d/%d, chunks %d/%d",
 				p.FilesDone, p.FilesTotal, p.ChunksDone, p.ChunksTotal),
 		}
@@ -434,8 +471,10 @@ func IndexNote(st engine.IndexState) string {
 	return "Note: indexing is running (" + st.Describe() + "); " + st.Searchable() + ", so results may be incomplete."
 }
 
-// FormatResults renders hits as readable text for the model.
-func FormatResults(query string, res []engine.Result) string {
+// FormatResults renders hits as compact text for the model: where each
+// is, its score and an excerpt around the best match. structuredContent
+// holds the whole passages; a result's uri reads one with its neighbours.
+func FormatResults(query string, res []Hit) string {
 	if r := []rune(query); len(r) > 200 {
 		query = string(r[:200]) + "…" // a long query is not worth echoing whole
 	}
@@ -447,11 +486,15 @@ func FormatResults(query string, res []engine.Result) string {
 	if len(res) == 1 {
 		noun = "passage"
 	}
-	fmt.Fprintf(&b, "%d %s for %q:\n", len(res), noun, query)
+	fmt.Fprintf(&b, "%d %s (excerpts; each links to the whole):", len(res), noun)
 	for i, r := range res {
 		// Names and text from documents reach the client's display: their
 		// control characters are escaped (structuredContent keeps them exact).
-		fmt.Fprintf(&b, "\n%d. %s (score %.3f)\n%s\n", i+1, Visible(Citation(r)), r.Score, VisibleText(r.Snippet))
+		fmt.Fprintf(&b, "\n%d. %s (%.2f)", i+1, Visible(Citation(r.Result)), r.Score)
+		if len(r.Paths) > 1 {
+			fmt.Fprintf(&b, ", same text in %s", Visible(strings.Join(r.Paths[1:], ", ")))
+		}
+		fmt.Fprintf(&b, "\n%s", Visible(Excerpt(r.Snippet, query, ExcerptRunes)))
 	}
 	return b.String()
 }

@@ -164,7 +164,7 @@ func (rs *resources) read(ctx context.Context, req mcp.ReadResourceRequest) ([]m
 	uri := req.Params.URI
 	ref, err := ParseURI(rs.title, uri)
 	if err != nil {
-		return nil, err
+		return nil, errors.New(invalidURIPrefix + err.Error())
 	}
 	var t engine.Text
 	if ref.Chunk >= 0 {
@@ -174,7 +174,7 @@ func (rs *resources) read(ctx context.Context, req mcp.ReadResourceRequest) ([]m
 	}
 	switch {
 	case errors.Is(err, engine.ErrNotIndexed):
-		return nil, fmt.Errorf("%q: no document %q in this index (resources/list lists them)", uri, ref.Path)
+		return nil, fmt.Errorf(notFoundPrefix+"%q: no document %q in this index (resources/list lists them)", uri, ref.Path)
 	case err != nil:
 		return nil, fmt.Errorf("%q: %w", uri, err)
 	}

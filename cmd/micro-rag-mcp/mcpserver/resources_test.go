@@ -146,7 +146,7 @@ func TestResources(t *testing.T) {
 		if r.URI != want && !strings.Contains(r.Path, "#") {
 			t.Errorf("result %d uri %q, want %q", i, r.URI, want)
 		}
-		if links[i].URI != r.URI || links[i].Name != r.Path || links[i].Type != "resource_link" || links[i].MIMEType != "text/plain" {
+		if links[i].URI != r.URI || links[i].Name != r.Path || links[i].Type != "resource_link" {
 			t.Errorf("link %d = %+v for %s", i, links[i], r.URI)
 		}
 	}

@@ -77,8 +77,13 @@ type wire struct {
 	pending  map[uint64][]byte // our id → the client's id, as raw JSON
 	byRaw    map[string]uint64 // the client's id → ours, for notifications/cancelled
 	progress map[uint64][]byte // our id → the request's progress token; kept after the answer, which notifications may trail
-	init     initState
-	initID   uint64 // our id of the initialize request
+	// reads holds the resources/read requests not yet answered, true for
+	// those of protocol 2026-07-28 or later: their not-found code differs.
+	reads map[uint64]bool
+	// cancelled holds requests the client cancelled: their answer is dropped.
+	cancelled map[uint64]bool
+	init      initState
+	initID    uint64 // our id of the initialize request
 }
 
 // initState is how far the initialize handshake got.
@@ -252,8 +257,16 @@ func (w *wire) inbound(line []byte) (msg []byte, ok bool) {
 			return nil, false
 		}
 		token, hasToken := progressToken(line, fields)
+		isRead := string(line[method.start:method.end]) == `"resources/read"`
+		modern := isRead && modernRequest(line)
 		w.mu.Lock()
 		ours := w.remember(raw)
+		if isRead {
+			if w.reads == nil {
+				w.reads = map[uint64]bool{}
+			}
+			w.reads[w.next] = modern
+		}
 		if string(line[method.start:method.end]) == `"initialize"` {
 			w.initID = w.next
 		}
@@ -289,6 +302,15 @@ func (w *wire) inbound(line []byte) (msg []byte, ok bool) {
 	raw := line[params.start+rid.start : params.start+rid.end]
 	w.mu.Lock()
 	n, known := w.byRaw[string(raw)]
+	if known && n != w.initID {
+		// The spec: a receiver SHOULD NOT answer a cancelled request.
+		// mcp-go still answers (a tool that sees its context end returns
+		// an error), so the answer is dropped on the way out.
+		if w.cancelled == nil {
+			w.cancelled = map[uint64]bool{}
+		}
+		w.cancelled[n] = true
+	}
 	w.mu.Unlock()
 	if !known {
 		return line, true
@@ -302,6 +324,8 @@ func (w *wire) remember(raw []byte) []byte {
 	n := w.next
 	if n > maxPendingIDs {
 		delete(w.progress, n-maxPendingIDs)
+		delete(w.reads, n-maxPendingIDs)
+		delete(w.cancelled, n-maxPendingIDs)
 		if old, ok := w.pending[n-maxPendingIDs]; ok {
 			delete(w.pending, n-maxPendingIDs)
 			if w.byRaw[string(old)] == n-maxPendingIDs {
@@ -440,6 +464,15 @@ func (w *wire) restoreID(msg []byte, id span, n uint64) []byte {
 	if w.byRaw[string(raw)] == n {
 		delete(w.byRaw, string(raw))
 	}
+	modern, isRead := w.reads[n]
+	delete(w.reads, n)
+	if w.cancelled[n] {
+		delete(w.cancelled, n)
+		return nil
+	}
+	if isRead {
+		msg = resourceErrorCode(msg, modern)
+	}
 	if n == w.initID && w.init == initializing {
 		// Initialized if it succeeded; a failed one may be sent again.
 		w.init = notInitialized
@@ -450,6 +483,36 @@ func (w *wire) restoreID(msg []byte, id span, n uint64) []byte {
 		}
 	}
 	return splice(msg, id, raw)
+}
+
+// Prefixes of the resource handler's error messages that the wire layer
+// gives their own code: mcp-go answers every handler error as -32603.
+const (
+	notFoundPrefix   = "resource not found: "
+	invalidURIPrefix = "invalid resource URI: "
+)
+
+// resourceErrorCode gives a resources/read error its code: resource not
+// found is -32002 up to protocol 2025-11-25 and -32602 (invalid params)
+// from 2026-07-28; a URI that names nothing of this index is -32602.
+func resourceErrorCode(msg []byte, modern bool) []byte {
+	const internal = `"error":{"code":-32603,"message":"`
+	i := bytes.Index(msg, []byte(internal))
+	if i < 0 {
+		return msg
+	}
+	rest := msg[i+len(internal):]
+	code := ""
+	switch {
+	case bytes.HasPrefix(rest, []byte(notFoundPrefix)) && !modern:
+		code = "-32002"
+	case bytes.HasPrefix(rest, []byte(notFoundPrefix)), bytes.HasPrefix(rest, []byte(invalidURIPrefix)):
+		code = "-32602"
+	default:
+		return msg
+	}
+	at := i + len(`"error":{"code":`)
+	return splice(msg, span{at, at + len("-32603")}, []byte(code))
 }
 
 // span is a value's byte range within a message.

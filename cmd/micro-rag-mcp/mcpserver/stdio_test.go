@@ -26,15 +26,7 @@ func wireSession(t *testing.T) (in io.WriteCloser, lines <-chan string) {
 		done <- ServeStdio(context.Background(), s, inR, outW, slog.New(slog.DiscardHandler))
 		outW.Close()
 	}()
-	ch := make(chan string, 64)
-	go func() {
-		defer close(ch)
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(make([]byte, 1<<16), 1<<20)
-		for sc.Scan() {
-			ch <- sc.Text()
-		}
-	}()
+	ch := readLines(outR)
 	t.Cleanup(func() {
 		inW.Close()
 		select {
@@ -47,6 +39,20 @@ func wireSession(t *testing.T) (in io.WriteCloser, lines <-chan string) {
 		}
 	})
 	return inW, ch
+}
+
+// readLines sends each line read from r, and closes at its end.
+func readLines(r io.Reader) <-chan string {
+	ch := make(chan string, 64)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<16), 1<<20)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	return ch
 }
 
 func next(t *testing.T, lines <-chan string) string {

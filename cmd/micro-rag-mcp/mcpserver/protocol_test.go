@@ -1,0 +1,179 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/pipeline"
+	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+)
+
+// stubEngine has no documents; its Search waits for its context to end.
+type stubEngine struct {
+	searching chan struct{}
+	state     engine.IndexState
+}
+
+func (e *stubEngine) Search(ctx context.Context, _ engine.SearchRequest) ([]engine.Result, error) {
+	if e.searching != nil {
+		close(e.searching)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return nil, nil
+}
+func (e *stubEngine) Reindex(context.Context, engine.ReindexRequest, func(pipeline.Progress)) (engine.ReindexResult, error) {
+	return engine.ReindexResult{}, nil
+}
+func (e *stubEngine) ReadChunk(context.Context, string, int, int) (engine.Text, error) {
+	return engine.Text{}, engine.ErrNotIndexed
+}
+func (e *stubEngine) ReadDocument(context.Context, string) (engine.Text, error) {
+	return engine.Text{}, engine.ErrNotIndexed
+}
+func (e *stubEngine) Documents(context.Context, string, int) ([]engine.DocumentInfo, bool, error) {
+	return nil, false, nil
+}
+func (e *stubEngine) IndexState() engine.IndexState { return e.state }
+
+// stubSession serves New(eng) over ServeStdio, initialized with protocol
+// 2025-06-18, and returns its stdin and stdout lines.
+func stubSession(t *testing.T, eng Engine) (io.WriteCloser, <-chan string) {
+	in, lines, _ := stubSessionInit(t, eng, 0)
+	return in, lines
+}
+
+// stubSessionInit is stubSession with the index watcher polling every poll
+// (0: no watcher); it also returns the initialize answer.
+func stubSessionInit(t *testing.T, eng Engine, poll time.Duration) (io.WriteCloser, <-chan string, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	opts := Options{Name: "notes", Version: "0"}
+	if poll > 0 {
+		opts.Context, opts.IndexPoll = ctx, poll
+	}
+	s := New(eng, opts)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() {
+		_ = ServeStdio(ctx, s, inR, outW, slog.New(slog.DiscardHandler))
+		outW.Close()
+	}()
+	ch := readLines(outR)
+	t.Cleanup(func() { inW.Close(); cancel() })
+	send(t, inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	init := next(t, ch)
+	send(t, inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return inW, ch, init
+}
+
+func send(t *testing.T, w io.Writer, line string) {
+	t.Helper()
+	if _, err := io.WriteString(w, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func errorCode(t *testing.T, line string) int {
+	t.Helper()
+	var m struct {
+		Error *struct{ Code int } `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(line), &m); err != nil || m.Error == nil {
+		t.Fatalf("%s: not an error answer (%v)", line, err)
+	}
+	return m.Error.Code
+}
+
+func TestWireResourceNotFoundCode(t *testing.T) {
+	in, lines := stubSession(t, &stubEngine{})
+	cases := []struct {
+		uri  string
+		code int
+	}{
+		{"micro-rag://notes/missing.md", -32002},
+		{"micro-rag://notes/missing.md#chunk=3", -32002},
+		{"micro-rag://other/missing.md", -32602}, // another index: names nothing here
+	}
+	for i, tc := range cases {
+		send(t, in, `{"jsonrpc":"2.0","id":`+string(rune('1'+i))+`,"method":"resources/read","params":{"uri":"`+tc.uri+`"}}`)
+		line := next(t, lines)
+		if got := errorCode(t, line); got != tc.code || !strings.Contains(line, "missing.md") {
+			t.Errorf("%s: %s, want code %d", tc.uri, line, tc.code)
+		}
+	}
+}
+
+func TestWireNoAnswerAfterCancel(t *testing.T) {
+	eng := &stubEngine{searching: make(chan struct{})}
+	in, lines := stubSession(t, eng)
+	send(t, in, `{"jsonrpc":"2.0","id":"s1","method":"tools/call","params":{"name":"search","arguments":{"query":"x"}}}`)
+	<-eng.searching
+	send(t, in, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1","reason":"user"}}`)
+	// Pings after the cancellation: the first answer must be a ping's.
+	for _, id := range []string{`"p1"`, `"p2"`} {
+		send(t, in, `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`)
+	}
+	for _, want := range []string{`"p1"`, `"p2"`} {
+		line := next(t, lines)
+		if got := rawID(t, line); got != want {
+			t.Fatalf("answer %s, want the ping %s (a cancelled request must not be answered)", line, want)
+		}
+	}
+}
+
+// versionedStub names its commit like engine.Engine.
+type versionedStub struct {
+	stubEngine
+	version atomic.Value
+}
+
+func (e *versionedStub) IndexVersion() string { return e.version.Load().(string) }
+
+func TestWireResourcesListChanged(t *testing.T) {
+	eng := &versionedStub{}
+	eng.version.Store("c1")
+	in, lines, init := stubSessionInit(t, eng, 5*time.Millisecond)
+	if !strings.Contains(init, `"resources":{"listChanged":true}`) {
+		t.Fatalf("initialize answer %s does not declare resources.listChanged", init)
+	}
+	// Nothing changed: no notification comes before the ping's answer.
+	time.Sleep(20 * time.Millisecond) // several polls; a spurious notice would come first
+	send(t, in, `{"jsonrpc":"2.0","id":"p1","method":"ping"}`)
+	if line := next(t, lines); rawID(t, line) != `"p1"` {
+		t.Fatalf("got %s before any commit, want the ping's answer", line)
+	}
+	eng.version.Store("c2")
+	if line := next(t, lines); !strings.Contains(line, `"method":"notifications/resources/list_changed"`) {
+		t.Fatalf("after a commit got %s, want notifications/resources/list_changed", line)
+	}
+}
+
+// The "indexing is running" note and index_state come only while work is
+// left: a run that found every file unchanged says nothing.
+func TestWireIndexNoteOnlyWhilePending(t *testing.T) {
+	for _, tc := range []struct {
+		state engine.IndexState
+		note  bool
+	}{
+		{engine.IndexState{Indexing: true, Activity: "initial indexing", FilesDone: 3, FilesTotal: 9}, false},
+		{engine.IndexState{Indexing: true, Pending: true, Activity: "initial indexing", FilesDone: 3, FilesTotal: 9, ChunksTotal: 64}, true},
+		{engine.IndexState{}, false},
+	} {
+		in, lines := stubSession(t, &stubEngine{state: tc.state})
+		send(t, in, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":"x"}}}`)
+		line := next(t, lines)
+		if got := strings.Contains(line, "indexing is running"); got != tc.note {
+			t.Errorf("%+v: note %v, want %v: %s", tc.state, got, tc.note, line)
+		}
+		if got := strings.Contains(line, `"index_state"`); got != tc.note {
+			t.Errorf("%+v: index_state %v, want %v: %s", tc.state, got, tc.note, line)
+		}
+	}
+}

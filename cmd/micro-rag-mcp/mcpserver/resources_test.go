@@ -54,6 +54,12 @@ func indexedServer(t *testing.T) (*client.Client, string) {
 			t.Fatal(err)
 		}
 	}
+	return serveIndexed(t, data), data
+}
+
+// serveIndexed indexes data and serves it to an in-process client.
+func serveIndexed(t *testing.T, data string) *client.Client {
+	t.Helper()
 	eng, err := engine.New(engine.Config{DataFolder: data, IndexFolder: filepath.Join(t.TempDir(), "index"), NoInitialReindex: true,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
@@ -84,7 +90,41 @@ func indexedServer(t *testing.T) (*client.Client, string) {
 	if res.Capabilities.Resources == nil {
 		t.Fatal("resources capability not advertised")
 	}
-	return c, data
+	return c
+}
+
+// Identical files in two folders come back as one result listing both.
+func TestSearchMergesCopies(t *testing.T) {
+	data := t.TempDir()
+	guide := "Parental leave is twenty weeks at full pay, taken in up to three blocks before the child turns two."
+	for name, text := range map[string]string{
+		"hr/leave.md":           guide,
+		"archive/leave-copy.md": guide,
+		"expenses.md":           "Expenses are filed within thirty days with the receipt attached.",
+	} {
+		p := filepath.Join(data, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := serveIndexed(t, data)
+	res, out := callSearch(t, c, map[string]any{"query": "how long is parental leave", "score_threshold": 0.0})
+	var paths []string
+	for _, r := range out.Results {
+		paths = append(paths, r.Path)
+	}
+	if len(out.Results) != 2 || len(out.Results[0].Paths) != 2 {
+		t.Fatalf("results %v, first lists %v: want the copies as one result listing both", paths, out.Results[0].Paths)
+	}
+	both := strings.Join(out.Results[0].Paths, ",")
+	if both != "hr/leave.md,archive/leave-copy.md" && both != "archive/leave-copy.md,hr/leave.md" || out.Results[0].Paths[0] != out.Results[0].Path {
+		t.Errorf("paths %q, path %q", both, out.Results[0].Path)
+	}
+	text := res.Content[0].(mcp.TextContent).Text
+	if !strings.Contains(text, "same text in") || strings.Count(text, "twenty weeks") != 1 {
+		t.Errorf("text does not name the copy once: %q", text)
+	}
 }
 
 func callSearch(t *testing.T, c *client.Client, args map[string]any) (*mcp.CallToolResult, mcpserver.SearchOutput) {

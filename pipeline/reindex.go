@@ -88,8 +88,9 @@ func reportProgress(c *counters, report func(Progress), interval time.Duration, 
 }
 
 // Reindex runs walker → filter → extractor pool → chunker → embedder →
-// writer over w's index. On error or cancel nothing after the last
-// checkpoint is committed; the index stays as the last commit left it.
+// writer over w's index. On cancel by ctx the files finished so far are
+// committed; on any other error nothing after the last checkpoint is, and
+// the index stays as the last commit left it.
 func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	if cfg.Extractors <= 0 {
 		cfg.Extractors = runtime.NumCPU()
@@ -187,6 +188,14 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	stats, err := run.Wait()
 	close(stopProgress)
 	<-progressDone
+	if err != nil && ctx.Err() != nil {
+		// Stopped by the caller (a signal, stdin EOF): the writer has
+		// returned, so commit the files it finished. A run that failed on
+		// its own (a full disk) commits nothing more.
+		if serr := writer.Save(); serr != nil {
+			cfg.Logger.Warn("keeping the files finished before the stop", "err", serr)
+		}
+	}
 	if err == nil && cfg.Progress != nil {
 		cfg.Progress(cnt.progress())
 	}

@@ -294,3 +294,61 @@ func realEmbedder(t *testing.T) *embed.Embedder {
 	t.Cleanup(func() { emb.Close() })
 	return emb
 }
+
+// TestCancelKeepsFinishedFiles: with no checkpoint due, a run stopped by
+// its caller while a large file embeds still commits the small files it
+// finished.
+func TestCancelKeepsFinishedFiles(t *testing.T) {
+	emb := realEmbedder(t)
+	data := t.TempDir()
+	os.WriteFile(filepath.Join(data, "a-large.txt"), []byte(largeText(400_000)), 0o644)
+	small := []string{"b-refunds.md", "c-badges.md"}
+	for i, name := range small {
+		os.WriteFile(filepath.Join(data, name), []byte(fmt.Sprintf("Note %d: badges and refunds.", i)), 0o644)
+	}
+	dir := filepath.Join(data, "index")
+	version := schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}
+	store, err := index.Open(dir, version, index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	w, err := store.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cfg := reindexConfig(t, emb, data)
+	cfg.Checkpoint = time.Hour // no timed checkpoint during the test
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var chunksTotal atomic.Int64
+	cfg.Progress = func(p Progress) {
+		chunksTotal.Store(int64(p.ChunksTotal))
+		if p.FilesDone >= len(small) && p.ChunksDone < p.ChunksTotal {
+			cancel()
+		}
+	}
+	if _, err = Reindex(ctx, cfg, w); !errors.Is(err, context.Canceled) {
+		t.Fatalf("reindex ended with %v, want it cancelled", err)
+	}
+	w.Close()
+	again, err := index.Open(dir, version, index.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	snap := again.Acquire()
+	if snap == nil {
+		t.Fatal("nothing committed after the stop")
+	}
+	defer snap.Release()
+	for _, name := range small {
+		if _, ok := snap.File(name); !ok {
+			t.Errorf("%s finished before the stop but not committed", name)
+		}
+	}
+	if _, ok := snap.File("a-large.txt"); ok {
+		t.Errorf("the large file was committed though it never finished (%d chunks in all)", chunksTotal.Load())
+	}
+}

@@ -118,7 +118,18 @@ func (w *Writer) Apply(job *FileJob) error {
 // one that takes hours to embed are committed without waiting for it.
 func (w *Writer) Tick() error {
 	w.init()
-	if w.Checkpoint <= 0 || !w.uncommitted || time.Since(w.lastCommit) < w.Checkpoint {
+	if w.Checkpoint <= 0 || time.Since(w.lastCommit) < w.Checkpoint {
+		return nil
+	}
+	return w.Save()
+}
+
+// Save commits what was applied since the last commit, due or not: a run
+// stopped by its caller keeps every file it finished, as a checkpoint
+// would, instead of losing up to a checkpoint interval of work.
+func (w *Writer) Save() error {
+	w.init()
+	if !w.uncommitted {
 		return nil
 	}
 	if err := w.Index.Commit(false); err != nil {

@@ -11,9 +11,10 @@ import (
 // ExcerptRunes caps the passage excerpt of each result in the search tool's
 // text block. structuredContent keeps the whole passage; the text is the
 // compact form for clients that show only text, which can read the result's
-// uri for more. Chosen by measurement (scripts/search_tokens.py): a top_k 5
-// answer costs at most 60% of the tokens it did when both held every passage.
-const ExcerptRunes = 90
+// uri for more. 90 runes met the token goal but cut the sample's answer
+// ("sixteen weeks") off the best line, so a model reading only text could
+// not see it; 160 holds a long line (scripts/search_tokens.py measures the cost).
+const ExcerptRunes = 160
 
 // Hit is one search result as the tool returns it.
 type Hit struct {

@@ -165,16 +165,15 @@ func reindexConfig(t *testing.T, emb *embed.Embedder, data string) Config {
 	}
 }
 
-// TestLargeFileDoesNotHoldBackCommits: small files that arrive behind a
-// file of many chunks are embedded first and committed at the next
-// checkpoint while the large one is still embedding; a cancel then keeps
-// them.
-func TestLargeFileDoesNotHoldBackCommits(t *testing.T) {
+// largeBeforeSmall makes a folder of one large file, walked first, and the
+// given small notes, and opens a writer on its new index; reopen opens the
+// index read-only as a later process would.
+func largeBeforeSmall(t *testing.T, small []string) (*index.Store, *index.Writer, Config, func() *index.Store) {
+	t.Helper()
 	emb := realEmbedder(t)
 	data := t.TempDir()
 	// "a-" sorts first: the large file is walked, read and chunked first.
 	os.WriteFile(filepath.Join(data, "a-large.txt"), []byte(largeText(400_000)), 0o644)
-	small := []string{"b-refunds.md", "c-badges.md", "d-oncall.md"}
 	for i, name := range small {
 		os.WriteFile(filepath.Join(data, name), []byte(fmt.Sprintf("Note %d: badges, refunds and pages.", i)), 0o644)
 	}
@@ -184,13 +183,30 @@ func TestLargeFileDoesNotHoldBackCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	t.Cleanup(func() { store.Close() })
 	w, err := store.Begin()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
-	cfg := reindexConfig(t, emb, data)
+	t.Cleanup(func() { w.Close() })
+	reopen := func() *index.Store {
+		again, err := index.Open(dir, version, index.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { again.Close() })
+		return again
+	}
+	return store, w, reindexConfig(t, emb, data), reopen
+}
+
+// TestLargeFileDoesNotHoldBackCommits: small files that arrive behind a
+// file of many chunks are embedded first and committed at the next
+// checkpoint while the large one is still embedding; a cancel then keeps
+// them.
+func TestLargeFileDoesNotHoldBackCommits(t *testing.T) {
+	small := []string{"b-refunds.md", "c-badges.md", "d-oncall.md"}
+	store, w, cfg, reopen := largeBeforeSmall(t, small)
 	cfg.Checkpoint = 200 * time.Millisecond
 	var chunksDone, chunksTotal atomic.Int64
 	cfg.Progress = func(p Progress) { chunksDone.Store(int64(p.ChunksDone)); chunksTotal.Store(int64(p.ChunksTotal)) }
@@ -211,7 +227,7 @@ func TestLargeFileDoesNotHoldBackCommits(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
-	_, err = Reindex(ctx, cfg, w)
+	_, err := Reindex(ctx, cfg, w)
 	t.Logf("reindex returned after %v", time.Since(start).Round(time.Millisecond))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("reindex ended with %v, want it cancelled", err)
@@ -221,11 +237,7 @@ func TestLargeFileDoesNotHoldBackCommits(t *testing.T) {
 	}
 	w.Close()
 	// What is on disk: the small files, not the large one.
-	again, err := index.Open(dir, version, index.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer again.Close()
+	again := reopen()
 	snap := again.Acquire()
 	defer snap.Release()
 	for _, name := range small {
@@ -299,26 +311,8 @@ func realEmbedder(t *testing.T) *embed.Embedder {
 // its caller while a large file embeds still commits the small files it
 // finished.
 func TestCancelKeepsFinishedFiles(t *testing.T) {
-	emb := realEmbedder(t)
-	data := t.TempDir()
-	os.WriteFile(filepath.Join(data, "a-large.txt"), []byte(largeText(400_000)), 0o644)
 	small := []string{"b-refunds.md", "c-badges.md"}
-	for i, name := range small {
-		os.WriteFile(filepath.Join(data, name), []byte(fmt.Sprintf("Note %d: badges and refunds.", i)), 0o644)
-	}
-	dir := filepath.Join(data, "index")
-	version := schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}
-	store, err := index.Open(dir, version, index.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	w, err := store.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	cfg := reindexConfig(t, emb, data)
+	_, w, cfg, reopen := largeBeforeSmall(t, small)
 	cfg.Checkpoint = time.Hour // no timed checkpoint during the test
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -329,15 +323,11 @@ func TestCancelKeepsFinishedFiles(t *testing.T) {
 			cancel()
 		}
 	}
-	if _, err = Reindex(ctx, cfg, w); !errors.Is(err, context.Canceled) {
+	if _, err := Reindex(ctx, cfg, w); !errors.Is(err, context.Canceled) {
 		t.Fatalf("reindex ended with %v, want it cancelled", err)
 	}
 	w.Close()
-	again, err := index.Open(dir, version, index.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer again.Close()
+	again := reopen()
 	snap := again.Acquire()
 	if snap == nil {
 		t.Fatal("nothing committed after the stop")

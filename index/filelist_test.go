@@ -107,7 +107,7 @@ func TestFileListLogAndCheckpoint(t *testing.T) {
 		}
 		// files.json alone: the checkpoint's state, in the old layout.
 		raw, _ := os.ReadFile(filepath.Join(dir, FilesFile))
-		var alone filesDoc
+		var alone commitRecord
 		if err := json.Unmarshal(raw, &alone); err != nil || alone.Generation != ref.Generation || len(alone.Files) != ref.Files || alone.FileList != nil {
 			t.Fatalf("commit %d: files.json is generation %d with %d files (%v), want a checkpoint of %d with %d", i, alone.Generation, len(alone.Files), err, ref.Generation, ref.Files)
 		}

@@ -60,13 +60,13 @@ func committedStore(t *testing.T) (string, []float32) {
 }
 
 // readDoc reads the commit record: commit.json, or files.json without it.
-func readDoc(t *testing.T, dir string) (filesDoc, map[string]any) {
+func readDoc(t *testing.T, dir string) (commitRecord, map[string]any) {
 	t.Helper()
 	raw, err := os.ReadFile(commitRecordPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc filesDoc
+	var doc commitRecord
 	var loose map[string]any
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
@@ -345,7 +345,7 @@ func TestPutFileRefusesVectorsNotUnitLength(t *testing.T) {
 }
 
 // TestChecksumsFollowCommitsAndCompaction: appends, replacements and
-// compactions keep files.json's checksums equal to the files, so a reopened
+// compactions keep commit.json's checksums equal to the files, so a reopened
 // index loads without a rebuild every time.
 func TestChecksumsFollowCommitsAndCompaction(t *testing.T) {
 	dir := t.TempDir()
@@ -373,7 +373,7 @@ func TestChecksumsFollowCommitsAndCompaction(t *testing.T) {
 		fsum, _ := fileChecksum(filepath.Join(dir, FaissFile))
 		msum, _ := fileChecksum(filepath.Join(dir, ManifestFile))
 		if doc.FaissChecksum != formatChecksum(fsum) || doc.ManifestChecksum != formatChecksum(msum) {
-			t.Fatalf("round %d: files.json records %s %s, files have %s %s", round,
+			t.Fatalf("round %d: commit.json records %s %s, files have %s %s", round,
 				doc.FaissChecksum, doc.ManifestChecksum, formatChecksum(fsum), formatChecksum(msum))
 		}
 	}

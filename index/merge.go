@@ -48,10 +48,10 @@ var errMergeCancelled = errors.New("merge cancelled")
 // mergeJob is one background merge, from start until it is installed or
 // dropped.
 type mergeJob struct {
-	gen  int64       // the generation whose live vectors it writes
-	base filesDoc    // the commit record at gen: the base and segments it replaces
-	file string      // its file in the index folder
-	stop atomic.Bool // set by Close or a synchronous merge
+	gen  int64        // the generation whose live vectors it writes
+	base commitRecord // the commit record at gen: the base and segments it replaces
+	file string       // its file in the index folder
+	stop atomic.Bool  // set by Close or a synchronous merge
 	// done is closed when the goroutine has ended (after trying to install).
 	done chan struct{}
 	// Set by the goroutine; read after finished (under mergeMu) or done.
@@ -127,7 +127,7 @@ func (s *Store) MergeStats() MergeStats {
 
 // overMergeThreshold reports whether doc's segments hold more changes than
 // the merge policy lets pile up on top of faiss.index.
-func (s *Store) overMergeThreshold(doc *filesDoc, changes int64) bool {
+func (s *Store) overMergeThreshold(doc *commitRecord, changes int64) bool {
 	return len(doc.VectorSegments) >= maxVecSegments ||
 		float64(segmentLoad(doc.VectorSegments)+changes) > s.opts.MergeRatio*float64(doc.FaissNtotal)
 }
@@ -157,7 +157,7 @@ func (s *Store) StartMerge() bool {
 
 // startMerge runs a merge of snap, whose committed header is doc, in the
 // background. Call with writerMu held.
-func (s *Store) startMerge(snap *Snapshot, doc filesDoc) bool {
+func (s *Store) startMerge(snap *Snapshot, doc commitRecord) bool {
 	s.mergeMu.Lock()
 	defer s.mergeMu.Unlock()
 	if s.closed || s.merge != nil {
@@ -278,7 +278,7 @@ func (s *Store) takeMerge() *mergeJob {
 
 // fits reports whether job can still replace doc's base: doc has the base
 // the merge started from and still lists the segments it folded in.
-func (job *mergeJob) fits(doc *filesDoc) bool {
+func (job *mergeJob) fits(doc *commitRecord) bool {
 	b := &job.base
 	if doc.Generation < b.Generation || doc.FaissBytes != b.FaissBytes || doc.FaissNtotal != b.FaissNtotal ||
 		doc.FaissChecksum != b.FaissChecksum || len(doc.VectorSegments) < len(b.VectorSegments) {
@@ -289,7 +289,7 @@ func (job *mergeJob) fits(doc *filesDoc) bool {
 
 // stage renames job's file to faiss.index.new, ready for a commit to name
 // it, and returns doc with the merged file as its base.
-func (s *Store) stage(job *mergeJob, doc filesDoc) (filesDoc, error) {
+func (s *Store) stage(job *mergeJob, doc commitRecord) (commitRecord, error) {
 	newPath := s.path(FaissFile + newSuffix)
 	err := os.Rename(s.path(job.file), newPath)
 	job.unlock() // no longer under a merge name; index.lock guards it now
@@ -436,7 +436,7 @@ func (s *Store) installAlone(job *mergeJob) error {
 		}
 		return err
 	}
-	if err := s.finishCommit(true, false, false); err != nil {
+	if err := s.finishCommit(newFaiss); err != nil {
 		return err
 	}
 	s.removeUnlisted(&doc)
@@ -450,7 +450,7 @@ func (s *Store) installAlone(job *mergeJob) error {
 
 // headerOf is the commit record of snap as on disk: snap's own, or the
 // one a merge installed on top of it since. Call with writerMu held.
-func (s *Store) headerOf(snap *Snapshot) filesDoc {
+func (s *Store) headerOf(snap *Snapshot) commitRecord {
 	if s.header != nil {
 		return *s.header
 	}

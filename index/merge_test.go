@@ -99,7 +99,7 @@ func TestBackgroundMergeInstalledByNextCommit(t *testing.T) {
 	}
 	doc, _ := readDoc(t, dir)
 	if doc.FaissNtotal != 92 || len(doc.VectorSegments) != 1 || doc.VectorSegments[0].Name != vecSegName(6) {
-		t.Fatalf("files.json after install: faiss_ntotal %d, segments %+v", doc.FaissNtotal, doc.VectorSegments)
+		t.Fatalf("commit.json after install: faiss_ntotal %d, segments %+v", doc.FaissNtotal, doc.VectorSegments)
 	}
 	if got := faissIDs(t, dir); !slices.Equal(got, atG) {
 		t.Fatalf("faiss.index holds %d ids, the live ones at the merge's generation are %d", len(got), len(atG))
@@ -133,7 +133,7 @@ func blockWrites(s *Store) (started chan string, release chan struct{}) {
 
 // TestBackgroundMergeInstalledWhenIdle: a merge that finishes after the
 // writer closed installs itself, and the next writer in this process
-// builds on the installed files.json without reloading.
+// builds on the installed commit.json without reloading.
 func TestBackgroundMergeInstalledWhenIdle(t *testing.T) {
 	dir, s, w, rng := mergingStore(t, Options{})
 	started, release := blockWrites(s)
@@ -156,7 +156,7 @@ func TestBackgroundMergeInstalledWhenIdle(t *testing.T) {
 	}
 	doc, _ := readDoc(t, dir)
 	if doc.Generation != 6 || doc.FaissNtotal != 92 || len(doc.VectorSegments) != 0 || len(segFiles(t, dir)) != 0 {
-		t.Fatalf("files.json after an idle install: generation %d, faiss_ntotal %d, segments %v", doc.Generation, doc.FaissNtotal, doc.VectorSegments)
+		t.Fatalf("commit.json after an idle install: generation %d, faiss_ntotal %d, segments %v", doc.Generation, doc.FaissNtotal, doc.VectorSegments)
 	}
 	snap := s.Acquire()
 	if snap.doc.Generation != 5 {
@@ -338,7 +338,7 @@ func TestMergeFromBeforeAnotherProcessCommitted(t *testing.T) {
 			}
 			otherVec := putFile(t, ow, rng, "other.md", 2)[0]
 			if otherMerges {
-				err = ow.Merge(true)
+				err = ow.Merge()
 			} else {
 				err = ow.Commit(true)
 			}

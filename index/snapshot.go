@@ -24,8 +24,8 @@ type Snapshot struct {
 	index    *layered
 	live     *cowMap[int64, liveChunk] // shared with the writer, copy on write
 	files    *cowMap[string, *schema.FileEntry]
-	doc      filesDoc // header only; Files is nil
-	manifest *os.File // nil when the manifest is empty
+	doc      commitRecord // header only; Files is nil
+	manifest *os.File     // nil when the manifest is empty
 	lex      *lexical.Index
 	// For large indexes: int8 or 4-bit codes of the vectors, scanned
 	// first; the candidates are then scored exactly from FAISS.

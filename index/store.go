@@ -70,6 +70,12 @@ type Options struct {
 	ReadOnly bool
 }
 
+// compactionDue reports whether a commit rewrites manifest.jsonl without
+// its tombstones.
+func (o *Options) compactionDue(tombstones, live int) bool {
+	return tombstones > 0 && tombstones >= o.CompactMin && float64(tombstones) > o.CompactRatio*float64(live)
+}
+
 // Store is the index of one data folder. Searches read Snapshot values; all
 // changes go through one Writer at a time, guarded by index.lock.
 type Store struct {
@@ -84,10 +90,10 @@ type Store struct {
 
 	writerMu sync.Mutex  // serialises writers, refreshes and merge installs inside this process
 	writing  atomic.Bool // a Writer holds writerMu (others hold it only briefly)
-	loaded   fileStamp   // files.json as of the current snapshot
-	// header is files.json's header when a background merge was installed
+	loaded   fileStamp   // the commit record as of the current snapshot
+	// header is the commit record when a background merge was installed
 	// after the current snapshot was published (guarded by writerMu).
-	header *filesDoc
+	header *commitRecord
 
 	// Background merges (merge.go), guarded by mergeMu.
 	mergeMu    sync.Mutex
@@ -247,7 +253,7 @@ func (s *Store) stampFiles() fileStamp {
 	return stampOf(fi)
 }
 
-// Refresh loads the committed state from disk when files.json changed since
+// Refresh loads the committed state from disk when commit.json changed since
 // the current snapshot (another process committed). It reports whether a new
 // snapshot was published. A half-finished commit is left for the writer to
 // complete; the current snapshot stays.
@@ -322,7 +328,7 @@ func (s *Store) versionMatches() (bool, error) {
 
 // state is the writer's mutable view of the index.
 type state struct {
-	doc   filesDoc
+	doc   commitRecord
 	files *cowMap[string, *schema.FileEntry]
 	live  *cowMap[int64, liveChunk]
 	index *faiss.Index // IDMap2 over IndexFlatIP; live vectors only
@@ -355,7 +361,7 @@ func (s *Store) emptyState() (*state, error) {
 		return nil, err
 	}
 	return &state{
-		doc:   filesDoc{Schema: schema.SchemaVersion, NextID: 1},
+		doc:   commitRecord{Schema: schema.SchemaVersion, NextID: 1},
 		files: newFileMap(),
 		live:  newChunkMap(),
 		index: idx,
@@ -375,7 +381,7 @@ func (s *Store) loadCommitted() (*state, error) {
 		return nil, err
 	}
 	if doc.Schema != schema.SchemaVersion {
-		return nil, fmt.Errorf("%w: files.json schema %d", errInconsistent, doc.Schema)
+		return nil, fmt.Errorf("%w: commit record schema %d", errInconsistent, doc.Schema)
 	}
 	idx, err := s.readFaiss(&doc)
 	if err != nil {
@@ -387,7 +393,7 @@ func (s *Store) loadCommitted() (*state, error) {
 		return nil, fmt.Errorf("%w: "+format, append([]any{errInconsistent}, a...)...)
 	}
 	if idx.D() != s.version.Dim || idx.Ntotal() != doc.FaissNtotal {
-		return fail("faiss.index holds %d vectors of dim %d, files.json expects %d of dim %d", idx.Ntotal(), idx.D(), doc.FaissNtotal, s.version.Dim)
+		return fail("faiss.index holds %d vectors of dim %d, commit.json expects %d of dim %d", idx.Ntotal(), idx.D(), doc.FaissNtotal, s.version.Dim)
 	}
 	if err := s.applyVecSegs(idx, doc.VectorSegments); err != nil {
 		return fail("%v", err)
@@ -400,7 +406,7 @@ func (s *Store) loadCommitted() (*state, error) {
 		return fail("%v", err)
 	}
 	if want := doc.ManifestChecksum; want != "" && want != formatChecksum(msum) {
-		return fail("manifest.jsonl's committed bytes have checksum %s, files.json records %s", formatChecksum(msum), want)
+		return fail("manifest.jsonl's committed bytes have checksum %s, commit.json records %s", formatChecksum(msum), want)
 	}
 	// An index written before checksums gets them from here on.
 	st.doc.ManifestChecksum = formatChecksum(msum)
@@ -419,7 +425,7 @@ func (s *Store) loadCommitted() (*state, error) {
 		}
 	}
 	if n != live.Len() || st.files.Len() != len(doc.Files) {
-		return fail("files.json lists %d chunks in %d entries of %d paths, the manifest %d chunks", n, len(doc.Files), st.files.Len(), live.Len())
+		return fail("the file entries list %d chunks in %d entries of %d paths, the manifest %d chunks", n, len(doc.Files), st.files.Len(), live.Len())
 	}
 	st.lex, err = lexical.Open(s.dir, doc.Lexical, func(id int64) bool { _, ok := live.Get(id); return ok })
 	if err != nil {
@@ -433,8 +439,8 @@ func (s *Store) loadCommitted() (*state, error) {
 }
 
 // readFaiss loads faiss.index after checking its size and checksum against
-// files.json; doc gets the checksum if it had none (an older index).
-func (s *Store) readFaiss(doc *filesDoc) (*faiss.Index, error) {
+// commit.json; doc gets the checksum if it had none (an older index).
+func (s *Store) readFaiss(doc *commitRecord) (*faiss.Index, error) {
 	path := s.path(FaissFile)
 	f, err := os.Open(path)
 	if err != nil {
@@ -446,14 +452,14 @@ func (s *Store) readFaiss(doc *filesDoc) (*faiss.Index, error) {
 		return nil, err
 	}
 	if fi.Size() != doc.FaissBytes {
-		return nil, fmt.Errorf("%w: faiss.index has %d bytes, files.json expects %d", errInconsistent, fi.Size(), doc.FaissBytes)
+		return nil, fmt.Errorf("%w: faiss.index has %d bytes, commit.json expects %d", errInconsistent, fi.Size(), doc.FaissBytes)
 	}
 	sum, err := readerChecksum(f)
 	if err != nil {
 		return nil, err
 	}
 	if doc.FaissChecksum != "" && doc.FaissChecksum != formatChecksum(sum) {
-		return nil, fmt.Errorf("%w: faiss.index has checksum %s, files.json records %s", errInconsistent, formatChecksum(sum), doc.FaissChecksum)
+		return nil, fmt.Errorf("%w: faiss.index has checksum %s, commit.json records %s", errInconsistent, formatChecksum(sum), doc.FaissChecksum)
 	}
 	doc.FaissChecksum = formatChecksum(sum)
 	idx, err := faiss.ReadIndex(path)
@@ -530,7 +536,7 @@ func readManifest(path string, limit int64) (*cowMap[int64, liveChunk], map[int6
 		}
 	}
 	if off != limit {
-		return nil, nil, 0, fmt.Errorf("manifest has %d bytes, files.json expects %d", off, limit)
+		return nil, nil, 0, fmt.Errorf("manifest has %d bytes, commit.json expects %d", off, limit)
 	}
 	return live, owner, h.Sum32(), nil
 }
@@ -624,7 +630,7 @@ func (s *Store) reset() error {
 // removeUnlisted removes the lexical and vector segments and the file
 // logs that doc does not list (all of them when doc is nil): left by a torn
 // commit, or replaced by a merge, a fold or a checkpoint.
-func (s *Store) removeUnlisted(doc *filesDoc) {
+func (s *Store) removeUnlisted(doc *commitRecord) {
 	listed := map[string]bool{}
 	if doc != nil {
 		for _, r := range doc.Lexical {
@@ -718,7 +724,7 @@ func marshalJSONLine(v any) []byte {
 	return buf.Bytes()
 }
 
-func marshalIndent(doc *filesDoc) ([]byte, error) {
+func marshalIndent(doc *commitRecord) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

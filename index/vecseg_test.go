@@ -136,7 +136,7 @@ func TestSmallCommitsWriteSegmentsThenMerge(t *testing.T) {
 	}
 	doc, _ := readDoc(t, dir)
 	if len(doc.VectorSegments) != 0 || doc.FaissNtotal != 92 {
-		t.Fatalf("files.json after merge: %d segments, faiss_ntotal %d", len(doc.VectorSegments), doc.FaissNtotal)
+		t.Fatalf("commit.json after merge: %d segments, faiss_ntotal %d", len(doc.VectorSegments), doc.FaissNtotal)
 	}
 	if got, want := faissIDs(t, dir), liveIDs(t, s2); !slices.Equal(got, want) {
 		t.Fatalf("faiss.index after a merge holds %d ids, live are %d", len(got), len(want))
@@ -160,7 +160,7 @@ func TestMergeFoldsEverySegment(t *testing.T) {
 	if got := segFiles(t, dir); len(got) != 2 {
 		t.Fatalf("segments %v, want 2", got)
 	}
-	if err := w.Merge(true); err != nil {
+	if err := w.Merge(); err != nil {
 		t.Fatal(err)
 	}
 	if got := segFiles(t, dir); len(got) != 0 {
@@ -275,7 +275,7 @@ func TestInterruptedMerge(t *testing.T) {
 		}
 		s := openStore(t, dir)
 		w, _ := s.Begin()
-		if err := w.Merge(true); err != nil {
+		if err := w.Merge(); err != nil {
 			t.Fatal(err)
 		}
 		w.Close()
@@ -323,14 +323,14 @@ func TestMergeOnFullDisk(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, FaissFile+newSuffix), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Merge(true); err == nil {
+	if err := w.Merge(); err == nil {
 		t.Fatal("merge succeeded without faiss.index.new")
 	}
 	if h := topHit(t, s, a1); h.Record.Path != "a.md" {
 		t.Fatalf("%+v", h)
 	}
 	os.Remove(filepath.Join(dir, FaissFile+newSuffix))
-	if err := w.Merge(true); err != nil {
+	if err := w.Merge(); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := faissIDs(t, dir), liveIDs(t, s); !slices.Equal(got, want) || len(want) != 14 {

@@ -316,7 +316,7 @@ func (tx *commitTx) publish() error {
 	w.head.Release()
 	w.head = snap
 	bg := !tx.merge && !s.opts.SyncMerge && s.overMergeThreshold(&tx.doc, 0)
-	s.introduceCommit(snap, tx.doc, bg)
+	s.introducePublish(introduction{snap: snap, stamp: s.stampFiles(), doc: tx.doc, startMerge: bg})
 	return nil
 }
 

@@ -88,11 +88,13 @@ type Store struct {
 	current atomic.Pointer[Snapshot]
 	openErr atomic.Pointer[error] // see OpenErr
 
-	writerMu sync.Mutex  // serialises writers, refreshes and merge installs inside this process
-	writing  atomic.Bool // a Writer holds writerMu (others hold it only briefly)
-	loaded   fileStamp   // the commit record as of the current snapshot
+	// The introducer goroutine (introducer.go) and what it owns.
+	intros       chan introduction
+	introDone    chan struct{}
+	writerActive bool      // a Writer holds the writer role
+	loaded       fileStamp // the commit record as of the current snapshot
 	// header is the commit record when a background merge was installed
-	// after the current snapshot was published (guarded by writerMu).
+	// after the current snapshot was published.
 	header *commitRecord
 
 	// Background merges (merge.go), guarded by mergeMu.
@@ -145,6 +147,7 @@ func Open(dir string, v schema.Version, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.current.Store(empty)
+	s.startIntroducer()
 	if _, err := s.Refresh(); err != nil {
 		// Perhaps a crash interrupted a commit: finish or undo it if no
 		// writer is running, then try again. A read-only store leaves that
@@ -255,14 +258,16 @@ func (s *Store) stampFiles() fileStamp {
 
 // Refresh loads the committed state from disk when commit.json changed since
 // the current snapshot (another process committed). It reports whether a new
-// snapshot was published. A half-finished commit is left for the writer to
-// complete; the current snapshot stays.
+// snapshot was published: never while this process's writer runs (it
+// publishes what it commits). A half-finished commit is left for the writer
+// to complete; the current snapshot stays.
 func (s *Store) Refresh() (bool, error) {
-	if !s.writerMu.TryLock() {
-		return false, nil // our own writer is running; it publishes when it commits
-	}
-	defer s.installIdle() // a merge that finished while this held the lock
-	defer s.writerMu.Unlock()
+	r := s.introduce(introduction{kind: introRefresh})
+	return r.ok, r.err
+}
+
+// refresh is Refresh on the introducer goroutine.
+func (s *Store) refresh() (bool, error) {
 	stamp := s.stampFiles()
 	if stamp == s.loaded {
 		return false, nil

@@ -10,7 +10,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
@@ -49,19 +48,16 @@ func (s *Store) Begin() (*Writer, error) {
 	if s.opts.ReadOnly {
 		return nil, errReadOnly
 	}
-	for !s.writerMu.TryLock() {
-		if s.writing.Load() {
-			return nil, ErrLocked
-		}
-		// A refresh or a merge's install holds the lock for a moment.
-		time.Sleep(time.Millisecond)
+	// The introducer grants the role after any refresh or install it is
+	// running; another Writer holding it is ErrLocked.
+	if r := s.introduce(introduction{kind: introBegin}); !r.ok {
+		return nil, r.err
 	}
 	w, err := s.begin()
 	if err != nil {
-		s.writerMu.Unlock()
+		s.introduce(introduction{kind: introEnd})
 		return nil, err
 	}
-	s.writing.Store(true)
 	return w, nil
 }
 
@@ -128,8 +124,7 @@ func (s *Store) writerState() (*state, bool, error) {
 			st.close()
 			return nil, false, err
 		}
-		s.loaded = stamp
-		s.publish(snap)
+		s.introducePublish(introduction{snap: snap, stamp: stamp})
 	}
 	snap := s.Acquire()
 	defer snap.Release()
@@ -144,8 +139,7 @@ func (s *Store) resetState() (*state, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	s.loaded = fileStamp{}
-	s.publish(empty)
+	s.introducePublish(introduction{snap: empty})
 	return &state{doc: empty.doc, files: newFileMap(), live: newChunkMap()}, true, nil
 }
 
@@ -282,16 +276,6 @@ func fileNameField(p string) string {
 	return strings.TrimSuffix(base, path.Ext(base))
 }
 
-// introduceCommit publishes a commit's snapshot and starts a background
-// merge from it when startMerge is set.
-func (s *Store) introduceCommit(snap *Snapshot, doc commitRecord, startMerge bool) {
-	s.loaded = s.stampFiles()
-	s.publish(snap)
-	if startMerge {
-		s.startMerge(snap, doc)
-	}
-}
-
 // writeCompactManifest writes manifest.jsonl.new holding only live records,
 // read back from the current manifest, and returns their new locations, its
 // size and its checksum.
@@ -346,11 +330,9 @@ func (w *Writer) Close() error {
 		}
 	}
 	err := s.lock.Unlock()
-	s.writing.Store(false)
-	s.writerMu.Unlock()
 	w.s = nil
-	// A merge that finished while this writer held the locks.
-	s.installIdle()
+	// The introducer installs a merge that finished meanwhile.
+	s.introduce(introduction{kind: introEnd})
 	return err
 }
 

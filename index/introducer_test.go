@@ -22,52 +22,24 @@ func TestConcurrentMergeCommitSearch(t *testing.T) {
 	var wg sync.WaitGroup
 	var searches, refused atomic.Int64
 	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				snap := s.Acquire()
-				hits, err := snap.Search(q, 5)
-				if err != nil || len(hits) != 5 {
-					t.Errorf("search: %v, %d hits", err, len(hits))
-				}
-				for _, h := range hits {
-					if _, ok := snap.File(h.Record.Path); !ok {
-						t.Errorf("hit from a file the snapshot does not hold: %s", h.Record.Path)
-					}
-				}
-				snap.Release()
-				searches.Add(1)
-			}
-		}()
+		loopUntil(stop, &wg, func() {
+			checkSearch(t, s, q, 5)
+			searches.Add(1)
+		})
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := s.Refresh(); err != nil {
-				t.Errorf("refresh: %v", err)
-			}
-			s.StartMerge()
-			if w2, err := s.Begin(); err == nil {
-				w2.Close() // the writer was between runs
-			} else if !errors.Is(err, ErrLocked) {
-				t.Errorf("Begin: %v", err)
-			} else {
-				refused.Add(1)
-			}
+	loopUntil(stop, &wg, func() {
+		if _, err := s.Refresh(); err != nil {
+			t.Errorf("refresh: %v", err)
 		}
-	}()
+		s.StartMerge()
+		if w2, err := s.Begin(); err == nil {
+			w2.Close() // the writer was between runs
+		} else if !errors.Is(err, ErrLocked) {
+			t.Errorf("Begin: %v", err)
+		} else {
+			refused.Add(1)
+		}
+	})
 	var last []float32
 	var lastPath string
 	for i := range 60 {
@@ -131,5 +103,37 @@ func TestStoreClosedWithWriterActive(t *testing.T) {
 	}
 	if h := topHit(t, openStore(t, dir), q); h.Record.Path != "a.md" {
 		t.Fatalf("%+v", h)
+	}
+}
+
+// loopUntil runs f in a goroutine again and again until stop is closed.
+func loopUntil(stop chan struct{}, wg *sync.WaitGroup, f func()) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				f()
+			}
+		}
+	}()
+}
+
+// checkSearch searches the current snapshot for k hits and checks each
+// comes from a file that snapshot holds.
+func checkSearch(t *testing.T, s *Store, q []float32, k int) {
+	snap := s.Acquire()
+	defer snap.Release()
+	hits, err := snap.Search(q, k)
+	if err != nil || len(hits) > k {
+		t.Errorf("search: %v, %d hits", err, len(hits))
+	}
+	for _, h := range hits {
+		if _, ok := snap.File(h.Record.Path); !ok {
+			t.Errorf("hit from a file the snapshot does not hold: %s", h.Record.Path)
+		}
 	}
 }

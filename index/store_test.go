@@ -409,28 +409,7 @@ func TestSearchDuringWrites(t *testing.T) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				snap := s.Acquire()
-				hits, err := snap.Search(q, 5)
-				if err != nil {
-					t.Error(err)
-				}
-				for _, h := range hits {
-					if _, ok := snap.File(h.Record.Path); !ok {
-						t.Errorf("hit from a file the snapshot does not hold: %s", h.Record.Path)
-					}
-				}
-				snap.Release()
-			}
-		}()
+		loopUntil(stop, &wg, func() { checkSearch(t, s, q, 5) })
 	}
 	wrng := rand.New(rand.NewPCG(11, 12))
 	for i := range 30 {

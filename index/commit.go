@@ -112,7 +112,7 @@ func (tx *commitTx) appendManifest() error {
 	}
 	doc.ManifestBytes += int64(w.pending.Len())
 	doc.ManifestChecksum = formatChecksum(extendChecksum(msum, w.pending.Bytes()))
-	if !s.opts.compactionDue(doc.Tombstones, tx.live.Len()) {
+	if !s.opts.Compaction.due(doc.Tombstones, tx.live.Len()) {
 		return nil
 	}
 	live, size, sum, err := s.writeCompactManifest(tx.live)
@@ -250,7 +250,7 @@ func (tx *commitTx) writeFileEntries() error {
 	s, w, doc := tx.s, tx.w, &tx.doc
 	doc.Generation++
 	if tx.end == EndOfRun {
-		doc.LastReindex = time.Now().UTC().Format(time.RFC3339)
+		doc.LastReindex = s.opts.Clock().UTC().Format(time.RFC3339)
 	}
 	changed := slices.Sorted(maps.Keys(w.changed))
 	var err error

@@ -85,7 +85,7 @@ func TestSearchLexicalFollowsCommits(t *testing.T) {
 	if got := lexicalPaths(t, s, "QX-9000-Z"); len(got) != 1 {
 		t.Fatalf("new chunk: %v", got)
 	}
-	// Compaction (4 tombstones over 8 live with CompactMin 4) leaves one
+	// Compaction (4 tombstones over 8 live with Compaction.Min 4) leaves one
 	// segment holding exactly the live chunks.
 	snap := s.Acquire()
 	segs := snap.doc.Lexical

@@ -183,9 +183,9 @@ func (s *Store) startMerge(snap *Snapshot, doc commitRecord) bool {
 func (s *Store) runMerge(job *mergeJob, snap *Snapshot) {
 	defer s.mergeWG.Done()
 	defer close(job.done)
-	start := time.Now()
+	start := s.opts.Clock()
 	err := s.buildMerge(job, snap)
-	job.took = time.Since(start)
+	job.took = s.opts.Clock().Sub(start)
 	s.mergeMu.Lock()
 	if err == nil && job.stop.Load() {
 		err = errMergeCancelled // stopped after its last check

@@ -28,7 +28,7 @@ func mergingStore(t *testing.T, opts Options) (dir string, s *Store, w *Writer, 
 	t.Helper()
 	dir = t.TempDir()
 	rng = rand.New(rand.NewPCG(61, 62))
-	opts.CompactMin = 1 << 20 // no compaction: it would not change what is tested
+	opts.Compaction.Min = 1 << 20 // no compaction: it would not change what is tested
 	s, err := Open(dir, testVersion, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -35,15 +35,6 @@ type Snapshot struct {
 	paths     []string
 }
 
-// ScanMin is the number of live chunks from which searches take the scan
-// codes' first pass: below it FAISS's exact scan is already quick.
-var ScanMin = 16384
-
-// ScanBits is the width of the first pass's codes for codes built from now
-// on (edits keep their codes' width): 4, or 8 for twice the bytes to scan
-// and half the candidates to rescore (compared in docs/decisions.md).
-var ScanBits = 4
-
 // scanWant is how many first-pass candidates of the given width are
 // rescored exactly for k results: coarser codes need more.
 func scanWant(k, bits int) int {
@@ -104,7 +95,7 @@ func (s *Store) snapshotOf(st *state, edit *codeEdit) (*Snapshot, error) {
 	st.index, st.vecs = nil, nil
 	snap := &Snapshot{index: idx, live: st.live.Share(), files: st.files.Share(), doc: st.doc, lex: st.lex}
 	snap.doc.Files = nil
-	if snap.live.Len() >= ScanMin {
+	if snap.live.Len() >= s.opts.Scan.Min {
 		codes, err := edit.codes()
 		if codes != nil && int64(codes.Len()) != idx.Ntotal() {
 			s.log.Warn("edited scan codes disagree with the index; building them again", "codes", codes.Len(), "vectors", idx.Ntotal())
@@ -113,7 +104,7 @@ func (s *Store) snapshotOf(st *state, edit *codeEdit) (*Snapshot, error) {
 		if err == nil && codes == nil {
 			vecs, ids, xerr := idx.Export(nil, nil)
 			if err = xerr; err == nil {
-				codes, err = scan.Build(vecs, ids, idx.D(), ScanBits)
+				codes, err = scan.Build(vecs, ids, idx.D(), s.opts.Scan.Bits)
 			}
 		}
 		if err != nil {

@@ -50,32 +50,6 @@ var ErrOtherVersion = errors.New("index was built by another model or chunking; 
 // that is not unit length. The cure is to rebuild the index.
 func IsDamaged(err error) bool { return errors.Is(err, errInconsistent) }
 
-// Options tune a Store.
-type Options struct {
-	// Compaction runs when tombstones exceed CompactRatio × live chunks and
-	// CompactMin in number.
-	CompactRatio float64
-	CompactMin   int
-	// MergeRatio: commits write small vector segments until their changes
-	// exceed MergeRatio × faiss.index's vectors; then a background merge
-	// rewrites faiss.index whole (merge.go). 0 means 0.25; a negative value
-	// merges inside every commit.
-	MergeRatio float64
-	// SyncMerge merges inside the commit that crosses MergeRatio, as before
-	// merges ran in the background.
-	SyncMerge bool
-	Logger    *slog.Logger
-	// ReadOnly opens without creating the folder or any file in it (no
-	// lock, no crash recovery); a missing folder is served as empty.
-	ReadOnly bool
-}
-
-// compactionDue reports whether a commit rewrites manifest.jsonl without
-// its tombstones.
-func (o *Options) compactionDue(tombstones, live int) bool {
-	return tombstones > 0 && tombstones >= o.CompactMin && float64(tombstones) > o.CompactRatio*float64(live)
-}
-
 // Store is the index of one data folder. Searches read Snapshot values; all
 // changes go through one Writer at a time, guarded by index.lock.
 type Store struct {
@@ -123,18 +97,7 @@ type fileStamp struct {
 // another process may be running. A version mismatch or a damaged index is
 // served as empty and rebuilt by the next writer.
 func Open(dir string, v schema.Version, opts Options) (*Store, error) {
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.CompactRatio == 0 {
-		opts.CompactRatio = 0.25
-	}
-	if opts.CompactMin == 0 {
-		opts.CompactMin = 1000
-	}
-	if opts.MergeRatio == 0 {
-		opts.MergeRatio = defaultMergeRatio
-	}
+	opts = opts.withDefaults()
 	if !opts.ReadOnly {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("create index folder: %w", err)

@@ -50,9 +50,17 @@ func putFile(t *testing.T, w *Writer, rng *rand.Rand, path string, n int) [][]fl
 	return vecs
 }
 
+// testCompaction compacts small test indexes.
+var testCompaction = Compaction{Min: 4, Ratio: 0.4}
+
 func openStore(t *testing.T, dir string) *Store {
 	t.Helper()
-	s, err := Open(dir, testVersion, Options{CompactMin: 4, CompactRatio: 0.4})
+	return openStoreWith(t, dir, Options{Compaction: testCompaction})
+}
+
+func openStoreWith(t *testing.T, dir string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(dir, testVersion, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,14 +446,14 @@ func TestScanFirstPassMatchesExact(t *testing.T) {
 func scanFirstPassMatchesExact(t *testing.T, bits int) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(13, 14))
-	s := openStore(t, dir)
-	w, _ := s.Begin()
+	s := openStoreWith(t, dir, Options{Compaction: testCompaction, Scan: ScanOptions{Min: 1000, Bits: bits}})
+	w, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for f := range 40 {
 		putFile(t, w, rng, fmt.Sprintf("f%02d.md", f), 100)
 	}
-	old, oldBits := ScanMin, ScanBits
-	ScanMin, ScanBits = 1000, bits
-	defer func() { ScanMin, ScanBits = old, oldBits }()
 	if err := w.Commit(true); err != nil {
 		t.Fatal(err)
 	}
@@ -455,11 +463,10 @@ func scanFirstPassMatchesExact(t *testing.T, bits int) {
 	if fast.codes == nil || fast.codes.Bits() != bits {
 		t.Fatalf("no %d-bit scan codes built over 4000 chunks", bits)
 	}
-	ScanMin = 1 << 30
-	exact := openStore(t, dir).Acquire()
+	exact := openStoreWith(t, dir, Options{Compaction: testCompaction, Scan: ScanOptions{Min: 1 << 30}}).Acquire()
 	defer exact.Release()
 	if exact.codes != nil {
-		t.Fatal("codes built below ScanMin")
+		t.Fatal("codes built below Scan.Min")
 	}
 	same, total := 0, 0
 	for range 50 {

@@ -40,10 +40,7 @@ const (
 // growth by commits of similar size the base is rewritten each time it has
 // grown by MergeRatio, so every vector is written about 1 + 1/MergeRatio
 // times in all (geometric series), instead of once per commit.
-const (
-	defaultMergeRatio = 0.25
-	maxVecSegments    = 64
-)
+const maxVecSegments = 64
 
 // vecSegRef is a segment as commit.json lists it.
 type vecSegRef struct {

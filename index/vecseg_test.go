@@ -343,12 +343,12 @@ func TestMergeOnFullDisk(t *testing.T) {
 // replaced, removed and added, past the codes' compaction bound) they must
 // give the same candidates as codes built fresh from the live vectors.
 func TestCommitEditsScanCodes(t *testing.T) {
-	old := ScanMin
-	ScanMin = 500
-	defer func() { ScanMin = old }()
 	rng := rand.New(rand.NewPCG(51, 52))
-	s := openStore(t, t.TempDir())
-	w, _ := s.Begin()
+	s := openStoreWith(t, t.TempDir(), Options{Compaction: testCompaction, Scan: ScanOptions{Min: 500}})
+	w, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer w.Close()
 	files := 30
 	for f := range files {

@@ -104,12 +104,9 @@ type Config struct {
 	// ReadOnly engines (the CLI's search and status) never create the index
 	// folder or any file in it, and cannot reindex.
 	ReadOnly bool
-	// Compaction thresholds (see index.Options); zero values take defaults.
-	CompactRatio float64
-	CompactMin   int
-	// MergeRatio tunes when vector segments are merged into faiss.index
-	// (see index.Options); 0 takes the default.
-	MergeRatio float64
+	// Index tunes the store: compaction, merges, scan codes. Zero fields
+	// take index.DefaultOptions; Logger and ReadOnly come from this Config.
+	Index index.Options
 	// SearchMode is the ranking searches use; "" = SearchHybrid.
 	SearchMode SearchMode
 	// Fusion is how hybrid search combines its rankings; "" = DefaultFusion.
@@ -479,9 +476,9 @@ func (e *Engine) load(ctx context.Context) error {
 		emb.Close()
 		return loadErr(err, fixModel)
 	}
-	store, err := index.Open(e.cfg.IndexFolder, version, index.Options{
-		Logger: e.log, CompactRatio: e.cfg.CompactRatio, CompactMin: e.cfg.CompactMin, MergeRatio: e.cfg.MergeRatio, ReadOnly: e.cfg.ReadOnly,
-	})
+	opts := e.cfg.Index
+	opts.Logger, opts.ReadOnly = e.log, e.cfg.ReadOnly
+	store, err := index.Open(e.cfg.IndexFolder, version, opts)
 	if err != nil {
 		emb.Close()
 		return loadErr(fmt.Errorf("open index: %w", err), fixIndex)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 )
 
@@ -148,7 +149,7 @@ func TestWatchRetriesFailedUpdate(t *testing.T) {
 	e, err := New(Config{
 		DataFolder: data, IndexFolder: filepath.Join(t.TempDir(), "idx"), Watch: true, WatchSettle: 200 * time.Millisecond,
 		NoInitialReindex: true,
-		MergeRatio:       -1, // every commit writes faiss.index, through the write hook below
+		Index:            index.Options{MergeRatio: -1}, // every commit writes faiss.index, through the write hook below
 		Logger:           slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/durable"
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
 // A commit runs the steps numbered in docs/storage.md ("A commit, step by
@@ -70,6 +71,7 @@ func (w *Writer) commit(end RunEnd) (err error) {
 	}()
 	tx := &commitTx{w: w, s: w.s, end: end, doc: w.st.doc, live: w.st.live,
 		changes: int64(len(w.addIDs) + len(w.removeIDs))}
+	tx.doc.Schema = schema.SchemaVersion // an upgraded index's first commit moves it
 	if err := tx.appendManifest(); err != nil {
 		return err
 	}

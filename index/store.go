@@ -276,24 +276,6 @@ func (s *Store) commitMoved(stamp fileStamp) bool {
 	return err == nil || s.stampFiles() != stamp
 }
 
-func (s *Store) versionMatches() (bool, error) {
-	b, err := os.ReadFile(s.path(VersionFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		// A folder without a version holds no index we wrote.
-		_, ferr := os.Stat(s.path(FilesFile))
-		_, cerr := os.Stat(s.path(CommitFile))
-		return errors.Is(ferr, fs.ErrNotExist) && errors.Is(cerr, fs.ErrNotExist), nil
-	}
-	if err != nil {
-		return false, err
-	}
-	var v schema.Version
-	if json.Unmarshal(b, &v) != nil {
-		return false, nil
-	}
-	return v == s.version, nil
-}
-
 // state is the writer's mutable view of the index.
 type state struct {
 	doc   commitRecord
@@ -348,7 +330,7 @@ func (s *Store) loadCommitted() (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	if doc.Schema != schema.SchemaVersion {
+	if !schemaReadable(doc.Schema) {
 		return nil, fmt.Errorf("%w: commit record schema %d", errInconsistent, doc.Schema)
 	}
 	idx, err := s.readFaiss(&doc)

@@ -56,8 +56,12 @@ type Version struct {
 	MaxTokens    int    `json:"max_tokens"`
 }
 
-// SchemaVersion is bumped whenever the layout of any index file changes.
-const SchemaVersion = 2 // 2: lexical segments
+// SchemaVersion is bumped whenever the layout of any index file changes
+// (index/docs/ describes each file). 1: the first layout; 2: lexical
+// segments; 3: commit.json as the commit point, vector segments and the
+// file log, which arrived while the number stayed 2 (an index marked 2 is
+// read and upgraded in place: index/upgrade.go).
+const SchemaVersion = 3
 
 func (v Version) String() string {
 	b, _ := json.Marshal(v)

@@ -24,7 +24,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
-// File names inside the index folder (README: Storage layout).
+// File names inside the index folder (index/docs/ has a page for each).
 const (
 	FaissFile    = "faiss.index"
 	ManifestFile = "manifest.jsonl"

@@ -134,7 +134,7 @@ func rewriteFaiss(t *testing.T, dir string, scale float32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fi, _ := os.Stat(path)
+	fi := mustStat(t, path)
 	_, loose := readDoc(t, dir)
 	loose["faiss_checksum"] = formatChecksum(sum)
 	loose["faiss_bytes"] = fi.Size()
@@ -148,11 +148,11 @@ var damages = []struct {
 	damage       func(t *testing.T, dir string)
 }{
 	{"faiss vector bytes", "faiss.index has checksum", func(t *testing.T, dir string) {
-		fi, _ := os.Stat(filepath.Join(dir, FaissFile))
+		fi := mustStat(t, filepath.Join(dir, FaissFile))
 		overwrite(t, filepath.Join(dir, FaissFile), fi.Size()/2, []byte{0x41, 0x41, 0x41, 0x41})
 	}},
 	{"manifest text", "manifest.jsonl's committed bytes have checksum", func(t *testing.T, dir string) {
-		raw, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
+		raw := mustRead(t, filepath.Join(dir, ManifestFile))
 		at := bytes.Index(raw, []byte("a.md chunk 1"))
 		if at < 0 {
 			t.Fatal("chunk text not in the manifest")
@@ -161,7 +161,7 @@ var damages = []struct {
 	}},
 	{"files.json entry", "files.json has checksum", func(t *testing.T, dir string) {
 		path := filepath.Join(dir, FilesFile)
-		raw, _ := os.ReadFile(path)
+		raw := mustRead(t, path)
 		at := bytes.Index(raw, []byte(`"b.md"`))
 		if at < 0 {
 			t.Fatal("b.md not in files.json")
@@ -242,7 +242,7 @@ func TestVerifyFindsDamage(t *testing.T) {
 	}
 	t.Run("version file removed", func(t *testing.T) {
 		dir, _ := committedStore(t)
-		os.Remove(filepath.Join(dir, VersionFile))
+		mustRemove(t, filepath.Join(dir, VersionFile))
 		if err := Verify(dir); !IsDamaged(err) {
 			t.Fatalf("Verify = %v", err)
 		}
@@ -268,7 +268,7 @@ func TestDamagedCommitOfAnotherProcessNotLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	fi, _ := os.Stat(filepath.Join(dir, FaissFile))
+	fi := mustStat(t, filepath.Join(dir, FaissFile))
 	overwrite(t, filepath.Join(dir, FaissFile), fi.Size()/2, []byte{0x42, 0x42, 0x42, 0x42})
 
 	if ok, err := reader.Refresh(); ok || err == nil || !strings.Contains(err.Error(), "checksum") {
@@ -377,7 +377,7 @@ func TestChecksumsFollowCommitsAndCompaction(t *testing.T) {
 				doc.FaissChecksum, doc.ManifestChecksum, formatChecksum(fsum), formatChecksum(msum))
 		}
 	}
-	raw, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
+	raw := mustRead(t, filepath.Join(dir, ManifestFile))
 	if n := countLines(raw); n > 40 { // 63 lines without compaction
 		t.Fatalf("manifest has %d lines: never compacted", n)
 	}

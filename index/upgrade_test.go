@@ -82,7 +82,7 @@ func TestSchema2IndexUpgraded(t *testing.T) {
 	}
 	ro := openStoreWith(t, dir, Options{ReadOnly: true})
 	checkFixtureServed(t, ro, first)
-	if after, _ := os.ReadFile(filepath.Join(dir, VersionFile)); !bytes.Equal(after, before) {
+	if after := mustRead(t, filepath.Join(dir, VersionFile)); !bytes.Equal(after, before) {
 		t.Fatal("a read-only open rewrote the version")
 	}
 	s := openStore(t, dir)

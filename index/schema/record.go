@@ -1,6 +1,6 @@
 // Package schema holds the index's plain record types — manifest records,
-// files.json entries, the version stamp — free of cgo, so the ingest stages
-// and their tests use them without linking FAISS.
+// file entries (files.json and its log), the version stamp — free of cgo,
+// so the ingest stages and their tests use them without linking FAISS.
 package schema
 
 import (
@@ -27,7 +27,7 @@ type Record struct {
 	Deleted      bool    `json:"deleted"`
 }
 
-// FileEntry is one file in files.json.
+// FileEntry is one file's entry in files.json and the file log.
 type FileEntry struct {
 	Path     string  `json:"path"`
 	Mtime    float64 `json:"mtime"`

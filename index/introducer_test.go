@@ -78,8 +78,8 @@ func TestConcurrentMergeCommitSearch(t *testing.T) {
 }
 
 // TestStoreClosedWithWriterActive: a writer that outlives its store still
-// commits to disk; the snapshot nobody publishes is released, and Begin on
-// a closed store fails instead of waiting.
+// commits to disk; the snapshot nobody publishes is released, Begin on a
+// closed store fails instead of waiting, and Refresh has nothing to do.
 func TestStoreClosedWithWriterActive(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
@@ -100,6 +100,9 @@ func TestStoreClosedWithWriterActive(t *testing.T) {
 	}
 	if _, err := s.Begin(); !errors.Is(err, errStoreClosed) {
 		t.Fatalf("Begin on a closed store: %v", err)
+	}
+	if ok, err := s.Refresh(); ok || err != nil {
+		t.Fatalf("Refresh on a closed store: %v %v", ok, err)
 	}
 	if h := topHit(t, openStore(t, dir), q); h.Record.Path != "a.md" {
 		t.Fatalf("%+v", h)

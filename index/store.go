@@ -226,6 +226,9 @@ func (s *Store) stampFiles() fileStamp {
 // to complete; the current snapshot stays.
 func (s *Store) Refresh() (bool, error) {
 	r := s.introduce(introduction{kind: introRefresh})
+	if errors.Is(r.err, errStoreClosed) {
+		return false, nil // nothing to publish to
+	}
 	return r.ok, r.err
 }
 

@@ -257,7 +257,7 @@ func (tx *commitTx) writeFileEntries() error {
 	changed := slices.Sorted(maps.Keys(w.changed))
 	var err error
 	switch {
-	case checkpointDue(doc.FileList, len(changed), w.st.files.Len()):
+	case checkpointDue(doc.FileList, len(changed), w.st.files.Len(), s.opts.FileLogMin):
 		if doc.FileList, err = s.writeCheckpoint(*doc, w.st.files); err != nil {
 			return fmt.Errorf("write %s: %w", FilesFile, err)
 		}

@@ -71,12 +71,11 @@ func isFileLog(name string) bool {
 // of the files (so the log costs at most a quarter of files.json to read,
 // and each entry is rewritten a bounded number of times, as with the
 // vector segments).
-func checkpointDue(ref *fileListRef, changed, files int) bool {
-	return ref == nil || ref.LogEntries+changed > max(fileLogMin, files/4)
+// logMin is the log length below which files.json is never rewritten
+// (Options.FileLogMin).
+func checkpointDue(ref *fileListRef, changed, files, logMin int) bool {
+	return ref == nil || ref.LogEntries+changed > max(logMin, files/4)
 }
-
-// fileLogMin is the log length below which files.json is never rewritten.
-var fileLogMin = 1024
 
 // writeCheckpoint writes doc (the commit being made) with every entry of
 // files, by path, as files.json.new and returns the reference to it with

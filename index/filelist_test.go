@@ -32,11 +32,9 @@ func listedFiles(t *testing.T, dir string) map[string]int {
 // every state reloads to exactly the files written, and files.json alone is
 // always a complete commit record in the first version's layout.
 func TestFileListLogAndCheckpoint(t *testing.T) {
-	defer func(n int) { fileLogMin = n }(fileLogMin)
-	fileLogMin = 8
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(3, 4))
-	s := openStore(t, dir)
+	s := openStoreWith(t, dir, Options{Compaction: testCompaction, FileLogMin: 8})
 	defer s.Close()
 	want := map[string]int{}
 	w, err := s.Begin()

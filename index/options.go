@@ -18,7 +18,10 @@ type Options struct {
 	// merges ran in the background.
 	SyncMerge bool
 	Scan      ScanOptions
-	Logger    *slog.Logger
+	// FileLogMin is the file log length below which a commit never writes
+	// files.json afresh (past it, the log may reach a quarter of the files).
+	FileLogMin int
+	Logger     *slog.Logger
 	// ReadOnly opens without creating the folder or any file in it (no
 	// lock, no crash recovery); a missing folder is served as empty.
 	ReadOnly bool
@@ -51,6 +54,7 @@ func DefaultOptions() Options {
 		Compaction: Compaction{Ratio: 0.25, Min: 1000},
 		MergeRatio: 0.25,
 		Scan:       ScanOptions{Min: 16384, Bits: 4},
+		FileLogMin: 1024,
 		Logger:     slog.New(slog.DiscardHandler),
 		Clock:      time.Now,
 	}
@@ -74,6 +78,7 @@ func (o Options) withDefaults() Options {
 	or(&o.MergeRatio, d.MergeRatio)
 	ori(&o.Scan.Min, d.Scan.Min)
 	ori(&o.Scan.Bits, d.Scan.Bits)
+	ori(&o.FileLogMin, d.FileLogMin)
 	if o.Logger == nil {
 		o.Logger = d.Logger
 	}

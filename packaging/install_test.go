@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
 
 // Time bounds that only end a hung step; the measured times are logged.

@@ -13,9 +13,9 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 )
 

@@ -23,8 +23,8 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
 // rawSession speaks JSON-RPC to the binary line by line, without an MCP

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
 	"github.com/micro-rag/micro-rag-mcp/stages"
-	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
 )
 
 // LastRunFile, in the index folder, keeps the files the latest runs could

@@ -24,7 +24,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
 
 // PDFOptions configure the PDF engine: PDFium compiled to WebAssembly and

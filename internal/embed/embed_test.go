@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/tokenizer"
+	"github.com/micro-rag/micro-rag-mcp/internal/tokenizer"
 )
 
 // shared is one embedder for the tests of this process (the runtime loads

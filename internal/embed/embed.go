@@ -21,8 +21,8 @@ import (
 
 	ort "github.com/yalue/onnxruntime_go"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
-	"github.com/micro-rag/micro-rag-mcp/stages/tokenizer"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/tokenizer"
 )
 
 // Dim is the length of one embedding of the default model (and of

@@ -58,6 +58,7 @@ type Result struct {
 type counters struct {
 	filesTotal, filesDone, chunksTotal, chunksDone atomic.Int64
 	bytesTotal, bytesDone                          atomic.Int64
+	listed                                         atomic.Bool // the walk is done: the totals are final
 }
 
 func (c *counters) progress() Progress {
@@ -68,8 +69,9 @@ func (c *counters) progress() Progress {
 	}
 }
 
-// reportProgress calls report every interval while the counters move, until
-// stop closes. It runs beside the stages so a slow batch still shows progress.
+// reportProgress calls report every interval while the counters move, once
+// the walk is done, until stop closes. It runs beside the stages so a slow
+// batch still shows progress.
 func reportProgress(c *counters, report func(Progress), interval time.Duration, stop <-chan struct{}) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -79,6 +81,9 @@ func reportProgress(c *counters, report func(Progress), interval time.Duration, 
 		case <-stop:
 			return
 		case <-t.C:
+			if !c.listed.Load() {
+				continue
+			}
 			if p := c.progress(); p != last {
 				last = p
 				report(p)
@@ -112,49 +117,27 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	}
 	writer := &stages.Writer{Index: w, Glob: cfg.Walker.Glob, InScope: cfg.Walker.InScope, Checkpoint: cfg.Checkpoint, Logger: cfg.Logger}
 
-	// Buffers no larger than the pool that reads them: backpressure, not queues.
+	// Past the filter, buffers no larger than the pool that reads them:
+	// backpressure, not queues.
 	walked := make(chan *stages.FileJob, cfg.Extractors)
 	filtered := make(chan *stages.FileJob, cfg.Extractors)
 	extracted := make(chan *stages.FileJob, cfg.Extractors)
 	chunked := make(chan *stages.FileJob, 2)
 	embedded := make(chan *stages.FileJob, 2)
 
-	toRead := map[string]int64{} // files the walk found needing a read, by size
 	run, runCtx := New(ctx)
 	batcher.Ctx = runCtx
-	Source(run, "walk", walked, func(ctx context.Context, emit func(*stages.FileJob) error) error {
-		// List everything first, so the file total that progress shows is
-		// final from the start instead of growing as the walk goes.
-		var jobs []*stages.FileJob
-		if err := cfg.Walker.Walk(ctx, func(job *stages.FileJob) error {
-			jobs = append(jobs, job)
-			return nil
-		}); err != nil {
-			return err
-		}
-		cnt.filesTotal.Store(int64(len(jobs)))
-		var bytes int64
-		for _, job := range jobs {
-			probe := *job // the filter stage decides for real; this only counts
-			filter.Apply(&probe)
-			if probe.Kind == stages.Changed {
-				toRead[job.Rel] = job.Size
-				bytes += job.Size
-			}
-		}
-		cnt.bytesTotal.Store(bytes)
-		for i, job := range jobs {
-			jobs[i] = nil // the pipeline owns it now
-			if err := emit(job); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	Map(run, "filter", 1, walked, filtered, func(_ context.Context, job *stages.FileJob) (*stages.FileJob, error) {
+	// Files go on as the walk finds them. The filter queues them for the
+	// extractors without bound (a path and a stat each), so the walk runs
+	// at the disk's pace and the totals are final early; progress is
+	// reported only from then on, so the file total never grows.
+	Source(run, "walk", walked, cfg.Walker.Walk)
+	Queue(run, "filter", walked, filtered, func(job *stages.FileJob) *stages.FileJob {
 		filter.Apply(job)
-		return job, nil
-	})
+		cnt.filesTotal.Add(1)
+		cnt.bytesTotal.Add(job.ToRead)
+		return job
+	}, func() { cnt.listed.Store(true) })
 	Map(run, "extract", cfg.Extractors, filtered, extracted, func(ctx context.Context, job *stages.FileJob) (*stages.FileJob, error) {
 		return job, extractor.Apply(ctx, job)
 	})
@@ -164,7 +147,7 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 			return nil, err
 		}
 		cnt.chunksTotal.Add(int64(n))
-		cnt.bytesDone.Add(toRead[job.Rel]) // written before the first send, read-only after
+		cnt.bytesDone.Add(job.ToRead)
 		return job, nil
 	})
 	ExpandIdle(run, "embed", chunked, embedded, batcher.Add, batcher.Step, batcher.Flush)

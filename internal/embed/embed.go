@@ -87,6 +87,10 @@ type scratch struct {
 	sum    []float32
 }
 
+// ErrRuntime is wrapped by every error of loading the ONNX Runtime
+// library itself, as apart from the model or the tokenizer.
+var ErrRuntime = errors.New("embed: loading ONNX Runtime")
+
 var ortInit struct {
 	once sync.Once
 	lib  string
@@ -103,7 +107,7 @@ func initORT(lib string) error {
 		// errors still reach stderr.
 		ortInit.err = ort.InitializeEnvironment(ort.WithLogLevelError())
 		if ortInit.err != nil {
-			ortInit.err = fmt.Errorf("embed: loading ONNX Runtime from %s: %w", lib, ortInit.err)
+			ortInit.err = fmt.Errorf("%w from %s: %w", ErrRuntime, lib, ortInit.err)
 		}
 	})
 	if ortInit.err != nil {

@@ -468,7 +468,7 @@ func (e *Engine) load(ctx context.Context) error {
 	}
 	emb, err := embed.New(embed.Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, ORTLibrary: lib, Spec: m.Spec})
 	if err != nil {
-		if strings.Contains(err.Error(), "loading ONNX Runtime") {
+		if errors.Is(err, embed.ErrRuntime) {
 			return loadErr(err, fixORT)
 		}
 		return loadErr(err, fixEmbedder)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
-	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
@@ -110,7 +109,7 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	filter := stages.Filter{Before: w.Before(), Force: cfg.Force}
 	extractor := stages.Extractor{Folder: cfg.Walker.Folder, Limits: cfg.Limits, PDF: cfg.PDF, Force: cfg.Force}
 	chunker := stages.Chunker{Config: cfg.Chunking, Tokens: cfg.Tokens, MaxChunks: cfg.MaxFileChunks}
-	batcher := &stages.Batcher{Embedder: cfg.Embedder, Dim: cfg.Dim, Size: embed.DefaultMaxBatch,
+	batcher := &stages.Batcher{Embedder: cfg.Embedder, Dim: cfg.Dim, Size: cfg.Embedder.BatchSize(),
 		Vectors: func(n int) { cnt.chunksDone.Add(int64(n)) }}
 	if base := w.Base(); base != nil && !cfg.Force { // force re-embeds everything
 		batcher.Stored = base.ChunkVectors

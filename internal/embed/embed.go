@@ -10,6 +10,7 @@ package embed
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -30,7 +31,7 @@ import (
 const Dim = 384
 
 // DefaultMaxBatch is the largest number of sequences sent to one Run, and
-// the batch the reindex pipeline fills before calling Embed.
+// the batch a caller fills before calling Embed (BatchSize).
 const DefaultMaxBatch = 64
 
 // Config says where the files are and how hard to run.
@@ -60,7 +61,8 @@ type Embedder struct {
 	tok        *tokenizer.Tokenizer
 	session    *ort.DynamicAdvancedSession
 	hasTypes   bool // the model takes token_type_ids
-	maxBatch   int
+	maxBatch   int  // sequences per Run
+	batch      int  // texts per Embed call a caller should gather
 	spec       model.Spec
 	dim        int // length of one embedding: the model's hidden size
 	runPenalty int // a Run's fixed cost, in padded tokens (see plan)
@@ -140,6 +142,7 @@ func New(cfg Config) (*Embedder, error) {
 	if cfg.Threads <= 0 {
 		cfg.Threads = runtime.NumCPU()
 	}
+	batch := cmp.Or(max(cfg.MaxBatch, 0), DefaultMaxBatch)
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = DefaultMaxBatch
 		// A dynamically quantised model scales each activation tensor by
@@ -204,6 +207,7 @@ func New(cfg Config) (*Embedder, error) {
 		session:    s,
 		hasTypes:   len(inNames) == 3,
 		maxBatch:   cfg.MaxBatch,
+		batch:      batch,
 		spec:       cfg.Spec,
 		dim:        dim,
 		runPenalty: 128,
@@ -290,6 +294,11 @@ func (e *Embedder) Tokenizer() *tokenizer.Tokenizer { return e.tok }
 
 // Dim is the length of one embedding.
 func (e *Embedder) Dim() int { return e.dim }
+
+// BatchSize is how many texts one Embed call should carry: Config.MaxBatch
+// (DefaultMaxBatch unless set). A dynamically quantised model still runs
+// them one per Run; gathering them pays the per-call cost once.
+func (e *Embedder) BatchSize() int { return e.batch }
 
 // MaxLen is the most ids one sequence may have, [CLS] and [SEP] included.
 func (e *Embedder) MaxLen() int { return e.spec.MaxLength }

@@ -17,11 +17,6 @@ const (
 	ratioFloor   = 1 << 20 // parts smaller than this are never refused for ratio
 )
 
-// maxDocxPart caps the uncompressed bytes of word/document.xml. encoding/xml
-// reads about 20 MB/s, so the cap also bounds the time one file can take.
-// A variable so that fuzzing can lower it.
-var maxDocxPart int64 = 64 << 20
-
 // WordprocessingML namespaces: transitional (what Word and LibreOffice
 // write) and strict ISO 29500.
 const (
@@ -62,9 +57,10 @@ func readDOCX(p string, f File, lim Limits) (*Document, error) {
 	if part == nil {
 		return nil, &FileError{Path: p, Reason: "not a Word document: " + name + " missing"}
 	}
-	if part.UncompressedSize64 > uint64(maxDocxPart) {
+	maxPart := lim.partBytes()
+	if part.UncompressedSize64 > uint64(maxPart) {
 		return nil, &FileError{Path: p, Reason: fmt.Sprintf("document part too large: %s exceeds limit %s",
-			HumanBytes(int64(min(part.UncompressedSize64, 1<<62))), HumanBytes(maxDocxPart))}
+			HumanBytes(int64(min(part.UncompressedSize64, 1<<62))), HumanBytes(maxPart))}
 	}
 	if part.UncompressedSize64 > ratioFloor && part.UncompressedSize64/max(part.CompressedSize64, 1) > maxDocxRatio {
 		return nil, &FileError{Path: p, Reason: fmt.Sprintf("suspicious compression ratio %d:1 (zip bomb?)",
@@ -76,10 +72,10 @@ func readDOCX(p string, f File, lim Limits) (*Document, error) {
 	}
 	defer rc.Close()
 	// The declared size may lie; count what is really inflated.
-	lr := &io.LimitedReader{R: rc, N: maxDocxPart + 1}
+	lr := &io.LimitedReader{R: rc, N: maxPart + 1}
 	text, err := docxText(lr)
 	if lr.N <= 0 {
-		return nil, &FileError{Path: p, Reason: fmt.Sprintf("document part too large: exceeds limit %s", HumanBytes(maxDocxPart))}
+		return nil, &FileError{Path: p, Reason: fmt.Sprintf("document part too large: exceeds limit %s", HumanBytes(maxPart))}
 	}
 	var corrupt flate.CorruptInputError
 	switch {

@@ -115,18 +115,22 @@ func TestOfficeHostile(t *testing.T) {
 }
 
 // TestZipBudget: all parts of one file together inflate to at most
-// maxZipTotal, so a workbook of many modest sheets cannot exhaust memory.
+// Limits.MaxZipBytes, so a workbook of many modest sheets cannot exhaust
+// memory.
 func TestZipBudget(t *testing.T) {
-	old := maxZipTotal
-	maxZipTotal = 1 << 20
-	t.Cleanup(func() { maxZipTotal = old })
 	row := `<row><c t="inlineStr"><is><t>` + strings.Repeat("harbour ", 80<<10) + `</t></is></c></row>`
 	b := zipOf(t,
 		"xl/workbook.xml", `<workbook xmlns:r="r"><sheets><sheet name="A" r:id="r1"/><sheet name="B" r:id="r2"/></sheets></workbook>`,
 		"xl/_rels/workbook.xml.rels", `<Relationships><Relationship Id="r1" Target="worksheets/a.xml"/><Relationship Id="r2" Target="worksheets/b.xml"/></Relationships>`,
 		"xl/worksheets/a.xml", `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>`+row+`</sheetData></worksheet>`,
 		"xl/worksheets/b.xml", `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>`+row+`</sheetData></worksheet>`)
-	_, err := readBytes(t, "budget.xlsx", b)
+	p := filepath.Join(t.TempDir(), "budget.xlsx")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lim := DefaultLimits
+	lim.MaxZipBytes = 1 << 20
+	_, err := Extract(context.Background(), p, lim, nil)
 	wantFileError(t, err, "document part too large: xl/worksheets/b.xml")
 }
 

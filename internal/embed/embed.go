@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -67,9 +68,10 @@ type Embedder struct {
 	dim        int // length of one embedding: the model's hidden size
 	runPenalty int // a Run's fixed cost, in padded tokens (see plan)
 
-	mu       sync.RWMutex // Close takes it for writing; calls for reading
-	closed   bool
-	scratchs sync.Pool // *scratch
+	mu        sync.RWMutex           // Close takes it for writing; calls for reading
+	beforeRun atomic.Pointer[func()] // tests: called just before each ONNX Runtime call
+	closed    bool
+	scratchs  sync.Pool // *scratch
 }
 
 // scratch holds one call's buffers, reused through the pool and grown to
@@ -483,6 +485,9 @@ func (e *Embedder) run(sc *scratch, seqs [][]int32, idx []int, out []float32) er
 		return fmt.Errorf("embed: %w", err)
 	}
 	vals = append(vals, hid)
+	if hook := e.beforeRun.Load(); hook != nil {
+		(*hook)()
+	}
 	if err := e.session.Run(vals[:len(vals)-1], vals[len(vals)-1:]); err != nil {
 		return fmt.Errorf("embed: %w", err)
 	}

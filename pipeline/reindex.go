@@ -68,6 +68,20 @@ func (c *counters) progress() Progress {
 	}
 }
 
+// startProgress runs reportProgress beside the stages when report is set;
+// stop ends it and returns once it has.
+func startProgress(c *counters, report func(Progress)) (stop func()) {
+	stopped := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if report != nil {
+			reportProgress(c, report, 250*time.Millisecond, stopped)
+		}
+	}()
+	return func() { close(stopped); <-done }
+}
+
 // reportProgress calls report every interval while the counters move, once
 // the walk is done, until stop closes. It runs beside the stages so a slow
 // batch still shows progress.
@@ -91,11 +105,8 @@ func reportProgress(c *counters, report func(Progress), interval time.Duration, 
 	}
 }
 
-// Reindex runs walker → filter → extractor pool → chunker → embedder →
-// writer over w's index. On cancel by ctx the files finished so far are
-// committed; on any other error nothing after the last checkpoint is, and
-// the index stays as the last commit left it.
-func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
+// setDefaults fills in what cfg leaves zero.
+func (cfg *Config) setDefaults() {
 	if cfg.Extractors <= 0 {
 		cfg.Extractors = runtime.NumCPU()
 	}
@@ -105,7 +116,42 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+}
+
+// Reindex runs walker → filter → extractor pool → chunker → embedder →
+// writer over w's index. On cancel by ctx the files finished so far are
+// committed; on any other error nothing after the last checkpoint is, and
+// the index stays as the last commit left it.
+func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
+	cfg.setDefaults()
 	var cnt counters
+	writer := &stages.Writer{Index: w, Glob: cfg.Walker.Glob, InScope: cfg.Walker.InScope, Checkpoint: cfg.Checkpoint, Logger: cfg.Logger}
+	run := wire(ctx, cfg, w, &cnt, writer)
+	stopProgress := startProgress(&cnt, cfg.Progress)
+	stats, err := run.Wait()
+	stopProgress()
+	if err != nil && ctx.Err() != nil {
+		// Stopped by the caller (a signal, stdin EOF): the writer has
+		// returned, so commit the files it finished. A run that failed on
+		// its own (a full disk) commits nothing more.
+		if serr := writer.Save(); serr != nil {
+			cfg.Logger.Warn("keeping the files finished before the stop", "err", serr)
+		}
+	}
+	if err == nil && cfg.Progress != nil {
+		cfg.Progress(cnt.progress())
+	}
+	stats.Log(cfg.Logger, "reindex stages")
+	res := Result{Tally: writer.Tally, Failures: writer.Failures, Stats: stats}
+	if cfg.Skips != nil {
+		res.Skipped = cfg.Skips.Groups()
+	}
+	return res, err
+}
+
+// wire starts the stages of one run over w, ending in writer, counting
+// into cnt.
+func wire(ctx context.Context, cfg Config, w *index.Writer, cnt *counters, writer *stages.Writer) *Run {
 	filter := stages.Filter{Before: w.Before(), Force: cfg.Force}
 	extractor := stages.Extractor{Folder: cfg.Walker.Folder, Limits: cfg.Limits, PDF: cfg.PDF, Force: cfg.Force}
 	chunker := stages.Chunker{Config: cfg.Chunking, Tokens: cfg.Tokens, MaxChunks: cfg.MaxFileChunks}
@@ -114,7 +160,6 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	if base := w.Base(); base != nil && !cfg.Force { // force re-embeds everything
 		batcher.Stored = base.ChunkVectors
 	}
-	writer := &stages.Writer{Index: w, Glob: cfg.Walker.Glob, InScope: cfg.Walker.InScope, Checkpoint: cfg.Checkpoint, Logger: cfg.Logger}
 
 	// Past the filter, buffers no larger than the pool that reads them:
 	// backpressure, not queues.
@@ -158,35 +203,7 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 		cnt.filesDone.Add(1)
 		return err
 	}, min(time.Second, cfg.Checkpoint), writer.Tick, writer.Finish)
-
-	stopProgress := make(chan struct{})
-	progressDone := make(chan struct{})
-	go func() {
-		defer close(progressDone)
-		if cfg.Progress != nil {
-			reportProgress(&cnt, cfg.Progress, 250*time.Millisecond, stopProgress)
-		}
-	}()
-	stats, err := run.Wait()
-	close(stopProgress)
-	<-progressDone
-	if err != nil && ctx.Err() != nil {
-		// Stopped by the caller (a signal, stdin EOF): the writer has
-		// returned, so commit the files it finished. A run that failed on
-		// its own (a full disk) commits nothing more.
-		if serr := writer.Save(); serr != nil {
-			cfg.Logger.Warn("keeping the files finished before the stop", "err", serr)
-		}
-	}
-	if err == nil && cfg.Progress != nil {
-		cfg.Progress(cnt.progress())
-	}
-	stats.Log(cfg.Logger, "reindex stages")
-	res := Result{Tally: writer.Tally, Failures: writer.Failures, Stats: stats}
-	if cfg.Skips != nil {
-		res.Skipped = cfg.Skips.Groups()
-	}
-	return res, err
+	return run
 }
 
 // noText reports whether a file read now or before holds no chunk.

@@ -179,6 +179,24 @@ func New(cfg Config) (*Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
+	s, err := newSession(cfg, inNames, outName)
+	if err != nil {
+		return nil, err
+	}
+	return &Embedder{
+		tok:        tok,
+		session:    s,
+		hasTypes:   len(inNames) == 3,
+		maxBatch:   cfg.MaxBatch,
+		batch:      batch,
+		spec:       cfg.Spec,
+		dim:        dim,
+		runPenalty: 128,
+	}, nil
+}
+
+// newSession creates the ONNX Runtime session for cfg's model.
+func newSession(cfg Config, inNames []string, outName string) (*ort.DynamicAdvancedSession, error) {
 	opts, err := ort.NewSessionOptions()
 	if err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
@@ -204,16 +222,7 @@ func New(cfg Config) (*Embedder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embed: creating session for %s: %w", cfg.ModelPath, err)
 	}
-	return &Embedder{
-		tok:        tok,
-		session:    s,
-		hasTypes:   len(inNames) == 3,
-		maxBatch:   cfg.MaxBatch,
-		batch:      batch,
-		spec:       cfg.Spec,
-		dim:        dim,
-		runPenalty: 128,
-	}, nil
+	return s, nil
 }
 
 // dynamicQuant reports whether the ONNX file at path uses the

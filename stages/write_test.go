@@ -62,7 +62,10 @@ func newMemIndex(paths ...string) *memIndex {
 
 func TestWriter(t *testing.T) {
 	idx := newMemIndex("docs/kept.md", "docs/edited.md", "docs/gone.md", "other/gone.md")
-	glob, _ := ParseGlob("docs/**")
+	glob, err := ParseGlob("docs/**")
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := &Writer{Index: idx, Glob: glob}
 	edited := &FileJob{Rel: "docs/edited.md", Kind: Changed, Old: idx.before["docs/edited.md"], Checksum: "sha256:e",
 		Doc: &extract.Document{Skipped: []string{"an embedded image"}}, Reused: 1,

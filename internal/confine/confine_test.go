@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
 // layout makes <tmp>/data with real.txt and <tmp>/outside/secret.txt, and
@@ -24,28 +26,14 @@ func layout(t *testing.T) (root *os.Root, dir, outside string) {
 			t.Fatal(err)
 		}
 	}
-	mustWrite(t, filepath.Join(dir, "real.txt"), "inside")
-	mustWrite(t, filepath.Join(outside, "secret.txt"), "secret")
+	testutil.WriteFile(t, filepath.Join(dir, "real.txt"), []byte("inside"))
+	testutil.WriteFile(t, filepath.Join(outside, "secret.txt"), []byte("secret"))
 	root, err = os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { root.Close() })
 	return root, dir, outside
-}
-
-func mustWrite(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func mustLink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // read opens name with OpenRegular and returns its text.
@@ -61,11 +49,11 @@ func read(root *os.Root, dir, name string) (string, error) {
 
 func TestOpenRegularStaysInside(t *testing.T) {
 	root, dir, outside := layout(t)
-	mustLink(t, "../outside/secret.txt", filepath.Join(dir, "rel-out"))
-	mustLink(t, filepath.Join(outside, "secret.txt"), filepath.Join(dir, "abs-out"))
-	mustLink(t, filepath.Join(dir, "real.txt"), filepath.Join(dir, "abs-in"))
-	mustLink(t, "real.txt", filepath.Join(dir, "rel-in"))
-	mustLink(t, outside, filepath.Join(dir, "dir-out"))
+	testutil.Symlink(t, "../outside/secret.txt", filepath.Join(dir, "rel-out"))
+	testutil.Symlink(t, filepath.Join(outside, "secret.txt"), filepath.Join(dir, "abs-out"))
+	testutil.Symlink(t, filepath.Join(dir, "real.txt"), filepath.Join(dir, "abs-in"))
+	testutil.Symlink(t, "real.txt", filepath.Join(dir, "rel-in"))
+	testutil.Symlink(t, outside, filepath.Join(dir, "dir-out"))
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +85,7 @@ func TestOpenRegularStaysInside(t *testing.T) {
 // resolved: the retry goes through the root too, so the swap is refused.
 func TestDoRefusesASwapBetweenItsSteps(t *testing.T) {
 	root, dir, outside := layout(t)
-	mustLink(t, filepath.Join(dir, "real.txt"), filepath.Join(dir, "abs-in"))
+	testutil.Symlink(t, filepath.Join(dir, "real.txt"), filepath.Join(dir, "abs-in"))
 	calls := 0
 	_, err := Do(root, dir, "abs-in", func(rel string) (*os.File, error) {
 		calls++
@@ -107,7 +95,7 @@ func TestDoRefusesASwapBetweenItsSteps(t *testing.T) {
 			if err := os.Remove(filepath.Join(dir, "real.txt")); err != nil {
 				t.Fatal(err)
 			}
-			mustLink(t, filepath.Join(outside, "secret.txt"), filepath.Join(dir, "real.txt"))
+			testutil.Symlink(t, filepath.Join(outside, "secret.txt"), filepath.Join(dir, "real.txt"))
 		}
 		f, err := root.Open(rel)
 		if err == nil {

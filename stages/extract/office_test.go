@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
 // zipOf builds a zip archive of the given parts (name, content), deflated.
@@ -168,7 +170,10 @@ func TestGzip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := os.ReadFile("../../testdata/golden/lighthouse.rtf.expected.txt")
+	want, err := os.ReadFile("../../testdata/golden/lighthouse.rtf.expected.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, tc := range map[string]struct {
 		data []byte
 		text string
@@ -184,7 +189,7 @@ func TestGzip(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), name)
-			os.WriteFile(p, tc.data, 0o644)
+			testutil.WriteFile(t, p, tc.data)
 			doc, err := Extract(context.Background(), p, DefaultLimits, nil)
 			if tc.err != "" {
 				wantFileError(t, err, tc.err)
@@ -200,7 +205,7 @@ func TestGzip(t *testing.T) {
 	}
 	// A bomb stops at the file size limit.
 	p := filepath.Join(t.TempDir(), "bomb.txt.gz")
-	os.WriteFile(p, gzipOf(t, make([]byte, 8<<20)), 0o644)
+	testutil.WriteFile(t, p, gzipOf(t, make([]byte, 8<<20)))
 	_, err = Extract(context.Background(), p, Limits{MaxFileBytes: 1 << 20, MaxChars: 1 << 20}, nil)
 	wantFileError(t, err, "decompressed file too large: over the limit 1 MB")
 }

@@ -14,7 +14,10 @@ func fuzzReader(f *testing.F, ext string, read reader, seeds ...string) {
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
-	matches, _ := filepath.Glob(filepath.Join(hostileDir, "*"+ext))
+	matches, err := filepath.Glob(filepath.Join(hostileDir, "*"+ext))
+	if err != nil {
+		f.Fatal(err)
+	}
 	for _, m := range matches {
 		if b, err := os.ReadFile(m); err == nil && len(b) <= 16<<10 {
 			f.Add(b)
@@ -71,7 +74,10 @@ func FuzzReadCSV(f *testing.F) {
 
 // goldenSeeds reads the golden documents with extension ext as seeds.
 func goldenSeeds(f *testing.F, ext string) []string {
-	matches, _ := filepath.Glob(filepath.Join("../../testdata/golden", "*"+ext))
+	matches, err := filepath.Glob(filepath.Join("../../testdata/golden", "*"+ext))
+	if err != nil {
+		f.Fatal(err)
+	}
 	var out []string
 	for _, m := range matches {
 		if b, err := os.ReadFile(m); err == nil {

@@ -162,7 +162,10 @@ func Queue[A, B any](r *Run, name string, in <-chan A, out chan<- B, f func(A) B
 			if len(held) > 0 {
 				send, next = out, held[0]
 			}
-			start := time.Now()
+			var waited time.Time // set while only out is waited on
+			if in == nil {
+				waited = time.Now()
+			}
 			select {
 			case v, open := <-in:
 				if !open {
@@ -174,12 +177,12 @@ func Queue[A, B any](r *Run, name string, in <-chan A, out chan<- B, f func(A) B
 					continue
 				}
 				m.in.Add(1)
-				start = time.Now()
+				start := time.Now()
 				held = append(held, f(v))
 				m.busy.Add(int64(time.Since(start)))
 			case send <- next:
-				if in == nil { // only waiting on out now
-					m.blocked.Add(int64(time.Since(start)))
+				if !waited.IsZero() {
+					m.blocked.Add(int64(time.Since(waited)))
 				}
 				var zero B
 				held[0], held = zero, held[1:]

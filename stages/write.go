@@ -2,7 +2,6 @@ package stages
 
 import (
 	"log/slog"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -149,12 +148,17 @@ func (w *Writer) Save() error {
 // the final commit. Call it only after a complete walk: after an error or
 // cancel it would remove files that were merely not reached.
 func (w *Writer) Finish() error {
-	// In path order, so the index's tombstones do not follow map order.
-	for _, rel := range slices.Sorted(maps.Keys(w.Index.Before())) {
+	var gone []string
+	for rel := range w.Index.Before() {
 		if !w.seen[rel] && !w.inKept(rel) && w.Glob.Match(rel) && (w.InScope == nil || w.InScope(rel)) {
-			w.Index.RemoveFile(rel)
-			w.Tally.FilesRemoved++
+			gone = append(gone, rel)
 		}
+	}
+	// In path order, so the index's tombstones do not follow map order.
+	slices.Sort(gone)
+	for _, rel := range gone {
+		w.Index.RemoveFile(rel)
+		w.Tally.FilesRemoved++
 	}
 	if err := w.Index.Commit(true); err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 )
 
 var (

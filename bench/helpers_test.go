@@ -14,10 +14,10 @@ import (
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/bench/corpus"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
+	"github.com/micro-rag/micro-rag-mcp/internal/tokenizer"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
-	"github.com/micro-rag/micro-rag-mcp/stages/tokenizer"
 )
 
 // Sizes can be changed without editing code, e.g.

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
 var embedReference = flag.String("embed.reference", "",

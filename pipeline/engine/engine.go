@@ -21,14 +21,14 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/confine"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
+	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
-	"github.com/micro-rag/micro-rag-mcp/stages/confine"
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
-	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
 // DefaultExts are the file types a new index covers unless --exts says
@@ -465,7 +465,7 @@ func (e *Engine) load(ctx context.Context) error {
 	}
 	emb, err := embed.New(embed.Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, ORTLibrary: lib, Spec: m.Spec})
 	if err != nil {
-		if strings.Contains(err.Error(), "loading ONNX Runtime") {
+		if errors.Is(err, embed.ErrRuntime) {
 			return loadErr(err, fixORT)
 		}
 		return loadErr(err, fixEmbedder)

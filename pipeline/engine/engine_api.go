@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 	"github.com/micro-rag/micro-rag-mcp/stages"
-	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
 // The default model and its int8 variant; ModelHelp lists every model

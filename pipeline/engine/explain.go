@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 )
 
 // ChunkEvidence is what both rankings know of one chunk for one query.

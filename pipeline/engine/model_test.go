@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
 
 // TestSwitchingModelsRebuilds indexes with the fp32 model, then opens the

@@ -8,7 +8,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 )
 
 // Fusion names how hybrid search combines the two rankings. The default,

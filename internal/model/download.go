@@ -231,52 +231,14 @@ func sha256ETag(v string) string {
 func (d *downloader) once(ctx context.Context, url, dst string, f RemoteFile, log *slog.Logger) (err error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-
-	meta := hubMeta{size: -1}
-	client := *d.client
-	client.CheckRedirect = func(r *http.Request, via []*http.Request) error {
-		if len(via) >= 10 {
-			return errors.New("too many redirects")
-		}
-		if r.Response != nil {
-			meta.observe(r.Response.Header, false)
-		}
-		return nil
-	}
-	req, err := http.NewRequestWithContext(actx, http.MethodGet, url, nil)
-	if err != nil {
-		return &permanentError{err}
-	}
-	req.Header.Set("User-Agent", "micro-rag-mcp")
-	resp, err := client.Do(req)
+	resp, meta, err := d.get(actx, url)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10)) // let the connection be reused
-		err := fmt.Errorf("server answered %s", resp.Status)
-		// 4xx will not change on retry, except timeouts and rate limits.
-		if resp.StatusCode >= 400 && resp.StatusCode < 500 &&
-			resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests {
-			return &permanentError{err}
-		}
+	wantSum, total, err := expected(f, meta, resp.ContentLength)
+	if err != nil {
 		return err
-	}
-	meta.observe(resp.Header, true)
-
-	wantSum := strings.ToLower(f.SHA256)
-	if wantSum == "" {
-		wantSum = meta.sha256
-	}
-	total := resp.ContentLength // -1 when unknown or transparently decompressed
-	for _, n := range []int64{f.Size, meta.size} {
-		if n > 0 && total > 0 && n != total {
-			return &permanentError{fmt.Errorf("server sends %d bytes, expected %d", total, n)}
-		}
-		if n > 0 && total < 0 {
-			total = n
-		}
 	}
 
 	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".part-*")
@@ -293,61 +255,140 @@ func (d *downloader) once(ctx context.Context, url, dst string, f RemoteFile, lo
 	// The watchdog cancels the attempt when the body stops flowing.
 	watchdog := time.AfterFunc(d.stall, func() { cancel(errStalled) })
 	defer watchdog.Stop()
-
-	h := sha256.New()
-	buf := make([]byte, 256<<10)
-	var n int64
-	lastLog := time.Now()
-	for {
-		k, rerr := resp.Body.Read(buf)
-		if k > 0 {
-			watchdog.Reset(d.stall)
-			if _, werr := tmp.Write(buf[:k]); werr != nil {
-				return &permanentError{werr}
-			}
-			h.Write(buf[:k])
-			n += int64(k)
-			if now := time.Now(); now.Sub(lastLog) >= d.progressEvery {
-				lastLog = now
-				if total > 0 {
-					log.Info("downloading model file", "file", f.Local, "percent", n*100/total, "mb", n>>20, "of_mb", total>>20)
-				} else {
-					log.Info("downloading model file", "file", f.Local, "mb", n>>20)
-				}
-			}
+	n, got, err := d.copyBody(tmp, resp.Body, watchdog, f.Local, total, log)
+	if err != nil {
+		var re readError
+		if !errors.As(err, &re) {
+			return err
 		}
-		if rerr == io.EOF {
-			break
+		if cause := context.Cause(actx); cause != nil && ctx.Err() == nil {
+			return cause // stalled
 		}
-		if rerr != nil {
-			if cause := context.Cause(actx); cause != nil && ctx.Err() == nil {
-				return cause // stalled
-			}
-			return rerr
-		}
+		return re.error
 	}
 	if total > 0 && n != total {
 		return fmt.Errorf("truncated body: got %d of %d bytes", n, total)
 	}
-	got := hex.EncodeToString(h.Sum(nil))
 	if wantSum != "" && got != wantSum {
 		return &permanentError{fmt.Errorf("checksum mismatch: got sha256 %s, want %s", got, wantSum)}
 	}
 	if wantSum == "" {
 		log.Debug("no sha256 published for this file; verified its length only", "file", f.Local)
 	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), dst); err != nil {
+	if err = publish(tmp, dst); err != nil {
 		return err
 	}
 	log.Info("model file ready", "path", dst, "bytes", n, "sha256", got)
 	return durable.SyncDir(filepath.Dir(dst))
+}
+
+// get sends the GET and returns a 200 response with what the hub's headers
+// said along the redirects; other answers are errors, permanent for a 4xx
+// that a retry will not change.
+func (d *downloader) get(ctx context.Context, url string) (*http.Response, hubMeta, error) {
+	meta := hubMeta{size: -1}
+	client := *d.client
+	client.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("too many redirects")
+		}
+		if r.Response != nil {
+			meta.observe(r.Response.Header, false)
+		}
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, meta, &permanentError{err}
+	}
+	req.Header.Set("User-Agent", "micro-rag-mcp")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, meta, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10)) // let the connection be reused
+		resp.Body.Close()
+		err := fmt.Errorf("server answered %s", resp.Status)
+		// 4xx will not change on retry, except timeouts and rate limits.
+		if resp.StatusCode >= 400 && resp.StatusCode < 500 &&
+			resp.StatusCode != http.StatusRequestTimeout && resp.StatusCode != http.StatusTooManyRequests {
+			return nil, meta, &permanentError{err}
+		}
+		return nil, meta, err
+	}
+	meta.observe(resp.Header, true)
+	return resp, meta, nil
+}
+
+// expected is the checksum to verify ("" for none) and the length to
+// expect (-1 for unknown), from the table and the hub's headers; a body
+// announced at another length is a permanent error.
+func expected(f RemoteFile, meta hubMeta, contentLength int64) (string, int64, error) {
+	wantSum := strings.ToLower(f.SHA256)
+	if wantSum == "" {
+		wantSum = meta.sha256
+	}
+	total := contentLength // -1 when unknown or transparently decompressed
+	for _, n := range []int64{f.Size, meta.size} {
+		if n > 0 && total > 0 && n != total {
+			return "", 0, &permanentError{fmt.Errorf("server sends %d bytes, expected %d", total, n)}
+		}
+		if n > 0 && total < 0 {
+			total = n
+		}
+	}
+	return wantSum, total, nil
+}
+
+// readError is a failed read of the body: the attempt may have stalled.
+type readError struct{ error }
+
+// copyBody streams body into w, resetting the watchdog on every read and
+// logging progress, and returns the bytes copied and their sha256 in hex.
+// A write error is permanent; a read error comes as a readError.
+func (d *downloader) copyBody(w io.Writer, body io.Reader, watchdog *time.Timer, name string, total int64, log *slog.Logger) (int64, string, error) {
+	h := sha256.New()
+	buf := make([]byte, 256<<10)
+	var n int64
+	lastLog := time.Now()
+	for {
+		k, rerr := body.Read(buf)
+		if k > 0 {
+			watchdog.Reset(d.stall)
+			if _, werr := w.Write(buf[:k]); werr != nil {
+				return n, "", &permanentError{werr}
+			}
+			h.Write(buf[:k])
+			n += int64(k)
+			if now := time.Now(); now.Sub(lastLog) >= d.progressEvery {
+				lastLog = now
+				if total > 0 {
+					log.Info("downloading model file", "file", name, "percent", n*100/total, "mb", n>>20, "of_mb", total>>20)
+				} else {
+					log.Info("downloading model file", "file", name, "mb", n>>20)
+				}
+			}
+		}
+		if rerr == io.EOF {
+			return n, hex.EncodeToString(h.Sum(nil)), nil
+		}
+		if rerr != nil {
+			return n, "", readError{rerr}
+		}
+	}
+}
+
+// publish makes the verified temp file dst: readable, on disk, renamed.
+func publish(tmp *os.File, dst string) error {
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
 }

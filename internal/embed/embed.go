@@ -10,6 +10,7 @@ package embed
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -18,11 +19,12 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	ort "github.com/yalue/onnxruntime_go"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
-	"github.com/micro-rag/micro-rag-mcp/stages/tokenizer"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/tokenizer"
 )
 
 // Dim is the length of one embedding of the default model (and of
@@ -30,7 +32,7 @@ import (
 const Dim = 384
 
 // DefaultMaxBatch is the largest number of sequences sent to one Run, and
-// the batch the reindex pipeline fills before calling Embed.
+// the batch a caller fills before calling Embed (BatchSize).
 const DefaultMaxBatch = 64
 
 // Config says where the files are and how hard to run.
@@ -60,14 +62,16 @@ type Embedder struct {
 	tok        *tokenizer.Tokenizer
 	session    *ort.DynamicAdvancedSession
 	hasTypes   bool // the model takes token_type_ids
-	maxBatch   int
+	maxBatch   int  // sequences per Run
+	batch      int  // texts per Embed call a caller should gather
 	spec       model.Spec
 	dim        int // length of one embedding: the model's hidden size
 	runPenalty int // a Run's fixed cost, in padded tokens (see plan)
 
-	mu       sync.RWMutex // Close takes it for writing; calls for reading
-	closed   bool
-	scratchs sync.Pool // *scratch
+	mu        sync.RWMutex           // Close takes it for writing; calls for reading
+	beforeRun atomic.Pointer[func()] // tests: called just before each ONNX Runtime call
+	closed    bool
+	scratchs  sync.Pool // *scratch
 }
 
 // scratch holds one call's buffers, reused through the pool and grown to
@@ -87,6 +91,10 @@ type scratch struct {
 	sum    []float32
 }
 
+// ErrRuntime is wrapped by every error of loading the ONNX Runtime
+// library itself, as apart from the model or the tokenizer.
+var ErrRuntime = errors.New("embed: loading ONNX Runtime")
+
 var ortInit struct {
 	once sync.Once
 	lib  string
@@ -103,7 +111,7 @@ func initORT(lib string) error {
 		// errors still reach stderr.
 		ortInit.err = ort.InitializeEnvironment(ort.WithLogLevelError())
 		if ortInit.err != nil {
-			ortInit.err = fmt.Errorf("embed: loading ONNX Runtime from %s: %w", lib, ortInit.err)
+			ortInit.err = fmt.Errorf("%w from %s: %w", ErrRuntime, lib, ortInit.err)
 		}
 	})
 	if ortInit.err != nil {
@@ -136,6 +144,7 @@ func New(cfg Config) (*Embedder, error) {
 	if cfg.Threads <= 0 {
 		cfg.Threads = runtime.NumCPU()
 	}
+	batch := cmp.Or(max(cfg.MaxBatch, 0), DefaultMaxBatch)
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = DefaultMaxBatch
 		// A dynamically quantised model scales each activation tensor by
@@ -170,6 +179,24 @@ func New(cfg Config) (*Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
+	s, err := newSession(cfg, inNames, outName)
+	if err != nil {
+		return nil, err
+	}
+	return &Embedder{
+		tok:        tok,
+		session:    s,
+		hasTypes:   len(inNames) == 3,
+		maxBatch:   cfg.MaxBatch,
+		batch:      batch,
+		spec:       cfg.Spec,
+		dim:        dim,
+		runPenalty: 128,
+	}, nil
+}
+
+// newSession creates the ONNX Runtime session for cfg's model.
+func newSession(cfg Config, inNames []string, outName string) (*ort.DynamicAdvancedSession, error) {
 	opts, err := ort.NewSessionOptions()
 	if err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
@@ -195,15 +222,7 @@ func New(cfg Config) (*Embedder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embed: creating session for %s: %w", cfg.ModelPath, err)
 	}
-	return &Embedder{
-		tok:        tok,
-		session:    s,
-		hasTypes:   len(inNames) == 3,
-		maxBatch:   cfg.MaxBatch,
-		spec:       cfg.Spec,
-		dim:        dim,
-		runPenalty: 128,
-	}, nil
+	return s, nil
 }
 
 // dynamicQuant reports whether the ONNX file at path uses the
@@ -286,6 +305,11 @@ func (e *Embedder) Tokenizer() *tokenizer.Tokenizer { return e.tok }
 
 // Dim is the length of one embedding.
 func (e *Embedder) Dim() int { return e.dim }
+
+// BatchSize is how many texts one Embed call should carry: Config.MaxBatch
+// (DefaultMaxBatch unless set). A dynamically quantised model still runs
+// them one per Run; gathering them pays the per-call cost once.
+func (e *Embedder) BatchSize() int { return e.batch }
 
 // MaxLen is the most ids one sequence may have, [CLS] and [SEP] included.
 func (e *Embedder) MaxLen() int { return e.spec.MaxLength }
@@ -470,6 +494,9 @@ func (e *Embedder) run(sc *scratch, seqs [][]int32, idx []int, out []float32) er
 		return fmt.Errorf("embed: %w", err)
 	}
 	vals = append(vals, hid)
+	if hook := e.beforeRun.Load(); hook != nil {
+		(*hook)()
+	}
 	if err := e.session.Run(vals[:len(vals)-1], vals[len(vals)-1:]); err != nil {
 		return fmt.Errorf("embed: %w", err)
 	}

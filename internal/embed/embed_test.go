@@ -10,9 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/tokenizer"
+	"github.com/micro-rag/micro-rag-mcp/internal/tokenizer"
 )
 
 // shared is one embedder for the tests of this process (the runtime loads
@@ -359,29 +358,32 @@ func TestPlan(t *testing.T) {
 }
 
 // TestQueryDoesNotQueueBehindBatch: a one-text query finishes while a large
-// batch started before it is still running, because calls do not share
-// buffers or a lock.
+// batch started before it is held in the middle of its call, just before
+// the model runs, because calls do not share buffers or a lock.
 func TestQueryDoesNotQueueBehindBatch(t *testing.T) {
 	e := testEmbedder(t)
 	long := strings.Repeat("The harbour cranes unload containers from ships all night long. ", 16)
 	batch := slices.Repeat([]string{long}, 64)
-	var batchDone atomic.Bool
-	started := make(chan struct{})
+	held, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	hold := func() {
+		if first.CompareAndSwap(false, true) { // the batch's first run
+			close(held)
+			<-release
+		}
+	}
+	e.beforeRun.Store(&hold)
+	defer e.beforeRun.Store(nil)
 	finished := make(chan error)
 	go func() {
-		close(started)
 		_, err := e.Embed(nil, batch)
-		batchDone.Store(true)
 		finished <- err
 	}()
-	<-started
-	time.Sleep(50 * time.Millisecond) // let the batch reach the model
+	<-held
 	q, err := e.Embed(nil, []string{"where are containers unloaded?"})
+	close(release)
 	if err != nil || len(q) != Dim {
 		t.Fatalf("query: %v (%d floats)", err, len(q))
-	}
-	if batchDone.Load() {
-		t.Fatal("the query returned only after the batch finished")
 	}
 	if err := <-finished; err != nil {
 		t.Fatal(err)

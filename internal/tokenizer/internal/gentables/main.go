@@ -1,6 +1,6 @@
-// Command gentables regenerates stages/tokenizer/tables.go and
+// Command gentables regenerates internal/tokenizer/tables.go and
 // testdata/normref.txt.gz from the reference tokenizer (go generate in
-// stages/tokenizer). It finds the model's tokenizer.json the way the server
+// internal/tokenizer). It finds the model's tokenizer.json the way the server
 // does and runs testdata/gen_tables.py, which needs python3 with
 // tokenizers==0.23.3.
 package main
@@ -10,7 +10,7 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
 
 func main() {

@@ -6,8 +6,8 @@
 # additions, so reading Go's tables would disagree on those characters.
 #
 # Regenerate: with tokenizers==0.23.3 installed for python3, run
-# `go generate ./stages/tokenizer/` (internal/gentables finds tokenizer.json
-# and runs this script from stages/tokenizer/testdata), or by hand:
+# `go generate ./internal/tokenizer/` (internal/gentables finds tokenizer.json
+# and runs this script from internal/tokenizer/testdata), or by hand:
 #   python3 gen_tables.py ~/.cache/micro-rag-mcp/models/all-MiniLM-L6-v2/tokenizer.json
 # Writes ../tables.go and normref.txt.gz (the reference normalisation of
 # every code point that does not map to itself, checked by the Go tests).

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
 
 // TestMatchesONNXReference compares every model of the table with Python's

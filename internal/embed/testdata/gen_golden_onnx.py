@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference embeddings for every model of stages/model's table, computed
+"""Reference embeddings for every model of internal/model's table, computed
 the way their model cards say, independently of the Go code: Hugging Face
 `tokenizers` on the model's tokenizer.json (truncated at 512 ids for bge,
 256 for MiniLM), the ONNX file run by Python's onnxruntime one text at a
@@ -11,7 +11,7 @@ Regenerate (from the repository root, after `make models`):
     python3 -m venv /tmp/refvenv
     /tmp/refvenv/bin/pip install onnxruntime==1.24.3 tokenizers==0.23.3 numpy==2.4.6
     for m in all-MiniLM-L6-v2 all-MiniLM-L6-v2-int8 bge-small-en-v1.5 bge-small-en-v1.5-int8 bge-small-zh-v1.5-int8; do
-        /tmp/refvenv/bin/python stages/embed/testdata/gen_golden_onnx.py $m > stages/embed/testdata/golden-$m.jsonl
+        /tmp/refvenv/bin/python internal/embed/testdata/gen_golden_onnx.py $m > internal/embed/testdata/golden-$m.jsonl
     done
 
 Each line: {"text": ..., "query": true when embedded as a query, "tokens":

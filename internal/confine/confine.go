@@ -11,11 +11,36 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 )
 
 // ErrOutside is a link that resolves outside the folder.
 var ErrOutside = errors.New("symlink leads outside the data folder; not followed")
+
+// errEscapes is the error os.Root gives for a path that escapes it, which
+// the os package does not export: learned once from an absolute name,
+// which os.Root refuses before it looks at the file system.
+var errEscapes = sync.OnceValue(func() error {
+	root, err := os.OpenRoot("/")
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
+	_, err = root.Lstat("/")
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return nil
+	}
+	return pe.Err
+})
+
+// escapes reports whether err is os.Root refusing a path that leads out.
+func escapes(err error) bool {
+	var pe *fs.PathError
+	want := errEscapes()
+	return want != nil && errors.As(err, &pe) && errors.Is(pe.Err, want)
+}
 
 // Do runs op on name (slash-separated, relative) through root, the handle
 // of dir (absolute, symlinks resolved). os.Root refuses every absolute link
@@ -24,8 +49,7 @@ var ErrOutside = errors.New("symlink leads outside the data folder; not followed
 // between the two steps cannot lead outside either.
 func Do[T any](root *os.Root, dir, name string, op func(string) (T, error)) (T, error) {
 	v, err := op(name)
-	var pe *fs.PathError
-	if err == nil || !errors.As(err, &pe) || pe.Err.Error() != "path escapes from parent" {
+	if !escapes(err) {
 		return v, err
 	}
 	target, rerr := filepath.EvalSymlinks(filepath.Join(dir, name))
@@ -37,7 +61,7 @@ func Do[T any](root *os.Root, dir, name string, op func(string) (T, error)) (T, 
 		return v, ErrOutside
 	}
 	v, err = op(filepath.ToSlash(rel))
-	if errors.As(err, &pe) && pe.Err.Error() == "path escapes from parent" {
+	if escapes(err) {
 		return v, ErrOutside
 	}
 	return v, err

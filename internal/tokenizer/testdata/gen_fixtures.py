@@ -3,7 +3,7 @@
 # Face `tokenizers` for all-MiniLM-L6-v2, truncated to 256 ids including
 # [CLS]/[SEP] (sentence-transformers' max_seq_length), without padding.
 #
-# Regenerate (from stages/tokenizer/testdata):
+# Regenerate (from internal/tokenizer/testdata):
 #   pip install tokenizers==0.23.3
 #   python3 gen_fixtures.py ~/.cache/micro-rag-mcp/models/all-MiniLM-L6-v2/tokenizer.json
 #   python3 gen_fixtures.py ~/.cache/micro-rag-mcp/models/bge-small-zh-v1.5-int8/tokenizer.json fixtures-zh.jsonl

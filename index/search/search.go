@@ -5,6 +5,7 @@
 package search
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -144,8 +145,10 @@ func PoolSize(mode Mode, topK int) int {
 
 // Options say how a search ranks.
 type Options struct {
-	Mode   Mode   // "" = Hybrid
-	Fusion Fusion // how Hybrid combines the rankings, with its constants (parseFusion)
+	Mode Mode // "" = DefaultMode
+	// Fusion is how Hybrid combines the rankings, with its constants after
+	// its name ("share:a=1,g=1"); "" = DefaultFusion.
+	Fusion Fusion
 	// Diversity is "free=N,step=X" (see diversity); "" = none.
 	Diversity string
 }
@@ -159,13 +162,9 @@ type Options struct {
 // keyword mode, and in hybrid mode (the default) 1 - (1-c)(1-k·share) (see
 // FusionSpecific for k).
 func Search(snap *index.Snapshot, req Request, vec []float32, opt Options) ([]Result, error) {
-	mode := opt.Mode
-	if mode == "" {
-		mode = Hybrid
-	}
-	r := ranker{snap: snap, mode: mode, query: req.Query, vec: vec}
+	r := ranker{snap: snap, mode: cmp.Or(opt.Mode, DefaultMode), query: req.Query, vec: vec}
 	var err error
-	if r.fusion, r.params, err = parseFusion(opt.Fusion); err != nil {
+	if r.fusion, r.params, err = parseFusion(cmp.Or(opt.Fusion, DefaultFusion)); err != nil {
 		return nil, err
 	}
 	div, err := parseDiversity(opt.Diversity)

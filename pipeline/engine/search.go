@@ -20,16 +20,6 @@ const (
 	FusionRRF        = isearch.FusionRRF
 )
 
-// DefaultFusion is the Fusion of a Config that names none. A variable so
-// the evaluation can build the server with another one
-// (-ldflags "-X .../pipeline/engine.DefaultFusion=rrf").
-var DefaultFusion = string(FusionSpecific)
-
-// DefaultDiversity is the results' diversity, "free=N,step=X" (see
-// search.Options; "" = none). A variable so the evaluation can compare
-// values (-ldflags "-X .../pipeline/engine.DefaultDiversity=free=1,step=1").
-var DefaultDiversity = ""
-
 // Search answers from the current snapshot without waiting for a reindex
 // (see search.Search). Before the model is ready it waits up to 5 s, then
 // returns no results.
@@ -56,10 +46,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		e.log.Warn("search on an empty or missing index: no results", "index", e.cfg.IndexFolder)
 		return []Result{}, nil
 	}
-	opt := isearch.Options{Mode: e.cfg.SearchMode, Fusion: e.cfg.Fusion, Diversity: DefaultDiversity}
-	if opt.Fusion == "" {
-		opt.Fusion = Fusion(DefaultFusion)
-	}
+	opt := isearch.Options{Mode: e.cfg.SearchMode, Fusion: e.cfg.Fusion, Diversity: e.cfg.Diversity}
 	var vec []float32
 	if opt.Mode != SearchKeyword {
 		if vec, err = e.embedder.EmbedQuery(make([]float32, 0, embed.Dim), req.Query); err != nil {

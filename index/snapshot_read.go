@@ -1,10 +1,13 @@
 package index
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 
+	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
@@ -69,36 +72,80 @@ func (sn *Snapshot) Paths() []string {
 	return sn.paths
 }
 
-// Similarity is the cosine similarity of a normalised query vector and the
-// stored vector of chunk id (for candidates found by other means than FAISS).
-func (sn *Snapshot) Similarity(query []float32, id int64) (float32, error) {
-	if _, ok := sn.live.Get(id); !ok {
-		return 0, fmt.Errorf("chunk %d is not live", id)
+// Match is one chunk a ranking found, by id, before its record is read.
+type Match struct {
+	ID    int64
+	Score float32 // as Hit.Score
+}
+
+// headBytes is how much of a manifest line Head reads first: the fields
+// before the text fit in it unless the path is long.
+const headBytes = 512
+
+// textKey starts the text field of a manifest line. The fields before it
+// are the record's head; a quote inside a JSON string is always escaped,
+// so these bytes cannot occur inside the path.
+var textKey = []byte(`,"text":`)
+
+// Head returns the manifest record of one live chunk without its text,
+// headings and the fields after them: what ranking passages needs, read and
+// decoded from the start of its line only.
+func (sn *Snapshot) Head(id int64) (schema.Record, error) {
+	c, ok := sn.live.Get(id)
+	if !ok || sn.manifest == nil {
+		return schema.Record{}, fmt.Errorf("chunk %d is not in the snapshot's manifest", id)
 	}
-	v, err := sn.index.Reconstruct(id, nil)
-	if err != nil {
-		return 0, err
+	for n := min(int(c.Length), headBytes); ; n = min(int(c.Length), 4*n) {
+		buf := make([]byte, n, n+1)
+		if _, err := sn.manifest.ReadAt(buf, c.Offset); err != nil {
+			return schema.Record{}, fmt.Errorf("read manifest record %d: %w", id, err)
+		}
+		if i := bytes.Index(buf, textKey); i >= 0 {
+			var rec schema.Record
+			if err := json.Unmarshal(append(buf[:i], '}'), &rec); err != nil || rec.ID != id {
+				return schema.Record{}, fmt.Errorf("manifest record %d unreadable at byte %d", id, c.Offset)
+			}
+			return rec, nil
+		}
+		if n == int(c.Length) {
+			return sn.record(id) // a line without text: the whole record
+		}
 	}
-	var dot float32
+}
+
+// Similarities are the cosine similarities of a normalised query vector
+// and the stored vectors of chunks ids (found by other means than FAISS),
+// in the order of ids.
+func (sn *Snapshot) Similarities(query []float32, ids []int64) ([]float32, error) {
+	out := make([]float32, len(ids))
+	vec := make([]float32, sn.index.D())
+	for j, id := range ids {
+		if _, ok := sn.live.Get(id); !ok {
+			return nil, fmt.Errorf("chunk %d is not live", id)
+		}
+		v, err := sn.index.Reconstruct(id, vec)
+		if err != nil {
+			return nil, err
+		}
+		out[j] = dot(v, query)
+	}
+	return out, nil
+}
+
+// LexicalQuery tokenises query once for the keyword index, to be weighed
+// and searched (an empty index's query when there is no keyword index).
+func (sn *Snapshot) LexicalQuery(query string) *lexical.Query {
+	if sn.lex == nil {
+		return lexical.Empty().Query(query)
+	}
+	return sn.lex.Query(query)
+}
+
+// dot is the inner product of two vectors of v's length.
+func dot(v, w []float32) float32 {
+	var d float32
 	for i, x := range v {
-		dot += x * query[i]
+		d += x * w[i]
 	}
-	return dot, nil
-}
-
-// LexicalQueryWeight is the keyword index's QueryWeight for query (0 when
-// there is no keyword index or no query term occurs in it).
-func (sn *Snapshot) LexicalQueryWeight(query string) float64 {
-	if sn.lex == nil {
-		return 0
-	}
-	return sn.lex.QueryWeight(query)
-}
-
-// LexicalQueryWeights is the keyword index's QueryWeights for query.
-func (sn *Snapshot) LexicalQueryWeights(query string) (weight, rare float64) {
-	if sn.lex == nil {
-		return 0, 0
-	}
-	return sn.lex.QueryWeights(query)
+	return d
 }

@@ -172,8 +172,8 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if query == "" {
 		return withUsage(fs, usageErr("search needs a query"))
 	}
-	req := isearch.Request{Query: query, TopK: topK, ScoreThreshold: threshold}
-	if err := req.Check(); err != nil {
+	req, err := isearch.NewRequest(query, float64(topK), threshold)
+	if err != nil {
 		return &exitError{code: 2, err: err, usage: true, cmd: "search"}
 	}
 	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr, true)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
@@ -59,6 +60,45 @@ func passages(cands []candidate, topK int, threshold float64) []Result {
 // diversePassages is passages with the passages reordered by div before
 // the first topK are taken, each result's Explain set when explain is.
 func diversePassages(cands []candidate, topK int, threshold float64, div diversity, explain bool) []Result {
+	res, _ := readPassages(cands, topK, threshold, div, explain, nil) // cannot fail without a source
+	return res
+}
+
+// readPassages is diversePassages over candidates that hold only their
+// chunk's id: src reads the heads of those it groups and the whole records
+// of the passages returned. A nil src means the candidates hold whole
+// records.
+func readPassages(cands []candidate, topK int, threshold float64, div diversity, explain bool, src *chunks) ([]Result, error) {
+	ps, err := group(cands, threshold, src)
+	if err != nil {
+		return nil, err
+	}
+	ps = div.apply(ps)
+	ps = ps[:min(topK, len(ps))]
+	out := make([]Result, 0, len(ps))
+	for _, p := range ps {
+		if err := src.whole(p.recs); err != nil {
+			return nil, err
+		}
+		r := p.result()
+		if len(out) > 0 {
+			// A passage moved down by diversity reports at most the score
+			// above it, so scores never rise down the list.
+			r.Score = min(r.Score, out[len(out)-1].Score)
+		}
+		if explain {
+			why := p.best.why
+			why.Fused = p.best.score
+			r.Explain = &why
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// group walks the candidates best first and groups them into passages (see
+// passages), in the order they started.
+func group(cands []candidate, threshold float64, src *chunks) ([]*passage, error) {
 	slices.SortStableFunc(cands, func(a, b candidate) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
@@ -76,6 +116,9 @@ func diversePassages(cands []candidate, topK int, threshold float64, div diversi
 			continue
 		}
 		seen[c.rec.ID] = true
+		if err := src.head(&c.rec); err != nil {
+			return nil, err
+		}
 		var hit []*passage // passages c overlaps, best first
 		n := 1
 		for _, p := range byPath[c.rec.Path] {
@@ -105,25 +148,47 @@ func diversePassages(cands []candidate, topK int, threshold float64, div diversi
 		ps = append(ps, p)
 		byPath[c.rec.Path] = append(byPath[c.rec.Path], p)
 	}
-	ps = slices.DeleteFunc(ps, func(p *passage) bool { return p.gone })
-	ps = div.apply(ps)
-	ps = ps[:min(topK, len(ps))]
-	out := make([]Result, 0, len(ps))
-	for _, p := range ps {
-		r := p.result()
-		if len(out) > 0 {
-			// A passage moved down by diversity reports at most the score
-			// above it, so scores never rise down the list.
-			r.Score = min(r.Score, out[len(out)-1].Score)
-		}
-		if explain {
-			why := p.best.why
-			why.Fused = p.best.score
-			r.Explain = &why
-		}
-		out = append(out, r)
+	return slices.DeleteFunc(ps, func(p *passage) bool { return p.gone }), nil
+}
+
+// chunks reads the records passages need from a snapshot: the head of
+// each chunk grouped (kept across widenings of the pool) and the whole
+// record, text included, of the chunks of the passages returned.
+type chunks struct {
+	snap  *index.Snapshot
+	heads map[int64]schema.Record
+}
+
+// head replaces rec, which holds only its id, by the chunk's head.
+func (c *chunks) head(rec *schema.Record) error {
+	if c == nil {
+		return nil
 	}
-	return out
+	h, ok := c.heads[rec.ID]
+	if !ok {
+		var err error
+		if h, err = c.snap.Head(rec.ID); err != nil {
+			return err
+		}
+		c.heads[rec.ID] = h
+	}
+	*rec = h
+	return nil
+}
+
+// whole replaces each head in recs by the chunk's whole record.
+func (c *chunks) whole(recs []schema.Record) error {
+	if c == nil {
+		return nil
+	}
+	for i := range recs {
+		rec, err := c.snap.Record(recs[i].ID)
+		if err != nil {
+			return err
+		}
+		recs[i] = rec
+	}
+	return nil
 }
 
 // apply reorders passages (best first) so that one file's passages past

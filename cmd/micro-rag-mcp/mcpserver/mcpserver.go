@@ -231,46 +231,37 @@ type tools struct {
 // ParseSearch applies defaults and checks ranges. Its error text is meant for
 // the model calling the tool.
 func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
-	req := search.NewRequest("")
 	if err := knownArgs(args, "query", "top_k", "score_threshold"); err != nil {
-		return req, err
+		return engine.SearchRequest{}, err
 	}
 	q, ok := args["query"]
 	if !ok || q == nil {
-		return req, errors.New(`missing required argument "query" (a non-empty string)`)
+		return engine.SearchRequest{}, errors.New(`missing required argument "query" (a non-empty string)`)
 	}
 	qs, ok := q.(string)
 	if !ok {
-		return req, fmt.Errorf(`argument "query" must be a string, got %s`, jsonType(q))
+		return engine.SearchRequest{}, fmt.Errorf(`argument "query" must be a string, got %s`, jsonType(q))
 	}
-	if err := search.CheckQuery(qs); err != nil {
-		return req, err
-	}
-	req.Query = qs
+	topK, threshold := float64(search.DefaultTopK), search.DefaultScoreThreshold
 	if v, ok := args["top_k"]; ok && v != nil {
 		f, ok := v.(float64)
 		if !ok {
-			return req, fmt.Errorf(`argument "top_k" must be an integer, got %s`, jsonType(v))
+			return engine.SearchRequest{}, fmt.Errorf(`argument "top_k" must be an integer, got %s`, jsonType(v))
 		}
 		if f != math.Trunc(f) {
-			return req, fmt.Errorf(`argument "top_k" must be an integer, got %v`, f)
+			return engine.SearchRequest{}, fmt.Errorf(`argument "top_k" must be an integer, got %v`, f)
 		}
-		if err := search.CheckTopK(f); err != nil {
-			return req, err
-		}
-		req.TopK = int(f)
+		topK = f
 	}
 	if v, ok := args["score_threshold"]; ok && v != nil {
 		f, ok := v.(float64)
 		if !ok {
-			return req, fmt.Errorf(`argument "score_threshold" must be a number, got %s`, jsonType(v))
+			return engine.SearchRequest{}, fmt.Errorf(`argument "score_threshold" must be a number, got %s`, jsonType(v))
 		}
-		if err := search.CheckThreshold(f); err != nil {
-			return req, err
-		}
-		req.ScoreThreshold = f
+		threshold = f
 	}
-	return req, nil
+	// The types are the transport's; the limits are the search's.
+	return search.NewRequest(qs, topK, threshold)
 }
 
 // ParseReindex applies defaults and checks types.

@@ -173,6 +173,12 @@ func (sn *Snapshot) File(path string) (*schema.FileEntry, bool) {
 	return sn.files.Get(path)
 }
 
+// Match is one chunk a ranking found, by id, before its record is read.
+type Match struct {
+	ID    int64
+	Score float32 // as Hit.Score
+}
+
 // Search returns up to k hits for a normalised query vector, best first.
 func (sn *Snapshot) Search(query []float32, k int) ([]Hit, error) {
 	near, err := sn.Nearest(query, k)

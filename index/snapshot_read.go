@@ -72,12 +72,6 @@ func (sn *Snapshot) Paths() []string {
 	return sn.paths
 }
 
-// Match is one chunk a ranking found, by id, before its record is read.
-type Match struct {
-	ID    int64
-	Score float32 // as Hit.Score
-}
-
 // headBytes is how much of a manifest line Head reads first: the fields
 // before the text fit in it unless the path is long.
 const headBytes = 512
@@ -139,13 +133,4 @@ func (sn *Snapshot) LexicalQuery(query string) *lexical.Query {
 		return lexical.Empty().Query(query)
 	}
 	return sn.lex.Query(query)
-}
-
-// dot is the inner product of two vectors of v's length.
-func dot(v, w []float32) float32 {
-	var d float32
-	for i, x := range v {
-		d += x * w[i]
-	}
-	return d
 }

@@ -85,24 +85,47 @@ var textKey = []byte(`,"text":`)
 // headings and the fields after them: what ranking passages needs, read and
 // decoded from the start of its line only.
 func (sn *Snapshot) Head(id int64) (schema.Record, error) {
+	rec, _, err := sn.head(id, nil)
+	return rec, err
+}
+
+// Heads is Head for many chunks in one call, in the order of ids.
+func (sn *Snapshot) Heads(ids []int64) ([]schema.Record, error) {
+	out := make([]schema.Record, len(ids))
+	buf := make([]byte, 0, headBytes+1)
+	for i, id := range ids {
+		var err error
+		if out[i], buf, err = sn.head(id, buf); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// head is Head reading into buf, returned for the next read.
+func (sn *Snapshot) head(id int64, buf []byte) (schema.Record, []byte, error) {
 	c, ok := sn.live.Get(id)
 	if !ok || sn.manifest == nil {
-		return schema.Record{}, fmt.Errorf("chunk %d is not in the snapshot's manifest", id)
+		return schema.Record{}, buf, fmt.Errorf("chunk %d is not in the snapshot's manifest", id)
 	}
 	for n := min(int(c.Length), headBytes); ; n = min(int(c.Length), 4*n) {
-		buf := make([]byte, n, n+1)
-		if _, err := sn.manifest.ReadAt(buf, c.Offset); err != nil {
-			return schema.Record{}, fmt.Errorf("read manifest record %d: %w", id, err)
+		if cap(buf) < n+1 {
+			buf = make([]byte, 0, n+1)
 		}
-		if i := bytes.Index(buf, textKey); i >= 0 {
+		line := buf[:n]
+		if _, err := sn.manifest.ReadAt(line, c.Offset); err != nil {
+			return schema.Record{}, buf, fmt.Errorf("read manifest record %d: %w", id, err)
+		}
+		if i := bytes.Index(line, textKey); i >= 0 {
 			var rec schema.Record
-			if err := json.Unmarshal(append(buf[:i], '}'), &rec); err != nil || rec.ID != id {
-				return schema.Record{}, fmt.Errorf("manifest record %d unreadable at byte %d", id, c.Offset)
+			if err := json.Unmarshal(append(line[:i], '}'), &rec); err != nil || rec.ID != id {
+				return schema.Record{}, buf, fmt.Errorf("manifest record %d unreadable at byte %d", id, c.Offset)
 			}
-			return rec, nil
+			return rec, buf, nil
 		}
 		if n == int(c.Length) {
-			return sn.record(id) // a line without text: the whole record
+			rec, err := sn.record(id) // a line without text: the whole record
+			return rec, buf, err
 		}
 	}
 }

@@ -48,6 +48,15 @@ func TestHeadSimilaritiesNearest(t *testing.T) {
 			t.Errorf("chunk %d: head %+v, record %+v", id, head, rec)
 		}
 	}
+	heads, err := snap.Heads(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		if h, _ := snap.Head(id); heads[i] != h {
+			t.Errorf("chunk %d: Heads %+v, Head %+v", id, heads[i], h)
+		}
+	}
 	cos, err := snap.Similarities(q, ids)
 	if err != nil {
 		t.Fatal(err)

@@ -105,6 +105,9 @@ func group(cands []candidate, threshold float64, src *chunks) ([]*passage, error
 		}
 		return cmp.Compare(a.rec.ID, b.rec.ID)
 	})
+	if err := src.readHeads(cands, threshold); err != nil {
+		return nil, err
+	}
 	var ps []*passage                 // in the order they started, best first
 	byPath := map[string][]*passage{} // the same passages by file
 	seen := map[int64]bool{}
@@ -116,9 +119,7 @@ func group(cands []candidate, threshold float64, src *chunks) ([]*passage, error
 			continue
 		}
 		seen[c.rec.ID] = true
-		if err := src.head(&c.rec); err != nil {
-			return nil, err
-		}
+		src.head(&c.rec)
 		var hit []*passage // passages c overlaps, best first
 		n := 1
 		for _, p := range byPath[c.rec.Path] {
@@ -159,21 +160,37 @@ type chunks struct {
 	heads map[int64]schema.Record
 }
 
-// head replaces rec, which holds only its id, by the chunk's head.
-func (c *chunks) head(rec *schema.Record) error {
+// readHeads reads the heads of the candidates down to the first below
+// threshold (cands best first) in one call, but for those read already.
+func (c *chunks) readHeads(cands []candidate, threshold float64) error {
 	if c == nil {
 		return nil
 	}
-	h, ok := c.heads[rec.ID]
-	if !ok {
-		var err error
-		if h, err = c.snap.Head(rec.ID); err != nil {
-			return err
+	var ids []int64
+	for _, cand := range cands {
+		if cand.score < threshold {
+			break
 		}
-		c.heads[rec.ID] = h
+		if _, ok := c.heads[cand.rec.ID]; !ok {
+			ids = append(ids, cand.rec.ID)
+		}
 	}
-	*rec = h
+	heads, err := c.snap.Heads(ids)
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		c.heads[id] = heads[i]
+	}
 	return nil
+}
+
+// head replaces rec, which holds only its id, by the chunk's head (read by
+// readHeads).
+func (c *chunks) head(rec *schema.Record) {
+	if c != nil {
+		*rec = c.heads[rec.ID]
+	}
 }
 
 // whole replaces each head in recs by the chunk's whole record.

@@ -60,21 +60,27 @@ func passages(cands []candidate, topK int, threshold float64) []Result {
 // diversePassages is passages with the passages reordered by div before
 // the first topK are taken, each result's Explain set when explain is.
 func diversePassages(cands []candidate, topK int, threshold float64, div diversity, explain bool) []Result {
-	res, _ := readPassages(cands, topK, threshold, div, explain, nil) // cannot fail without a source
+	ps, _ := pick(cands, topK, threshold, div, nil) // cannot fail without a source
+	res, _ := results(ps, explain, nil)
 	return res
 }
 
-// readPassages is diversePassages over candidates that hold only their
-// chunk's id: src reads the heads of those it groups and the whole records
-// of the passages returned. A nil src means the candidates hold whole
-// records.
-func readPassages(cands []candidate, topK int, threshold float64, div diversity, explain bool, src *chunks) ([]Result, error) {
+// pick groups the candidates into passages, reorders them by div and
+// keeps the first topK. src reads the heads of the candidates it groups,
+// which hold only their chunk's id; a nil src means the candidates hold
+// whole records.
+func pick(cands []candidate, topK int, threshold float64, div diversity, src *chunks) ([]*passage, error) {
 	ps, err := group(cands, threshold, src)
 	if err != nil {
 		return nil, err
 	}
 	ps = div.apply(ps)
-	ps = ps[:min(topK, len(ps))]
+	return ps[:min(topK, len(ps))], nil
+}
+
+// results are the passages as returned, src reading their chunks' whole
+// records (nil: the passages hold them), each Explain set when explain is.
+func results(ps []*passage, explain bool, src *chunks) ([]Result, error) {
 	out := make([]Result, 0, len(ps))
 	for _, p := range ps {
 		if err := src.whole(p.recs); err != nil {

@@ -175,12 +175,12 @@ func Search(snap *index.Snapshot, req Request, vec []float32, opt Options) ([]Re
 		if err != nil {
 			return nil, err
 		}
-		res, err := readPassages(cands, req.TopK, req.ScoreThreshold, div, req.Explain, src)
+		ps, err := pick(cands, req.TopK, req.ScoreThreshold, div, src)
 		if err != nil {
 			return nil, err
 		}
-		if len(res) >= req.TopK || !full || pool >= snap.Chunks() || lowest(cands) < req.ScoreThreshold {
-			return res, nil
+		if len(ps) >= req.TopK || !full || pool >= snap.Chunks() || lowest(cands) < req.ScoreThreshold {
+			return results(ps, req.Explain, src) // text read for these alone
 		}
 	}
 }

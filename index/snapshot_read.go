@@ -102,3 +102,12 @@ func (sn *Snapshot) LexicalQueryWeights(query string) (weight, rare float64) {
 	}
 	return sn.lex.QueryWeights(query)
 }
+
+// LexicalQueryCoverage is the keyword index's QueryCoverage for query (0
+// when there is no keyword index).
+func (sn *Snapshot) LexicalQueryCoverage(query string) float64 {
+	if sn.lex == nil {
+		return 0
+	}
+	return sn.lex.QueryCoverage(query)
+}

@@ -85,7 +85,10 @@ type Explanation struct {
 	Keyword     float64 `json:"keyword"`
 	Share       float64 `json:"share"`
 	Specificity float64 `json:"specificity"`
-	Fused       float64 `json:"fused"`
+	// Coverage is the share of the query's keyword weight the index knows
+	// at all (lexical.Index.QueryCoverage), in every mode.
+	Coverage float64 `json:"coverage"`
+	Fused    float64 `json:"fused"`
 }
 
 // Result is one passage: one chunk, or neighbouring chunks of one file

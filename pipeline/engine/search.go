@@ -123,6 +123,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 	if r.mode != SearchDense {
 		r.weight, r.rareWeight = snap.LexicalQueryWeights(req.Query)
 	}
+	r.coverage = snap.LexicalQueryCoverage(req.Query)
 	if r.mode != SearchKeyword {
 		if r.vec, err = e.embedder.EmbedQuery(make([]float32, 0, embed.Dim), req.Query); err != nil {
 			return nil, fmt.Errorf("embed query: %w", err)
@@ -137,6 +138,11 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		}
 		res := diversePassages(cands, req.TopK, req.ScoreThreshold, div, req.Explain)
 		if len(res) >= req.TopK || !full || pool >= snap.Chunks() || lowest(cands) < req.ScoreThreshold {
+			for _, x := range res {
+				if x.Explain != nil {
+					x.Explain.Coverage = r.coverage
+				}
+			}
 			return res, nil
 		}
 	}
@@ -161,6 +167,9 @@ type ranker struct {
 	// keyword weight of the query and its rare-weighted form
 	// (Snapshot.LexicalQueryWeights)
 	weight, rareWeight float64
+	// share of the query's keyword weight the index knows at all
+	// (Snapshot.LexicalQueryCoverage)
+	coverage float64
 }
 
 // rank returns up to pool chunks from each ranking the mode uses, scored.

@@ -159,7 +159,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	quietByDefault(fs)
 	c.registerSearchMode(fs)
 	fs.IntVar(&topK, "top-k", mcpserver.DefaultTopK, "number of passages to show (1-50)")
-	fs.Float64Var(&threshold, "score-threshold", mcpserver.DefaultScoreThreshold, "minimum cosine similarity (0-1)")
+	fs.Float64Var(&threshold, "score-threshold", mcpserver.DefaultScoreThreshold, "minimum score (0-1); the score is calibrated in every --search-mode so that at the default a query nothing answers (random letters, an off-topic question) mostly returns nothing; 0 returns the top-k whatever they score")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
 	fs.BoolVar(&explain, "explain", false, "show what each score is made of: cosine, keyword score, share of the query's keywords, fused score (with --json: an explain object per result)")
 	pos, done, err := c.parseSubcommand(fs, args, stdout, true)

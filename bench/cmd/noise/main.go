@@ -115,6 +115,12 @@ func measure(ctx context.Context, sets []string, cache, model string, modes []st
 	var rows []row
 	var dump []query
 	for _, name := range sets {
+		// Every index first: a missing one should not cost a long run.
+		if index := indexOf(cache, name, model); !exists(filepath.Join(index, "version")) {
+			return nil, nil, fmt.Errorf("no index of %s: run go run ./bench/cmd/eval -set %s -model %q -index %s first", name, name, model, index)
+		}
+	}
+	for _, name := range sets {
 		set, err := eval.SetNamed(name)
 		if err != nil {
 			return nil, nil, err
@@ -131,13 +137,7 @@ func measure(ctx context.Context, sets []string, cache, model string, modes []st
 		if err != nil {
 			return nil, nil, err
 		}
-		index := filepath.Join(cache, "eval-index-"+set.Name)
-		if model != "" {
-			index += "-" + model
-		}
-		if _, err := os.Stat(filepath.Join(index, "version")); err != nil {
-			return nil, nil, fmt.Errorf("no index of %s: run go run ./bench/cmd/eval -set %s -model %q -index %s first (%w)", set.Name, set.Name, model, index, err)
-		}
+		index := indexOf(cache, set.Name, model)
 		for _, mode := range modes {
 			eng, err := engine.New(engine.Config{DataFolder: c.Dir, IndexFolder: index, ReadOnly: true,
 				NoInitialReindex: true, SearchMode: engine.SearchMode(mode), Model: model})
@@ -199,6 +199,19 @@ func measure(ctx context.Context, sets []string, cache, model string, modes []st
 		}
 	}
 	return rows, dump, nil
+}
+
+// indexOf is where bench/cmd/eval -index keeps the set's index of model.
+func indexOf(cache, set, model string) string {
+	if model == "" {
+		return filepath.Join(cache, "eval-index-"+set)
+	}
+	return filepath.Join(cache, "eval-index-"+set+"-"+model)
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // kept counts the hits at or above the threshold; the scores never rise

@@ -173,8 +173,32 @@ func (sn *Snapshot) File(path string) (*schema.FileEntry, bool) {
 	return sn.files.Get(path)
 }
 
+// Match is one chunk a ranking found, by id, before its record is read.
+type Match struct {
+	ID    int64
+	Score float32 // as Hit.Score
+}
+
 // Search returns up to k hits for a normalised query vector, best first.
 func (sn *Snapshot) Search(query []float32, k int) ([]Hit, error) {
+	near, err := sn.Nearest(query, k)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]Hit, 0, len(near))
+	for _, m := range near {
+		rec, err := sn.record(m.ID)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, Hit{Record: rec, Score: m.Score})
+	}
+	return hits, nil
+}
+
+// Nearest is Search without reading the records: up to k chunk ids with
+// their cosine with the query, best first.
+func (sn *Snapshot) Nearest(query []float32, k int) ([]Match, error) {
 	if k <= 0 || sn.live.Len() == 0 {
 		return nil, nil
 	}
@@ -189,18 +213,14 @@ func (sn *Snapshot) Search(query []float32, k int) ([]Hit, error) {
 			return nil, err
 		}
 	}
-	hits := make([]Hit, 0, k)
+	out := make([]Match, 0, k)
 	for i, id := range labels {
 		if id < 0 {
 			break
 		}
-		rec, err := sn.record(id)
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, Hit{Record: rec, Score: dist[i]})
+		out = append(out, Match{ID: id, Score: dist[i]})
 	}
-	return hits, nil
+	return out, nil
 }
 
 // SearchLexical returns up to k chunks matching the query's keywords, best
@@ -243,11 +263,7 @@ func (sn *Snapshot) rescored(query []float32, k int) ([]float32, []int64) {
 		if err != nil {
 			continue
 		}
-		var dot float32
-		for i, x := range v {
-			dot += x * query[i]
-		}
-		best = append(best, idScore{id, dot})
+		best = append(best, idScore{id, dot(v, query)})
 	}
 	slices.SortFunc(best, bestFirst)
 	best = best[:min(k, len(best))]

@@ -127,7 +127,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, er
 	var pos []string
 	for {
 		// flag would print its error with the argument raw; run prints it
-		// escaped (mcpserver.Visible), after the usage printed here.
+		// escaped (term.Visible), after the usage printed here.
 		stderr := fs.Output()
 		fs.SetOutput(io.Discard)
 		err := fs.Parse(args)
@@ -266,22 +266,12 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 		stops = append(stops, stop)
 	}
 	if c.cpuProfile != "" {
-		f, err := os.Create(c.cpuProfile)
+		stop, err := startCPUProfile(c.cpuProfile, log)
 		if err != nil {
 			cleanup()
-			return cfg, nil, func() {}, fmt.Errorf("--cpuprofile: %w", err)
+			return cfg, nil, func() {}, err
 		}
-		if err := rpprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			cleanup()
-			return cfg, nil, func() {}, fmt.Errorf("--cpuprofile: %w", err)
-		}
-		stops = append(stops, func() {
-			rpprof.StopCPUProfile()
-			if err := f.Close(); err != nil {
-				log.Error("writing CPU profile", "err", err)
-			}
-		})
+		stops = append(stops, stop)
 	}
 	cfg = engine.Config{
 		DataFolder:  data,
@@ -298,6 +288,24 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 		cfg.MaxFileChunks = -1
 	}
 	return cfg, log, cleanup, nil
+}
+
+// startCPUProfile profiles the process into path until stop is called.
+func startCPUProfile(path string, log *slog.Logger) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := rpprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		rpprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			log.Error("writing CPU profile", "err", err)
+		}
+	}, nil
 }
 
 // broadFolder says what a data folder (absolute, links resolved) is when

@@ -309,11 +309,28 @@ func (x *Index) Search(query string, k int) []Result {
 // score the chunks the other ranking found exactly, however far down the
 // keyword ranking they are. Results carry their Coverage too.
 func (x *Index) SearchWith(query string, k int, also []int64) ([]Result, []Evidence) {
-	ev := make([]Evidence, len(also))
+	return x.Query(query).Search(k, also)
+}
+
+// Query is one query's terms looked up in one Index: tokenised once, then
+// weighed and searched as often as the caller needs.
+type Query struct {
+	x     *Index
+	terms []queryTerm
+}
+
+// Query tokenises text and looks its terms up in x.
+func (x *Index) Query(text string) *Query {
 	if len(x.segs) == 0 {
-		return nil, ev
+		return &Query{x: x}
 	}
-	terms := x.queryTerms(query)
+	return &Query{x: x, terms: x.queryTerms(text)}
+}
+
+// Search is Index.SearchWith for the query q holds.
+func (q *Query) Search(k int, also []int64) ([]Result, []Evidence) {
+	x, terms := q.x, q.terms
+	ev := make([]Evidence, len(also))
 	if len(terms) == 0 {
 		return nil, ev
 	}

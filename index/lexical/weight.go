@@ -17,8 +17,13 @@ func (x *Index) QueryWeight(query string) float64 {
 // words are: 1 when each occurs in one document (an identifier), small for
 // common words, whatever the size of the index.
 func (x *Index) QueryWeights(query string) (weight, rare float64) {
-	idfMax := x.idfMax()
-	for _, t := range x.queryTerms(query) {
+	return x.Query(query).Weights()
+}
+
+// Weights is Index.QueryWeights for the query q holds.
+func (q *Query) Weights() (weight, rare float64) {
+	idfMax := q.x.idfMax()
+	for _, t := range q.terms {
 		weight += t.qtf * t.idf
 		rare += t.qtf * t.idf * t.idf / idfMax
 	}

@@ -26,18 +26,13 @@ func (m NullCosine) cosine(c float64) float64 {
 	return unit(ReferenceNull.Mean + (c-m.Mean)*ReferenceNull.Spread/m.Spread)
 }
 
-// CalibratedThreshold is the default score threshold (the MCP server's
-// and the CLI's): each mode's scores are calibrated so that a result
-// below it is, on the evaluations, noise rather than an answer.
-const CalibratedThreshold = 0.2
-
 // noiseCut is, per mode, how a search's scores become calibrated ones.
 // Every score of one query is multiplied by the same gate,
 // min(1, coverage/full)^power, where coverage is the share of the query's
 // keyword weight the folder knows at all (lexical.Index.QueryCoverage): a
 // random string or a question about what the folder never mentions is
 // discounted, a question in the folder's words is not. Then the raw score
-// at cut maps to CalibratedThreshold, linearly on either side. Both steps
+// at cut maps to DefaultScoreThreshold, linearly on either side. Both steps
 // keep the order of one query's results. The constants were chosen on
 // bench/cmd/noise (60 no-answer queries over the five evaluation sets):
 // cut sits just below the weakest answer each mode found in a top 5 at
@@ -61,7 +56,7 @@ func calibrated(mode Mode, x, coverage float64) float64 {
 	}
 	x *= math.Pow(min(1, coverage/n.full), n.power)
 	if x < n.cut {
-		return x * CalibratedThreshold / n.cut
+		return x * DefaultScoreThreshold / n.cut
 	}
-	return unit(CalibratedThreshold + (x-n.cut)*(1-CalibratedThreshold)/(1-n.cut))
+	return unit(DefaultScoreThreshold + (x-n.cut)*(1-DefaultScoreThreshold)/(1-n.cut))
 }

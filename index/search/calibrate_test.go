@@ -9,8 +9,8 @@ import (
 // default threshold, and gives a query the folder has no words of nothing.
 func TestCalibrated(t *testing.T) {
 	for mode, n := range noiseCuts {
-		if got := calibrated(mode, n.cut, 1); math.Abs(got-CalibratedThreshold) > 1e-12 {
-			t.Errorf("%s: cut %v maps to %v, want %v", mode, n.cut, got, CalibratedThreshold)
+		if got := calibrated(mode, n.cut, 1); math.Abs(got-DefaultScoreThreshold) > 1e-12 {
+			t.Errorf("%s: cut %v maps to %v, want %v", mode, n.cut, got, DefaultScoreThreshold)
 		}
 		if got := calibrated(mode, 1, 1); got != 1 {
 			t.Errorf("%s: 1 maps to %v", mode, got)

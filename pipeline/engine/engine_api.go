@@ -1,6 +1,7 @@
 // Package engine owns one data folder: it loads the model, keeps the index
-// store, runs reindexes and answers searches. The MCP server and the CLI
-// both talk to it, so they share one code path.
+// store, runs reindexes and answers searches, which it hands to index/search
+// with a snapshot and the query's embedding. The MCP server and the CLI both
+// talk to it, so they share one code path.
 package engine
 
 import (

@@ -24,7 +24,7 @@ func TestNoiseStaysOutOfATinyFolder(t *testing.T) {
 	for _, mode := range []SearchMode{SearchDense, SearchKeyword, SearchHybrid} {
 		m := newEngine(t, Config{DataFolder: data, IndexFolder: idx, ReadOnly: true, SearchMode: mode})
 		ask := func(q string) []Result {
-			res, err := m.Search(context.Background(), SearchRequest{Query: q, TopK: 5, ScoreThreshold: isearch.CalibratedThreshold, Explain: true})
+			res, err := m.Search(context.Background(), SearchRequest{Query: q, TopK: 5, ScoreThreshold: isearch.DefaultScoreThreshold, Explain: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/bench/eval"
-	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
@@ -33,7 +33,7 @@ func main() {
 	cache := flag.String("cache", "bin", "where bench/cmd/eval left the corpora and indexes")
 	modelName := flag.String("model", "", "the indexes' model (default: the default model, index bin/eval-index-SET)")
 	modes := flag.String("modes", "dense,keyword,hybrid", "search modes")
-	threshold := flag.Float64("threshold", mcpserver.DefaultScoreThreshold, "the score threshold to judge")
+	threshold := flag.Float64("threshold", search.DefaultScoreThreshold, "the score threshold to judge")
 	out := flag.String("out", "", "also write the report here")
 	dump := flag.String("json", "", "also write every query's top scores here")
 	flag.StringVar(&eval.SciFactDir, "scifact", eval.SciFactDir, "BEIR SciFact's folder")

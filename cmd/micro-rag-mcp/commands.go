@@ -161,9 +161,9 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	quietByDefault(fs)
 	c.registerSearchMode(fs)
 	fs.IntVar(&topK, "top-k", isearch.DefaultTopK, "number of passages to show (1-50)")
-	fs.Float64Var(&threshold, "score-threshold", isearch.DefaultScoreThreshold, "minimum cosine similarity (0-1)")
+	fs.Float64Var(&threshold, "score-threshold", isearch.DefaultScoreThreshold, "minimum score (0-1); the score is calibrated in every --search-mode so that at the default a query nothing answers (random letters, an off-topic question) mostly returns nothing; 0 returns the top-k whatever they score")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
-	fs.BoolVar(&explain, "explain", false, "show what each score is made of: cosine, keyword score, share of the query's keywords, fused score (with --json: an explain object per result)")
+	fs.BoolVar(&explain, "explain", false, "show what each score is made of: cosine, keyword score, share of the query's keywords, the query's coverage by the folder's words, calibrated score (with --json: an explain object per result)")
 	pos, done, err := c.parseSubcommand(fs, args, stdout, true)
 	if err != nil || done {
 		return err
@@ -211,7 +211,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	}
 	if len(res) == 0 {
 		// Like grep: exit status 1 when nothing matched.
-		return &exitError{code: 1, err: errors.New("no passages matched (is the folder indexed? run: micro-rag-mcp reindex --data-folder DIR)")}
+		return &exitError{code: 1, err: fmt.Errorf("no passages matched: none scored %g or more, so the folder probably does not answer this (--score-threshold 0 shows the closest anyway; an empty or missing index: run micro-rag-mcp reindex --data-folder DIR)", threshold)}
 	}
 	return nil
 }
@@ -224,14 +224,14 @@ func printResults(w io.Writer, res []engine.Result, explain bool) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if explain {
-		fmt.Fprintln(tw, "RANK\tSCORE\tCOSINE\tBM25\tKEYWORD\tSHARE\tSPEC\tFUSED\tWHERE\tSNIPPET")
+		fmt.Fprintln(tw, "RANK\tSCORE\tCOSINE\tBM25\tKEYWORD\tSHARE\tSPEC\tCOVER\tFUSED\tWHERE\tSNIPPET")
 	} else {
 		fmt.Fprintln(tw, "RANK\tSCORE\tWHERE\tSNIPPET")
 	}
 	for i, r := range res {
 		fmt.Fprintf(tw, "%d\t%.3f\t", i+1, r.Score)
 		if x := r.Explain; explain && x != nil {
-			fmt.Fprintf(tw, "%.3f\t%.2f\t%.3f\t%.2f\t%.2f\t%.3f\t", x.Cosine, x.BM25, x.Keyword, x.Share, x.Specificity, x.Fused)
+			fmt.Fprintf(tw, "%.3f\t%.2f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t", x.Cosine, x.BM25, x.Keyword, x.Share, x.Specificity, x.Coverage, x.Fused)
 		}
 		fmt.Fprintf(tw, "%s\t%s\n", term.Visible(mcpserver.Citation(r)), term.OneLine(r.Snippet, 90))
 	}

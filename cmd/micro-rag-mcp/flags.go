@@ -94,7 +94,9 @@ func quietByDefault(fs *flag.FlagSet) {
 
 func (c *common) registerSearchMode(fs *flag.FlagSet) {
 	fs.StringVar(&c.searchMode, "search-mode", string(engine.SearchHybrid),
-		"ranking: hybrid (keyword and semantic fused), dense (semantic only) or keyword (BM25 only)")
+		"ranking: hybrid (keyword and semantic fused), dense (semantic only) or keyword (BM25 only); "+
+			"the score starts as 1-(1-cosine)(1-keyword score), the cosine, or the keyword score, "+
+			"is lowered when the folder lacks the query's words, and is calibrated per mode so that 0.2 means the same in each")
 }
 
 // newFlagSet returns a flag set whose usage goes to stderr after the given synopsis.

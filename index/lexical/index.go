@@ -53,16 +53,24 @@ type queryTerm struct {
 // their idf, at most MaxQueryTerms of them (the lowest df first, then the
 // first in the query).
 func (x *Index) queryTerms(query string) []queryTerm {
+	terms, _ := x.queryTermsAbsent(query)
+	return terms
+}
+
+// queryTermsAbsent is queryTerms and the number of the query's term
+// occurrences that are not in the index at all.
+func (x *Index) queryTermsAbsent(query string) (terms []queryTerm, absent float64) {
 	var n float64
 	for _, v := range x.segs {
 		n += float64(v.seg.docs())
 	}
-	var terms []queryTerm
 	seen := map[string]int{}
 	for _, t := range Tokens(query) {
 		if i, ok := seen[t]; ok {
 			if i >= 0 {
 				terms[i].qtf++
+			} else {
+				absent++
 			}
 			continue
 		}
@@ -78,6 +86,7 @@ func (x *Index) queryTerms(query string) []queryTerm {
 		}
 		if qt.df == 0 {
 			seen[t] = -1
+			absent++
 			continue
 		}
 		qt.idf = math.Log(1 + (n-qt.df+0.5)/(qt.df+0.5))
@@ -88,7 +97,7 @@ func (x *Index) queryTerms(query string) []queryTerm {
 		slices.SortStableFunc(terms, func(a, b queryTerm) int { return cmp.Compare(a.df, b.df) })
 		terms = terms[:MaxQueryTerms]
 	}
-	return terms
+	return terms, absent
 }
 
 // SegmentRef names a committed segment file; the owner keeps the list in

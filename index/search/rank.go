@@ -31,12 +31,17 @@ type ranker struct {
 	denseAll      bool               // dense holds every chunk it can find
 	keywordAll    bool               // keyword holds every chunk that matches
 	cos           map[int64]float32  // cosines of keyword-only hits
+	// share of the query's keyword weight the index knows at all
+	// (Snapshot.LexicalQueryCoverage)
+	coverage float64
+	null     NullCosine
 }
 
 // newRanker is a ranker of query (embedded as vec) under opt's mode and
 // fusion.
 func newRanker(snap *index.Snapshot, query string, vec []float32, opt Options) (*ranker, error) {
-	r := &ranker{snap: snap, mode: cmp.Or(opt.Mode, DefaultMode), vec: vec}
+	r := &ranker{snap: snap, mode: cmp.Or(opt.Mode, DefaultMode), vec: vec, null: opt.Null,
+		coverage: snap.LexicalQueryCoverage(query)}
 	var err error
 	if r.fusion, r.params, err = parseFusion(cmp.Or(opt.Fusion, DefaultFusion)); err != nil {
 		return nil, err
@@ -52,6 +57,16 @@ func newRanker(snap *index.Snapshot, query string, vec []float32, opt Options) (
 // full says a ranking returned its whole pool, so a larger pool may find
 // more.
 func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
+	cands, full, err = r.rankRaw(pool)
+	for i := range cands {
+		cands[i].score = calibrated(r.mode, cands[i].score, r.coverage)
+		cands[i].why.Coverage = r.coverage
+	}
+	return cands, full, err
+}
+
+// rankRaw is rank before the scores are calibrated.
+func (r *ranker) rankRaw(pool int) (cands []candidate, full bool, err error) {
 	if err := r.read(pool); err != nil {
 		return nil, false, err
 	}
@@ -60,7 +75,7 @@ func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 	case Dense:
 		for _, h := range r.dense {
 			c := unit(float64(h.Score))
-			cands = append(cands, candidate{rec: schema.Record{ID: h.ID}, score: c, why: Explanation{Cosine: c}})
+			cands = append(cands, candidate{rec: schema.Record{ID: h.ID}, score: r.null.cosine(c), why: Explanation{Cosine: c}})
 		}
 		return cands, full, nil
 	case Keyword:
@@ -212,9 +227,9 @@ func (r *ranker) fused(b *both) candidate {
 	case FusionShare, FusionSpecific:
 		p := r.params
 		lift := p.get("a", 1) * k * math.Pow(b.share, p.get("g", 1))
-		s = 1 - (1-unit(b.cos))*(1-min(lift, 1))
+		s = 1 - (1-r.null.cosine(b.cos))*(1-min(lift, 1))
 	default:
-		s = 1 - (1-unit(b.cos))*(1-k)
+		s = 1 - (1-r.null.cosine(b.cos))*(1-k)
 	}
 	return candidate{rec: schema.Record{ID: b.id}, score: unit(s), why: Explanation{Cosine: unit(b.cos), BM25: b.bm25,
 		Keyword: k, Share: b.share, Specificity: r.specificity()}}

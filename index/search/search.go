@@ -52,7 +52,11 @@ type Explanation struct {
 	Keyword     float64 `json:"keyword"`
 	Share       float64 `json:"share"`
 	Specificity float64 `json:"specificity"`
-	Fused       float64 `json:"fused"`
+	// Coverage is the share of the query's keyword weight the index knows
+	// at all (lexical.Index.QueryCoverage); it gates the score in every
+	// mode (see noiseCut).
+	Coverage float64 `json:"coverage"`
+	Fused    float64 `json:"fused"`
 }
 
 // Result is one passage: one chunk, or neighbouring chunks of one file
@@ -148,16 +152,21 @@ type Options struct {
 	Fusion Fusion
 	// Diversity is "free=N,step=X" (see diversity); "" = none.
 	Diversity string
+	// Null is the embedding model's null cosine; its cosines are mapped
+	// onto ReferenceNull's scale before they are scored. Zero: none.
+	Null NullCosine
 }
 
 // Search ranks snap's chunks for req. vec is the query's embedding (unused
 // in Keyword mode).
 //
 // Results are passages, best first, at most req.TopK, none scoring below
-// req.ScoreThreshold. The score is in [0, 1] and never rises down the list:
-// the cosine similarity c in dense mode, the calibrated keyword score k in
+// req.ScoreThreshold. The score is in [0, 1] and never rises down the list.
+// It starts as the cosine similarity c (mapped onto the reference model's
+// scale, see NullCosine) in dense mode, the calibrated keyword score k in
 // keyword mode, and in hybrid mode (the default) 1 - (1-c)(1-k·share) (see
-// FusionSpecific for k).
+// FusionSpecific for k); then it is calibrated per mode (see noiseCut) so
+// that DefaultScoreThreshold separates answers from noise in every mode.
 func Search(snap *index.Snapshot, req Request, vec []float32, opt Options) ([]Result, error) {
 	r, err := newRanker(snap, req.Query, vec, opt)
 	if err != nil {

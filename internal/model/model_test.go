@@ -176,10 +176,15 @@ func TestFromDir(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, SpecName), []byte(`{"pooling": "mean", "max_length": 128, "passage_prefix": "passage: ", "query_prefix": "query: "}`), 0o644)
 	m, found, err := FromDir(dir)
 	if !found || err != nil || m.Name != "my-model" || !m.User || m.Spec.Pooling != PoolMean || m.Spec.MaxLength != 128 ||
-		m.Spec.PassagePrefix != "passage: " || m.Spec.QueryPrefix != "query: " || m.Spec.Lowercase != nil {
+		m.Spec.PassagePrefix != "passage: " || m.Spec.QueryPrefix != "query: " || m.Spec.Lowercase != nil || m.Null != (NullCosine{}) {
 		t.Fatalf("FromDir = %+v, %v, %v", m, found, err)
 	}
+	os.WriteFile(filepath.Join(dir, SpecName), []byte(`{"pooling": "cls", "max_length": 512, "null_cosine": {"mean": 0.52, "spread": 0.05}}`), 0o644)
+	if m, _, err := FromDir(dir); err != nil || m.Null != (NullCosine{Mean: 0.52, Spread: 0.05}) {
+		t.Fatalf("null_cosine: %+v, %v", m.Null, err)
+	}
 	for bad, want := range map[string]string{
+		`{"pooling": "cls", "max_length": 64, "null_cosine": {"mean": 0.5, "spread": -1}}`: "null_cosine",
 		`{"pooling": "cls"}`:                               "max_length 0 is not in 8..8192",
 		`{"pooling": "first", "max_length": 64}`:           `pooling "first"`,
 		`{"pooling": "cls", "max_length": 64, "dim": 768}`: `unknown field "dim"`,

@@ -21,6 +21,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/confine"
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
@@ -185,7 +186,8 @@ type Engine struct {
 	embedder *embed.Embedder
 	store    *index.Store
 	model    string
-	chunking chunk.Config // chunk.Default within the model's window
+	null     isearch.NullCosine // the model's null cosine (model.Model.Null)
+	chunking chunk.Config       // chunk.Default within the model's window
 	pdf      *extract.PDFEngine
 
 	reindexing atomic.Bool
@@ -489,6 +491,7 @@ func (e *Engine) load(ctx context.Context) error {
 		return loadErr(fmt.Errorf("open index: %w", err), fixIndex)
 	}
 	e.embedder, e.store, e.model, e.chunking = emb, store, version.Model, chunking
+	e.null = isearch.NullCosine(m.Null)
 	e.log.Info("model ready", "model", version.Model, "ms", time.Since(start).Milliseconds())
 	return nil
 }

@@ -107,7 +107,7 @@ func SearchTool(title string) mcp.Tool {
 		mcp.WithInteger("top_k", mcp.DefaultNumber(search.DefaultTopK), mcp.Min(search.MinTopK), mcp.Max(search.MaxTopK),
 			mcp.Description("How many passages to return at most (overlapping chunks of one file count once).")),
 		mcp.WithNumber("score_threshold", mcp.DefaultNumber(search.DefaultScoreThreshold), mcp.Min(0.0), mcp.Max(1.0),
-			mcp.Description("Drop passages scoring below this.")),
+			mcp.Description("Drop passages scoring below this. Scores are calibrated so that at the default a query the documents do not answer mostly returns nothing; 0 returns the top_k best whatever they score.")),
 		mcp.WithRawOutputSchema([]byte(searchOutputSchema)),
 		mcp.WithReadOnlyHintAnnotation(true),
 		mcp.WithDestructiveHintAnnotation(false),
@@ -145,7 +145,7 @@ const searchOutputSchema = `{
         "type": "object",
         "properties": {
           "path": {"type": "string", "description": "relative to the data folder, / separated"},
-          "score": {"type": "number", "minimum": 0, "maximum": 1, "description": "relevance from 0 to 1, never rising down the list; hybrid search: 1 - (1 - cosine similarity) * (1 - keyword score), keyword score = BM25 / (max(BM25, W) + 8) with W the BM25 of a passage holding each query keyword once"},
+          "score": {"type": "number", "minimum": 0, "maximum": 1, "description": "relevance from 0 to 1, never rising down the list: in hybrid search 1 - (1 - cosine similarity) * (1 - keyword score), in dense search the cosine, in keyword search the keyword score; lowered when the documents lack the query's words, and calibrated so that below 0.2 a result is more likely noise than an answer"},
           "snippet": {"type": "string", "description": "the passage's whole text; overlapping chunks of one file are merged into one passage"},
           "chunk_index": {"type": "integer", "description": "the best-matching chunk of the passage, from 0"},
           "chunks": {"type": "array", "items": {"type": "integer"}, "description": "every chunk the passage holds, ascending"},

@@ -19,14 +19,13 @@ import (
 // step"), one method of commitTx each; the comment of each method starts
 // with its number there.
 
-// RunEnd says whether a commit is the last of a reindex run.
-type RunEnd bool
+// RunEnd says whether a commit is the last of a reindex run (schema.RunEnd).
+type RunEnd = schema.RunEnd
 
+// The two kinds of commit (see schema.RunEnd).
 const (
-	// MidRun is a commit inside a run (a checkpoint of the work so far).
-	MidRun RunEnd = false
-	// EndOfRun is a run's last commit: its time becomes the last reindex.
-	EndOfRun RunEnd = true
+	MidRun   = schema.MidRun
+	EndOfRun = schema.EndOfRun
 )
 
 // pendingFiles are the files a commit wrote beside the committed ones
@@ -55,10 +54,9 @@ type commitTx struct {
 }
 
 // Commit makes every change so far durable and publishes a new snapshot;
-// finished marks a run's last commit (EndOfRun). A commit with nothing to
-// write does nothing. The parameter stays a bool while stages.Index
-// declares it so; commit takes the named RunEnd.
-func (w *Writer) Commit(finished bool) error { return w.commit(RunEnd(finished)) }
+// end says whether it is a run's last commit. A commit with nothing to
+// write does nothing.
+func (w *Writer) Commit(end RunEnd) error { return w.commit(end) }
 
 func (w *Writer) commit(end RunEnd) (err error) {
 	if !w.dirty && !(end == EndOfRun && w.rebuilt) {

@@ -16,7 +16,7 @@ type Index interface {
 	PutFile(f schema.FileEntry, chunks []schema.Record, vectors []float32) error
 	TouchFile(path string, mtime float64, size int64)
 	RemoveFile(path string)
-	Commit(finished bool) error
+	Commit(end schema.RunEnd) error
 	Chunks() int
 }
 
@@ -137,7 +137,7 @@ func (w *Writer) Save() error {
 	if !w.uncommitted {
 		return nil
 	}
-	if err := w.Index.Commit(false); err != nil {
+	if err := w.Index.Commit(schema.MidRun); err != nil {
 		return err
 	}
 	w.lastCommit, w.uncommitted = w.Now(), false
@@ -160,7 +160,7 @@ func (w *Writer) Finish() error {
 		w.Index.RemoveFile(rel)
 		w.Tally.FilesRemoved++
 	}
-	if err := w.Index.Commit(true); err != nil {
+	if err := w.Index.Commit(schema.EndOfRun); err != nil {
 		return err
 	}
 	w.Tally.ChunksTotal = w.Index.Chunks()

@@ -41,7 +41,10 @@ func (m *memIndex) RemoveFile(path string) {
 	delete(m.files, path)
 	delete(m.chunks, path)
 }
-func (m *memIndex) Commit(finished bool) error { m.commits = append(m.commits, finished); return nil }
+func (m *memIndex) Commit(end schema.RunEnd) error {
+	m.commits = append(m.commits, bool(end))
+	return nil
+}
 func (m *memIndex) Chunks() int {
 	n := 0
 	for _, c := range m.chunks {

@@ -73,3 +73,14 @@ var textSeed = maphash.MakeSeed()
 // TextHash identifies chunk text within this process: the index keys stored
 // vectors by it so a changed file can reuse the vectors of unchanged chunks.
 func TextHash(text string) uint64 { return maphash.String(textSeed, text) }
+
+// RunEnd says whether a commit is the last of a reindex run; the write
+// stage and the index writer both name it.
+type RunEnd bool
+
+const (
+	// MidRun is a commit inside a run (a checkpoint of the work so far).
+	MidRun RunEnd = false
+	// EndOfRun is a run's last commit: its time becomes the last reindex.
+	EndOfRun RunEnd = true
+)

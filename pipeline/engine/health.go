@@ -189,6 +189,13 @@ func (e *Engine) IndexState() IndexState {
 		e.addSearchable(&st)
 		return st
 	}
+	if e.initialDue.Load() {
+		// About to start: pending only when nothing is committed yet.
+		st := IndexState{Indexing: true, Activity: activityInitial}
+		e.addSearchable(&st)
+		st.Pending = st.SearchableChunks == 0
+		return st
+	}
 	select {
 	case <-e.ready:
 		return IndexState{}

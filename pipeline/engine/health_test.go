@@ -92,6 +92,15 @@ func TestBusyFromAnotherProcess(t *testing.T) {
 func TestPendingBeforeFirstProgress(t *testing.T) {
 	e := &Engine{ready: make(chan struct{}), runs: newRunSlot()}
 	close(e.ready)
+	if st := e.IndexState(); st.Pending || st.Indexing {
+		t.Fatalf("no run planned: %+v, want idle", st)
+	}
+	// Between the model loading and the initial run taking the slot.
+	e.initialDue.Store(true)
+	if st := e.IndexState(); !st.Pending || st.Activity != activityInitial {
+		t.Fatalf("initial run due, empty index: %+v, want pending initial indexing", st)
+	}
+	e.initialDue.Store(false)
 	r, release, err := e.runs.acquire(context.Background(), activityInitial)
 	if err != nil {
 		t.Fatal(err)

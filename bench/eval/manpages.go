@@ -202,6 +202,17 @@ func renderMan(ctx context.Context, p ManPage, src []byte, ext string) ([]byte, 
 // tables) as code blocks. It reads only the layout, so it can be wrong
 // where a page's layout is unusual; the words are always kept.
 func manMarkdown(p ManPage, text string) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "# %s(%s)\n", p.Name, p.Section)
+	for _, pt := range manParts(manBody(text)) {
+		pt.write(&sb)
+	}
+	return sb.String()
+}
+
+// manBody is the page's lines without trailing blanks, blank lines at
+// either end, and the running header and footer.
+func manBody(text string) []string {
 	lines := strings.Split(strings.ReplaceAll(text, "\t", "        "), "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " ")
@@ -216,14 +227,20 @@ func manMarkdown(p ManPage, text string) string {
 	if len(lines) >= 2 {
 		lines = lines[1 : len(lines)-1]
 	}
-	// Each part is a heading, a list item's tag, a paragraph or a code
-	// block; code blocks only a blank line apart become one.
-	type part struct {
-		head, tag, para string
-		code            []string
-		inItem          bool
-	}
-	var parts []part
+	return lines
+}
+
+// manPart is a heading, a list item's tag, a paragraph or a code block.
+type manPart struct {
+	head, tag, para string
+	code            []string
+	inItem          bool
+}
+
+// manParts reads the parts off the page's blank-line separated blocks;
+// code blocks only a blank line apart become one.
+func manParts(lines []string) []manPart {
+	var parts []manPart
 	item := 0 // indent of the open list item's text, 0 when none is open
 	section := ""
 	for start := 0; start < len(lines); {
@@ -236,62 +253,67 @@ func manMarkdown(p ManPage, text string) string {
 			end++
 		}
 		for _, r := range manRuns(lines[start:end]) {
-			switch {
-			case r.heading > 0:
-				item = 0
-				if r.heading == 1 {
-					section = collapse(r.lines[0])
-				}
-				parts = append(parts, part{head: strings.Repeat("#", r.heading+1) + " " + collapse(r.lines[0])})
-				continue
-			case r.tag != "":
-				item = r.indent
-				parts = append(parts, part{tag: r.tag})
-			case r.indent < item:
-				item = 0
-			}
-			if r.filled || section == "NAME" {
-				parts = append(parts, part{para: joinLines(r.lines), inItem: item > 0})
-				continue
-			}
-			var code []string
-			for _, l := range r.lines {
-				code = append(code, cutIndent(l, r.indent))
-			}
-			if n := len(parts) - 1; n >= 0 && parts[n].code != nil && parts[n].inItem == (item > 0) {
-				parts[n].code = append(append(parts[n].code, ""), code...)
-				continue
-			}
-			parts = append(parts, part{code: code, inItem: item > 0})
+			parts = r.addTo(parts, &item, &section)
 		}
 		start = end
 	}
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "# %s(%s)\n", p.Name, p.Section)
-	for _, pt := range parts {
-		pad := ""
-		if pt.inItem {
-			pad = "  "
+	return parts
+}
+
+// addTo appends the run's parts, keeping item (the open list item's
+// indent) and section (the current heading) up to date.
+func (r manRun) addTo(parts []manPart, item *int, section *string) []manPart {
+	switch {
+	case r.heading > 0:
+		*item = 0
+		if r.heading == 1 {
+			*section = collapse(r.lines[0])
 		}
-		switch {
-		case pt.head != "":
-			fmt.Fprintf(&sb, "\n%s\n", pt.head)
-		case pt.tag != "":
-			fmt.Fprintf(&sb, "\n- %s\n", pt.tag)
-		case pt.code != nil:
-			fmt.Fprintf(&sb, "\n%s```\n", pad)
-			for _, l := range pt.code {
-				if l != "" {
-					l = pad + l
-				}
-				sb.WriteString(l + "\n")
-			}
-			fmt.Fprintf(&sb, "%s```\n", pad)
-		default:
-			fmt.Fprintf(&sb, "\n%s%s\n", pad, pt.para)
-		}
+		return append(parts, manPart{head: strings.Repeat("#", r.heading+1) + " " + collapse(r.lines[0])})
+	case r.tag != "":
+		*item = r.indent
+		parts = append(parts, manPart{tag: r.tag})
+	case r.indent < *item:
+		*item = 0
 	}
-	return sb.String()
+	inItem := *item > 0
+	if r.filled || *section == "NAME" {
+		return append(parts, manPart{para: joinLines(r.lines), inItem: inItem})
+	}
+	var code []string
+	for _, l := range r.lines {
+		code = append(code, cutIndent(l, r.indent))
+	}
+	if n := len(parts) - 1; n >= 0 && parts[n].code != nil && parts[n].inItem == inItem {
+		parts[n].code = append(append(parts[n].code, ""), code...)
+		return parts
+	}
+	return append(parts, manPart{code: code, inItem: inItem})
+}
+
+// write writes the part as Markdown, indented under a list item when in one.
+func (pt manPart) write(sb *strings.Builder) {
+	pad := ""
+	if pt.inItem {
+		pad = "  "
+	}
+	switch {
+	case pt.head != "":
+		fmt.Fprintf(sb, "\n%s\n", pt.head)
+	case pt.tag != "":
+		fmt.Fprintf(sb, "\n- %s\n", pt.tag)
+	case pt.code != nil:
+		fmt.Fprintf(sb, "\n%s```\n", pad)
+		for _, l := range pt.code {
+			if l != "" {
+				l = pad + l
+			}
+			sb.WriteString(l + "\n")
+		}
+		fmt.Fprintf(sb, "%s```\n", pad)
+	default:
+		fmt.Fprintf(sb, "\n%s%s\n", pad, pt.para)
+	}
 }
 
 // joinLines joins filled lines into one. With hyphenation off, a hyphen

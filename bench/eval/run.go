@@ -42,6 +42,27 @@ func SupportsSearchMode(ctx context.Context, bin string) (bool, error) {
 // Run starts the server over stdio, waits for its index to be up to date,
 // and asks every question with top_k 10 and otherwise default arguments.
 func (s Server) Run(ctx context.Context, qs []Question) ([]Outcome, error) {
+	c, err := s.start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	if err := waitIndexed(ctx, c); err != nil {
+		return nil, err
+	}
+	var outs []Outcome
+	for _, q := range qs {
+		o, err := s.ask(ctx, c, q)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, o)
+	}
+	return outs, nil
+}
+
+// start runs the server with s's flags and initialises the MCP session.
+func (s Server) start(ctx context.Context) (*client.Client, error) {
 	args := []string{"--data-folder", s.Data, "--index-folder", s.Index, "--title", "eval",
 		"--inst", s.Inst, "--log-level", "warn"}
 	if s.Mode != "" {
@@ -58,78 +79,84 @@ func (s Server) Run(ctx context.Context, qs []Question) ([]Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("eval: start %s: %w", s.Bin, err)
 	}
-	defer c.Close()
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "micro-rag-eval", Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
+		c.Close()
 		return nil, fmt.Errorf("eval: initialize: %w", err)
 	}
-	// The server indexes by itself at start; a reindex call retried while
-	// it is busy returns once the index is current.
+	return c, nil
+}
+
+// waitIndexed returns once the server's index is current and no corpus
+// file failed. The server indexes by itself at start; a reindex call
+// retried while it is busy returns once the index is current.
+func waitIndexed(ctx context.Context, c *client.Client) error {
 	for {
 		res, err := call(ctx, c, "reindex", map[string]any{})
 		if err != nil {
-			return nil, fmt.Errorf("eval: reindex: %w", err)
+			return fmt.Errorf("eval: reindex: %w", err)
 		}
 		if res.IsError && strings.HasPrefix(resultText(res), "busy") {
 			select {
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return ctx.Err()
 			case <-time.After(250 * time.Millisecond):
 			}
 			continue
 		}
 		if res.IsError {
-			return nil, fmt.Errorf("eval: reindex: %s", resultText(res))
+			return fmt.Errorf("eval: reindex: %s", resultText(res))
 		}
 		var rr struct {
 			FilesFailed int `json:"files_failed"`
 			ChunksTotal int `json:"chunks_total"`
 		}
 		if err := remarshal(res.StructuredContent, &rr); err != nil {
-			return nil, fmt.Errorf("eval: reindex result: %w", err)
+			return fmt.Errorf("eval: reindex result: %w", err)
 		}
 		if rr.FilesFailed > 0 {
-			return nil, fmt.Errorf("eval: %d corpus files failed to index: %s", rr.FilesFailed, resultText(res))
+			return fmt.Errorf("eval: %d corpus files failed to index: %s", rr.FilesFailed, resultText(res))
 		}
-		break
+		return nil
 	}
-	var outs []Outcome
-	for _, q := range qs {
-		start := time.Now()
-		res, err := call(ctx, c, "search", map[string]any{"query": q.Query, "top_k": 10})
-		lat := time.Since(start)
-		if err != nil {
-			return nil, fmt.Errorf("eval: search %s: %w", q.ID, err)
-		}
-		if res.IsError {
-			return nil, fmt.Errorf("eval: search %s: %s", q.ID, resultText(res))
-		}
-		var out struct {
-			Results []struct {
-				Path       string `json:"path"`
-				Snippet    string `json:"snippet"`
-				ChunkIndex int    `json:"chunk_index"`
-				CharStart  int    `json:"char_start"`
-				CharEnd    int    `json:"char_end"`
-			} `json:"results"`
-		}
-		if err := remarshal(res.StructuredContent, &out); err != nil {
-			return nil, fmt.Errorf("eval: search %s result: %w", q.ID, err)
-		}
-		o := Outcome{Question: q, Latency: lat}
-		for _, r := range out.Results {
-			p := r.Path
-			if rel, err := filepath.Rel(s.Data, p); err == nil && filepath.IsAbs(p) {
-				p = rel
-			}
-			o.Hits = append(o.Hits, Hit{Path: filepath.ToSlash(p), ChunkIndex: r.ChunkIndex,
-				CharStart: r.CharStart, CharEnd: r.CharEnd, Text: r.Snippet})
-		}
-		outs = append(outs, o)
+}
+
+// ask runs one question's search with top_k 10; hit paths are made
+// relative to the corpus folder.
+func (s Server) ask(ctx context.Context, c *client.Client, q Question) (Outcome, error) {
+	start := time.Now()
+	res, err := call(ctx, c, "search", map[string]any{"query": q.Query, "top_k": 10})
+	lat := time.Since(start)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("eval: search %s: %w", q.ID, err)
 	}
-	return outs, nil
+	if res.IsError {
+		return Outcome{}, fmt.Errorf("eval: search %s: %s", q.ID, resultText(res))
+	}
+	var out struct {
+		Results []struct {
+			Path       string `json:"path"`
+			Snippet    string `json:"snippet"`
+			ChunkIndex int    `json:"chunk_index"`
+			CharStart  int    `json:"char_start"`
+			CharEnd    int    `json:"char_end"`
+		} `json:"results"`
+	}
+	if err := remarshal(res.StructuredContent, &out); err != nil {
+		return Outcome{}, fmt.Errorf("eval: search %s result: %w", q.ID, err)
+	}
+	o := Outcome{Question: q, Latency: lat}
+	for _, r := range out.Results {
+		p := r.Path
+		if rel, err := filepath.Rel(s.Data, p); err == nil && filepath.IsAbs(p) {
+			p = rel
+		}
+		o.Hits = append(o.Hits, Hit{Path: filepath.ToSlash(p), ChunkIndex: r.ChunkIndex,
+			CharStart: r.CharStart, CharEnd: r.CharEnd, Text: r.Snippet})
+	}
+	return o, nil
 }
 
 func call(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {

@@ -66,16 +66,10 @@ func main() {
 // run returns the report: the table, then every question missed per mode.
 func run(ctx context.Context, set eval.Set, bin, cache, index, model string, modes []string, verbose bool) (table, misses string, err error) {
 	loadBefore := loadAvg()
-	start := time.Now()
-	c, from, err := set.Corpus(ctx, cache)
+	c, from, counts, err := corpus(ctx, set, cache)
 	if err != nil {
 		return "", "", err
 	}
-	counts := map[string]int{}
-	for _, d := range c.Docs {
-		counts[d.Ext]++
-	}
-	slog.Info("corpus ready", "set", set.Name, "dir", c.Dir, "files", len(c.Docs), "types", counts, "took", time.Since(start).Round(time.Millisecond))
 	qs, err := set.Load()
 	if err != nil {
 		return "", "", err
@@ -83,62 +77,112 @@ func run(ctx context.Context, set eval.Set, bin, cache, index, model string, mod
 	if err := checkAnswers(ctx, set, qs, c); err != nil {
 		return "", "", err
 	}
-	has, err := eval.SupportsSearchMode(ctx, bin)
-	if err != nil {
+	if modes, err = measurable(ctx, bin, modes); err != nil {
 		return "", "", err
 	}
-	if !has {
-		slog.Warn("the server has no --search-mode flag; only its default (dense) search is measured")
-		modes = []string{""}
-	}
-	var rows []eval.Row
-	var irModes []string
-	var irRows []eval.IRScores
-	var missed strings.Builder
+	var res results
 	for _, m := range modes {
 		srv := eval.Server{Bin: bin, Data: c.Dir, Index: index, Mode: m, Model: model, Inst: set.Inst}
 		if verbose {
 			srv.Stderr = os.Stderr
 		}
-		t := time.Now()
-		outs, err := srv.Run(ctx, qs)
+		name, outs, err := runMode(ctx, srv, qs, c)
 		if err != nil {
 			return "", "", err
 		}
-		chunks, err := eval.Chunks(index)
-		if err != nil {
-			return "", "", err
-		}
-		if len(chunks) != len(c.Docs) {
-			return "", "", fmt.Errorf("the index holds %d files, the corpus %d", len(chunks), len(c.Docs))
-		}
-		eval.FillWhole(outs, chunks, c.Dir)
-		name := m
-		if name == "" {
-			name = "dense (server default)"
-		}
-		slog.Info("mode done", "mode", name, "took", time.Since(t).Round(time.Millisecond))
-		if set.IR {
-			irModes, irRows = append(irModes, name), append(irRows, eval.ScoreIR(outs))
-			continue
-		}
-		rows = append(rows, eval.ScoreRow(name, outs))
-		fmt.Fprintf(&missed, "\n### Misses of %s (target not in the top 5)\n\n", name)
-		for _, o := range outs {
-			if r := eval.Rank(o.Question.Target, o.Hits); r == 0 || r > 5 {
-				got := ""
-				if len(o.Hits) > 0 {
-					got = o.Hits[0].Path
-				}
-				fmt.Fprintf(&missed, "- %s (%s) %q → rank %d, first %s\n", o.Question.ID, o.Question.Kind, o.Question.Query, r, got)
-			}
-		}
+		res.add(set.IR, name, outs)
 	}
-	var sb strings.Builder
 	kinds := map[string]int{}
 	for _, q := range qs {
 		kinds[q.Kind]++
 	}
+	head := header(set, model, len(qs), kinds, len(c.Docs), counts, from, loadBefore)
+	return res.report(set.IR, head, kinds), res.missed.String(), nil
+}
+
+// corpus makes (or finds) the set's corpus and logs what it holds by
+// file type; counts is that tally.
+func corpus(ctx context.Context, set eval.Set, cache string) (c eval.Corpus, from string, counts map[string]int, err error) {
+	start := time.Now()
+	if c, from, err = set.Corpus(ctx, cache); err != nil {
+		return c, from, nil, err
+	}
+	counts = map[string]int{}
+	for _, d := range c.Docs {
+		counts[d.Ext]++
+	}
+	slog.Info("corpus ready", "set", set.Name, "dir", c.Dir, "files", len(c.Docs), "types", counts, "took", time.Since(start).Round(time.Millisecond))
+	return c, from, counts, nil
+}
+
+// measurable is modes, or only the server's default when it has no
+// --search-mode flag.
+func measurable(ctx context.Context, bin string, modes []string) ([]string, error) {
+	has, err := eval.SupportsSearchMode(ctx, bin)
+	if err != nil {
+		return nil, err
+	}
+	if !has {
+		slog.Warn("the server has no --search-mode flag; only its default (dense) search is measured")
+		return []string{""}, nil
+	}
+	return modes, nil
+}
+
+// runMode asks every question of the server in its mode, checks that the
+// index holds the whole corpus, and fills in the whole chunks behind the
+// hits; name is the mode as the report shows it.
+func runMode(ctx context.Context, srv eval.Server, qs []eval.Question, c eval.Corpus) (name string, outs []eval.Outcome, err error) {
+	t := time.Now()
+	if outs, err = srv.Run(ctx, qs); err != nil {
+		return "", nil, err
+	}
+	chunks, err := eval.Chunks(srv.Index)
+	if err != nil {
+		return "", nil, err
+	}
+	if len(chunks) != len(c.Docs) {
+		return "", nil, fmt.Errorf("the index holds %d files, the corpus %d", len(chunks), len(c.Docs))
+	}
+	eval.FillWhole(outs, chunks, c.Dir)
+	name = srv.Mode
+	if name == "" {
+		name = "dense (server default)"
+	}
+	slog.Info("mode done", "mode", name, "took", time.Since(t).Round(time.Millisecond))
+	return name, outs, nil
+}
+
+// results gathers every mode's scores: IR scores for an IR set, else a
+// row and the questions missed.
+type results struct {
+	rows    []eval.Row
+	irModes []string
+	irRows  []eval.IRScores
+	missed  strings.Builder
+}
+
+func (res *results) add(ir bool, name string, outs []eval.Outcome) {
+	if ir {
+		res.irModes, res.irRows = append(res.irModes, name), append(res.irRows, eval.ScoreIR(outs))
+		return
+	}
+	res.rows = append(res.rows, eval.ScoreRow(name, outs))
+	fmt.Fprintf(&res.missed, "\n### Misses of %s (target not in the top 5)\n\n", name)
+	for _, o := range outs {
+		if r := eval.Rank(o.Question.Target, o.Hits); r == 0 || r > 5 {
+			got := ""
+			if len(o.Hits) > 0 {
+				got = o.Hits[0].Path
+			}
+			fmt.Fprintf(&res.missed, "- %s (%s) %q → rank %d, first %s\n", o.Question.ID, o.Question.Kind, o.Question.Query, r, got)
+		}
+	}
+}
+
+// header is the report's opening sentence: what was run, on what, where
+// and under what load (the load after is read now).
+func header(set eval.Set, model string, questions int, kinds map[string]int, files int, counts map[string]int, from, loadBefore string) string {
 	flags := ""
 	if set.Name != eval.Sets[0].Name {
 		flags = " -set " + set.Name
@@ -146,25 +190,32 @@ func run(ctx context.Context, set eval.Set, bin, cache, index, model string, mod
 	if model != "" {
 		flags += " -model " + model
 	}
-	fmt.Fprintf(&sb, "`%s` (bench/cmd/eval%s) on %s: %d questions (%s) "+
+	return fmt.Sprintf("`%s` (bench/cmd/eval%s) on %s: %d questions (%s) "+
 		"over %d generated files (%s) from %s; "+
 		"CPU %s; load average %s before, %s after; top_k 10, other arguments default. ",
-		set.Make, flags, time.Now().UTC().Format("2006-01-02"), len(qs),
+		set.Make, flags, time.Now().UTC().Format("2006-01-02"), questions,
 		countList(kinds, eval.KindIdentifier, eval.KindKeyword, eval.KindParaphrase),
-		len(c.Docs), countList(counts, ".txt", ".md", ".pdf", ".docx"), from, cpuModel(), loadBefore, loadAvg())
-	if set.IR {
+		files, countList(counts, ".txt", ".md", ".pdf", ".docx"), from, cpuModel(), loadBefore, loadAvg())
+}
+
+// report is the header, then the IR table, or the results table and, when
+// the set has several kinds of question, the table by kind.
+func (res *results) report(ir bool, head string, kinds map[string]int) string {
+	var sb strings.Builder
+	sb.WriteString(head)
+	if ir {
 		sb.WriteString("Each file counts once, at its best passage; relevance as judged in BEIR's qrels/test.tsv.\n\n")
-		sb.WriteString(eval.IRTable(irModes, irRows))
-		return sb.String(), "", nil
+		sb.WriteString(eval.IRTable(res.irModes, res.irRows))
+		return sb.String()
 	}
 	sb.WriteString("Hits count by file; answer@5 needs the answer phrase in a top-5 passage of the target file, " +
 		"as returned (client) or in the whole indexed chunks behind those hits (whole-chunk).\n\n")
-	sb.WriteString(eval.Table(rows))
+	sb.WriteString(eval.Table(res.rows))
 	if len(kinds) > 1 {
 		sb.WriteString("\nBy question kind:\n\n")
-		sb.WriteString(eval.KindTable(rows))
+		sb.WriteString(eval.KindTable(res.rows))
 	}
-	return sb.String(), missed.String(), nil
+	return sb.String()
 }
 
 // checkAnswers fails unless every question's answer phrase is in the

@@ -121,84 +121,121 @@ func measure(ctx context.Context, sets []string, cache, model string, modes []st
 		}
 	}
 	for _, name := range sets {
-		set, err := eval.SetNamed(name)
+		s, err := loadSet(ctx, name, cache)
 		if err != nil {
 			return nil, nil, err
 		}
-		c, _, err := set.Corpus(ctx, cache)
-		if err != nil {
-			return nil, nil, err
-		}
-		qs, err := set.Load()
-		if err != nil {
-			return nil, nil, err
-		}
-		nas, err := eval.NoAnswers(set.Name)
-		if err != nil {
-			return nil, nil, err
-		}
-		index := indexOf(cache, set.Name, model)
+		index := indexOf(cache, s.set.Name, model)
 		for _, mode := range modes {
-			eng, err := engine.New(engine.Config{DataFolder: c.Dir, IndexFolder: index, ReadOnly: true,
-				NoInitialReindex: true, SearchMode: engine.SearchMode(mode), Model: model})
+			r, qd, err := measureMode(ctx, s, index, model, mode, threshold)
 			if err != nil {
 				return nil, nil, err
 			}
-			eng.Start(ctx)
-			if err := eng.WaitModel(ctx); err != nil {
-				eng.Close()
-				return nil, nil, err
-			}
-			chunks := eng.Status().Chunks
-			t := time.Now()
-			r := row{Set: set.Name, Mode: mode, IR: set.IR, NoAnswers: len(nas), Questions: len(qs)}
-			var at, without []eval.Outcome
-			for _, q := range qs {
-				o0, err := ask(ctx, eng, q, 0)
-				if err != nil {
-					eng.Close()
-					return nil, nil, err
-				}
-				o, err := ask(ctx, eng, q, threshold)
-				if err != nil {
-					eng.Close()
-					return nil, nil, err
-				}
-				if len(o.Hits) == 0 {
-					r.Mute++
-				}
-				at, without = append(at, o), append(without, o0)
-				dump = append(dump, record(set.Name, mode, q.ID, q.Kind, true, chunks, o0))
-				if *withBg && mode == "dense" {
-					if dump[len(dump)-1].Bg, err = summarise(ctx, eng, q.Query, chunks); err != nil {
-						return nil, nil, err
-					}
-				}
-			}
-			for _, na := range nas {
-				q := eval.Question{ID: na.ID, Kind: na.Kind, Query: na.Query}
-				o0, err := ask(ctx, eng, q, 0)
-				if err != nil {
-					eng.Close()
-					return nil, nil, err
-				}
-				if kept(o0, threshold) == 0 {
-					r.Silent++
-				}
-				dump = append(dump, record(set.Name, mode, na.ID, na.Kind, false, chunks, o0))
-				if *withBg && mode == "dense" {
-					if dump[len(dump)-1].Bg, err = summarise(ctx, eng, na.Query, chunks); err != nil {
-						return nil, nil, err
-					}
-				}
-			}
-			eng.Close()
-			r.At, r.Without = metrics(set, at), metrics(set, without)
-			rows = append(rows, r)
-			slog.Info("measured", "set", set.Name, "mode", mode, "took", time.Since(t).Round(time.Millisecond))
+			rows, dump = append(rows, r), append(dump, qd...)
 		}
 	}
 	return rows, dump, nil
+}
+
+// setData is what one set asks: its real questions and no-answer queries.
+type setData struct {
+	set eval.Set
+	c   eval.Corpus
+	qs  []eval.Question
+	nas []eval.NoAnswer
+}
+
+func loadSet(ctx context.Context, name, cache string) (setData, error) {
+	var s setData
+	var err error
+	if s.set, err = eval.SetNamed(name); err != nil {
+		return s, err
+	}
+	if s.c, _, err = s.set.Corpus(ctx, cache); err != nil {
+		return s, err
+	}
+	if s.qs, err = s.set.Load(); err != nil {
+		return s, err
+	}
+	s.nas, err = eval.NoAnswers(s.set.Name)
+	return s, err
+}
+
+// measureMode opens the set's index read-only in one search mode and asks
+// every query of the set in it.
+func measureMode(ctx context.Context, s setData, index, model, mode string, threshold float64) (row, []query, error) {
+	eng, err := engine.New(engine.Config{DataFolder: s.c.Dir, IndexFolder: index, ReadOnly: true,
+		NoInitialReindex: true, SearchMode: engine.SearchMode(mode), Model: model})
+	if err != nil {
+		return row{}, nil, err
+	}
+	eng.Start(ctx)
+	if err := eng.WaitModel(ctx); err != nil {
+		eng.Close()
+		return row{}, nil, err
+	}
+	chunks := eng.Status().Chunks
+	t := time.Now()
+	r, dump, err := probe(ctx, eng, s, mode, chunks, threshold)
+	eng.Close()
+	if err != nil {
+		return row{}, nil, err
+	}
+	slog.Info("measured", "set", s.set.Name, "mode", mode, "took", time.Since(t).Round(time.Millisecond))
+	return r, dump, nil
+}
+
+// probe asks the real questions at the threshold and at 0, and the
+// no-answer queries at 0 (the threshold's cut is a prefix of that).
+func probe(ctx context.Context, eng *engine.Engine, s setData, mode string, chunks int, threshold float64) (row, []query, error) {
+	r := row{Set: s.set.Name, Mode: mode, IR: s.set.IR, NoAnswers: len(s.nas), Questions: len(s.qs)}
+	var dump []query
+	var at, without []eval.Outcome
+	for _, q := range s.qs {
+		o0, err := ask(ctx, eng, q, 0)
+		if err != nil {
+			return r, nil, err
+		}
+		o, err := ask(ctx, eng, q, threshold)
+		if err != nil {
+			return r, nil, err
+		}
+		if len(o.Hits) == 0 {
+			r.Mute++
+		}
+		at, without = append(at, o), append(without, o0)
+		qd := record(s.set.Name, mode, q.ID, q.Kind, true, chunks, o0)
+		if qd.Bg, err = backgroundOf(ctx, eng, mode, q.Query, chunks); err != nil {
+			return r, nil, err
+		}
+		dump = append(dump, qd)
+	}
+	for _, na := range s.nas {
+		q := eval.Question{ID: na.ID, Kind: na.Kind, Query: na.Query}
+		o0, err := ask(ctx, eng, q, 0)
+		if err != nil {
+			return r, nil, err
+		}
+		if kept(o0, threshold) == 0 {
+			r.Silent++
+		}
+		qd := record(s.set.Name, mode, na.ID, na.Kind, false, chunks, o0)
+		if qd.Bg, err = backgroundOf(ctx, eng, mode, na.Query, chunks); err != nil {
+			return r, nil, err
+		}
+		dump = append(dump, qd)
+	}
+	r.At, r.Without = metrics(s.set, at), metrics(s.set, without)
+	return r, dump, nil
+}
+
+// backgroundOf is the query's cosines summarised, with -bg in dense mode;
+// nil otherwise.
+func backgroundOf(ctx context.Context, eng *engine.Engine, mode, q string, chunks int) (*background, error) {
+	if !*withBg || mode != "dense" {
+		return nil, nil
+	}
+	return summarise(ctx, eng, q, chunks)
 }
 
 // indexOf is where bench/cmd/eval -index keeps the set's index of model.

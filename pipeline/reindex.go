@@ -45,6 +45,10 @@ type Progress struct {
 	// is done) and of those chunked so far: ChunksTotal grows with them,
 	// so their ratio lets a display estimate the final chunk count.
 	BytesDone, BytesTotal int64
+	// The run's chunk total while files remain to be chunked: Expected
+	// starts low and only grows toward the count, for display; Likely is
+	// the plain projection, for an ETA. Both equal ChunksTotal at the end.
+	ChunksExpected, ChunksLikely int
 }
 
 // Result is what a run did.
@@ -58,14 +62,17 @@ type Result struct {
 type counters struct {
 	filesTotal, filesDone, chunksTotal, chunksDone atomic.Int64
 	bytesTotal, bytesDone                          atomic.Int64
+	forecast                                       *forecast
 }
 
 func (c *counters) progress() Progress {
-	return Progress{
+	p := Progress{
 		FilesDone: int(c.filesDone.Load()), FilesTotal: int(c.filesTotal.Load()),
 		ChunksDone: int(c.chunksDone.Load()), ChunksTotal: int(c.chunksTotal.Load()),
 		BytesDone: c.bytesDone.Load(), BytesTotal: c.bytesTotal.Load(),
 	}
+	p.ChunksExpected, p.ChunksLikely = c.forecast.totals()
+	return p
 }
 
 // reportProgress calls report every interval while the counters move, until
@@ -101,7 +108,7 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	var cnt counters
+	cnt := counters{forecast: newForecast()}
 	filter := stages.Filter{Before: w.Before(), Force: cfg.Force}
 	extractor := stages.Extractor{Folder: cfg.Walker.Folder, Limits: cfg.Limits, PDF: cfg.PDF, Force: cfg.Force}
 	chunker := stages.Chunker{Config: cfg.Chunking, Tokens: cfg.Tokens, MaxChunks: cfg.MaxFileChunks}
@@ -140,6 +147,7 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 			if probe.Kind == stages.Changed {
 				toRead[job.Rel] = job.Size
 				bytes += job.Size
+				cnt.forecast.plan(job.Ext, job.Size)
 			}
 		}
 		cnt.bytesTotal.Store(bytes)
@@ -163,8 +171,10 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		size, planned := toRead[job.Rel] // written before the first send, read-only after
+		cnt.forecast.chunked(job.Ext, size, n, planned)
 		cnt.chunksTotal.Add(int64(n))
-		cnt.bytesDone.Add(toRead[job.Rel]) // written before the first send, read-only after
+		cnt.bytesDone.Add(size)
 		return job, nil
 	})
 	ExpandIdle(run, "embed", chunked, embedded, batcher.Add, batcher.Step, batcher.Flush)

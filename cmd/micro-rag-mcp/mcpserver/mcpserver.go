@@ -417,8 +417,8 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	}
 	var progress func(pipeline.Progress)
 	if call.Params.Meta != nil && call.Params.Meta.ProgressToken != nil {
-		relay := newProgressRelay(t.progressSender(ctx, call.Params.Meta.ProgressToken))
-		ticker := time.NewTicker(ProgressEvery)
+		relay := newProgressRelay(t.progressSender(ctx, call.Params.Meta.ProgressToken), time.Now)
+		ticker := time.NewTicker(progressTick)
 		stop, done := make(chan struct{}), make(chan struct{})
 		// No progress may follow the answer: wait for the ticker to stop.
 		defer func() { close(stop); <-done; ticker.Stop() }()
@@ -446,13 +446,12 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 // progressSender turns reindex progress into notifications/progress. A
 // failed send (full channel, gone client) is logged and dropped: progress
 // must never fail the reindex.
-func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) func(float64, pipeline.Progress) {
-	return func(value float64, p pipeline.Progress) {
+func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) func(float64, pipeline.Progress, string) {
+	return func(value float64, p pipeline.Progress, eta string) {
 		params := map[string]any{
 			"progressToken": token,
 			"progress":      value,
-			"message": fmt.Sprintf("files %d/%d, chunks %d/%d",
-				p.FilesDone, p.FilesTotal, p.ChunksDone, p.ChunksTotal),
+			"message":       progressMessage(p, eta),
 		}
 		if p.FilesTotal > 0 {
 			params["total"] = p.FilesTotal

@@ -12,8 +12,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/internal/term"
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/index"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
@@ -158,8 +160,8 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	c.register(fs)
 	quietByDefault(fs)
 	c.registerSearchMode(fs)
-	fs.IntVar(&topK, "top-k", mcpserver.DefaultTopK, "number of passages to show (1-50)")
-	fs.Float64Var(&threshold, "score-threshold", mcpserver.DefaultScoreThreshold, "minimum cosine similarity (0-1)")
+	fs.IntVar(&topK, "top-k", isearch.DefaultTopK, "number of passages to show (1-50)")
+	fs.Float64Var(&threshold, "score-threshold", isearch.DefaultScoreThreshold, "minimum cosine similarity (0-1)")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
 	fs.BoolVar(&explain, "explain", false, "show what each score is made of: cosine, keyword score, share of the query's keywords, fused score (with --json: an explain object per result)")
 	pos, done, err := c.parseSubcommand(fs, args, stdout, true)
@@ -170,10 +172,8 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if query == "" {
 		return withUsage(fs, usageErr("search needs a query"))
 	}
-	req, err := mcpserver.ParseSearch(map[string]any{
-		"query": query, "top_k": float64(topK), "score_threshold": threshold,
-	})
-	if err != nil {
+	req := isearch.Request{Query: query, TopK: topK, ScoreThreshold: threshold}
+	if err := req.Check(); err != nil {
 		return &exitError{code: 2, err: err, usage: true, cmd: "search"}
 	}
 	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr, true)
@@ -233,7 +233,7 @@ func printResults(w io.Writer, res []engine.Result, explain bool) {
 		if x := r.Explain; explain && x != nil {
 			fmt.Fprintf(tw, "%.3f\t%.2f\t%.3f\t%.2f\t%.2f\t%.3f\t", x.Cosine, x.BM25, x.Keyword, x.Share, x.Specificity, x.Fused)
 		}
-		fmt.Fprintf(tw, "%s\t%s\n", mcpserver.Visible(mcpserver.Citation(r)), mcpserver.OneLine(r.Snippet, 90))
+		fmt.Fprintf(tw, "%s\t%s\n", term.Visible(mcpserver.Citation(r)), term.OneLine(r.Snippet, 90))
 	}
 	tw.Flush()
 }
@@ -281,7 +281,7 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for _, line := range mcpserver.SkipLines(res.Skipped) {
 		fmt.Fprintf(stdout, "  %s\n", line)
 	}
-	fmt.Fprintf(stdout, "extensions:      %s\nexcludes:        %s\n", engine.ExtList(res.Exts), mcpserver.Visible(excludeList(res.Excludes)))
+	fmt.Fprintf(stdout, "extensions:      %s\nexcludes:        %s\n", engine.ExtList(res.Exts), term.Visible(excludeList(res.Excludes)))
 	return nil
 }
 
@@ -338,27 +338,27 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 	}
 	ch := st.ChangedDisk
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "data folder:\t%s\n", mcpserver.Visible(st.DataFolder))
-	fmt.Fprintf(tw, "index folder:\t%s\n", mcpserver.Visible(st.IndexFolder))
+	fmt.Fprintf(tw, "data folder:\t%s\n", term.Visible(st.DataFolder))
+	fmt.Fprintf(tw, "index folder:\t%s\n", term.Visible(st.IndexFolder))
 	if st.Integrity == engine.IntegrityDamaged {
-		fmt.Fprintf(tw, "integrity:\tDAMAGED: %s\n", mcpserver.OneLine(st.Damage, 200))
+		fmt.Fprintf(tw, "integrity:\tDAMAGED: %s\n", term.OneLine(st.Damage, 200))
 	} else {
 		fmt.Fprintf(tw, "integrity:\t%s (file sizes and checksums, their agreement, vector lengths)\n", st.Integrity)
 	}
 	fmt.Fprintf(tw, "files:\t%d\n", st.Files)
 	fmt.Fprintf(tw, "chunks:\t%d\n", st.Chunks)
 	fmt.Fprintf(tw, "tombstones:\t%d\n", st.Tombstones)
-	fmt.Fprintf(tw, "model:\t%s\n", mcpserver.Visible(model))
+	fmt.Fprintf(tw, "model:\t%s\n", term.Visible(model))
 	fmt.Fprintf(tw, "index size:\t%s\n", st.IndexSize())
 	fmt.Fprintf(tw, "last reindex:\t%s\n", last)
 	fmt.Fprintf(tw, "extensions:\t%s\n", engine.ExtList(st.Exts))
-	fmt.Fprintf(tw, "excludes:\t%s\n", mcpserver.Visible(excludeList(st.Excludes)))
+	fmt.Fprintf(tw, "excludes:\t%s\n", term.Visible(excludeList(st.Excludes)))
 	if st.LastRunError != "" {
-		fmt.Fprintf(tw, "last run failed:\t%s\n", mcpserver.OneLine(st.LastRunError, 240))
+		fmt.Fprintf(tw, "last run failed:\t%s\n", term.OneLine(st.LastRunError, 240))
 	}
 	fmt.Fprintf(tw, "changed on disk since:\t%d new, %d modified, %d deleted\n", ch.New, ch.Modified, ch.Deleted)
 	for _, p := range ch.Examples {
-		fmt.Fprintf(tw, "\t  %s\n", mcpserver.Visible(p))
+		fmt.Fprintf(tw, "\t  %s\n", term.Visible(p))
 	}
 	fmt.Fprintf(tw, "not indexed:\t%d\n", stages.SkipTotal(st.Skipped))
 	for _, line := range mcpserver.SkipLines(st.Skipped) {
@@ -366,12 +366,12 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 	}
 	fmt.Fprintf(tw, "failed files:\t%d\n", len(st.Failed))
 	for _, f := range st.Failed {
-		fmt.Fprintf(tw, "\t  %s: %s\n", mcpserver.Visible(f.Path), mcpserver.OneLine(f.Reason, 120))
+		fmt.Fprintf(tw, "\t  %s: %s\n", term.Visible(f.Path), term.OneLine(f.Reason, 120))
 	}
 	fmt.Fprintf(tw, "links leading outside:\t%d (not followed)\n", st.LinksOutside)
 	fmt.Fprintf(tw, "truncated files:\t%d\n", len(st.Truncated))
 	for _, f := range st.Truncated {
-		fmt.Fprintf(tw, "\t  %s: %s\n", mcpserver.Visible(f.Path), mcpserver.OneLine(f.Reason, 240))
+		fmt.Fprintf(tw, "\t  %s: %s\n", term.Visible(f.Path), term.OneLine(f.Reason, 240))
 	}
 	return tw.Flush()
 }
@@ -422,7 +422,7 @@ func writeJSON(w io.Writer, v any) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(mcpserver.VisibleJSON(b), '\n'))
+	_, err = w.Write(append(term.VisibleJSON(b), '\n'))
 	return err
 }
 
@@ -474,7 +474,7 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	for _, d := range docs {
 		chunks += d.Chunks
 		mod := time.Unix(0, int64(d.Mtime*1e9)).Local().Format("2006-01-02 15:04")
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", d.Chunks, extract.HumanBytes(d.Size), mod, mcpserver.Visible(d.Path))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", d.Chunks, extract.HumanBytes(d.Size), mod, term.Visible(d.Path))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

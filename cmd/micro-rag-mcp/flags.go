@@ -125,7 +125,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, er
 	var pos []string
 	for {
 		// flag would print its error with the argument raw; run prints it
-		// escaped (mcpserver.Visible), after the usage printed here.
+		// escaped (term.Visible), after the usage printed here.
 		stderr := fs.Output()
 		fs.SetOutput(io.Discard)
 		err := fs.Parse(args)

@@ -15,7 +15,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
-	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/internal/term"
 )
 
 // version and commit are set at link time by make build and make dist
@@ -112,7 +112,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
-		fmt.Fprintf(stderr, "micro-rag-mcp: %s\n", mcpserver.Visible(ee.err.Error()))
+		fmt.Fprintf(stderr, "micro-rag-mcp: %s\n", term.Visible(ee.err.Error()))
 		if ee.showUsage != nil {
 			fmt.Fprintln(stderr)
 			ee.showUsage()
@@ -127,7 +127,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ee.code
 	}
 	// Errors quote file names and folders: escape what a terminal acts on.
-	fmt.Fprintf(stderr, "micro-rag-mcp: %s\n", mcpserver.Visible(err.Error()))
+	fmt.Fprintf(stderr, "micro-rag-mcp: %s\n", term.Visible(err.Error()))
 	return 1
 }
 

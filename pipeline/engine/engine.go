@@ -112,8 +112,13 @@ type Config struct {
 	MergeRatio float64
 	// SearchMode is the ranking searches use; "" = SearchHybrid.
 	SearchMode SearchMode
-	// Fusion is how hybrid search combines its rankings; "" = DefaultFusion.
+	// Fusion is how hybrid search combines its rankings, with its
+	// constants ("share:a=1,g=1"); "" = search.DefaultFusion.
 	Fusion Fusion
+	// Diversity limits one file's passages at the top of the results
+	// ("free=N,step=X", see search.Options); "" = none.
+	Diversity string
+
 	Logger *slog.Logger
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
@@ -44,73 +45,23 @@ func CheckExclude(p string) error { return ignore.CheckPattern(p) }
 // holds the index lock.
 var ErrBusy = errors.New("a reindex is already running on this index; try again when it finishes")
 
-// SearchMode chooses the ranking a search uses.
-type SearchMode string
+// The query side lives in index/search; these names keep the engine's API.
+type (
+	SearchMode    = isearch.Mode
+	SearchRequest = isearch.Request
+	Explanation   = isearch.Explanation
+	Result        = isearch.Result
+)
 
-// Search modes. Hybrid is the default: dense alone misses exact identifiers,
-// keyword alone misses paraphrases.
+// Search modes (search.Mode).
 const (
-	SearchHybrid  SearchMode = "hybrid"
-	SearchDense   SearchMode = "dense"
-	SearchKeyword SearchMode = "keyword"
+	SearchHybrid  = isearch.Hybrid
+	SearchDense   = isearch.Dense
+	SearchKeyword = isearch.Keyword
 )
 
 // ParseSearchMode accepts "dense", "keyword" or "hybrid"; "" means hybrid.
-func ParseSearchMode(s string) (SearchMode, error) {
-	switch m := SearchMode(s); m {
-	case "":
-		return SearchHybrid, nil
-	case SearchHybrid, SearchDense, SearchKeyword:
-		return m, nil
-	}
-	return "", fmt.Errorf("search mode %q is not one of dense, keyword, hybrid", s)
-}
-
-// SearchRequest is one query. The caller applies defaults and validation.
-type SearchRequest struct {
-	Query          string
-	TopK           int
-	ScoreThreshold float64
-	Explain        bool // set each Result's Explain
-}
-
-// Explanation is what a result's score was made of: its best chunk's
-// cosine with the query, raw BM25F score, calibrated keyword score and
-// share of the query's keyword weight it holds, how specific the query's
-// words are (the same for every result), and the fused score. The parts a
-// mode does not use are 0.
-type Explanation struct {
-	Cosine      float64 `json:"cosine"`
-	BM25        float64 `json:"bm25"`
-	Keyword     float64 `json:"keyword"`
-	Share       float64 `json:"share"`
-	Specificity float64 `json:"specificity"`
-	Fused       float64 `json:"fused"`
-}
-
-// Result is one passage: one chunk, or neighbouring chunks of one file
-// whose text overlaps, merged. Path is relative to the data folder, with "/"
-// separators.
-type Result struct {
-	Path  string  `json:"path"`
-	Score float64 `json:"score"` // in [0, 1]; see Search
-	// Snippet is the passage's whole text, runs of spaces collapsed and
-	// lines trimmed.
-	Snippet    string `json:"snippet"`
-	ChunkIndex int    `json:"chunk_index"` // the best-ranked chunk of the passage
-	Chunks     []int  `json:"chunks"`      // every chunk in the passage, ascending
-	CharStart  int    `json:"char_start"`
-	CharEnd    int    `json:"char_end"`
-	// URI names the passage for MCP resources/read; set by the MCP server.
-	URI       string  `json:"uri,omitempty"`
-	Mtime     float64 `json:"mtime"`
-	Ext       string  `json:"ext"`
-	Page      int     `json:"page,omitempty"`
-	LineStart int     `json:"line_start,omitempty"`
-	LineEnd   int     `json:"line_end,omitempty"`
-	// Explain is set when the request asks for it.
-	Explain *Explanation `json:"explain,omitempty"`
-}
+func ParseSearchMode(s string) (SearchMode, error) { return isearch.ParseMode(s) }
 
 // ReindexRequest mirrors the reindex tool's arguments.
 type ReindexRequest struct {

@@ -5,26 +5,15 @@ import (
 	"errors"
 	"fmt"
 
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 )
 
-// ChunkEvidence is what both rankings know of one chunk for one query.
-type ChunkEvidence struct {
-	Path        string  `json:"path"`
-	ChunkIndex  int     `json:"chunk"`
-	Text        string  `json:"text"`
-	Cosine      float64 `json:"cos"`
-	BM25        float64 `json:"bm25"`
-	Coverage    float64 `json:"cov"`
-	DenseRank   int     `json:"drank"` // from 1; 0 = not in the dense list
-	KeywordRank int     `json:"krank"` // from 1; 0 = not in the keyword list
-}
-
-// QueryEvidence is Explain's answer.
-type QueryEvidence struct {
-	Weight float64         `json:"weight"` // the query's keyword weight
-	Chunks []ChunkEvidence `json:"chunks"`
-}
+// ChunkEvidence and QueryEvidence are Explain's answer (index/search).
+type (
+	ChunkEvidence = isearch.ChunkEvidence
+	QueryEvidence = isearch.QueryEvidence
+)
 
 // Explain returns the union of the first depth chunks of the dense and the
 // keyword ranking with every chunk's exact cosine and keyword evidence, so
@@ -42,37 +31,5 @@ func (e *Engine) Explain(ctx context.Context, query string, depth int) (QueryEvi
 	if err != nil {
 		return QueryEvidence{}, fmt.Errorf("embed query: %w", err)
 	}
-	dense, err := snap.Search(vec, depth)
-	if err != nil {
-		return QueryEvidence{}, err
-	}
-	var ids []int64
-	for _, h := range dense {
-		ids = append(ids, h.Record.ID)
-	}
-	keyword, denseEvidence, err := snap.SearchLexicalWith(query, depth, ids)
-	if err != nil {
-		return QueryEvidence{}, err
-	}
-	out := QueryEvidence{Weight: snap.LexicalQueryWeight(query)}
-	at := map[int64]int{}
-	for i, h := range dense {
-		at[h.Record.ID] = len(out.Chunks)
-		out.Chunks = append(out.Chunks, ChunkEvidence{Path: h.Record.Path, ChunkIndex: h.Record.ChunkIndex,
-			Text: h.Record.Text, Cosine: float64(h.Score), BM25: denseEvidence[i].Score,
-			Coverage: denseEvidence[i].Coverage, DenseRank: i + 1})
-	}
-	for i, h := range keyword {
-		if j, ok := at[h.Record.ID]; ok {
-			out.Chunks[j].KeywordRank = i + 1
-			continue
-		}
-		cos, err := snap.Similarity(vec, h.Record.ID)
-		if err != nil {
-			return QueryEvidence{}, err
-		}
-		out.Chunks = append(out.Chunks, ChunkEvidence{Path: h.Record.Path, ChunkIndex: h.Record.ChunkIndex,
-			Text: h.Record.Text, Cosine: float64(cos), BM25: float64(h.Score), Coverage: h.Share, KeywordRank: i + 1})
-	}
-	return out, nil
+	return isearch.Explain(snap, query, vec, depth)
 }

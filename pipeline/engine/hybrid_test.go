@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
+	"github.com/micro-rag/micro-rag-mcp/internal/prose"
 )
 
 // Asking for more results must not reorder the first ones: a hybrid
@@ -14,12 +17,12 @@ func TestHybridTopKIsPrefix(t *testing.T) {
 	data := t.TempDir()
 	files := map[string]string{}
 	for i := range 40 {
-		files[fmt.Sprintf("notes-%02d.txt", i)] = randomText(uint64(i), 10)
+		files[fmt.Sprintf("notes-%02d.txt", i)] = prose.Random(uint64(i), 10)
 	}
 	writeCorpus(t, data, files)
 	e := newEngine(t, Config{DataFolder: data, IndexFolder: t.TempDir()})
 	res := reindex(t, e, ReindexRequest{})
-	if res.ChunksTotal < 2*poolSize(SearchHybrid, 20) {
+	if res.ChunksTotal < 2*isearch.PoolSize(SearchHybrid, 20) {
 		t.Fatalf("%d chunks: too few for the pools to matter", res.ChunksTotal)
 	}
 	queries := []string{

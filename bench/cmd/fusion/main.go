@@ -2,8 +2,8 @@
 // index that make eval-all left under bin/ (bin/eval-index-SET) in this
 // process, asks every question with top_k 10 and the default threshold in
 // dense and keyword mode and in hybrid mode under every fusion and
-// diversity given (engine.DefaultFusion, engine.DefaultDiversity: the same
-// code path the server runs), and prints every row at the passage and the
+// diversity given (engine.Config's Fusion and Diversity: the same code
+// path the server runs), and prints every row at the passage and the
 // document level. With -loso it also chooses a variant leave-one-set-out:
 // for each set held out, the variant whose worst margin over max(dense,
 // keyword) on the other sets is largest, reported on the held-out set.
@@ -21,14 +21,14 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/bench/eval"
-	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 func main() {
 	sets := flag.String("sets", "godoc,manpages,crowded,scifact", "question sets")
 	cache := flag.String("cache", "bin", "where make eval-all left the corpora and indexes")
-	fusions := flag.String("fusions", "share", "hybrid fusions to compare, separated by ';' (engine.DefaultFusion syntax)")
+	fusions := flag.String("fusions", "share", "hybrid fusions to compare, separated by ';' (engine.Config.Fusion syntax)")
 	flag.StringVar(&base, "base", string(engine.FusionShare), "the fusion dense and keyword rows run under (keyword mode takes its calibration from it)")
 	divs := flag.String("diversity", "", "diversities to compare, separated by ';' (\"\" is none)")
 	loso := flag.Bool("loso", false, "choose a hybrid variant leave-one-set-out")
@@ -134,25 +134,13 @@ func measure(sets []string, cache string, fusions, divs []string) ([]row, error)
 			if mode == engine.SearchHybrid {
 				variants = fusions
 			}
-			eng, err := engine.New(engine.Config{DataFolder: c.Dir, IndexFolder: index, ReadOnly: true,
-				NoInitialReindex: true, SearchMode: mode})
-			if err != nil {
-				return nil, err
-			}
-			eng.Start(ctx)
-			// Search gives up on a model still loading after 5 s; on a
-			// busy machine that would cost the first questions.
-			if err := eng.WaitModel(ctx); err != nil {
-				eng.Close()
-				return nil, err
-			}
 			for _, f := range variants {
 				for _, d := range divs {
-					engine.DefaultFusion, engine.DefaultDiversity = f, d
+					cfg := engine.Config{DataFolder: c.Dir, IndexFolder: index, ReadOnly: true,
+						NoInitialReindex: true, SearchMode: mode, Fusion: engine.Fusion(f), Diversity: d}
 					t := time.Now()
-					outs, err := ask(ctx, eng, qs)
+					outs, err := askEngine(ctx, cfg, qs)
 					if err != nil {
-						eng.Close()
 						return nil, err
 					}
 					r := row{Set: set.Name, Mode: string(mode), Fusion: map[bool]string{true: f}[mode != engine.SearchDense], Diversity: d, IR: set.IR,
@@ -175,17 +163,32 @@ func measure(sets []string, cache string, fusions, divs []string) ([]row, error)
 					slog.Info("measured", "set", set.Name, "variant", r.name(), "took", time.Since(t).Round(time.Millisecond))
 				}
 			}
-			eng.Close()
 		}
 	}
 	return rows, nil
+}
+
+// askEngine opens an engine on cfg's index and asks it every question.
+func askEngine(ctx context.Context, cfg engine.Config, qs []eval.Question) ([]eval.Outcome, error) {
+	eng, err := engine.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer eng.Close()
+	eng.Start(ctx)
+	// Search gives up on a model still loading after 5 s; on a busy
+	// machine that would cost the first questions.
+	if err := eng.WaitModel(ctx); err != nil {
+		return nil, err
+	}
+	return ask(ctx, eng, qs)
 }
 
 func ask(ctx context.Context, eng *engine.Engine, qs []eval.Question) ([]eval.Outcome, error) {
 	var outs []eval.Outcome
 	for _, q := range qs {
 		t := time.Now()
-		res, err := eng.Search(ctx, engine.SearchRequest{Query: q.Query, TopK: 10, ScoreThreshold: mcpserver.DefaultScoreThreshold, Explain: verbose})
+		res, err := eng.Search(ctx, engine.SearchRequest{Query: q.Query, TopK: 10, ScoreThreshold: search.DefaultScoreThreshold, Explain: verbose})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", q.ID, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/internal/term"
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
@@ -119,7 +120,7 @@ func run(bin, data string, verbose bool) error {
 			fmt.Println("   (no results)")
 		}
 		for i, r := range out.Results {
-			fmt.Printf("  %d. %.3f  %s\n     %s\n", i+1, r.Score, mcpserver.Visible(mcpserver.Citation(r.Result)), mcpserver.OneLine(r.Snippet, 160))
+			fmt.Printf("  %d. %.3f  %s\n     %s\n", i+1, r.Score, term.Visible(mcpserver.Citation(r.Result)), term.OneLine(r.Snippet, 160))
 		}
 		fmt.Println()
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/internal/term"
+	"github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
@@ -29,14 +31,6 @@ type Engine interface {
 	Documents(ctx context.Context, after string, limit int) ([]engine.DocumentInfo, bool, error)
 	IndexState() engine.IndexState
 }
-
-// Argument limits and defaults, shared with the CLI.
-const (
-	DefaultTopK           = 5
-	MinTopK               = 1
-	MaxTopK               = 50
-	DefaultScoreThreshold = 0.2
-)
 
 // Options describe the server as clients see it.
 type Options struct {
@@ -110,9 +104,9 @@ func SearchTool(title string) mcp.Tool {
 			"and index_state says how far it got.", title)),
 		mcp.WithString("query", mcp.Required(), mcp.MinLength(1),
 			mcp.Description("What to look for: a question in natural language, keywords, or an exact identifier.")),
-		mcp.WithInteger("top_k", mcp.DefaultNumber(DefaultTopK), mcp.Min(MinTopK), mcp.Max(MaxTopK),
+		mcp.WithInteger("top_k", mcp.DefaultNumber(search.DefaultTopK), mcp.Min(search.MinTopK), mcp.Max(search.MaxTopK),
 			mcp.Description("How many passages to return at most (overlapping chunks of one file count once).")),
-		mcp.WithNumber("score_threshold", mcp.DefaultNumber(DefaultScoreThreshold), mcp.Min(0.0), mcp.Max(1.0),
+		mcp.WithNumber("score_threshold", mcp.DefaultNumber(search.DefaultScoreThreshold), mcp.Min(0.0), mcp.Max(1.0),
 			mcp.Description("Drop passages scoring below this.")),
 		mcp.WithRawOutputSchema([]byte(searchOutputSchema)),
 		mcp.WithReadOnlyHintAnnotation(true),
@@ -237,7 +231,7 @@ type tools struct {
 // ParseSearch applies defaults and checks ranges. Its error text is meant for
 // the model calling the tool.
 func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
-	req := engine.SearchRequest{TopK: DefaultTopK, ScoreThreshold: DefaultScoreThreshold}
+	req := search.NewRequest("")
 	if err := knownArgs(args, "query", "top_k", "score_threshold"); err != nil {
 		return req, err
 	}
@@ -249,8 +243,8 @@ func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
 	if !ok {
 		return req, fmt.Errorf(`argument "query" must be a string, got %s`, jsonType(q))
 	}
-	if strings.TrimSpace(qs) == "" {
-		return req, errors.New(`argument "query" must not be empty`)
+	if err := search.CheckQuery(qs); err != nil {
+		return req, err
 	}
 	req.Query = qs
 	if v, ok := args["top_k"]; ok && v != nil {
@@ -261,8 +255,8 @@ func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
 		if f != math.Trunc(f) {
 			return req, fmt.Errorf(`argument "top_k" must be an integer, got %v`, f)
 		}
-		if f < MinTopK || f > MaxTopK {
-			return req, fmt.Errorf(`argument "top_k" must be between %d and %d, got %v`, MinTopK, MaxTopK, f)
+		if err := search.CheckTopK(f); err != nil {
+			return req, err
 		}
 		req.TopK = int(f)
 	}
@@ -271,8 +265,8 @@ func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
 		if !ok {
 			return req, fmt.Errorf(`argument "score_threshold" must be a number, got %s`, jsonType(v))
 		}
-		if f < 0 || f > 1 || math.IsNaN(f) {
-			return req, fmt.Errorf(`argument "score_threshold" must be between 0 and 1, got %v`, f)
+		if err := search.CheckThreshold(f); err != nil {
+			return req, err
 		}
 		req.ScoreThreshold = f
 	}
@@ -371,7 +365,7 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 	}
 	want := req.TopK
 	// Ask for a few more so that copies merged away still leave top_k.
-	req.TopK = min(MaxTopK, 2*req.TopK)
+	req.TopK = min(search.MaxTopK, 2*req.TopK)
 	found, err := t.eng.Search(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -401,7 +395,7 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 	// type: the text block says what each result is, the templates give
 	// the type, and every token here is paid on every search.
 	for _, r := range res {
-		out.Content = append(out.Content, mcp.NewResourceLink(r.URI, Visible(r.Path), "", ""))
+		out.Content = append(out.Content, mcp.NewResourceLink(r.URI, term.Visible(r.Path), "", ""))
 	}
 	return out, nil
 }
@@ -433,7 +427,7 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 		return mcp.NewToolResultError("reindex cancelled; the previous index is still in use"), nil
 	case err != nil:
 		t.log.Warn("reindex failed", "err", err)
-		return mcp.NewToolResultError("reindex failed: " + Visible(err.Error())), nil
+		return mcp.NewToolResultError("reindex failed: " + term.Visible(err.Error())), nil
 	}
 	text := fmt.Sprintf("Reindexed in %d ms: %d added, %d updated, %d removed, %d failed; %d chunks in the index, %d embedded by this run.",
 		res.ElapsedMS, res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded)
@@ -489,11 +483,11 @@ func FormatResults(query string, res []Hit) string {
 	for i, r := range res {
 		// Names and text from documents reach the client's display: their
 		// control characters are escaped (structuredContent keeps them exact).
-		fmt.Fprintf(&b, "\n%d. %s (%.2f)", i+1, Visible(Citation(r.Result)), r.Score)
+		fmt.Fprintf(&b, "\n%d. %s (%.2f)", i+1, term.Visible(Citation(r.Result)), r.Score)
 		if len(r.Paths) > 1 {
-			fmt.Fprintf(&b, ", same text in %s", Visible(strings.Join(r.Paths[1:], ", ")))
+			fmt.Fprintf(&b, ", same text in %s", term.Visible(strings.Join(r.Paths[1:], ", ")))
 		}
-		fmt.Fprintf(&b, "\n%s", Visible(Excerpt(r.Snippet, query, ExcerptRunes)))
+		fmt.Fprintf(&b, "\n%s", term.Visible(Excerpt(r.Snippet, query, ExcerptRunes)))
 	}
 	return b.String()
 }

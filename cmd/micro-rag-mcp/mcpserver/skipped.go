@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/internal/term"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 )
 
 // SkipLines describes skipped files for people, one group per entry:
 // "20 compressed (.gz): a.gz, b.gz, … and 15 more — why". Paths are
-// escaped for a terminal (Visible).
+// escaped for a terminal (term.Visible).
 func SkipLines(groups []stages.SkipGroup) []string {
 	var out []string
 	for _, g := range groups {
@@ -21,7 +22,7 @@ func SkipLines(groups []stages.SkipGroup) []string {
 		}
 		ex := make([]string, len(g.Examples))
 		for i, p := range g.Examples {
-			ex[i] = Visible(p)
+			ex[i] = term.Visible(p)
 		}
 		fmt.Fprintf(&b, ": %s", strings.Join(ex, ", "))
 		if more := g.Count - len(g.Examples); more > 0 {

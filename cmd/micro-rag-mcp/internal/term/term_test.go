@@ -1,4 +1,4 @@
-package mcpserver
+package term
 
 import (
 	"encoding/json"

@@ -1,9 +1,11 @@
-package engine
+package search
 
 import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/prose"
 )
 
 func TestParseFusion(t *testing.T) {
@@ -22,8 +24,8 @@ func TestParseFusion(t *testing.T) {
 // other files', scores still never rise down the list, every passage is
 // still there further down, and top_k only appends.
 func TestDiversityKeepsEveryPassageAndPrefix(t *testing.T) {
-	a := records("a.txt", randomText(21, 60), nil)
-	b := records("b.txt", randomText(22, 8), nil)
+	a := records("a.txt", prose.Random(21, 60), nil)
+	b := records("b.txt", prose.Random(22, 8), nil)
 	for i := range b {
 		b[i].ID += 1000
 	}

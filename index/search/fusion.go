@@ -1,4 +1,4 @@
-package engine
+package search
 
 import (
 	"fmt"
@@ -55,11 +55,6 @@ type diversity struct {
 	free int     // passages of a file ranked on their score alone; 0 = no limit
 	step float64 // score handicap of each passage of a file past the free ones
 }
-
-// DefaultDiversity is the results' diversity, "free=N,step=X" (see
-// diversity; "" = none). A variable so the evaluation can compare values
-// (-ldflags "-X .../pipeline/engine.DefaultDiversity=free=1,step=1").
-var DefaultDiversity = ""
 
 func parseDiversity(s string) (diversity, error) {
 	_, p, err := parseSpec(":" + s)

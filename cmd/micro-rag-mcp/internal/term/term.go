@@ -1,4 +1,7 @@
-package mcpserver
+// Package term writes untrusted text (file names, document text, errors)
+// for a terminal: every character a terminal would act on is escaped. The
+// CLI and the MCP server's text both use it.
+package term
 
 import (
 	"fmt"

@@ -1,44 +1,16 @@
-package engine
+package search
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/prose"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
 )
-
-// randomText is seeded prose: sentences in paragraphs, whitespace runs of
-// one space, one newline or one blank line (what joinChunks can restore).
-func randomText(seed uint64, paras int) string {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	words := strings.Fields("the index keeps every chunk of text with its offsets and line numbers so a client reads whole passages " +
-		"émigré naïve 東京 データ QX-7731-B snake_case pkg.Func")
-	var b strings.Builder
-	for p := range paras {
-		if p > 0 {
-			b.WriteString("\n\n")
-		}
-		for s := range 3 + rng.IntN(8) {
-			if s > 0 {
-				b.WriteString([]string{" ", " ", "\n"}[rng.IntN(3)])
-			}
-			n := 4 + rng.IntN(14)
-			for w := range n {
-				if w > 0 {
-					b.WriteByte(' ')
-				}
-				b.WriteString(words[rng.IntN(len(words))])
-			}
-			b.WriteByte('.')
-		}
-	}
-	return b.String()
-}
 
 // records chunks text as the reindex would, with ids from 1.
 func records(path, text string, pageStarts []int) []schema.Record {
@@ -54,7 +26,7 @@ func records(path, text string, pageStarts []int) []schema.Record {
 
 func TestJoinChunksRestoresText(t *testing.T) {
 	for seed := range uint64(20) {
-		text := randomText(seed, 1+int(seed)*3)
+		text := prose.Random(seed, 1+int(seed)*3)
 		recs := records("a.txt", text, nil)
 		if got := joinChunks(recs, nil); got != text {
 			t.Fatalf("seed %d: %d chunks joined differ from the text\n got %q\nwant %q", seed, len(recs), got, text)
@@ -64,7 +36,7 @@ func TestJoinChunksRestoresText(t *testing.T) {
 
 func TestJoinChunksMarksPages(t *testing.T) {
 	// Pages joined as the PDF reader joins them.
-	pages := []string{randomText(1, 4), randomText(2, 1), randomText(3, 6), randomText(4, 3)}
+	pages := []string{prose.Random(1, 4), prose.Random(2, 1), prose.Random(3, 6), prose.Random(4, 3)}
 	var starts []int
 	text := ""
 	for i, p := range pages {
@@ -115,8 +87,8 @@ func TestJoinChunksMarksPages(t *testing.T) {
 }
 
 func TestPassagesMergeOverlaps(t *testing.T) {
-	a := records("a.txt", randomText(7, 30), nil)
-	b := records("b.txt", randomText(8, 5), nil)
+	a := records("a.txt", prose.Random(7, 30), nil)
+	b := records("b.txt", prose.Random(8, 5), nil)
 	if len(a) < 12 || len(b) < 1 {
 		t.Fatalf("corpus too small: %d, %d chunks", len(a), len(b))
 	}
@@ -169,7 +141,7 @@ func TestPassagesMergeOverlaps(t *testing.T) {
 // A document whose every chunk matches comes back as passages of at most
 // maxPassageChunks chunks that share no text, not as one huge passage.
 func TestPassagesBounded(t *testing.T) {
-	a := records("a.txt", randomText(11, 60), nil)
+	a := records("a.txt", prose.Random(11, 60), nil)
 	if len(a) < 20 {
 		t.Fatalf("%d chunks", len(a))
 	}

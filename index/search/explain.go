@@ -1,0 +1,61 @@
+package search
+
+import "github.com/micro-rag/micro-rag-mcp/index"
+
+// ChunkEvidence is what both rankings know of one chunk for one query.
+type ChunkEvidence struct {
+	Path        string  `json:"path"`
+	ChunkIndex  int     `json:"chunk"`
+	Text        string  `json:"text"`
+	Cosine      float64 `json:"cos"`
+	BM25        float64 `json:"bm25"`
+	Coverage    float64 `json:"cov"`
+	DenseRank   int     `json:"drank"` // from 1; 0 = not in the dense list
+	KeywordRank int     `json:"krank"` // from 1; 0 = not in the keyword list
+}
+
+// QueryEvidence is Explain's answer.
+type QueryEvidence struct {
+	Weight float64         `json:"weight"` // the query's keyword weight
+	Chunks []ChunkEvidence `json:"chunks"`
+}
+
+// Explain returns the union of the first depth chunks of the dense and the
+// keyword ranking of snap for query (embedded as vec) with every chunk's
+// exact cosine and keyword evidence, so that fusions can be compared
+// offline (bench/cmd/fusion).
+func Explain(snap *index.Snapshot, query string, vec []float32, depth int) (QueryEvidence, error) {
+	dense, err := snap.Search(vec, depth)
+	if err != nil {
+		return QueryEvidence{}, err
+	}
+	var ids []int64
+	for _, h := range dense {
+		ids = append(ids, h.Record.ID)
+	}
+	keyword, denseEvidence, err := snap.SearchLexicalWith(query, depth, ids)
+	if err != nil {
+		return QueryEvidence{}, err
+	}
+	out := QueryEvidence{Weight: snap.LexicalQueryWeight(query)}
+	at := map[int64]int{}
+	for i, h := range dense {
+		at[h.Record.ID] = len(out.Chunks)
+		out.Chunks = append(out.Chunks, ChunkEvidence{Path: h.Record.Path, ChunkIndex: h.Record.ChunkIndex,
+			Text: h.Record.Text, Cosine: float64(h.Score), BM25: denseEvidence[i].Score,
+			Coverage: denseEvidence[i].Coverage, DenseRank: i + 1})
+	}
+	for i, h := range keyword {
+		if j, ok := at[h.Record.ID]; ok {
+			out.Chunks[j].KeywordRank = i + 1
+			continue
+		}
+		cos, err := snap.Similarity(vec, h.Record.ID)
+		if err != nil {
+			return QueryEvidence{}, err
+		}
+		out.Chunks = append(out.Chunks, ChunkEvidence{Path: h.Record.Path, ChunkIndex: h.Record.ChunkIndex,
+			Text: h.Record.Text, Cosine: float64(cos), BM25: float64(h.Score), Coverage: h.Share, KeywordRank: i + 1})
+	}
+	return out, nil
+}

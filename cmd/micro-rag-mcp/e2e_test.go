@@ -126,14 +126,20 @@ func decode(t *testing.T, structured any, v any) {
 
 func search(t *testing.T, c *client.Client, query string, topK int, threshold float64) []engine.Result {
 	t.Helper()
+	return searchWith(t, c, map[string]any{"query": query, "top_k": topK, "score_threshold": threshold})
+}
+
+// searchWith calls the search tool with args and fails the test on any error.
+func searchWith(t *testing.T, c *client.Client, args map[string]any) []engine.Result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := callTool(ctx, c, "search", map[string]any{"query": query, "top_k": topK, "score_threshold": threshold})
+	res, err := callTool(ctx, c, "search", args)
 	if err != nil {
-		t.Fatalf("search %q: %v", query, err)
+		t.Fatalf("search %v: %v", args, err)
 	}
 	if res.IsError {
-		t.Fatalf("search %q: tool error %s", query, toolText(res))
+		t.Fatalf("search %v: tool error %s", args, toolText(res))
 	}
 	var out mcpserver.SearchOutput
 	decode(t, res.StructuredContent, &out)

@@ -42,6 +42,8 @@ type Request struct {
 	TopK           int
 	ScoreThreshold float64
 	Explain        bool // set each Result's Explain
+	// Filter, when set, limits the search to the files it passes.
+	Filter *Filter
 }
 
 // Explanation is what a result's score was made of: its best chunk's
@@ -174,8 +176,11 @@ func Search(snap *index.Snapshot, req Request, vec []float32, opt Options) ([]Re
 	if r.mode != Dense {
 		r.weight, r.rareWeight = snap.LexicalQueryWeights(req.Query)
 	}
-	// Merging neighbours can leave fewer than TopK passages: widen the pool
-	// while more chunks could still pass the threshold.
+	if r.narrow(req.Filter) == 0 {
+		return []Result{}, nil
+	}
+	// Merging neighbours, or a filter, can leave fewer than TopK passages:
+	// widen the pool while more chunks could still pass the threshold.
 	for pool := PoolSize(r.mode, req.TopK); ; pool *= 4 {
 		cands, full, err := r.rank(pool)
 		if err != nil {
@@ -207,6 +212,9 @@ type ranker struct {
 	// keyword weight of the query and its rare-weighted form
 	// (Snapshot.LexicalQueryWeights)
 	weight, rareWeight float64
+	filter             *Filter // nil: none
+	exact              bool    // rank the chunks in within only (rankWithin)
+	within             []int64
 }
 
 // rank returns up to pool chunks from each ranking the mode uses, scored.
@@ -215,24 +223,34 @@ type ranker struct {
 func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 	var dense, keyword []index.Hit
 	var denseEvidence []lexical.Evidence // keyword evidence of the dense hits
-	if r.mode != Keyword {
-		if dense, err = r.snap.Search(r.vec, pool); err != nil {
+	if r.exact {
+		if dense, keyword, denseEvidence, full, err = r.rankWithin(pool); err != nil {
 			return nil, false, err
 		}
-	}
-	if r.mode != Dense {
-		also := make([]int64, len(dense)) // none in keyword mode
-		for i, h := range dense {
-			also[i] = h.Record.ID
+	} else {
+		var fullD, fullK bool
+		if r.mode != Keyword {
+			if dense, fullD, err = r.passingTop(pool, func(k int) ([]index.Hit, error) { return r.snap.Search(r.vec, k) }); err != nil {
+				return nil, false, err
+			}
 		}
-		if keyword, denseEvidence, err = r.snap.SearchLexicalWith(r.query, pool, also); err != nil {
-			return nil, false, fmt.Errorf("keyword search: %w", err)
+		if r.mode != Dense {
+			also := make([]int64, len(dense)) // none in keyword mode
+			for i, h := range dense {
+				also[i] = h.Record.ID
+			}
+			if keyword, fullK, err = r.passingTop(pool, func(k int) (hits []index.Hit, err error) {
+				hits, denseEvidence, err = r.snap.SearchLexicalWith(r.query, k, also)
+				return hits, err
+			}); err != nil {
+				return nil, false, fmt.Errorf("keyword search: %w", err)
+			}
 		}
+		full = fullD || fullK
 	}
 	if err := checkCosines(dense); err != nil {
 		return nil, false, err
 	}
-	full = len(dense) == pool || len(keyword) == pool
 	switch r.mode {
 	case Dense:
 		for _, h := range dense {

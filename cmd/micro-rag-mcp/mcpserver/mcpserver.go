@@ -108,6 +108,14 @@ func SearchTool(title string) mcp.Tool {
 			mcp.Description("How many passages to return at most (overlapping chunks of one file count once).")),
 		mcp.WithNumber("score_threshold", mcp.DefaultNumber(search.DefaultScoreThreshold), mcp.Min(0.0), mcp.Max(1.0),
 			mcp.Description("Drop passages scoring below this.")),
+		mcp.WithString("path_glob",
+			mcp.Description("Only search files matching this shell pattern, relative to the data folder (e.g. \"docs/**/*.md\"; a pattern without / matches file names).")),
+		mcp.WithArray("ext", mcp.WithStringItems(),
+			mcp.Description("Only search files with one of these extensions (e.g. [\"md\", \"pdf\"]; \"noext\" for files without one).")),
+		mcp.WithString("modified_after",
+			mcp.Description("Only search files modified after this RFC 3339 time (e.g. \"2026-01-31T00:00:00Z\").")),
+		mcp.WithString("modified_before",
+			mcp.Description("Only search files modified before this RFC 3339 time.")),
 		mcp.WithRawOutputSchema([]byte(searchOutputSchema)),
 		mcp.WithReadOnlyHintAnnotation(true),
 		mcp.WithDestructiveHintAnnotation(false),
@@ -232,7 +240,7 @@ type tools struct {
 // the model calling the tool.
 func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
 	req := search.NewRequest("")
-	if err := knownArgs(args, "query", "top_k", "score_threshold"); err != nil {
+	if err := knownArgs(args, "query", "top_k", "score_threshold", "path_glob", "ext", "modified_after", "modified_before"); err != nil {
 		return req, err
 	}
 	q, ok := args["query"]
@@ -270,7 +278,36 @@ func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
 		}
 		req.ScoreThreshold = f
 	}
-	return req, nil
+	var fa engine.FilterArgs
+	for _, a := range []struct {
+		name string
+		to   *string
+	}{{"path_glob", &fa.PathGlob}, {"modified_after", &fa.ModifiedAfter}, {"modified_before", &fa.ModifiedBefore}} {
+		if v, ok := args[a.name]; ok && v != nil {
+			if *a.to, ok = v.(string); !ok {
+				return req, fmt.Errorf(`argument %q must be a string, got %s`, a.name, jsonType(v))
+			}
+		}
+	}
+	if v, ok := args["ext"]; ok && v != nil {
+		switch e := v.(type) {
+		case string: // one extension, or a comma-separated list
+			fa.Exts = strings.Split(e, ",")
+		case []any:
+			for _, x := range e {
+				s, ok := x.(string)
+				if !ok {
+					return req, fmt.Errorf(`argument "ext" must be a list of strings, got an item of type %s`, jsonType(x))
+				}
+				fa.Exts = append(fa.Exts, s)
+			}
+		default:
+			return req, fmt.Errorf(`argument "ext" must be a list of strings, got %s`, jsonType(v))
+		}
+	}
+	var err error
+	req.Filter, err = engine.ParseFilter(fa)
+	return req, err
 }
 
 // ParseReindex applies defaults and checks types.

@@ -16,7 +16,7 @@ import argparse, os, re, shutil, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mcp_stdio import Session
 
-MSG = re.compile(r"files (\d+)/(\d+), chunks ([\d,]+)/~?([\d,]+)(?:, ETA (\S+))?")
+MSG = re.compile(r"files (\d+)/(\d+), chunks (\d+)/~?(\d+)(?:, ETA (\S+))?")
 
 
 def seconds(eta):

@@ -216,6 +216,12 @@ func TestE2ESampleSearchUpdateDelete(t *testing.T) {
 	}
 
 	waitForTop(t, c, sampleQueries[0].query, sampleQueries[0].path)
+	// A client that shows the model only the text block still sees the
+	// answer to the leave question in the first excerpt.
+	leave, err := callTool(context.Background(), c, "search", map[string]any{"query": sampleQueries[1].query})
+	if err != nil || !strings.Contains(toolText(leave), "sixteen weeks") {
+		t.Errorf("the text block of %q lacks %q: %v %s", sampleQueries[1].query, "sixteen weeks", err, toolText(leave))
+	}
 	for _, q := range sampleQueries {
 		res := search(t, c, q.query, 3, 0.2)
 		if len(res) == 0 || res[0].Path != q.path {

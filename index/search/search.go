@@ -82,6 +82,9 @@ type Result struct {
 	LineEnd   int     `json:"line_end,omitempty"`
 	// Explain is set when the request asks for it.
 	Explain *Explanation `json:"explain,omitempty"`
+
+	raw   string  // the passage's text before collapsing, for centre
+	focus segment // its best chunk, in runes of raw
 }
 
 // Fusion names how hybrid search combines the two rankings. The default,
@@ -153,6 +156,10 @@ type Options struct {
 	Fusion Fusion
 	// Diversity is "free=N,step=X" (see diversity); "" = none.
 	Diversity string
+	// PassageCap, when positive, is the most characters of a passage a
+	// result carries, centred on its best-matching sentence; 0 = whole
+	// passages (see centre.go for why that is the default).
+	PassageCap int
 }
 
 // Search ranks snap's chunks for req. vec is the query's embedding (unused
@@ -188,6 +195,7 @@ func Search(snap *index.Snapshot, req Request, vec []float32, opt Options) ([]Re
 		}
 		res := diversePassages(cands, req.TopK, req.ScoreThreshold, div, req.Explain)
 		if len(res) >= req.TopK || !full || pool >= snap.Chunks() || lowest(cands) < req.ScoreThreshold {
+			centre(res, req.Query, opt.PassageCap)
 			return res, nil
 		}
 	}

@@ -46,7 +46,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		e.log.Warn("search on an empty or missing index: no results", "index", e.cfg.IndexFolder)
 		return []Result{}, nil
 	}
-	opt := isearch.Options{Mode: e.cfg.SearchMode, Fusion: e.cfg.Fusion, Diversity: e.cfg.Diversity}
+	opt := isearch.Options{Mode: e.cfg.SearchMode, Fusion: e.cfg.Fusion, Diversity: e.cfg.Diversity, PassageCap: e.cfg.PassageCap}
 	var vec []float32
 	if opt.Mode != SearchKeyword {
 		if vec, err = e.embedder.EmbedQuery(make([]float32, 0, embed.Dim), req.Query); err != nil {

@@ -14,10 +14,10 @@ import (
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/bench/corpus"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
+	"github.com/micro-rag/micro-rag-mcp/internal/tokenizer"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
-	"github.com/micro-rag/micro-rag-mcp/stages/tokenizer"
 )
 
 // Sizes can be changed without editing code, e.g.
@@ -26,7 +26,7 @@ var (
 	ingestFiles  = flag.Int("ingest.files", 200, "files in the cold-ingest corpus")
 	reindexFiles = flag.Int("reindex.files", 10000, "small files in the no-op/1%-edit corpus")
 	searchSizes  = flag.String("search.sizes", "10k,100k,1M", "index sizes for the search benchmark")
-	// Empty: the width the index uses (index.ScanBits).
+	// Empty: the width the index uses (index.DefaultOptions().Scan.Bits).
 	searchScanBits = flag.String("search.scanbits", "", "first-pass code widths for the search benchmark, e.g. 8,4")
 )
 

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
 var embedReference = flag.String("embed.reference", "",
@@ -100,11 +102,18 @@ func cosines(a, b []float32, dim int) (lo, mean float64) {
 // once on each model's index (hybrid, the default mode: the query embedded
 // by the model, both rankings, snippets). Per model: chunks/s, its ratio to
 // the default model's (x-minilm), and the search p50 in ms.
+// modelNames limits BenchmarkIngestModels to some models; the first
+// listed in the table is the one the others are compared with.
+var modelNames = flag.String("models.names", "", "comma-separated models for BenchmarkIngestModels (default: every model)")
+
 func BenchmarkIngestModels(b *testing.B) {
 	c := buildCorpus(b, ingestCorpus())
 	log := &warnLog{}
 	var names []string
 	for _, m := range model.Models {
+		if *modelNames != "" && !slices.Contains(strings.Split(*modelNames, ","), m.Name) {
+			continue
+		}
 		if _, err := m.Locate(""); err != nil {
 			b.Fatalf("%v (run make models)", err)
 		}

@@ -17,9 +17,9 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
 // queries are what a user of a folder of licences and package notes might
@@ -262,14 +262,12 @@ func parseSize(s string) int {
 // keywords reorder the list, not a loss). -search.scanbits=8,4 runs every
 // size and mode with each width of the first pass's codes in turn.
 func BenchmarkSearch(b *testing.B) {
-	defer func(bits int) { index.ScanBits = bits }(index.ScanBits)
 	for _, size := range strings.Split(*searchSizes, ",") {
 		n := parseSize(size)
 		var vecs []float32
 		var dir string
 		for _, run := range searchRuns(b) {
 			mode := run.mode
-			index.ScanBits = run.bits
 			b.Run("chunks="+strings.TrimSpace(size)+"/mode="+string(mode)+run.suffix, func(b *testing.B) {
 				if vecs == nil {
 					// One index per size, shared by both modes.
@@ -284,7 +282,7 @@ func BenchmarkSearch(b *testing.B) {
 					}
 				}
 				e := openEngine(b, filepath.Join(dir, "data"), filepath.Join(dir, "index"), nil,
-					func(c *engine.Config) { c.SearchMode = mode })
+					func(c *engine.Config) { c.SearchMode, c.Index.Scan.Bits = mode, run.bits })
 				if st := e.Status(); st.Chunks != n {
 					b.Fatalf("engine sees %d chunks, wrote %d (index version mismatch?)", st.Chunks, n)
 				}
@@ -363,14 +361,14 @@ func BenchmarkSearch(b *testing.B) {
 // searchRun is one BenchmarkSearch configuration of a size.
 type searchRun struct {
 	mode   engine.SearchMode
-	bits   int    // width of the first pass's codes (index.ScanBits)
+	bits   int    // width of the first pass's codes (index.Options.Scan.Bits)
 	suffix string // of the sub-benchmark's name when several widths run
 }
 
 // searchRuns lists dense and hybrid for each width in -search.scanbits (by
 // default the width the index uses).
 func searchRuns(b *testing.B) []searchRun {
-	widths := []string{strconv.Itoa(index.ScanBits)}
+	widths := []string{strconv.Itoa(index.DefaultOptions().Scan.Bits)}
 	if *searchScanBits != "" {
 		widths = strings.Split(*searchScanBits, ",")
 	}

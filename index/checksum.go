@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Checksums in files.json are CRC-32 (IEEE polynomial) written as
+// Checksums in commit.json are CRC-32 (IEEE polynomial) written as
 // "crc32:%08x". They guard against damage on disk, not against an attacker.
 // Go computes this CRC with carry-less multiplication: at 1M chunks
 // (1.5 GB of vectors) it costs about a tenth of SHA-256 (BenchmarkChecksum).
@@ -20,7 +20,7 @@ const normTolerance = 1e-3
 
 func formatChecksum(sum uint32) string { return fmt.Sprintf("%s%08x", checksumAlgo, sum) }
 
-// parseChecksum reads a files.json checksum; ok is false for "" (an index
+// parseChecksum reads a commit.json checksum; ok is false for "" (an index
 // written before checksums) and for any other algorithm.
 func parseChecksum(s string) (uint32, bool) {
 	hex, ok := strings.CutPrefix(s, checksumAlgo)

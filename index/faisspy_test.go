@@ -62,7 +62,7 @@ func TestFaissFileOpensInPythonFaiss(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := w.Merge(true); err != nil {
+	if err := w.Merge(); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string][]float32{}

@@ -71,17 +71,16 @@ func isFileLog(name string) bool {
 // of the files (so the log costs at most a quarter of files.json to read,
 // and each entry is rewritten a bounded number of times, as with the
 // vector segments).
-func checkpointDue(ref *fileListRef, changed, files int) bool {
-	return ref == nil || ref.LogEntries+changed > max(fileLogMin, files/4)
+// logMin is the log length below which files.json is never rewritten
+// (Options.FileLogMin).
+func checkpointDue(ref *fileListRef, changed, files, logMin int) bool {
+	return ref == nil || ref.LogEntries+changed > max(logMin, files/4)
 }
-
-// fileLogMin is the log length below which files.json is never rewritten.
-var fileLogMin = 1024
 
 // writeCheckpoint writes doc (the commit being made) with every entry of
 // files, by path, as files.json.new and returns the reference to it with
 // an empty log.
-func (s *Store) writeCheckpoint(doc filesDoc, files *cowMap[string, *schema.FileEntry]) (*fileListRef, error) {
+func (s *Store) writeCheckpoint(doc commitRecord, files *cowMap[string, *schema.FileEntry]) (*fileListRef, error) {
 	doc.FileList = nil
 	doc.Files = make([]*schema.FileEntry, 0, files.Len())
 	for _, f := range files.All() {
@@ -131,9 +130,9 @@ func (s *Store) appendFileLog(ref fileListRef, files *cowMap[string, *schema.Fil
 //
 // A writer in another process may replace files.json or the log between
 // the reads; then commit.json has changed too, and it is read again.
-func readCommitted(dir string) (filesDoc, error) {
+func readCommitted(dir string) (commitRecord, error) {
 	var files map[string]*schema.FileEntry
-	var doc filesDoc
+	var doc commitRecord
 	for attempt := 0; ; attempt++ {
 		before, _ := os.Stat(filepath.Join(dir, CommitFile))
 		var err error
@@ -155,7 +154,7 @@ func readCommitted(dir string) (filesDoc, error) {
 
 // readCommitRecord reads commit.json, or files.json in the older layout,
 // without the entries that commit.json's file list names.
-func readCommitRecord(dir string) (doc filesDoc, err error) {
+func readCommitRecord(dir string) (doc commitRecord, err error) {
 	raw, err := os.ReadFile(filepath.Join(dir, CommitFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		raw, err = os.ReadFile(filepath.Join(dir, FilesFile))
@@ -194,7 +193,7 @@ func readFileList(dir string, ref *fileListRef) (map[string]*schema.FileEntry, e
 	if got := formatChecksum(extendChecksum(0, raw)); got != ref.Checksum {
 		return nil, fmt.Errorf("files.json has checksum %s, commit.json records %s", got, ref.Checksum)
 	}
-	var checkpoint filesDoc
+	var checkpoint commitRecord
 	if err := json.Unmarshal(raw, &checkpoint); err != nil {
 		return nil, fmt.Errorf("files.json: %v", err)
 	}

@@ -32,11 +32,9 @@ func listedFiles(t *testing.T, dir string) map[string]int {
 // every state reloads to exactly the files written, and files.json alone is
 // always a complete commit record in the first version's layout.
 func TestFileListLogAndCheckpoint(t *testing.T) {
-	defer func(n int) { fileLogMin = n }(fileLogMin)
-	fileLogMin = 8
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(3, 4))
-	s := openStore(t, dir)
+	s := openStoreWith(t, dir, Options{Compaction: testCompaction, FileLogMin: 8})
 	defer s.Close()
 	want := map[string]int{}
 	w, err := s.Begin()
@@ -55,11 +53,11 @@ func TestFileListLogAndCheckpoint(t *testing.T) {
 	if first.FileList == nil || first.FileList.Files != 40 || first.FileList.LogEntries != 0 || len(first.Files) != 0 {
 		t.Fatalf("first commit's file list: %+v, %d inline", first.FileList, len(first.Files))
 	}
-	fi, _ := os.Stat(filepath.Join(dir, CommitFile))
+	fi := mustStat(t, filepath.Join(dir, CommitFile))
 	small := fi.Size()
 	checkpoints := 0
 	for i := range 12 {
-		before, _ := os.Stat(filepath.Join(dir, FilesFile))
+		before := mustStat(t, filepath.Join(dir, FilesFile))
 		// Replace one file, remove another, touch a third.
 		p := fmt.Sprintf("f%02d.md", rng.IntN(40))
 		n := 1 + rng.IntN(3)
@@ -79,10 +77,10 @@ func TestFileListLogAndCheckpoint(t *testing.T) {
 		if ref.LogEntries > max(8, len(want)/4) || len(doc.Files) != 0 {
 			t.Fatalf("commit %d: log of %d entries, %d inline", i, ref.LogEntries, len(doc.Files))
 		}
-		if fi, _ := os.Stat(filepath.Join(dir, CommitFile)); fi.Size() > small+1024 {
+		if fi := mustStat(t, filepath.Join(dir, CommitFile)); fi.Size() > small+1024 {
 			t.Fatalf("commit %d: commit.json grew from %d to %d bytes", i, small, fi.Size())
 		}
-		after, _ := os.Stat(filepath.Join(dir, FilesFile))
+		after := mustStat(t, filepath.Join(dir, FilesFile))
 		if rewritten := !os.SameFile(before, after); rewritten != (ref.Generation == doc.Generation) {
 			t.Fatalf("commit %d: files.json rewritten %v, checkpoint generation %d of %d", i, rewritten, ref.Generation, doc.Generation)
 		} else if rewritten {
@@ -106,8 +104,8 @@ func TestFileListLogAndCheckpoint(t *testing.T) {
 			t.Fatalf("commit %d: folder holds logs %v, commit.json names %v", i, logs, wantLogs)
 		}
 		// files.json alone: the checkpoint's state, in the old layout.
-		raw, _ := os.ReadFile(filepath.Join(dir, FilesFile))
-		var alone filesDoc
+		raw := mustRead(t, filepath.Join(dir, FilesFile))
+		var alone commitRecord
 		if err := json.Unmarshal(raw, &alone); err != nil || alone.Generation != ref.Generation || len(alone.Files) != ref.Files || alone.FileList != nil {
 			t.Fatalf("commit %d: files.json is generation %d with %d files (%v), want a checkpoint of %d with %d", i, alone.Generation, len(alone.Files), err, ref.Generation, ref.Files)
 		}
@@ -157,7 +155,7 @@ func TestFileListUncommittedTailCut(t *testing.T) {
 	}
 	w.Close()
 	s.Close()
-	if fi, _ := os.Stat(logPath); fi.Size() != doc.FileList.LogBytes {
+	if fi := mustStat(t, logPath); fi.Size() != doc.FileList.LogBytes {
 		t.Fatalf("log has %d bytes after recovery, committed %d", fi.Size(), doc.FileList.LogBytes)
 	}
 }
@@ -209,8 +207,8 @@ func TestIndexWithoutCommitRecordStillLoads(t *testing.T) {
 func TestCheckpointCrash(t *testing.T) {
 	t.Run("rolled back", func(t *testing.T) {
 		dir, _ := committedStore(t)
-		before, _ := os.ReadFile(filepath.Join(dir, FilesFile))
-		os.WriteFile(filepath.Join(dir, FilesFile+newSuffix), []byte(`{"schema":2,"generation":9,"files":[]}`), 0o644)
+		before := mustRead(t, filepath.Join(dir, FilesFile))
+		mustWrite(t, filepath.Join(dir, FilesFile+newSuffix), []byte(`{"schema":2,"generation":9,"files":[]}`), 0o644)
 		s := openStore(t, dir)
 		w, err := s.Begin()
 		if err != nil {
@@ -218,7 +216,7 @@ func TestCheckpointCrash(t *testing.T) {
 		}
 		w.Close()
 		s.Close()
-		after, _ := os.ReadFile(filepath.Join(dir, FilesFile))
+		after := mustRead(t, filepath.Join(dir, FilesFile))
 		if _, err := os.Stat(filepath.Join(dir, FilesFile+newSuffix)); err == nil || !bytes.Equal(before, after) {
 			t.Fatalf("files.json.new kept (%v) or files.json changed", err)
 		}
@@ -228,7 +226,7 @@ func TestCheckpointCrash(t *testing.T) {
 	})
 	t.Run("first commit rolled forward", func(t *testing.T) {
 		dir, _ := committedStore(t)
-		os.Remove(filepath.Join(dir, CommitFile))
+		mustRemove(t, filepath.Join(dir, CommitFile))
 		if err := os.Rename(filepath.Join(dir, FilesFile), filepath.Join(dir, FilesFile+newSuffix)); err != nil {
 			t.Fatal(err)
 		}

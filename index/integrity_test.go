@@ -60,13 +60,13 @@ func committedStore(t *testing.T) (string, []float32) {
 }
 
 // readDoc reads the commit record: commit.json, or files.json without it.
-func readDoc(t *testing.T, dir string) (filesDoc, map[string]any) {
+func readDoc(t *testing.T, dir string) (commitRecord, map[string]any) {
 	t.Helper()
 	raw, err := os.ReadFile(commitRecordPath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc filesDoc
+	var doc commitRecord
 	var loose map[string]any
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func rewriteFaiss(t *testing.T, dir string, scale float32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fi, _ := os.Stat(path)
+	fi := mustStat(t, path)
 	_, loose := readDoc(t, dir)
 	loose["faiss_checksum"] = formatChecksum(sum)
 	loose["faiss_bytes"] = fi.Size()
@@ -148,11 +148,11 @@ var damages = []struct {
 	damage       func(t *testing.T, dir string)
 }{
 	{"faiss vector bytes", "faiss.index has checksum", func(t *testing.T, dir string) {
-		fi, _ := os.Stat(filepath.Join(dir, FaissFile))
+		fi := mustStat(t, filepath.Join(dir, FaissFile))
 		overwrite(t, filepath.Join(dir, FaissFile), fi.Size()/2, []byte{0x41, 0x41, 0x41, 0x41})
 	}},
 	{"manifest text", "manifest.jsonl's committed bytes have checksum", func(t *testing.T, dir string) {
-		raw, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
+		raw := mustRead(t, filepath.Join(dir, ManifestFile))
 		at := bytes.Index(raw, []byte("a.md chunk 1"))
 		if at < 0 {
 			t.Fatal("chunk text not in the manifest")
@@ -161,7 +161,7 @@ var damages = []struct {
 	}},
 	{"files.json entry", "files.json has checksum", func(t *testing.T, dir string) {
 		path := filepath.Join(dir, FilesFile)
-		raw, _ := os.ReadFile(path)
+		raw := mustRead(t, path)
 		at := bytes.Index(raw, []byte(`"b.md"`))
 		if at < 0 {
 			t.Fatal("b.md not in files.json")
@@ -242,7 +242,7 @@ func TestVerifyFindsDamage(t *testing.T) {
 	}
 	t.Run("version file removed", func(t *testing.T) {
 		dir, _ := committedStore(t)
-		os.Remove(filepath.Join(dir, VersionFile))
+		mustRemove(t, filepath.Join(dir, VersionFile))
 		if err := Verify(dir); !IsDamaged(err) {
 			t.Fatalf("Verify = %v", err)
 		}
@@ -268,7 +268,7 @@ func TestDamagedCommitOfAnotherProcessNotLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	fi, _ := os.Stat(filepath.Join(dir, FaissFile))
+	fi := mustStat(t, filepath.Join(dir, FaissFile))
 	overwrite(t, filepath.Join(dir, FaissFile), fi.Size()/2, []byte{0x42, 0x42, 0x42, 0x42})
 
 	if ok, err := reader.Refresh(); ok || err == nil || !strings.Contains(err.Error(), "checksum") {
@@ -345,7 +345,7 @@ func TestPutFileRefusesVectorsNotUnitLength(t *testing.T) {
 }
 
 // TestChecksumsFollowCommitsAndCompaction: appends, replacements and
-// compactions keep files.json's checksums equal to the files, so a reopened
+// compactions keep commit.json's checksums equal to the files, so a reopened
 // index loads without a rebuild every time.
 func TestChecksumsFollowCommitsAndCompaction(t *testing.T) {
 	dir := t.TempDir()
@@ -373,11 +373,11 @@ func TestChecksumsFollowCommitsAndCompaction(t *testing.T) {
 		fsum, _ := fileChecksum(filepath.Join(dir, FaissFile))
 		msum, _ := fileChecksum(filepath.Join(dir, ManifestFile))
 		if doc.FaissChecksum != formatChecksum(fsum) || doc.ManifestChecksum != formatChecksum(msum) {
-			t.Fatalf("round %d: files.json records %s %s, files have %s %s", round,
+			t.Fatalf("round %d: commit.json records %s %s, files have %s %s", round,
 				doc.FaissChecksum, doc.ManifestChecksum, formatChecksum(fsum), formatChecksum(msum))
 		}
 	}
-	raw, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
+	raw := mustRead(t, filepath.Join(dir, ManifestFile))
 	if n := countLines(raw); n > 40 { // 63 lines without compaction
 		t.Fatalf("manifest has %d lines: never compacted", n)
 	}

@@ -93,11 +93,7 @@ func (l *layered) SearchInto(query []float32, k int, dist []float32, labels []in
 		}
 	}
 	for id, v := range l.added {
-		var dot float32
-		for i, x := range v {
-			dot += x * query[i]
-		}
-		best = append(best, idScore{id, dot})
+		best = append(best, idScore{id, dot(v, query)})
 	}
 	slices.SortFunc(best, bestFirst)
 	for i := range k {
@@ -224,4 +220,13 @@ func (l *layered) fold(remove, addIDs []int64, addVecs []float32) (*layered, err
 		}
 	}
 	return newLayered(idx), nil
+}
+
+// dot is the inner product of two vectors of v's length.
+func dot(v, w []float32) float32 {
+	var d float32
+	for i, x := range v {
+		d += x * w[i]
+	}
+	return d
 }

@@ -54,7 +54,7 @@ func TestSearchLexicalFollowsCommits(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(11, 12))
 	s := openStore(t, dir)
-	w, _ := s.Begin()
+	w := begin(t, s)
 	putTexts(t, w, rng, "errors.md", "Code QX-7731-B means the disk is full.", "Other codes are rare.")
 	putTexts(t, w, rng, "notes/install-guide.txt", "Run the setup program.")
 	putTexts(t, w, rng, "old.md", "An obsolete keyword zorblax lives here.", "More old text.", "And more.")
@@ -75,7 +75,7 @@ func TestSearchLexicalFollowsCommits(t *testing.T) {
 	}
 
 	// Replace one file and remove another: old text goes, new text comes.
-	w, _ = s.Begin()
+	w = begin(t, s)
 	putTexts(t, w, rng, "errors.md", "Code QX-9000-Z replaced the old one.")
 	w.RemoveFile("old.md")
 	commitClose(t, w)
@@ -85,7 +85,7 @@ func TestSearchLexicalFollowsCommits(t *testing.T) {
 	if got := lexicalPaths(t, s, "QX-9000-Z"); len(got) != 1 {
 		t.Fatalf("new chunk: %v", got)
 	}
-	// Compaction (4 tombstones over 8 live with CompactMin 4) leaves one
+	// Compaction (4 tombstones over 8 live with Compaction.Min 4) leaves one
 	// segment holding exactly the live chunks.
 	snap := s.Acquire()
 	segs := snap.doc.Lexical
@@ -113,7 +113,7 @@ func TestLexicalTornCommitAndDamage(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	dir := t.TempDir()
 	s := openStore(t, dir)
-	w, _ := s.Begin()
+	w := begin(t, s)
 	putTexts(t, w, rng, "a.md", "alpha keyword wibblequark")
 	commitClose(t, w)
 	s.Close()
@@ -121,7 +121,7 @@ func TestLexicalTornCommitAndDamage(t *testing.T) {
 	// A segment written by a commit that never reached its commit point is
 	// not served and is removed.
 	torn := filepath.Join(dir, lexical.SegmentName(2))
-	os.WriteFile(torn, []byte("half a segment"), 0o644)
+	mustWrite(t, torn, []byte("half a segment"), 0o644)
 	s = openStore(t, dir)
 	w, err := s.Begin()
 	if err != nil {
@@ -140,14 +140,14 @@ func TestLexicalTornCommitAndDamage(t *testing.T) {
 	s.Close()
 
 	// A damaged committed segment makes the index rebuild, never serve.
-	b, _ := os.ReadFile(filepath.Join(dir, name))
+	b := mustRead(t, filepath.Join(dir, name))
 	b[len(b)/2] ^= 0x40
-	os.WriteFile(filepath.Join(dir, name), b, 0o644)
+	mustWrite(t, filepath.Join(dir, name), b, 0o644)
 	s = openStore(t, dir)
 	if got := lexicalPaths(t, s, "wibblequark"); len(got) != 0 {
 		t.Fatalf("damaged index served: %v", got)
 	}
-	w, _ = s.Begin()
+	w = begin(t, s)
 	defer w.Close()
 	if !w.Rebuilt() {
 		t.Fatal("damaged lexical segment did not rebuild the index")
@@ -159,7 +159,7 @@ func TestLexicalTornCommitAndDamage(t *testing.T) {
 func TestSearchLexicalHeadings(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	s := openStore(t, t.TempDir())
-	w, _ := s.Begin()
+	w := begin(t, s)
 	putTexts(t, w, rng, "body.md", "We mention refunds once in a sentence about other things entirely.")
 	recs := []schema.Record{{Text: "Money goes back to the card within five days.", Headings: "Policies\nRefunds"}}
 	if err := w.PutFile(schema.FileEntry{Path: "policy.md"}, recs, unitVec(rng)); err != nil {

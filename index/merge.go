@@ -22,8 +22,8 @@ import (
 // faiss.index.merge-<G>-<pid>, a file nothing references, so it takes no
 // lock. Installing it is a commit: commit.json names the merged file as
 // faiss.index and keeps only the segments after G. The writer's next commit
-// installs it; with no writer, the merge installs it itself if it can take
-// the locks at once, else the next writer or Refresh in this process does.
+// installs it; with no writer, the introducer installs it if it can take
+// index.lock at once, else the next writer or Refresh in this process does.
 // Recovery deletes merge files, so a crash loses only the merge's work.
 
 const mergeFilePrefix = FaissFile + ".merge-"
@@ -48,10 +48,10 @@ var errMergeCancelled = errors.New("merge cancelled")
 // mergeJob is one background merge, from start until it is installed or
 // dropped.
 type mergeJob struct {
-	gen  int64       // the generation whose live vectors it writes
-	base filesDoc    // the commit record at gen: the base and segments it replaces
-	file string      // its file in the index folder
-	stop atomic.Bool // set by Close or a synchronous merge
+	gen  int64        // the generation whose live vectors it writes
+	base commitRecord // the commit record at gen: the base and segments it replaces
+	file string       // its file in the index folder
+	stop atomic.Bool  // set by Close or a synchronous merge
 	// done is closed when the goroutine has ended (after trying to install).
 	done chan struct{}
 	// Set by the goroutine; read after finished (under mergeMu) or done.
@@ -127,7 +127,7 @@ func (s *Store) MergeStats() MergeStats {
 
 // overMergeThreshold reports whether doc's segments hold more changes than
 // the merge policy lets pile up on top of faiss.index.
-func (s *Store) overMergeThreshold(doc *filesDoc, changes int64) bool {
+func (s *Store) overMergeThreshold(doc *commitRecord, changes int64) bool {
 	return len(doc.VectorSegments) >= maxVecSegments ||
 		float64(segmentLoad(doc.VectorSegments)+changes) > s.opts.MergeRatio*float64(doc.FaissNtotal)
 }
@@ -136,10 +136,11 @@ func (s *Store) overMergeThreshold(doc *filesDoc, changes int64) bool {
 // is running or a writer is active (its commits start merges themselves).
 // It reports whether a merge started.
 func (s *Store) StartMerge() bool {
-	if s.opts.ReadOnly || !s.writerMu.TryLock() {
-		return false
-	}
-	defer s.writerMu.Unlock()
+	return !s.opts.ReadOnly && s.introduce(introduction{kind: introStartMerge}).ok
+}
+
+// startIdleMerge is StartMerge on the introducer with no writer active.
+func (s *Store) startIdleMerge() bool {
 	if s.loaded != s.stampFiles() {
 		return false // another process committed: this snapshot is not the disk's state
 	}
@@ -156,8 +157,8 @@ func (s *Store) StartMerge() bool {
 }
 
 // startMerge runs a merge of snap, whose committed header is doc, in the
-// background. Call with writerMu held.
-func (s *Store) startMerge(snap *Snapshot, doc filesDoc) bool {
+// background. Call from the introducer or the active writer.
+func (s *Store) startMerge(snap *Snapshot, doc commitRecord) bool {
 	s.mergeMu.Lock()
 	defer s.mergeMu.Unlock()
 	if s.closed || s.merge != nil {
@@ -182,9 +183,9 @@ func (s *Store) startMerge(snap *Snapshot, doc filesDoc) bool {
 func (s *Store) runMerge(job *mergeJob, snap *Snapshot) {
 	defer s.mergeWG.Done()
 	defer close(job.done)
-	start := time.Now()
+	start := s.opts.Clock()
 	err := s.buildMerge(job, snap)
-	job.took = time.Since(start)
+	job.took = s.opts.Clock().Sub(start)
 	s.mergeMu.Lock()
 	if err == nil && job.stop.Load() {
 		err = errMergeCancelled // stopped after its last check
@@ -214,7 +215,7 @@ func (s *Store) runMerge(job *mergeJob, snap *Snapshot) {
 		return
 	}
 	s.log.Debug("background merge written", "generation", job.gen, "vectors", job.ntotal, "ms", job.took.Milliseconds())
-	s.installIdle()
+	s.introduce(introduction{kind: introMergeWritten})
 }
 
 // buildMerge writes the live vectors of snap as job's file. It takes no
@@ -278,7 +279,7 @@ func (s *Store) takeMerge() *mergeJob {
 
 // fits reports whether job can still replace doc's base: doc has the base
 // the merge started from and still lists the segments it folded in.
-func (job *mergeJob) fits(doc *filesDoc) bool {
+func (job *mergeJob) fits(doc *commitRecord) bool {
 	b := &job.base
 	if doc.Generation < b.Generation || doc.FaissBytes != b.FaissBytes || doc.FaissNtotal != b.FaissNtotal ||
 		doc.FaissChecksum != b.FaissChecksum || len(doc.VectorSegments) < len(b.VectorSegments) {
@@ -289,7 +290,7 @@ func (job *mergeJob) fits(doc *filesDoc) bool {
 
 // stage renames job's file to faiss.index.new, ready for a commit to name
 // it, and returns doc with the merged file as its base.
-func (s *Store) stage(job *mergeJob, doc filesDoc) (filesDoc, error) {
+func (s *Store) stage(job *mergeJob, doc commitRecord) (commitRecord, error) {
 	newPath := s.path(FaissFile + newSuffix)
 	err := os.Rename(s.path(job.file), newPath)
 	job.unlock() // no longer under a merge name; index.lock guards it now
@@ -343,7 +344,7 @@ func (s *Store) installed() {
 }
 
 // stopMerge cancels a running background merge (its result would not fit)
-// and drops a finished one. Call with writerMu held.
+// and drops a finished one. Call from the active writer.
 func (s *Store) stopMerge() {
 	s.mergeMu.Lock()
 	job := s.merge
@@ -361,65 +362,50 @@ func (s *Store) stopMerge() {
 	}
 }
 
-// installIdle installs a finished merge when no writer is active, with a
-// commit that changes only the vectors' base. If a writer holds a lock, the
-// merge waits for the next commit of a writer in this process.
-func (s *Store) installIdle() {
-	if !s.writerMu.TryLock() {
+// installFinishedMerge installs a finished background merge with a commit
+// that changes only the vectors' base. It runs on the introducer with no
+// writer active; if another process's writer holds index.lock, or this
+// snapshot is not the disk's commit, the merge waits for the next writer.
+func (s *Store) installFinishedMerge() {
+	if !s.mergeFinished() {
 		return
 	}
-	defer s.writerMu.Unlock()
+	snap := s.Acquire()
+	if snap == nil {
+		return // closed
+	}
+	defer snap.Release()
+	doc := s.headerOf(snap)
+	// An index of the first layout gets commit.json, and the merge, at its
+	// next commit.
+	if s.loaded != s.stampFiles() || doc.FileList == nil {
+		return
+	}
+	if ok, err := s.lock.TryLock(); err != nil || !ok {
+		return
+	}
+	defer s.lock.Unlock()
 	job := s.takeMerge()
 	if job == nil {
 		return
 	}
-	ok, err := s.lock.TryLock()
-	if err != nil || !ok {
-		s.putBack(job)
-		return
-	}
-	defer s.lock.Unlock()
-	if err := s.installAlone(job); err != nil {
+	if err := s.installAlone(job, doc); err != nil {
 		s.log.Warn("installing a background merge", "generation", job.gen, "err", err)
 	}
 }
 
-// putBack returns a taken merge to wait for the next writer.
-func (s *Store) putBack(job *mergeJob) {
+// mergeFinished reports whether a background merge waits to be installed.
+func (s *Store) mergeFinished() bool {
 	s.mergeMu.Lock()
-	keep := s.merge == nil && !s.closed
-	if keep {
-		s.merge = job
-	}
-	s.mergeMu.Unlock()
-	if !keep {
-		s.drop(job, "the store closed")
-	}
+	defer s.mergeMu.Unlock()
+	job := s.merge
+	return job != nil && !job.stop.Load() && job.finished && job.err == nil
 }
 
-// installAlone commits job with nothing else changed: commit.json gets the
-// merged base, the later segments and the next generation. Call with
-// writerMu and index.lock held.
-func (s *Store) installAlone(job *mergeJob) error {
-	snap := s.Acquire()
-	if snap == nil {
-		s.putBack(job)
-		return nil
-	}
-	defer snap.Release()
-	if s.loaded != s.stampFiles() {
-		// Closed, or another process committed since this snapshot: a
-		// writer here reloads and its commit installs the merge if it fits.
-		s.putBack(job)
-		return nil
-	}
-	doc := s.headerOf(snap)
-	if doc.FileList == nil {
-		// An index of the first layout: its next commit writes commit.json
-		// and installs the merge.
-		s.putBack(job)
-		return nil
-	}
+// installAlone commits job on top of doc with nothing else changed:
+// commit.json gets the merged base, the later segments and the next
+// generation. Call from the introducer with index.lock held.
+func (s *Store) installAlone(job *mergeJob, doc commitRecord) error {
 	if !job.fits(&doc) {
 		s.drop(job, "faiss.index changed since the merge began")
 		return nil
@@ -436,7 +422,7 @@ func (s *Store) installAlone(job *mergeJob) error {
 		}
 		return err
 	}
-	if err := s.finishCommit(true, false, false); err != nil {
+	if err := s.finishCommit(newFaiss); err != nil {
 		return err
 	}
 	s.removeUnlisted(&doc)
@@ -449,8 +435,9 @@ func (s *Store) installAlone(job *mergeJob) error {
 }
 
 // headerOf is the commit record of snap as on disk: snap's own, or the
-// one a merge installed on top of it since. Call with writerMu held.
-func (s *Store) headerOf(snap *Snapshot) filesDoc {
+// one a merge installed on top of it since. Call from the introducer or
+// the active writer.
+func (s *Store) headerOf(snap *Snapshot) commitRecord {
 	if s.header != nil {
 		return *s.header
 	}
@@ -482,7 +469,7 @@ func (s *Store) closeMerges() {
 	}
 	s.mergeMu.Unlock()
 	s.mergeWG.Wait()
-	s.installIdle()
+	s.introduce(introduction{kind: introClose})
 	s.mergeMu.Lock()
 	job := s.merge
 	s.merge = nil

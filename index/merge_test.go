@@ -28,7 +28,7 @@ func mergingStore(t *testing.T, opts Options) (dir string, s *Store, w *Writer, 
 	t.Helper()
 	dir = t.TempDir()
 	rng = rand.New(rand.NewPCG(61, 62))
-	opts.CompactMin = 1 << 20 // no compaction: it would not change what is tested
+	opts.Compaction.Min = 1 << 20 // no compaction: it would not change what is tested
 	s, err := Open(dir, testVersion, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func checkReopens(t *testing.T, dir string, s *Store, q []float32, path string) 
 func TestBackgroundMergeInstalledByNextCommit(t *testing.T) {
 	dir, s, w, rng := mergingStore(t, Options{})
 	defer w.Close()
-	base, _ := os.Stat(filepath.Join(dir, FaissFile))
+	base := mustStat(t, filepath.Join(dir, FaissFile))
 	crossMerge(t, w, rng)
 	atG := liveIDs(t, s)
 	if err := s.WaitMerge(); err != nil {
@@ -90,7 +90,7 @@ func TestBackgroundMergeInstalledByNextCommit(t *testing.T) {
 	if got := mergeFiles(t, dir); len(got) != 1 || !strings.HasPrefix(got[0], mergeFilePrefix+"0000000005-") {
 		t.Fatalf("merge files %v", got)
 	}
-	if now, _ := os.Stat(filepath.Join(dir, FaissFile)); !os.SameFile(base, now) {
+	if now := mustStat(t, filepath.Join(dir, FaissFile)); !os.SameFile(base, now) {
 		t.Fatal("faiss.index replaced before a commit installed the merge")
 	}
 	last := putFile(t, w, rng, "f04.md", 3)[1]
@@ -99,7 +99,7 @@ func TestBackgroundMergeInstalledByNextCommit(t *testing.T) {
 	}
 	doc, _ := readDoc(t, dir)
 	if doc.FaissNtotal != 92 || len(doc.VectorSegments) != 1 || doc.VectorSegments[0].Name != vecSegName(6) {
-		t.Fatalf("files.json after install: faiss_ntotal %d, segments %+v", doc.FaissNtotal, doc.VectorSegments)
+		t.Fatalf("commit.json after install: faiss_ntotal %d, segments %+v", doc.FaissNtotal, doc.VectorSegments)
 	}
 	if got := faissIDs(t, dir); !slices.Equal(got, atG) {
 		t.Fatalf("faiss.index holds %d ids, the live ones at the merge's generation are %d", len(got), len(atG))
@@ -133,7 +133,7 @@ func blockWrites(s *Store) (started chan string, release chan struct{}) {
 
 // TestBackgroundMergeInstalledWhenIdle: a merge that finishes after the
 // writer closed installs itself, and the next writer in this process
-// builds on the installed files.json without reloading.
+// builds on the installed commit.json without reloading.
 func TestBackgroundMergeInstalledWhenIdle(t *testing.T) {
 	dir, s, w, rng := mergingStore(t, Options{})
 	started, release := blockWrites(s)
@@ -156,7 +156,7 @@ func TestBackgroundMergeInstalledWhenIdle(t *testing.T) {
 	}
 	doc, _ := readDoc(t, dir)
 	if doc.Generation != 6 || doc.FaissNtotal != 92 || len(doc.VectorSegments) != 0 || len(segFiles(t, dir)) != 0 {
-		t.Fatalf("files.json after an idle install: generation %d, faiss_ntotal %d, segments %v", doc.Generation, doc.FaissNtotal, doc.VectorSegments)
+		t.Fatalf("commit.json after an idle install: generation %d, faiss_ntotal %d, segments %v", doc.Generation, doc.FaissNtotal, doc.VectorSegments)
 	}
 	snap := s.Acquire()
 	if snap.doc.Generation != 5 {
@@ -203,7 +203,7 @@ func TestBackgroundMergeOnFullDisk(t *testing.T) {
 	dir, s, w, rng := mergingStore(t, Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	defer w.Close()
 	s.SetWriteIndex(func(idx *faiss.Index, path string) error {
-		os.WriteFile(path, []byte("IxM2 the first blocks"), 0o644)
+		mustWrite(t, path, []byte("IxM2 the first blocks"), 0o644)
 		return fmt.Errorf("write %s: %w", path, syscall.ENOSPC)
 	})
 	last := crossMerge(t, w, rng)
@@ -235,8 +235,7 @@ func TestBackgroundMergeOnFullDisk(t *testing.T) {
 	if err := s.WaitMerge(); err != nil {
 		t.Fatal(err)
 	}
-	w.Close()
-	s.installIdle() // w.Close may have run before the merge finished; the merge installs itself then
+	w.Close() // the introducer installs the finished merge as the writer leaves
 	if st := s.MergeStats(); st.Failed != 1 || st.Merges != 2 {
 		t.Fatalf("merge stats %+v", st)
 	}
@@ -284,7 +283,7 @@ func TestCloseStopsMerge(t *testing.T) {
 func TestKilledMergeFileRemoved(t *testing.T) {
 	dir, segs := segmentStoreDir(t)
 	half := filepath.Join(dir, mergeFileName(3)+"1")
-	os.WriteFile(half, []byte("IxM2 half a merge"), 0o644)
+	mustWrite(t, half, []byte("IxM2 half a merge"), 0o644)
 	s := openStore(t, dir)
 	w, err := s.Begin()
 	if err != nil {
@@ -338,7 +337,7 @@ func TestMergeFromBeforeAnotherProcessCommitted(t *testing.T) {
 			}
 			otherVec := putFile(t, ow, rng, "other.md", 2)[0]
 			if otherMerges {
-				err = ow.Merge(true)
+				err = ow.Merge()
 			} else {
 				err = ow.Commit(true)
 			}
@@ -391,7 +390,7 @@ func TestDamagedSegmentAfterMergeRebuilt(t *testing.T) {
 		t.Fatalf("segments %v", got)
 	}
 	seg := filepath.Join(dir, vecSegName(6))
-	fi, _ := os.Stat(seg)
+	fi := mustStat(t, seg)
 	overwrite(t, seg, fi.Size()-9, []byte{0x01, 0x02, 0x03})
 	s2 := openStore(t, dir)
 	if n := s2.Acquire(); n.Chunks() != 0 {
@@ -454,7 +453,7 @@ func TestSegsToFold(t *testing.T) {
 // index, and a background merge meanwhile keeps the segments it folds.
 func TestManySmallCommitsKeepFewSegments(t *testing.T) {
 	dir, s, w, rng := mergingStore(t, Options{MergeRatio: 1e9})
-	base, _ := os.Stat(filepath.Join(dir, FaissFile))
+	base := mustStat(t, filepath.Join(dir, FaissFile))
 	var last []float32
 	for i := range 150 {
 		last = putFile(t, w, rng, fmt.Sprintf("f%02d.md", i%20), 1+i%5)[0]
@@ -469,7 +468,7 @@ func TestManySmallCommitsKeepFewSegments(t *testing.T) {
 	if n := len(doc.VectorSegments); n > 2*(vecSegFanout-1) || n != len(segFiles(t, dir)) {
 		t.Fatalf("150 commits left %d segments listed, %d files", n, len(segFiles(t, dir)))
 	}
-	if now, _ := os.Stat(filepath.Join(dir, FaissFile)); !os.SameFile(base, now) {
+	if now := mustStat(t, filepath.Join(dir, FaissFile)); !os.SameFile(base, now) {
 		t.Fatal("faiss.index rewritten")
 	}
 	checkReopens(t, dir, s, last, fmt.Sprintf("f%02d.md", 149%20))

@@ -24,8 +24,8 @@ type Snapshot struct {
 	index    *layered
 	live     *cowMap[int64, liveChunk] // shared with the writer, copy on write
 	files    *cowMap[string, *schema.FileEntry]
-	doc      filesDoc // header only; Files is nil
-	manifest *os.File // nil when the manifest is empty
+	doc      commitRecord // header only; Files is nil
+	manifest *os.File     // nil when the manifest is empty
 	lex      *lexical.Index
 	// For large indexes: int8 or 4-bit codes of the vectors, scanned
 	// first; the candidates are then scored exactly from FAISS.
@@ -34,15 +34,6 @@ type Snapshot struct {
 	pathsOnce sync.Once
 	paths     []string
 }
-
-// ScanMin is the number of live chunks from which searches take the scan
-// codes' first pass: below it FAISS's exact scan is already quick.
-var ScanMin = 16384
-
-// ScanBits is the width of the first pass's codes for codes built from now
-// on (edits keep their codes' width): 4, or 8 for twice the bytes to scan
-// and half the candidates to rescore (compared in docs/decisions.md).
-var ScanBits = 4
 
 // scanWant is how many first-pass candidates of the given width are
 // rescored exactly for k results: coarser codes need more.
@@ -104,7 +95,7 @@ func (s *Store) snapshotOf(st *state, edit *codeEdit) (*Snapshot, error) {
 	st.index, st.vecs = nil, nil
 	snap := &Snapshot{index: idx, live: st.live.Share(), files: st.files.Share(), doc: st.doc, lex: st.lex}
 	snap.doc.Files = nil
-	if snap.live.Len() >= ScanMin {
+	if snap.live.Len() >= s.opts.Scan.Min {
 		codes, err := edit.codes()
 		if codes != nil && int64(codes.Len()) != idx.Ntotal() {
 			s.log.Warn("edited scan codes disagree with the index; building them again", "codes", codes.Len(), "vectors", idx.Ntotal())
@@ -113,7 +104,7 @@ func (s *Store) snapshotOf(st *state, edit *codeEdit) (*Snapshot, error) {
 		if err == nil && codes == nil {
 			vecs, ids, xerr := idx.Export(nil, nil)
 			if err = xerr; err == nil {
-				codes, err = scan.Build(vecs, ids, idx.D(), ScanBits)
+				codes, err = scan.Build(vecs, ids, idx.D(), s.opts.Scan.Bits)
 			}
 		}
 		if err != nil {
@@ -173,8 +164,32 @@ func (sn *Snapshot) File(path string) (*schema.FileEntry, bool) {
 	return sn.files.Get(path)
 }
 
+// Match is one chunk a ranking found, by id, before its record is read.
+type Match struct {
+	ID    int64
+	Score float32 // as Hit.Score
+}
+
 // Search returns up to k hits for a normalised query vector, best first.
 func (sn *Snapshot) Search(query []float32, k int) ([]Hit, error) {
+	near, err := sn.Nearest(query, k)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]Hit, 0, len(near))
+	for _, m := range near {
+		rec, err := sn.record(m.ID)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, Hit{Record: rec, Score: m.Score})
+	}
+	return hits, nil
+}
+
+// Nearest is Search without reading the records: up to k chunk ids with
+// their cosine with the query, best first.
+func (sn *Snapshot) Nearest(query []float32, k int) ([]Match, error) {
 	if k <= 0 || sn.live.Len() == 0 {
 		return nil, nil
 	}
@@ -189,18 +204,14 @@ func (sn *Snapshot) Search(query []float32, k int) ([]Hit, error) {
 			return nil, err
 		}
 	}
-	hits := make([]Hit, 0, k)
+	out := make([]Match, 0, k)
 	for i, id := range labels {
 		if id < 0 {
 			break
 		}
-		rec, err := sn.record(id)
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, Hit{Record: rec, Score: dist[i]})
+		out = append(out, Match{ID: id, Score: dist[i]})
 	}
-	return hits, nil
+	return out, nil
 }
 
 // SearchLexical returns up to k chunks matching the query's keywords, best
@@ -243,11 +254,7 @@ func (sn *Snapshot) rescored(query []float32, k int) ([]float32, []int64) {
 		if err != nil {
 			continue
 		}
-		var dot float32
-		for i, x := range v {
-			dot += x * query[i]
-		}
-		best = append(best, idScore{id, dot})
+		best = append(best, idScore{id, dot(v, query)})
 	}
 	slices.SortFunc(best, bestFirst)
 	best = best[:min(k, len(best))]

@@ -1,10 +1,13 @@
 package index
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 
+	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
@@ -69,36 +72,97 @@ func (sn *Snapshot) Paths() []string {
 	return sn.paths
 }
 
-// Similarity is the cosine similarity of a normalised query vector and the
-// stored vector of chunk id (for candidates found by other means than FAISS).
-func (sn *Snapshot) Similarity(query []float32, id int64) (float32, error) {
-	if _, ok := sn.live.Get(id); !ok {
-		return 0, fmt.Errorf("chunk %d is not live", id)
-	}
-	v, err := sn.index.Reconstruct(id, nil)
-	if err != nil {
-		return 0, err
-	}
-	var dot float32
-	for i, x := range v {
-		dot += x * query[i]
-	}
-	return dot, nil
+// headBytes is how much of a manifest line Head reads first: the fields
+// before the text fit in it unless the path is long.
+const headBytes = 512
+
+// textKey starts the text field of a manifest line. The fields before it
+// are the record's head; a quote inside a JSON string is always escaped,
+// so these bytes cannot occur inside the path.
+var textKey = []byte(`,"text":`)
+
+// Head returns the manifest record of one live chunk without its text,
+// headings and the fields after them: what ranking passages needs, read and
+// decoded from the start of its line only.
+func (sn *Snapshot) Head(id int64) (schema.Record, error) {
+	rec, _, err := sn.head(id, nil)
+	return rec, err
 }
 
-// LexicalQueryWeight is the keyword index's QueryWeight for query (0 when
-// there is no keyword index or no query term occurs in it).
-func (sn *Snapshot) LexicalQueryWeight(query string) float64 {
+// Heads is Head for many chunks in one call, in the order of ids.
+func (sn *Snapshot) Heads(ids []int64) ([]schema.Record, error) {
+	out := make([]schema.Record, len(ids))
+	buf := make([]byte, 0, headBytes+1)
+	for i, id := range ids {
+		var err error
+		if out[i], buf, err = sn.head(id, buf); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// head is Head reading into buf, returned for the next read.
+func (sn *Snapshot) head(id int64, buf []byte) (schema.Record, []byte, error) {
+	c, ok := sn.live.Get(id)
+	if !ok || sn.manifest == nil {
+		return schema.Record{}, buf, fmt.Errorf("chunk %d is not in the snapshot's manifest", id)
+	}
+	for n := min(int(c.Length), headBytes); ; n = min(int(c.Length), 4*n) {
+		if cap(buf) < n+1 {
+			buf = make([]byte, 0, n+1)
+		}
+		line := buf[:n]
+		if _, err := sn.manifest.ReadAt(line, c.Offset); err != nil {
+			return schema.Record{}, buf, fmt.Errorf("read manifest record %d: %w", id, err)
+		}
+		if i := bytes.Index(line, textKey); i >= 0 {
+			var rec schema.Record
+			if err := json.Unmarshal(append(line[:i], '}'), &rec); err != nil || rec.ID != id {
+				return schema.Record{}, buf, fmt.Errorf("manifest record %d unreadable at byte %d", id, c.Offset)
+			}
+			return rec, buf, nil
+		}
+		if n == int(c.Length) {
+			rec, err := sn.record(id) // a line without text: the whole record
+			return rec, buf, err
+		}
+	}
+}
+
+// Similarities are the cosine similarities of a normalised query vector
+// and the stored vectors of chunks ids (found by other means than FAISS),
+// in the order of ids.
+func (sn *Snapshot) Similarities(query []float32, ids []int64) ([]float32, error) {
+	out := make([]float32, len(ids))
+	vec := make([]float32, sn.index.D())
+	for j, id := range ids {
+		if _, ok := sn.live.Get(id); !ok {
+			return nil, fmt.Errorf("chunk %d is not live", id)
+		}
+		v, err := sn.index.Reconstruct(id, vec)
+		if err != nil {
+			return nil, err
+		}
+		out[j] = dot(v, query)
+	}
+	return out, nil
+}
+
+// LexicalQuery tokenises query once for the keyword index, to be weighed
+// and searched (an empty index's query when there is no keyword index).
+func (sn *Snapshot) LexicalQuery(query string) *lexical.Query {
+	if sn.lex == nil {
+		return lexical.Empty().Query(query)
+	}
+	return sn.lex.Query(query)
+}
+
+// LexicalQueryCoverage is the keyword index's QueryCoverage for query (0
+// when there is no keyword index).
+func (sn *Snapshot) LexicalQueryCoverage(query string) float64 {
 	if sn.lex == nil {
 		return 0
 	}
-	return sn.lex.QueryWeight(query)
-}
-
-// LexicalQueryWeights is the keyword index's QueryWeights for query.
-func (sn *Snapshot) LexicalQueryWeights(query string) (weight, rare float64) {
-	if sn.lex == nil {
-		return 0, 0
-	}
-	return sn.lex.QueryWeights(query)
+	return sn.lex.QueryCoverage(query)
 }

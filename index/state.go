@@ -1,6 +1,7 @@
 // Package index keeps the on-disk index of one data folder — faiss.index,
-// manifest.jsonl, files.json, version and index.lock — and serves immutable
-// snapshots of it to searches while a single writer prepares the next one.
+// manifest.jsonl, commit.json, the file entries, segments, version and
+// index.lock (index/docs/) — and serves immutable snapshots of it to
+// searches while a single writer prepares the next one.
 package index
 
 import (
@@ -8,11 +9,12 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
-// filesDoc is files.json. Besides the per-file entries it is the commit
-// record: it says how many manifest bytes and FAISS vectors belong to the
-// committed state, so a torn manifest tail or a half-finished commit can be
-// told apart from committed data.
-type filesDoc struct {
+// commitRecord is commit.json: it says how many manifest bytes and FAISS
+// vectors belong to the committed state, so a torn manifest tail or a
+// half-finished commit can be told apart from committed data, and where the
+// file entries are. A checkpoint (files.json) is the same record with every
+// file entry inline in Files, which is how the first layout stored it.
+type commitRecord struct {
 	Schema        int   `json:"schema"`
 	Generation    int64 `json:"generation"`
 	NextID        int64 `json:"next_id"`

@@ -24,7 +24,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
-// File names inside the index folder (README: Storage layout).
+// File names inside the index folder (index/docs/ has a page for each).
 const (
 	FaissFile    = "faiss.index"
 	ManifestFile = "manifest.jsonl"
@@ -50,26 +50,6 @@ var ErrOtherVersion = errors.New("index was built by another model or chunking; 
 // that is not unit length. The cure is to rebuild the index.
 func IsDamaged(err error) bool { return errors.Is(err, errInconsistent) }
 
-// Options tune a Store.
-type Options struct {
-	// Compaction runs when tombstones exceed CompactRatio × live chunks and
-	// CompactMin in number.
-	CompactRatio float64
-	CompactMin   int
-	// MergeRatio: commits write small vector segments until their changes
-	// exceed MergeRatio × faiss.index's vectors; then a background merge
-	// rewrites faiss.index whole (merge.go). 0 means 0.25; a negative value
-	// merges inside every commit.
-	MergeRatio float64
-	// SyncMerge merges inside the commit that crosses MergeRatio, as before
-	// merges ran in the background.
-	SyncMerge bool
-	Logger    *slog.Logger
-	// ReadOnly opens without creating the folder or any file in it (no
-	// lock, no crash recovery); a missing folder is served as empty.
-	ReadOnly bool
-}
-
 // Store is the index of one data folder. Searches read Snapshot values; all
 // changes go through one Writer at a time, guarded by index.lock.
 type Store struct {
@@ -82,12 +62,14 @@ type Store struct {
 	current atomic.Pointer[Snapshot]
 	openErr atomic.Pointer[error] // see OpenErr
 
-	writerMu sync.Mutex  // serialises writers, refreshes and merge installs inside this process
-	writing  atomic.Bool // a Writer holds writerMu (others hold it only briefly)
-	loaded   fileStamp   // files.json as of the current snapshot
-	// header is files.json's header when a background merge was installed
-	// after the current snapshot was published (guarded by writerMu).
-	header *filesDoc
+	// The introducer goroutine (introducer.go) and what it owns.
+	intros       chan introduction
+	introDone    chan struct{}
+	writerActive bool      // a Writer holds the writer role
+	loaded       fileStamp // the commit record as of the current snapshot
+	// header is the commit record when a background merge was installed
+	// after the current snapshot was published.
+	header *commitRecord
 
 	// Background merges (merge.go), guarded by mergeMu.
 	mergeMu    sync.Mutex
@@ -115,18 +97,7 @@ type fileStamp struct {
 // another process may be running. A version mismatch or a damaged index is
 // served as empty and rebuilt by the next writer.
 func Open(dir string, v schema.Version, opts Options) (*Store, error) {
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.CompactRatio == 0 {
-		opts.CompactRatio = 0.25
-	}
-	if opts.CompactMin == 0 {
-		opts.CompactMin = 1000
-	}
-	if opts.MergeRatio == 0 {
-		opts.MergeRatio = defaultMergeRatio
-	}
+	opts = opts.withDefaults()
 	if !opts.ReadOnly {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("create index folder: %w", err)
@@ -139,6 +110,7 @@ func Open(dir string, v schema.Version, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.current.Store(empty)
+	s.startIntroducer()
 	if _, err := s.Refresh(); err != nil {
 		// Perhaps a crash interrupted a commit: finish or undo it if no
 		// writer is running, then try again. A read-only store leaves that
@@ -247,16 +219,21 @@ func (s *Store) stampFiles() fileStamp {
 	return stampOf(fi)
 }
 
-// Refresh loads the committed state from disk when files.json changed since
+// Refresh loads the committed state from disk when commit.json changed since
 // the current snapshot (another process committed). It reports whether a new
-// snapshot was published. A half-finished commit is left for the writer to
-// complete; the current snapshot stays.
+// snapshot was published: never while this process's writer runs (it
+// publishes what it commits). A half-finished commit is left for the writer
+// to complete; the current snapshot stays.
 func (s *Store) Refresh() (bool, error) {
-	if !s.writerMu.TryLock() {
-		return false, nil // our own writer is running; it publishes when it commits
+	r := s.introduce(introduction{kind: introRefresh})
+	if errors.Is(r.err, errStoreClosed) {
+		return false, nil // nothing to publish to
 	}
-	defer s.installIdle() // a merge that finished while this held the lock
-	defer s.writerMu.Unlock()
+	return r.ok, r.err
+}
+
+// refresh is Refresh on the introducer goroutine.
+func (s *Store) refresh() (bool, error) {
 	stamp := s.stampFiles()
 	if stamp == s.loaded {
 		return false, nil
@@ -302,27 +279,9 @@ func (s *Store) commitMoved(stamp fileStamp) bool {
 	return err == nil || s.stampFiles() != stamp
 }
 
-func (s *Store) versionMatches() (bool, error) {
-	b, err := os.ReadFile(s.path(VersionFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		// A folder without a version holds no index we wrote.
-		_, ferr := os.Stat(s.path(FilesFile))
-		_, cerr := os.Stat(s.path(CommitFile))
-		return errors.Is(ferr, fs.ErrNotExist) && errors.Is(cerr, fs.ErrNotExist), nil
-	}
-	if err != nil {
-		return false, err
-	}
-	var v schema.Version
-	if json.Unmarshal(b, &v) != nil {
-		return false, nil
-	}
-	return v == s.version, nil
-}
-
 // state is the writer's mutable view of the index.
 type state struct {
-	doc   filesDoc
+	doc   commitRecord
 	files *cowMap[string, *schema.FileEntry]
 	live  *cowMap[int64, liveChunk]
 	index *faiss.Index // IDMap2 over IndexFlatIP; live vectors only
@@ -355,7 +314,7 @@ func (s *Store) emptyState() (*state, error) {
 		return nil, err
 	}
 	return &state{
-		doc:   filesDoc{Schema: schema.SchemaVersion, NextID: 1},
+		doc:   commitRecord{Schema: schema.SchemaVersion, NextID: 1},
 		files: newFileMap(),
 		live:  newChunkMap(),
 		index: idx,
@@ -374,8 +333,8 @@ func (s *Store) loadCommitted() (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	if doc.Schema != schema.SchemaVersion {
-		return nil, fmt.Errorf("%w: files.json schema %d", errInconsistent, doc.Schema)
+	if !schemaReadable(doc.Schema) {
+		return nil, fmt.Errorf("%w: commit record schema %d", errInconsistent, doc.Schema)
 	}
 	idx, err := s.readFaiss(&doc)
 	if err != nil {
@@ -387,7 +346,7 @@ func (s *Store) loadCommitted() (*state, error) {
 		return nil, fmt.Errorf("%w: "+format, append([]any{errInconsistent}, a...)...)
 	}
 	if idx.D() != s.version.Dim || idx.Ntotal() != doc.FaissNtotal {
-		return fail("faiss.index holds %d vectors of dim %d, files.json expects %d of dim %d", idx.Ntotal(), idx.D(), doc.FaissNtotal, s.version.Dim)
+		return fail("faiss.index holds %d vectors of dim %d, commit.json expects %d of dim %d", idx.Ntotal(), idx.D(), doc.FaissNtotal, s.version.Dim)
 	}
 	if err := s.applyVecSegs(idx, doc.VectorSegments); err != nil {
 		return fail("%v", err)
@@ -400,7 +359,7 @@ func (s *Store) loadCommitted() (*state, error) {
 		return fail("%v", err)
 	}
 	if want := doc.ManifestChecksum; want != "" && want != formatChecksum(msum) {
-		return fail("manifest.jsonl's committed bytes have checksum %s, files.json records %s", formatChecksum(msum), want)
+		return fail("manifest.jsonl's committed bytes have checksum %s, commit.json records %s", formatChecksum(msum), want)
 	}
 	// An index written before checksums gets them from here on.
 	st.doc.ManifestChecksum = formatChecksum(msum)
@@ -419,7 +378,7 @@ func (s *Store) loadCommitted() (*state, error) {
 		}
 	}
 	if n != live.Len() || st.files.Len() != len(doc.Files) {
-		return fail("files.json lists %d chunks in %d entries of %d paths, the manifest %d chunks", n, len(doc.Files), st.files.Len(), live.Len())
+		return fail("the file entries list %d chunks in %d entries of %d paths, the manifest %d chunks", n, len(doc.Files), st.files.Len(), live.Len())
 	}
 	st.lex, err = lexical.Open(s.dir, doc.Lexical, func(id int64) bool { _, ok := live.Get(id); return ok })
 	if err != nil {
@@ -433,8 +392,8 @@ func (s *Store) loadCommitted() (*state, error) {
 }
 
 // readFaiss loads faiss.index after checking its size and checksum against
-// files.json; doc gets the checksum if it had none (an older index).
-func (s *Store) readFaiss(doc *filesDoc) (*faiss.Index, error) {
+// commit.json; doc gets the checksum if it had none (an older index).
+func (s *Store) readFaiss(doc *commitRecord) (*faiss.Index, error) {
 	path := s.path(FaissFile)
 	f, err := os.Open(path)
 	if err != nil {
@@ -446,14 +405,14 @@ func (s *Store) readFaiss(doc *filesDoc) (*faiss.Index, error) {
 		return nil, err
 	}
 	if fi.Size() != doc.FaissBytes {
-		return nil, fmt.Errorf("%w: faiss.index has %d bytes, files.json expects %d", errInconsistent, fi.Size(), doc.FaissBytes)
+		return nil, fmt.Errorf("%w: faiss.index has %d bytes, commit.json expects %d", errInconsistent, fi.Size(), doc.FaissBytes)
 	}
 	sum, err := readerChecksum(f)
 	if err != nil {
 		return nil, err
 	}
 	if doc.FaissChecksum != "" && doc.FaissChecksum != formatChecksum(sum) {
-		return nil, fmt.Errorf("%w: faiss.index has checksum %s, files.json records %s", errInconsistent, formatChecksum(sum), doc.FaissChecksum)
+		return nil, fmt.Errorf("%w: faiss.index has checksum %s, commit.json records %s", errInconsistent, formatChecksum(sum), doc.FaissChecksum)
 	}
 	doc.FaissChecksum = formatChecksum(sum)
 	idx, err := faiss.ReadIndex(path)
@@ -530,7 +489,7 @@ func readManifest(path string, limit int64) (*cowMap[int64, liveChunk], map[int6
 		}
 	}
 	if off != limit {
-		return nil, nil, 0, fmt.Errorf("manifest has %d bytes, files.json expects %d", off, limit)
+		return nil, nil, 0, fmt.Errorf("manifest has %d bytes, commit.json expects %d", off, limit)
 	}
 	return live, owner, h.Sum32(), nil
 }
@@ -624,7 +583,7 @@ func (s *Store) reset() error {
 // removeUnlisted removes the lexical and vector segments and the file
 // logs that doc does not list (all of them when doc is nil): left by a torn
 // commit, or replaced by a merge, a fold or a checkpoint.
-func (s *Store) removeUnlisted(doc *filesDoc) {
+func (s *Store) removeUnlisted(doc *commitRecord) {
 	listed := map[string]bool{}
 	if doc != nil {
 		for _, r := range doc.Lexical {
@@ -718,7 +677,7 @@ func marshalJSONLine(v any) []byte {
 	return buf.Bytes()
 }
 
-func marshalIndent(doc *filesDoc) ([]byte, error) {
+func marshalIndent(doc *commitRecord) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

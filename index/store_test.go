@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
@@ -50,14 +51,74 @@ func putFile(t *testing.T, w *Writer, rng *rand.Rand, path string, n int) [][]fl
 	return vecs
 }
 
+// testCompaction compacts small test indexes.
+var testCompaction = Compaction{Min: 4, Ratio: 0.4}
+
 func openStore(t *testing.T, dir string) *Store {
 	t.Helper()
-	s, err := Open(dir, testVersion, Options{CompactMin: 4, CompactRatio: 0.4})
+	return openStoreWith(t, dir, Options{Compaction: testCompaction})
+}
+
+func openStoreWith(t *testing.T, dir string, opts Options) *Store {
+	t.Helper()
+	s, err := Open(dir, testVersion, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// mustStat, mustRead, mustWrite and mustRemove are the os calls of test
+// setup, failing the test on an error.
+func mustStat(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func mustWrite(t *testing.T, path string, data []byte, perm os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, data, perm); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustRemove(t *testing.T, path string) {
+	t.Helper()
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// begin starts a writer on s, failing the test if it cannot.
+func begin(t *testing.T, s *Store) *Writer {
+	t.Helper()
+	w, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// mustCommit commits w, failing the test on an error.
+func mustCommit(t *testing.T, w *Writer, end RunEnd) {
+	t.Helper()
+	if err := w.commit(end); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func topHit(t *testing.T, s *Store, q []float32) Hit {
@@ -115,7 +176,7 @@ func TestReplaceRemoveTombstonesAndCompaction(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(3, 4))
 	s := openStore(t, dir)
-	w, _ := s.Begin()
+	w := begin(t, s)
 	old := putFile(t, w, rng, "a.md", 4)
 	keep := putFile(t, w, rng, "keep.md", 10)
 	gone := putFile(t, w, rng, "gone.md", 2)
@@ -124,7 +185,7 @@ func TestReplaceRemoveTombstonesAndCompaction(t *testing.T) {
 	}
 	w.Close()
 
-	w, _ = s.Begin()
+	w = begin(t, s)
 	fresh := putFile(t, w, rng, "a.md", 2) // replaces 4 chunks: 4 tombstones
 	w.RemoveFile("gone.md")
 	if err := w.Commit(true); err != nil {
@@ -152,7 +213,7 @@ func TestReplaceRemoveTombstonesAndCompaction(t *testing.T) {
 		t.Fatalf("kept chunk not found after compaction: %+v", h)
 	}
 	// Compaction rewrote the manifest with live records only.
-	raw, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
+	raw := mustRead(t, filepath.Join(dir, ManifestFile))
 	if n := countLines(raw); n != 12 {
 		t.Fatalf("manifest lines after compaction = %d, want 12", n)
 	}
@@ -263,9 +324,9 @@ func TestVersionMismatchRebuilds(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(5, 6))
 	s := openStore(t, dir)
-	w, _ := s.Begin()
+	w := begin(t, s)
 	putFile(t, w, rng, "a.md", 3)
-	w.Commit(true)
+	mustCommit(t, w, EndOfRun)
 	w.Close()
 	s.Close()
 
@@ -298,15 +359,15 @@ func TestInterruptedCommits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	build := func(t *testing.T) (string, []float32, []float32) {
 		dir := t.TempDir()
-		s, _ := Open(dir, testVersion, Options{})
-		w, _ := s.Begin()
+		s := openStoreWith(t, dir, Options{})
+		w := begin(t, s)
 		a := putFile(t, w, rng, "a.md", 2)
-		w.Commit(true)
+		mustCommit(t, w, EndOfRun)
 		w.Close()
 		// Second commit prepared by hand: copy what Commit would write.
-		w, _ = s.Begin()
+		w = begin(t, s)
 		b := putFile(t, w, rng, "b.md", 2)
-		w.Commit(true)
+		mustCommit(t, w, EndOfRun)
 		w.Close()
 		s.Close()
 		return dir, a[0], b[0]
@@ -325,14 +386,14 @@ func TestInterruptedCommits(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Close()
-		raw, _ := os.ReadFile(filepath.Join(dir, ManifestFile))
+		raw := mustRead(t, filepath.Join(dir, ManifestFile))
 		if raw[len(raw)-1] != '\n' || countLines(raw) != 4 {
 			t.Fatalf("tail not cut: %q", raw[len(raw)-40:])
 		}
 	})
 	t.Run("crash before commit point rolls back", func(t *testing.T) {
 		dir, a, _ := build(t)
-		os.WriteFile(filepath.Join(dir, FaissFile+newSuffix), []byte("half a faiss file"), 0o644)
+		mustWrite(t, filepath.Join(dir, FaissFile+newSuffix), []byte("half a faiss file"), 0o644)
 		s := openStore(t, dir)
 		w, err := s.Begin()
 		if err != nil {
@@ -352,9 +413,9 @@ func TestInterruptedCommits(t *testing.T) {
 		// move the committed files back to their .new names; the previous
 		// state is files.json, the first commit's checkpoint.
 		s := openStore(t, dir)
-		w, _ := s.Begin()
+		w := begin(t, s)
 		w.RemoveFile("b.md")
-		w.Commit(true)
+		mustCommit(t, w, EndOfRun)
 		w.Close()
 		s.Close()
 		for _, name := range []string{FaissFile, CommitFile} {
@@ -382,7 +443,7 @@ func TestInterruptedCommits(t *testing.T) {
 	})
 	t.Run("disagreeing files are rebuilt, never served", func(t *testing.T) {
 		dir, _, _ := build(t)
-		os.WriteFile(filepath.Join(dir, FaissFile), []byte("garbage"), 0o644)
+		mustWrite(t, filepath.Join(dir, FaissFile), []byte("garbage"), 0o644)
 		s := openStore(t, dir)
 		if snap := s.Acquire(); snap.Chunks() != 0 {
 			t.Fatal("damaged index served")
@@ -409,28 +470,7 @@ func TestSearchDuringWrites(t *testing.T) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				snap := s.Acquire()
-				hits, err := snap.Search(q, 5)
-				if err != nil {
-					t.Error(err)
-				}
-				for _, h := range hits {
-					if _, ok := snap.File(h.Record.Path); !ok {
-						t.Errorf("hit from a file the snapshot does not hold: %s", h.Record.Path)
-					}
-				}
-				snap.Release()
-			}
-		}()
+		loopUntil(stop, &wg, func() { checkSearch(t, s, q, 5) })
 	}
 	wrng := rand.New(rand.NewPCG(11, 12))
 	for i := range 30 {
@@ -459,14 +499,14 @@ func TestScanFirstPassMatchesExact(t *testing.T) {
 func scanFirstPassMatchesExact(t *testing.T, bits int) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(13, 14))
-	s := openStore(t, dir)
-	w, _ := s.Begin()
+	s := openStoreWith(t, dir, Options{Compaction: testCompaction, Scan: ScanOptions{Min: 1000, Bits: bits}})
+	w, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for f := range 40 {
 		putFile(t, w, rng, fmt.Sprintf("f%02d.md", f), 100)
 	}
-	old, oldBits := ScanMin, ScanBits
-	ScanMin, ScanBits = 1000, bits
-	defer func() { ScanMin, ScanBits = old, oldBits }()
 	if err := w.Commit(true); err != nil {
 		t.Fatal(err)
 	}
@@ -476,11 +516,10 @@ func scanFirstPassMatchesExact(t *testing.T, bits int) {
 	if fast.codes == nil || fast.codes.Bits() != bits {
 		t.Fatalf("no %d-bit scan codes built over 4000 chunks", bits)
 	}
-	ScanMin = 1 << 30
-	exact := openStore(t, dir).Acquire()
+	exact := openStoreWith(t, dir, Options{Compaction: testCompaction, Scan: ScanOptions{Min: 1 << 30}}).Acquire()
 	defer exact.Release()
 	if exact.codes != nil {
-		t.Fatal("codes built below ScanMin")
+		t.Fatal("codes built below Scan.Min")
 	}
 	same, total := 0, 0
 	for range 50 {
@@ -506,5 +545,29 @@ func scanFirstPassMatchesExact(t *testing.T, bits int) {
 	}
 	if total != 500 || float64(same)/float64(total) < 0.99 {
 		t.Fatalf("recall@10 = %d/%d", same, total)
+	}
+}
+
+// TestLastReindexFromClock: a run's last commit records the store's clock
+// as the last reindex; a commit inside a run leaves it.
+func TestLastReindexFromClock(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
+	// No background merge: it would read the clock from its goroutine.
+	s := openStoreWith(t, dir, Options{MergeRatio: 1e9, Clock: func() time.Time { return now }})
+	w := begin(t, s)
+	defer w.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	putFile(t, w, rng, "a.md", 1)
+	mustCommit(t, w, EndOfRun)
+	now = now.Add(time.Hour)
+	putFile(t, w, rng, "b.md", 1)
+	mustCommit(t, w, MidRun)
+	sum, err := ReadSummary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.LastReindex != "2030-01-02T02:04:05Z" {
+		t.Fatalf("last reindex %q, want the clock's time of the run's end in UTC", sum.LastReindex)
 	}
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
-// Summary is what an index folder's files.json and version file say. It is
-// read without loading vectors, so a status needs neither FAISS memory nor
-// the model.
+// Summary is what an index folder's commit record, file entries and
+// version file say. It is read without loading vectors, so a status needs
+// neither FAISS memory nor the model.
 type Summary struct {
 	Model       string
 	Files       []*schema.FileEntry

@@ -17,7 +17,7 @@ import (
 // Vector delta segments let a commit write only what changed. faiss.index is
 // the base, written whole only by a merge; each commit in between writes one
 // small segment file holding the ids it removed and the vectors it added.
-// files.json lists the segments in commit order; loading applies them to the
+// commit.json lists the segments in commit order; loading applies them to the
 // base in that order. A merge writes the live vectors as a new faiss.index
 // and lists no segments, so after it faiss.index alone holds exactly the
 // live vectors, as a plain FAISS file.
@@ -40,12 +40,9 @@ const (
 // growth by commits of similar size the base is rewritten each time it has
 // grown by MergeRatio, so every vector is written about 1 + 1/MergeRatio
 // times in all (geometric series), instead of once per commit.
-const (
-	defaultMergeRatio = 0.25
-	maxVecSegments    = 64
-)
+const maxVecSegments = 64
 
-// vecSegRef is a segment as files.json lists it.
+// vecSegRef is a segment as commit.json lists it.
 type vecSegRef struct {
 	Name     string `json:"name"`
 	Removed  int64  `json:"removed"`
@@ -85,17 +82,17 @@ func writeVecSeg(path string, dim int, removed, addIDs []int64, addVecs []float3
 	return ref, err
 }
 
-// readVecSeg reads a segment and checks it against its files.json entry.
+// readVecSeg reads a segment and checks it against its commit.json entry.
 func readVecSeg(path string, ref vecSegRef, dim int) (removed, ids []int64, vecs []float32, err error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if int64(len(raw)) != ref.Bytes {
-		return nil, nil, nil, fmt.Errorf("segment %s has %d bytes, files.json expects %d", ref.Name, len(raw), ref.Bytes)
+		return nil, nil, nil, fmt.Errorf("segment %s has %d bytes, commit.json expects %d", ref.Name, len(raw), ref.Bytes)
 	}
 	if got := formatChecksum(extendChecksum(0, raw)); got != ref.Checksum {
-		return nil, nil, nil, fmt.Errorf("segment %s has checksum %s, files.json records %s", ref.Name, got, ref.Checksum)
+		return nil, nil, nil, fmt.Errorf("segment %s has checksum %s, commit.json records %s", ref.Name, got, ref.Checksum)
 	}
 	if len(raw) < vecSegHeader || string(raw[:len(vecSegMagic)]) != vecSegMagic {
 		return nil, nil, nil, fmt.Errorf("segment %s is not a vector segment", ref.Name)
@@ -130,7 +127,7 @@ func readVecSeg(path string, ref vecSegRef, dim int) (removed, ids []int64, vecs
 func (s *Store) applyVecSegs(idx *faiss.Index, refs []vecSegRef) error {
 	for _, ref := range refs {
 		if !isVecSegFile(ref.Name) || ref.Name != vecSegName(segGeneration(ref.Name)) {
-			return fmt.Errorf("files.json lists %q as a vector segment", ref.Name)
+			return fmt.Errorf("commit.json lists %q as a vector segment", ref.Name)
 		}
 		removed, ids, vecs, err := readVecSeg(s.path(ref.Name), ref, s.version.Dim)
 		if err != nil {

@@ -3,6 +3,7 @@ package index
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -71,14 +72,14 @@ func TestSmallCommitsWriteSegmentsThenMerge(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(41, 42))
 	s := openStore(t, dir)
-	w, _ := s.Begin()
+	w := begin(t, s)
 	for i := range 20 {
 		putFile(t, w, rng, fmt.Sprintf("f%02d.md", i), 5) // 100 chunks
 	}
 	if err := w.Commit(true); err != nil {
 		t.Fatal(err)
 	}
-	base, _ := os.Stat(filepath.Join(dir, FaissFile))
+	base := mustStat(t, filepath.Join(dir, FaissFile))
 	// 3 commits of 8 changes (5 removed, 3 added) stay under 0.25 × 100.
 	var last [][]float32
 	for i := range 3 {
@@ -86,7 +87,7 @@ func TestSmallCommitsWriteSegmentsThenMerge(t *testing.T) {
 		if err := w.Commit(true); err != nil {
 			t.Fatal(err)
 		}
-		now, _ := os.Stat(filepath.Join(dir, FaissFile))
+		now := mustStat(t, filepath.Join(dir, FaissFile))
 		if !os.SameFile(base, now) || now.Size() != base.Size() {
 			t.Fatalf("commit %d rewrote faiss.index for a one-file change", i)
 		}
@@ -118,7 +119,7 @@ func TestSmallCommitsWriteSegmentsThenMerge(t *testing.T) {
 	if err := w2.Commit(true); err != nil {
 		t.Fatal(err)
 	}
-	if now, _ := os.Stat(filepath.Join(dir, FaissFile)); !os.SameFile(base, now) {
+	if now := mustStat(t, filepath.Join(dir, FaissFile)); !os.SameFile(base, now) {
 		t.Fatal("the commit that crossed the threshold rewrote faiss.index itself")
 	}
 	if got := segFiles(t, dir); len(got) != 4 {
@@ -136,7 +137,7 @@ func TestSmallCommitsWriteSegmentsThenMerge(t *testing.T) {
 	}
 	doc, _ := readDoc(t, dir)
 	if len(doc.VectorSegments) != 0 || doc.FaissNtotal != 92 {
-		t.Fatalf("files.json after merge: %d segments, faiss_ntotal %d", len(doc.VectorSegments), doc.FaissNtotal)
+		t.Fatalf("commit.json after merge: %d segments, faiss_ntotal %d", len(doc.VectorSegments), doc.FaissNtotal)
 	}
 	if got, want := faissIDs(t, dir), liveIDs(t, s2); !slices.Equal(got, want) {
 		t.Fatalf("faiss.index after a merge holds %d ids, live are %d", len(got), len(want))
@@ -147,20 +148,20 @@ func TestMergeFoldsEverySegment(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(43, 44))
 	s := openStore(t, dir)
-	w, _ := s.Begin()
+	w := begin(t, s)
 	defer w.Close()
 	for i := range 10 {
 		putFile(t, w, rng, fmt.Sprintf("f%02d.md", i), 10)
 	}
-	w.Commit(false)
+	mustCommit(t, w, MidRun)
 	w.RemoveFile("f01.md")
-	w.Commit(false)
+	mustCommit(t, w, MidRun)
 	putFile(t, w, rng, "new.md", 2)
-	w.Commit(false)
+	mustCommit(t, w, MidRun)
 	if got := segFiles(t, dir); len(got) != 2 {
 		t.Fatalf("segments %v, want 2", got)
 	}
-	if err := w.Merge(true); err != nil {
+	if err := w.Merge(); err != nil {
 		t.Fatal(err)
 	}
 	if got := segFiles(t, dir); len(got) != 0 {
@@ -200,7 +201,7 @@ func segmentStore(t *testing.T) (dir string, a1 []float32) {
 func TestDamagedSegmentIsRebuiltNotServed(t *testing.T) {
 	for name, damage := range map[string]func(t *testing.T, path string){
 		"bytes changed": func(t *testing.T, path string) {
-			fi, _ := os.Stat(path)
+			fi := mustStat(t, path)
 			overwrite(t, path, fi.Size()-5, []byte{0x7f, 0x7f})
 		},
 		"cut short": func(t *testing.T, path string) { os.Truncate(path, 30) },
@@ -238,7 +239,7 @@ func TestInterruptedMerge(t *testing.T) {
 		dir, a1 := segmentStore(t)
 		segs := segFiles(t, dir)
 		// A merge writes faiss.index.new first: half of one is all it left.
-		os.WriteFile(filepath.Join(dir, FaissFile+newSuffix), []byte("IxM2 half"), 0o644)
+		mustWrite(t, filepath.Join(dir, FaissFile+newSuffix), []byte("IxM2 half"), 0o644)
 		s := openStore(t, dir)
 		w, err := s.Begin()
 		if err != nil {
@@ -270,12 +271,12 @@ func TestInterruptedMerge(t *testing.T) {
 		// faiss.index and segments in place.
 		keep := map[string][]byte{}
 		for _, n := range append([]string{CommitFile, FilesFile, FaissFile}, segFiles(t, dir)...) {
-			b, _ := os.ReadFile(filepath.Join(dir, n))
+			b := mustRead(t, filepath.Join(dir, n))
 			keep[n] = b
 		}
 		s := openStore(t, dir)
-		w, _ := s.Begin()
-		if err := w.Merge(true); err != nil {
+		w := begin(t, s)
+		if err := w.Merge(); err != nil {
 			t.Fatal(err)
 		}
 		w.Close()
@@ -286,7 +287,7 @@ func TestInterruptedMerge(t *testing.T) {
 			}
 		}
 		for n, b := range keep {
-			os.WriteFile(filepath.Join(dir, n), b, 0o644)
+			mustWrite(t, filepath.Join(dir, n), b, 0o644)
 		}
 		s2 := openStore(t, dir)
 		w2, err := s2.Begin()
@@ -323,14 +324,18 @@ func TestMergeOnFullDisk(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, FaissFile+newSuffix), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Merge(true); err == nil {
+	if err := w.Merge(); err == nil {
 		t.Fatal("merge succeeded without faiss.index.new")
 	}
 	if h := topHit(t, s, a1); h.Record.Path != "a.md" {
 		t.Fatalf("%+v", h)
 	}
-	os.Remove(filepath.Join(dir, FaissFile+newSuffix))
-	if err := w.Merge(true); err != nil {
+	// The failed commit cleans up what stood at faiss.index.new before its
+	// commit point (the empty directory too).
+	if _, err := os.Stat(filepath.Join(dir, FaissFile+newSuffix)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("faiss.index.new after the failed merge: %v", err)
+	}
+	if err := w.Merge(); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := faissIDs(t, dir), liveIDs(t, s); !slices.Equal(got, want) || len(want) != 14 {
@@ -343,18 +348,18 @@ func TestMergeOnFullDisk(t *testing.T) {
 // replaced, removed and added, past the codes' compaction bound) they must
 // give the same candidates as codes built fresh from the live vectors.
 func TestCommitEditsScanCodes(t *testing.T) {
-	old := ScanMin
-	ScanMin = 500
-	defer func() { ScanMin = old }()
 	rng := rand.New(rand.NewPCG(51, 52))
-	s := openStore(t, t.TempDir())
-	w, _ := s.Begin()
+	s := openStoreWith(t, t.TempDir(), Options{Compaction: testCompaction, Scan: ScanOptions{Min: 500}})
+	w, err := s.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer w.Close()
 	files := 30
 	for f := range files {
 		putFile(t, w, rng, fmt.Sprintf("f%03d.md", f), 20)
 	}
-	w.Commit(false)
+	mustCommit(t, w, MidRun)
 	for commit := range 60 {
 		for range 1 + rng.IntN(3) {
 			switch f := rng.IntN(files); rng.IntN(3) {

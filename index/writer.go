@@ -10,10 +10,7 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/micro-rag/micro-rag-mcp/index/durable"
-	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
@@ -51,19 +48,16 @@ func (s *Store) Begin() (*Writer, error) {
 	if s.opts.ReadOnly {
 		return nil, errReadOnly
 	}
-	for !s.writerMu.TryLock() {
-		if s.writing.Load() {
-			return nil, ErrLocked
-		}
-		// A refresh or a merge's install holds the lock for a moment.
-		time.Sleep(time.Millisecond)
+	// The introducer grants the role after any refresh or install it is
+	// running; another Writer holding it is ErrLocked.
+	if r := s.introduce(introduction{kind: introBegin}); !r.ok {
+		return nil, r.err
 	}
 	w, err := s.begin()
 	if err != nil {
-		s.writerMu.Unlock()
+		s.introduce(introduction{kind: introEnd})
 		return nil, err
 	}
-	s.writing.Store(true)
 	return w, nil
 }
 
@@ -110,6 +104,9 @@ func (s *Store) writerState() (*state, bool, error) {
 		s.log.Warn("index was built by another model, chunking or schema: rebuilding from scratch", "dir", s.dir)
 		return s.resetState()
 	}
+	if err := s.upgradeVersion(); err != nil {
+		return nil, false, err
+	}
 	if _, err := os.Stat(s.path(VersionFile)); err != nil {
 		if err := writeFileAtomic(s.path(VersionFile), []byte(s.version.String()+"\n")); err != nil {
 			return nil, false, err
@@ -130,8 +127,7 @@ func (s *Store) writerState() (*state, bool, error) {
 			st.close()
 			return nil, false, err
 		}
-		s.loaded = stamp
-		s.publish(snap)
+		s.introducePublish(introduction{snap: snap, stamp: stamp})
 	}
 	snap := s.Acquire()
 	defer snap.Release()
@@ -146,8 +142,7 @@ func (s *Store) resetState() (*state, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	s.loaded = fileStamp{}
-	s.publish(empty)
+	s.introducePublish(introduction{snap: empty})
 	return &state{doc: empty.doc, files: newFileMap(), live: newChunkMap()}, true, nil
 }
 
@@ -276,259 +271,12 @@ func (w *Writer) nextIndex(fold bool) (*layered, error) {
 	return w.head.index.next(w.removeIDs, w.addIDs, w.addVecs, fold)
 }
 
-// Commit makes every change so far durable and publishes a new snapshot.
-// finished marks the end of a reindex run (recorded as the last reindex).
-// A commit with nothing to write does nothing.
-func (w *Writer) Commit(finished bool) (err error) {
-	if !w.dirty && !(finished && w.rebuilt) {
-		return nil
-	}
-	defer func() {
-		if err != nil {
-			w.torn = true // Close cleans what it left on disk
-		}
-	}()
-	s, st := w.s, w.st
-	// 1. Manifest lines go after the committed bytes; until files.json says
-	// otherwise they are an uncommitted tail.
-	if w.pending.Len() > 0 {
-		if err := appendSynced(s.path(ManifestFile), st.doc.ManifestBytes, w.pending.Bytes()); err != nil {
-			return fmt.Errorf("append manifest: %w", err)
-		}
-	}
-	doc := st.doc
-	msum, ok := parseChecksum(doc.ManifestChecksum)
-	if !ok && doc.ManifestBytes > 0 {
-		// Loading fills the checksum in, so only a damaged files.json gets here.
-		return errors.New("commit: the committed manifest has no checksum")
-	}
-	doc.ManifestBytes += int64(w.pending.Len())
-	doc.ManifestChecksum = formatChecksum(extendChecksum(msum, w.pending.Bytes()))
-	live := st.live
-	compact := doc.Tombstones > 0 && doc.Tombstones >= s.opts.CompactMin &&
-		float64(doc.Tombstones) > s.opts.CompactRatio*float64(st.live.Len())
-	if compact {
-		var err error
-		var sum uint32
-		live, doc.ManifestBytes, sum, err = s.writeCompactManifest(st.live)
-		doc.ManifestChecksum = formatChecksum(sum)
-		if err != nil {
-			return fmt.Errorf("compact manifest: %w", err)
-		}
-		doc.Tombstones = 0
-	}
-	// 2. The vectors. A finished background merge becomes the new base if
-	// it still fits; this commit's changes go in one small segment. Only
-	// an explicit Merge, the first vectors and the tests' settings rewrite
-	// faiss.index inside the commit; crossing the threshold starts a
-	// background merge once the commit is done.
-	changes := int64(len(w.addIDs) + len(w.removeIDs))
-	merge := w.forceMerge || s.opts.MergeRatio < 0 || doc.FaissBytes == 0
-	staged := false
-	if job := s.takeMerge(); job != nil {
-		switch {
-		case merge:
-			s.drop(job, "this commit merges itself")
-		case !job.fits(&doc):
-			s.drop(job, "faiss.index changed since the merge began")
-		default:
-			var err error
-			if doc, err = s.stage(job, doc); err != nil {
-				s.drop(job, err.Error())
-			} else {
-				staged = true
-				s.log.Debug("installing background merge", "generation", job.gen, "vectors", job.ntotal)
-			}
-		}
-	}
-	if !merge && !staged && s.opts.SyncMerge && s.overMergeThreshold(&doc, changes) {
-		merge = true
-	}
-	if merge {
-		s.stopMerge()
-	}
-	defer func() {
-		// Failed before the commit point: no commit record names
-		// faiss.index.new, and it must not be renamed into place later.
-		if merge || staged {
-			if !s.pastCommitPoint() {
-				os.Remove(s.path(FaissFile + newSuffix))
-			}
-		}
-	}()
-	idx, err := w.nextIndex(merge)
-	if err != nil {
-		return err
-	}
-	st.vecs = idx
-	defer st.close() // unless a snapshot took it
-	if merge {
-		// Folded: the base holds exactly the live vectors.
-		if err := s.writeFaissNew(idx.base.idx, &doc); err != nil {
-			return err
-		}
-		doc.VectorSegments = nil
-	} else if !staged {
-		// A faiss.index.new left by a commit that failed would be renamed
-		// into place if we crashed past this commit point.
-		os.Remove(s.path(FaissFile + newSuffix))
-	}
-	if !merge && changes > 0 {
-		// The segment takes in trailing smaller ones (vecSegFanout).
-		segs := doc.VectorSegments
-		removed, ids, vecs := w.removeIDs, w.addIDs, w.addVecs
-		fold := segsToFold(segs, changes, s.mergingGeneration())
-		if fold > 0 {
-			r, i, v, err := s.foldVecSegs(segs[len(segs)-fold:], removed, ids, vecs)
-			if err != nil {
-				// Damage on disk: the next load finds it and rebuilds.
-				s.log.Error("reading vector segments to fold them; writing this commit's own", "err", err)
-				fold = 0
-			} else {
-				removed, ids, vecs = r, i, v
-			}
-		}
-		name := vecSegName(doc.Generation + 1)
-		ref, err := writeVecSeg(s.path(name), s.version.Dim, removed, ids, vecs)
-		if err != nil {
-			return fmt.Errorf("write vector segment: %w", err)
-		}
-		s.countSegment(ref.Bytes)
-		ref.Name = name
-		doc.VectorSegments = append(slices.Clip(segs[:len(segs)-fold]), ref)
-	}
-	// The keyword index: deletions live only in files.json; added chunks
-	// make one new segment file, listed by files.json from the commit on.
-	lexName := lexical.SegmentName(doc.Generation + 1)
-	lex, lexFile, err := w.head.lex.Delete(w.removeIDs).Add(lexName, w.addDocs, compact)
-	if err != nil {
-		return err
-	}
-	if lexFile != nil {
-		if err := writeSynced(s.path(lexName), func(out io.Writer) error { _, err := out.Write(lexFile); return err }); err != nil {
-			return fmt.Errorf("write lexical segment: %w", err)
-		}
-	}
-	doc.Lexical = lex.Segments()
-	// 3. commit.json.new is the commit point.
-	doc.Generation++
-	if finished {
-		doc.LastReindex = time.Now().UTC().Format(time.RFC3339)
-	}
-	// The file entries: this commit's changes appended to the log, or, when
-	// the log has grown, files.json written afresh as a checkpoint.
-	changed := slices.Sorted(maps.Keys(w.changed))
-	checkpoint := checkpointDue(doc.FileList, len(changed), st.files.Len())
-	if checkpoint {
-		doc.FileList, err = s.writeCheckpoint(doc, st.files)
-		if err != nil {
-			return fmt.Errorf("write files.json: %w", err)
-		}
-	} else if len(changed) > 0 {
-		if doc.FileList, err = s.appendFileLog(*doc.FileList, st.files, changed); err != nil {
-			return err
-		}
-	}
-	if err := s.writeCommitNew(&doc); err != nil {
-		return err
-	}
-	// 4. Rename into place; recover() completes this if we crash here.
-	if err := s.finishCommit(merge || staged, compact, checkpoint); err != nil {
-		return err
-	}
-	if merge || staged {
-		s.installed()
-	}
-	s.removeUnlisted(&doc)
-	s.private()
-	st.doc, st.live, st.lex = doc, live, lex
-	clear(w.changed)
-	edit := &codeEdit{prev: w.head, removed: w.removeIDs, addIDs: w.addIDs, addVecs: w.addVecs}
-	w.pending.Reset()
-	w.addVecs, w.addIDs, w.removeIDs, w.addDocs = w.addVecs[:0], w.addIDs[:0], w.removeIDs[:0], w.addDocs[:0]
-	w.dirty, w.forceMerge = false, false
-	if merge {
-		s.log.Debug("merged vector segments into faiss.index", "vectors", doc.FaissNtotal)
-	}
-	bg := !merge && !s.opts.SyncMerge && s.overMergeThreshold(&doc, 0)
-	if compact {
-		s.log.Info("compacted index", "live_chunks", live.Len())
-	}
-	// edit's slices are emptied above but keep their contents until the
-	// next PutFile.
-	snap, err := s.snapshotOf(st, edit)
-	if err != nil {
-		return err
-	}
-	s.loaded = s.stampFiles()
-	snap.tryRef() // the writer's reference, as head
-	w.head.Release()
-	w.head = snap
-	s.publish(snap)
-	if bg {
-		s.startMerge(snap, doc)
-	}
-	return nil
-}
-
-// writeCommitNew writes doc as commit.json.new and makes it durable: the
-// commit point.
-func (s *Store) writeCommitNew(doc *filesDoc) error {
-	doc.Files = nil
-	raw, err := marshalIndent(doc)
-	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(s.path(CommitFile+newSuffix), raw); err != nil {
-		return err
-	}
-	return durable.SyncDir(s.dir)
-}
-
-// finishCommit renames what a commit wrote beside the committed files into
-// place, commit.json last.
-func (s *Store) finishCommit(faissNew, manifestNew, checkpoint bool) error {
-	for _, r := range []struct {
-		name string
-		do   bool
-	}{{FaissFile, faissNew}, {ManifestFile, manifestNew}, {FilesFile, checkpoint}, {CommitFile, true}} {
-		if !r.do {
-			continue
-		}
-		if err := os.Rename(s.path(r.name+newSuffix), s.path(r.name)); err != nil {
-			return err
-		}
-	}
-	return durable.SyncDir(s.dir)
-}
-
 // fileNameField is what the keyword index knows of a file's name: the base
 // name without extension (tokenized, so report_2024-q3 also gives report,
 // 2024, q3).
 func fileNameField(p string) string {
 	base := path.Base(p)
 	return strings.TrimSuffix(base, path.Ext(base))
-}
-
-// writeFaissNew writes idx as faiss.index.new, fsynced, and records its
-// size, count and checksum in doc.
-func (s *Store) writeFaissNew(idx *faiss.Index, doc *filesDoc) error {
-	n, size, sum, err := s.writeFaissFile(idx, s.path(FaissFile+newSuffix))
-	if err != nil {
-		return err
-	}
-	s.mergeMu.Lock()
-	s.mergeStats.FaissBytes += size
-	s.mergeMu.Unlock()
-	doc.FaissNtotal, doc.FaissBytes, doc.FaissChecksum = n, size, sum
-	return nil
-}
-
-// Merge is Commit with the vector segments folded into faiss.index, which
-// then holds exactly the live vectors.
-func (w *Writer) Merge(finished bool) error {
-	w.forceMerge, w.dirty = true, true
-	return w.Commit(finished)
 }
 
 // writeCompactManifest writes manifest.jsonl.new holding only live records,
@@ -585,11 +333,9 @@ func (w *Writer) Close() error {
 		}
 	}
 	err := s.lock.Unlock()
-	s.writing.Store(false)
-	s.writerMu.Unlock()
 	w.s = nil
-	// A merge that finished while this writer held the locks.
-	s.installIdle()
+	// The introducer installs a merge that finished meanwhile.
+	s.introduce(introduction{kind: introEnd})
 	return err
 }
 

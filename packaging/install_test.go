@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
 // Time bounds that only end a hung step; the measured times are logged.
@@ -243,7 +244,7 @@ func run(t *testing.T, env []string, name string, args ...string) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = env
-	var stderr syncBuffer
+	var stderr testutil.SyncBuffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {

@@ -2,7 +2,6 @@ package packaging
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
 // session is one server process (through its launcher) spoken to as an MCP
@@ -24,28 +25,10 @@ type session struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan []byte // stdout, line by line
-	stderr *syncBuffer
+	stderr *testutil.SyncBuffer
 	start  time.Time
 	exited chan struct{} // closed once the process is reaped
 	nextID int
-}
-
-// syncBuffer collects a process's stderr while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startSession runs argv with env, its stdin and stdout left to the test.
@@ -72,7 +55,7 @@ func startSession(t *testing.T, argv, env []string) *session {
 		t.Fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
-	s := &session{t: t, cmd: cmd, stdin: stdin, lines: make(chan []byte, 16), stderr: &syncBuffer{}, exited: make(chan struct{})}
+	s := &session{t: t, cmd: cmd, stdin: stdin, lines: make(chan []byte, 16), stderr: &testutil.SyncBuffer{}, exited: make(chan struct{})}
 	s.start = time.Now()
 	err = cmd.Start()
 	stdoutW.Close()

@@ -58,7 +58,7 @@ func (s Stats) Log(logger *slog.Logger, msg string) {
 }
 
 // Run is one pipeline execution. Create with New, add stages with Source,
-// Map, Expand and Sink, then Wait once.
+// Queue, Map, Expand and Sink, then Wait once.
 type Run struct {
 	g      errgroup.Group
 	ctx    context.Context
@@ -145,6 +145,53 @@ func Map[A, B any](r *Run, name string, n int, in <-chan A, out chan<- B, f func
 			}
 			return emit(w)
 		}, loopOptions[B]{})
+	}, func() { close(out) })
+}
+
+// Queue runs f on each item of in in one goroutine and passes the results
+// to out in order, holding without bound those out cannot take yet, so the
+// stage before it never waits on the stages after it. end runs once in is
+// drained, while held items may still wait; then out is closed after the
+// last of them. For small items only (a file's path and stat, not its text).
+func Queue[A, B any](r *Run, name string, in <-chan A, out chan<- B, f func(A) B, end func()) {
+	r.spawn(name, 1, func(ctx context.Context, m *meter) error {
+		var held []B
+		for in != nil || len(held) > 0 {
+			var send chan<- B // nil, so never chosen, while nothing is held
+			var next B
+			if len(held) > 0 {
+				send, next = out, held[0]
+			}
+			var waited time.Time // set while only out is waited on
+			if in == nil {
+				waited = time.Now()
+			}
+			select {
+			case v, open := <-in:
+				if !open {
+					if ctx.Err() != nil {
+						return context.Cause(ctx) // in closed because upstream failed
+					}
+					in = nil
+					end()
+					continue
+				}
+				m.in.Add(1)
+				start := time.Now()
+				held = append(held, f(v))
+				m.busy.Add(int64(time.Since(start)))
+			case send <- next:
+				if !waited.IsZero() {
+					m.blocked.Add(int64(time.Since(waited)))
+				}
+				var zero B
+				held[0], held = zero, held[1:]
+				m.out.Add(1)
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}
+		return nil
 	}, func() { close(out) })
 }
 

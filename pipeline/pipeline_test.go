@@ -109,3 +109,65 @@ func TestCancelStopsBlockedStages(t *testing.T) {
 		t.Fatal("output not closed")
 	}
 }
+
+// A queue never holds back the stage before it: the source finishes and
+// the queue's end runs while nothing downstream has taken an item yet;
+// the items then leave in order.
+func TestQueueHoldsWhatDownstreamCannotTake(t *testing.T) {
+	const n = 50
+	in := make(chan int) // unbuffered: every send needs the queue to take it
+	out := make(chan int)
+	run, _ := New(context.Background())
+	sourceDone := make(chan struct{})
+	Source(run, "gen", in, func(ctx context.Context, emit func(int) error) error {
+		defer close(sourceDone)
+		for i := range n {
+			if err := emit(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	ended := make(chan struct{})
+	Queue(run, "double", in, out, func(v int) int { return 2 * v }, func() { close(ended) })
+	<-sourceDone
+	<-ended
+	var got []int
+	for v := range out {
+		got = append(got, v)
+	}
+	if _, err := run.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != 2*i {
+			t.Fatalf("item %d is %d: out of order in %v", i, v, got)
+		}
+	}
+	if len(got) != n {
+		t.Fatalf("%d items out of %d", len(got), n)
+	}
+}
+
+// A queue whose upstream fails neither runs end nor waits on its held
+// items.
+func TestQueueAfterFailedUpstream(t *testing.T) {
+	boom := errors.New("walk failed")
+	in := make(chan int, 4)
+	out := make(chan int) // nobody reads
+	run, _ := New(context.Background())
+	Source(run, "gen", in, func(ctx context.Context, emit func(int) error) error {
+		if err := emit(1); err != nil {
+			return err
+		}
+		return boom
+	})
+	var ended atomic.Bool
+	Queue(run, "q", in, out, func(v int) int { return v }, func() { ended.Store(true) })
+	if _, err := run.Wait(); !errors.Is(err, boom) {
+		t.Fatalf("Wait returned %v", err)
+	}
+	if ended.Load() {
+		t.Fatal("end ran after the upstream failed")
+	}
+}

@@ -9,14 +9,14 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 )
 
-// The file total progress reports is final from the first report on: the
-// walk lists every file before the first is processed.
+// The file total progress reports is final from the first report on:
+// reports start once the walk has found every file.
 func TestProgressFileTotalIsFinalFromTheStart(t *testing.T) {
 	emb, err := embed.New(embed.Config{})
 	if err != nil {
@@ -27,7 +27,9 @@ func TestProgressFileTotalIsFinalFromTheStart(t *testing.T) {
 	const files = 120
 	for i := range files {
 		p := filepath.Join(data, fmt.Sprintf("d%d", i%7), fmt.Sprintf("f%03d.md", i))
-		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		text := fmt.Sprintf("Note %d: the lighthouse keeper logged %d ships passing the northern reef at dusk.", i, i*7)
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)

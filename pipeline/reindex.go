@@ -10,7 +10,6 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 )
 
@@ -62,6 +61,7 @@ type Result struct {
 type counters struct {
 	filesTotal, filesDone, chunksTotal, chunksDone atomic.Int64
 	bytesTotal, bytesDone                          atomic.Int64
+	listed                                         atomic.Bool // the walk is done: the totals are final
 	forecast                                       *forecast
 }
 
@@ -75,8 +75,23 @@ func (c *counters) progress() Progress {
 	return p
 }
 
-// reportProgress calls report every interval while the counters move, until
-// stop closes. It runs beside the stages so a slow batch still shows progress.
+// startProgress runs reportProgress beside the stages when report is set;
+// stop ends it and returns once it has.
+func startProgress(c *counters, report func(Progress)) (stop func()) {
+	stopped := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if report != nil {
+			reportProgress(c, report, 250*time.Millisecond, stopped)
+		}
+	}()
+	return func() { close(stopped); <-done }
+}
+
+// reportProgress calls report every interval while the counters move, once
+// the walk is done, until stop closes. It runs beside the stages so a slow
+// batch still shows progress.
 func reportProgress(c *counters, report func(Progress), interval time.Duration, stop <-chan struct{}) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -86,6 +101,9 @@ func reportProgress(c *counters, report func(Progress), interval time.Duration, 
 		case <-stop:
 			return
 		case <-t.C:
+			if !c.listed.Load() {
+				continue
+			}
 			if p := c.progress(); p != last {
 				last = p
 				report(p)
@@ -94,11 +112,8 @@ func reportProgress(c *counters, report func(Progress), interval time.Duration, 
 	}
 }
 
-// Reindex runs walker → filter → extractor pool → chunker → embedder →
-// writer over w's index. On cancel by ctx the files finished so far are
-// committed; on any other error nothing after the last checkpoint is, and
-// the index stays as the last commit left it.
-func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
+// setDefaults fills in what cfg leaves zero.
+func (cfg *Config) setDefaults() {
 	if cfg.Extractors <= 0 {
 		cfg.Extractors = runtime.NumCPU()
 	}
@@ -108,96 +123,20 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+}
+
+// Reindex runs walker → filter → extractor pool → chunker → embedder →
+// writer over w's index. On cancel by ctx the files finished so far are
+// committed; on any other error nothing after the last checkpoint is, and
+// the index stays as the last commit left it.
+func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
+	cfg.setDefaults()
 	cnt := counters{forecast: newForecast()}
-	filter := stages.Filter{Before: w.Before(), Force: cfg.Force}
-	extractor := stages.Extractor{Folder: cfg.Walker.Folder, Limits: cfg.Limits, PDF: cfg.PDF, Force: cfg.Force}
-	chunker := stages.Chunker{Config: cfg.Chunking, Tokens: cfg.Tokens, MaxChunks: cfg.MaxFileChunks}
-	batcher := &stages.Batcher{Embedder: cfg.Embedder, Dim: cfg.Dim, Size: embed.DefaultMaxBatch,
-		Vectors: func(n int) { cnt.chunksDone.Add(int64(n)) }}
-	if base := w.Base(); base != nil && !cfg.Force { // force re-embeds everything
-		batcher.Stored = base.ChunkVectors
-	}
 	writer := &stages.Writer{Index: w, Glob: cfg.Walker.Glob, InScope: cfg.Walker.InScope, Checkpoint: cfg.Checkpoint, Logger: cfg.Logger}
-
-	// Buffers no larger than the pool that reads them: backpressure, not queues.
-	walked := make(chan *stages.FileJob, cfg.Extractors)
-	filtered := make(chan *stages.FileJob, cfg.Extractors)
-	extracted := make(chan *stages.FileJob, cfg.Extractors)
-	chunked := make(chan *stages.FileJob, 2)
-	embedded := make(chan *stages.FileJob, 2)
-
-	toRead := map[string]int64{} // files the walk found needing a read, by size
-	run, runCtx := New(ctx)
-	batcher.Ctx = runCtx
-	Source(run, "walk", walked, func(ctx context.Context, emit func(*stages.FileJob) error) error {
-		// List everything first, so the file total that progress shows is
-		// final from the start instead of growing as the walk goes.
-		var jobs []*stages.FileJob
-		if err := cfg.Walker.Walk(ctx, func(job *stages.FileJob) error {
-			jobs = append(jobs, job)
-			return nil
-		}); err != nil {
-			return err
-		}
-		cnt.filesTotal.Store(int64(len(jobs)))
-		var bytes int64
-		for _, job := range jobs {
-			probe := *job // the filter stage decides for real; this only counts
-			filter.Apply(&probe)
-			if probe.Kind == stages.Changed {
-				toRead[job.Rel] = job.Size
-				bytes += job.Size
-				cnt.forecast.plan(job.Ext, job.Size)
-			}
-		}
-		cnt.bytesTotal.Store(bytes)
-		for i, job := range jobs {
-			jobs[i] = nil // the pipeline owns it now
-			if err := emit(job); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	Map(run, "filter", 1, walked, filtered, func(_ context.Context, job *stages.FileJob) (*stages.FileJob, error) {
-		filter.Apply(job)
-		return job, nil
-	})
-	Map(run, "extract", cfg.Extractors, filtered, extracted, func(ctx context.Context, job *stages.FileJob) (*stages.FileJob, error) {
-		return job, extractor.Apply(ctx, job)
-	})
-	Map(run, "chunk", 1, extracted, chunked, func(ctx context.Context, job *stages.FileJob) (*stages.FileJob, error) {
-		n, err := chunker.Apply(ctx, job)
-		if err != nil {
-			return nil, err
-		}
-		size, planned := toRead[job.Rel] // written before the first send, read-only after
-		cnt.forecast.chunked(job.Ext, size, n, planned)
-		cnt.chunksTotal.Add(int64(n))
-		cnt.bytesDone.Add(size)
-		return job, nil
-	})
-	ExpandIdle(run, "embed", chunked, embedded, batcher.Add, batcher.Step, batcher.Flush)
-	SinkEvery(run, "write", embedded, func(job *stages.FileJob) error {
-		if cfg.Skips != nil && noText(job) {
-			cfg.Skips.Add(job.Rel, job.Ext, stages.SkipNoText)
-		}
-		err := writer.Apply(job)
-		cnt.filesDone.Add(1)
-		return err
-	}, min(time.Second, cfg.Checkpoint), writer.Tick, writer.Finish)
-
-	stopProgress := make(chan struct{})
-	progressDone := make(chan struct{})
-	go func() {
-		defer close(progressDone)
-		if cfg.Progress != nil {
-			reportProgress(&cnt, cfg.Progress, 250*time.Millisecond, stopProgress)
-		}
-	}()
+	run := wire(ctx, cfg, w, &cnt, writer)
+	stopProgress := startProgress(&cnt, cfg.Progress)
 	stats, err := run.Wait()
-	close(stopProgress)
-	<-progressDone
+	stopProgress()
 	if err != nil && ctx.Err() != nil {
 		// Stopped by the caller (a signal, stdin EOF): the writer has
 		// returned, so commit the files it finished. A run that failed on
@@ -215,6 +154,67 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 		res.Skipped = cfg.Skips.Groups()
 	}
 	return res, err
+}
+
+// wire starts the stages of one run over w, ending in writer, counting
+// into cnt.
+func wire(ctx context.Context, cfg Config, w *index.Writer, cnt *counters, writer *stages.Writer) *Run {
+	filter := stages.Filter{Before: w.Before(), Force: cfg.Force}
+	extractor := stages.Extractor{Folder: cfg.Walker.Folder, Limits: cfg.Limits, PDF: cfg.PDF, Force: cfg.Force}
+	chunker := stages.Chunker{Config: cfg.Chunking, Tokens: cfg.Tokens, MaxChunks: cfg.MaxFileChunks}
+	batcher := &stages.Batcher{Embedder: cfg.Embedder, Dim: cfg.Dim, Size: cfg.Embedder.BatchSize(),
+		Vectors: func(n int) { cnt.chunksDone.Add(int64(n)) }}
+	if base := w.Base(); base != nil && !cfg.Force { // force re-embeds everything
+		batcher.Stored = base.ChunkVectors
+	}
+
+	// Past the filter, buffers no larger than the pool that reads them:
+	// backpressure, not queues.
+	walked := make(chan *stages.FileJob, cfg.Extractors)
+	filtered := make(chan *stages.FileJob, cfg.Extractors)
+	extracted := make(chan *stages.FileJob, cfg.Extractors)
+	chunked := make(chan *stages.FileJob, 2)
+	embedded := make(chan *stages.FileJob, 2)
+
+	run, runCtx := New(ctx)
+	batcher.Ctx = runCtx
+	// Files go on as the walk finds them. The filter queues them for the
+	// extractors without bound (a path and a stat each), so the walk runs
+	// at the disk's pace and the totals are final early; progress is
+	// reported only from then on, so the file total never grows.
+	Source(run, "walk", walked, cfg.Walker.Walk)
+	Queue(run, "filter", walked, filtered, func(job *stages.FileJob) *stages.FileJob {
+		filter.Apply(job)
+		cnt.filesTotal.Add(1)
+		cnt.bytesTotal.Add(job.ToRead)
+		if job.ToRead > 0 {
+			cnt.forecast.plan(job.Ext, job.ToRead)
+		}
+		return job
+	}, func() { cnt.listed.Store(true) })
+	Map(run, "extract", cfg.Extractors, filtered, extracted, func(ctx context.Context, job *stages.FileJob) (*stages.FileJob, error) {
+		return job, extractor.Apply(ctx, job)
+	})
+	Map(run, "chunk", 1, extracted, chunked, func(ctx context.Context, job *stages.FileJob) (*stages.FileJob, error) {
+		n, err := chunker.Apply(ctx, job)
+		if err != nil {
+			return nil, err
+		}
+		cnt.forecast.chunked(job.Ext, job.ToRead, n, job.ToRead > 0)
+		cnt.chunksTotal.Add(int64(n))
+		cnt.bytesDone.Add(job.ToRead)
+		return job, nil
+	})
+	ExpandIdle(run, "embed", chunked, embedded, batcher.Add, batcher.Step, batcher.Flush)
+	SinkEvery(run, "write", embedded, func(job *stages.FileJob) error {
+		if cfg.Skips != nil && noText(job) {
+			cfg.Skips.Add(job.Rel, job.Ext, stages.SkipNoText)
+		}
+		err := writer.Apply(job)
+		cnt.filesDone.Add(1)
+		return err
+	}, min(time.Second, cfg.Checkpoint), writer.Tick, writer.Finish)
+	return run
 }
 
 // noText reports whether a file read now or before holds no chunk.

@@ -13,9 +13,10 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
+	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 )
 
@@ -56,7 +57,7 @@ func TestReindexRealIndex(t *testing.T) {
 	data := t.TempDir()
 	write := func(rel, text string) {
 		p := filepath.Join(data, rel)
-		os.MkdirAll(filepath.Dir(p), 0o755)
+		testutil.MkdirAll(t, filepath.Dir(p))
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +100,7 @@ func TestReindexRealIndex(t *testing.T) {
 
 	// Edit one paragraph of b, delete c, leave a alone.
 	write("docs/b.txt", strings.Repeat("The on-call engineer pages the database team when replication lags. ", 40)+"\n\nNew closing paragraph.")
-	os.Remove(filepath.Join(data, "docs/c.md"))
+	testutil.Remove(t, filepath.Join(data, "docs/c.md"))
 	res, err = reindexOnce(t, context.Background(), store, emb, data, "")
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +110,7 @@ func TestReindexRealIndex(t *testing.T) {
 	}
 
 	// A scoped run never removes files outside its glob.
-	os.Remove(filepath.Join(data, "a.md"))
+	testutil.Remove(t, filepath.Join(data, "a.md"))
 	res, err = reindexOnce(t, context.Background(), store, emb, data, "docs/**")
 	if err != nil {
 		t.Fatal(err)
@@ -173,9 +174,9 @@ func largeBeforeSmall(t *testing.T, small []string) (*index.Store, *index.Writer
 	emb := realEmbedder(t)
 	data := t.TempDir()
 	// "a-" sorts first: the large file is walked, read and chunked first.
-	os.WriteFile(filepath.Join(data, "a-large.txt"), []byte(largeText(400_000)), 0o644)
+	testutil.WriteFile(t, filepath.Join(data, "a-large.txt"), []byte(largeText(400_000)))
 	for i, name := range small {
-		os.WriteFile(filepath.Join(data, name), []byte(fmt.Sprintf("Note %d: badges, refunds and pages.", i)), 0o644)
+		testutil.WriteFile(t, filepath.Join(data, name), []byte(fmt.Sprintf("Note %d: badges, refunds and pages.", i)))
 	}
 	dir := filepath.Join(data, "index")
 	version := schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}
@@ -256,8 +257,8 @@ func TestLargeFileDoesNotHoldBackCommits(t *testing.T) {
 func TestFileOverChunkCap(t *testing.T) {
 	emb := realEmbedder(t)
 	data := t.TempDir()
-	os.WriteFile(filepath.Join(data, "long.txt"), []byte(largeText(12_000)), 0o644)
-	os.WriteFile(filepath.Join(data, "short.md"), []byte("Refunds are paid within five working days."), 0o644)
+	testutil.WriteFile(t, filepath.Join(data, "long.txt"), []byte(largeText(12_000)))
+	testutil.WriteFile(t, filepath.Join(data, "short.md"), []byte("Refunds are paid within five working days."))
 	store, err := index.Open(filepath.Join(data, "index"), schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}, index.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -8,9 +8,11 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
-// Embedder turns texts into normalised vectors, appending to dst.
+// Embedder turns texts into normalised vectors, appending to dst, and
+// says how many texts one call should carry.
 type Embedder interface {
 	Embed(dst []float32, texts []string) ([]float32, error)
+	BatchSize() int
 }
 
 // Batcher embeds the chunks of changed files in batches of up to Size
@@ -25,7 +27,7 @@ type Embedder interface {
 type Batcher struct {
 	Embedder Embedder
 	Dim      int
-	Size     int // texts per Embed call: the embedder's own batch size
+	Size     int // texts per Embed call: Embedder.BatchSize()
 	// Stored returns the vectors of a file's indexed chunks by
 	// schema.TextHash of their text; nil means nothing can be reused.
 	Stored func(rel string) map[uint64][]float32

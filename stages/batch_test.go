@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 )
 
 func changedJob(rel string, texts ...string) *FileJob {

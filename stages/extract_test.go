@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 )
 
@@ -20,7 +21,7 @@ func TestExtractor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "h.docx"), b, 0o644)
+	testutil.WriteFile(t, filepath.Join(dir, "h.docx"), b)
 	folder, err := OpenFolder(dir)
 	if err != nil {
 		t.Fatal(err)

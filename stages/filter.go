@@ -8,16 +8,16 @@ type Filter struct {
 	Force  bool                         // read every file
 }
 
-// Apply marks job Changed, or Unchanged when its mtime and size match its
-// entry in Before: an unchanged file is not read. A job the walker already
-// marked Failed passes as it is.
+// Apply marks job Changed (ToRead set to its size), or Unchanged when its
+// mtime and size match its entry in Before: an unchanged file is not read.
+// A job the walker already marked Failed or Skipped passes as it is.
 func (f Filter) Apply(job *FileJob) {
 	if job.Kind == Failed || job.Kind == Skipped {
 		return
 	}
 	job.Old = f.Before[job.Rel]
-	job.Kind = Changed
+	job.Kind, job.ToRead = Changed, job.Size
 	if !f.Force && job.Old != nil && job.Old.Mtime == job.Mtime && job.Old.Size == job.Size {
-		job.Kind = Unchanged
+		job.Kind, job.ToRead = Unchanged, 0
 	}
 }

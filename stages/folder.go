@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/confine"
+	"github.com/micro-rag/micro-rag-mcp/internal/confine"
 )
 
 // Folder is the data folder opened as an os.Root. Every listing, stat and

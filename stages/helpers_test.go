@@ -4,9 +4,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
-	"github.com/micro-rag/micro-rag-mcp/stages/tokenizer"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/tokenizer"
 )
 
 // The real model's tokenizer and embedder, loaded once per test process.

@@ -31,6 +31,9 @@ type FileJob struct {
 	Size  int64
 	Mtime float64 // seconds since the epoch
 	Old   *schema.FileEntry
+	// ToRead is Size when the filter sent the file to be read, else 0: what
+	// it adds to the bytes a run reads, carried along for progress.
+	ToRead int64
 
 	Kind     Kind
 	Doc      *extract.Document

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
+	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
 )
 
 // TestWalkReportsSkipped: files left out for their type are reported with

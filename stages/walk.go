@@ -14,9 +14,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
-	"github.com/micro-rag/micro-rag-mcp/stages/confine"
+	"github.com/micro-rag/micro-rag-mcp/internal/confine"
+	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
-	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
 )
 
 // Walker lists the files a reindex considers.

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
+	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
 )
 
 func writeTree(t *testing.T, root string, files map[string]string) {

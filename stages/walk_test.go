@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
 func TestParseGlob(t *testing.T) {
@@ -55,7 +57,7 @@ func TestWalkerScope(t *testing.T) {
 	outside := t.TempDir()
 	write := func(rel string) {
 		p := filepath.Join(root, rel)
-		os.MkdirAll(filepath.Dir(p), 0o755)
+		testutil.MkdirAll(t, filepath.Dir(p))
 		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -66,10 +68,10 @@ func TestWalkerScope(t *testing.T) {
 	write("sub/c.pdf")
 	write("index/faiss-notes.md") // inside the index folder: never walked
 	write(".git/config.md")       // hidden folder: skipped
-	os.WriteFile(filepath.Join(outside, "secret.md"), []byte("x"), 0o644)
-	os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(root, "escape.md"))
-	os.Symlink(filepath.Join(root, "a.md"), filepath.Join(root, "alias.md"))
-	os.Symlink(outside, filepath.Join(root, "outdir"))
+	testutil.WriteFile(t, filepath.Join(outside, "secret.md"), []byte("x"))
+	testutil.Symlink(t, filepath.Join(outside, "secret.md"), filepath.Join(root, "escape.md"))
+	testutil.Symlink(t, filepath.Join(root, "a.md"), filepath.Join(root, "alias.md"))
+	testutil.Symlink(t, outside, filepath.Join(root, "outdir"))
 
 	w := &Walker{Folder: openFolder(t, root), IndexFolder: filepath.Join(root, "index"),
 		Exts: map[string]bool{".md": true, ".txt": true, ".pdf": true}}
@@ -78,7 +80,10 @@ func TestWalkerScope(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("walked %v, want %v", got, want)
 	}
-	w.Glob, _ = ParseGlob("sub/**")
+	var err error
+	if w.Glob, err = ParseGlob("sub/**"); err != nil {
+		t.Fatal(err)
+	}
 	if got := walkAll(t, w); !slices.Equal(got, []string{"sub/c.pdf"}) {
 		t.Fatalf("with glob: %v", got)
 	}
@@ -137,17 +142,17 @@ func TestWalkerNamesAndLinks(t *testing.T) {
 	root, outside := t.TempDir(), t.TempDir()
 	for _, name := range []string{"caf\xe9.md", "caf\u00e9.md", "%41.md", "\xff\xfe.md", "sub/\xe9t\xe9.md"} {
 		p := filepath.Join(root, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
+		testutil.MkdirAll(t, filepath.Dir(p))
 		if err := os.WriteFile(p, []byte(name), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	os.WriteFile(filepath.Join(outside, "secret.md"), []byte("x"), 0o644)
-	os.Symlink("../"+filepath.Base(outside)+"/secret.md", filepath.Join(root, "rel-escape.md"))
-	os.Symlink("sub/../../"+filepath.Base(outside)+"/secret.md", filepath.Join(root, "dotdot.md"))
-	os.Symlink("sub", filepath.Join(root, "subdir-link"))
-	os.Symlink("subdir-link/\xe9t\xe9.md", filepath.Join(root, "via-link.md"))
-	os.Symlink("missing.md", filepath.Join(root, "dangling.md"))
+	testutil.WriteFile(t, filepath.Join(outside, "secret.md"), []byte("x"))
+	testutil.Symlink(t, "../"+filepath.Base(outside)+"/secret.md", filepath.Join(root, "rel-escape.md"))
+	testutil.Symlink(t, "sub/../../"+filepath.Base(outside)+"/secret.md", filepath.Join(root, "dotdot.md"))
+	testutil.Symlink(t, "sub", filepath.Join(root, "subdir-link"))
+	testutil.Symlink(t, "subdir-link/\xe9t\xe9.md", filepath.Join(root, "via-link.md"))
+	testutil.Symlink(t, "missing.md", filepath.Join(root, "dangling.md"))
 
 	w := &Walker{Folder: openFolder(t, root), Exts: map[string]bool{".md": true}}
 	var jobs []*FileJob

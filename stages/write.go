@@ -2,6 +2,7 @@ package stages
 
 import (
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +16,7 @@ type Index interface {
 	PutFile(f schema.FileEntry, chunks []schema.Record, vectors []float32) error
 	TouchFile(path string, mtime float64, size int64)
 	RemoveFile(path string)
-	Commit(finished bool) error
+	Commit(end schema.RunEnd) error
 	Chunks() int
 }
 
@@ -41,6 +42,7 @@ type Writer struct {
 	InScope    func(rel string) bool // narrows the scope further (a run over some paths); nil = all
 	Checkpoint time.Duration         // commit this often so early results become searchable; 0 = never before Finish
 	Logger     *slog.Logger          // warnings about skipped files and parts; nil = none
+	Now        func() time.Time      // the clock checkpoints are timed by; nil = time.Now
 	Tally      Tally
 
 	Failures []Failure // what could not be read this run, and why
@@ -52,9 +54,12 @@ type Writer struct {
 }
 
 func (w *Writer) init() {
+	if w.Now == nil {
+		w.Now = time.Now
+	}
 	if w.seen == nil {
 		w.seen = map[string]bool{}
-		w.lastCommit = time.Now()
+		w.lastCommit = w.Now()
 	}
 }
 
@@ -118,7 +123,7 @@ func (w *Writer) Apply(job *FileJob) error {
 // one that takes hours to embed are committed without waiting for it.
 func (w *Writer) Tick() error {
 	w.init()
-	if w.Checkpoint <= 0 || time.Since(w.lastCommit) < w.Checkpoint {
+	if w.Checkpoint <= 0 || w.Now().Sub(w.lastCommit) < w.Checkpoint {
 		return nil
 	}
 	return w.Save()
@@ -132,10 +137,10 @@ func (w *Writer) Save() error {
 	if !w.uncommitted {
 		return nil
 	}
-	if err := w.Index.Commit(false); err != nil {
+	if err := w.Index.Commit(schema.MidRun); err != nil {
 		return err
 	}
-	w.lastCommit, w.uncommitted = time.Now(), false
+	w.lastCommit, w.uncommitted = w.Now(), false
 	return nil
 }
 
@@ -143,13 +148,19 @@ func (w *Writer) Save() error {
 // the final commit. Call it only after a complete walk: after an error or
 // cancel it would remove files that were merely not reached.
 func (w *Writer) Finish() error {
+	var gone []string
 	for rel := range w.Index.Before() {
 		if !w.seen[rel] && !w.inKept(rel) && w.Glob.Match(rel) && (w.InScope == nil || w.InScope(rel)) {
-			w.Index.RemoveFile(rel)
-			w.Tally.FilesRemoved++
+			gone = append(gone, rel)
 		}
 	}
-	if err := w.Index.Commit(true); err != nil {
+	// In path order, so the index's tombstones do not follow map order.
+	slices.Sort(gone)
+	for _, rel := range gone {
+		w.Index.RemoveFile(rel)
+		w.Tally.FilesRemoved++
+	}
+	if err := w.Index.Commit(schema.EndOfRun); err != nil {
 		return err
 	}
 	w.Tally.ChunksTotal = w.Index.Chunks()

@@ -41,7 +41,10 @@ func (m *memIndex) RemoveFile(path string) {
 	delete(m.files, path)
 	delete(m.chunks, path)
 }
-func (m *memIndex) Commit(finished bool) error { m.commits = append(m.commits, finished); return nil }
+func (m *memIndex) Commit(end schema.RunEnd) error {
+	m.commits = append(m.commits, bool(end))
+	return nil
+}
 func (m *memIndex) Chunks() int {
 	n := 0
 	for _, c := range m.chunks {
@@ -62,7 +65,10 @@ func newMemIndex(paths ...string) *memIndex {
 
 func TestWriter(t *testing.T) {
 	idx := newMemIndex("docs/kept.md", "docs/edited.md", "docs/gone.md", "other/gone.md")
-	glob, _ := ParseGlob("docs/**")
+	glob, err := ParseGlob("docs/**")
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := &Writer{Index: idx, Glob: glob}
 	edited := &FileJob{Rel: "docs/edited.md", Kind: Changed, Old: idx.before["docs/edited.md"], Checksum: "sha256:e",
 		Doc: &extract.Document{Skipped: []string{"an embedded image"}}, Reused: 1,
@@ -110,20 +116,30 @@ func TestWriter(t *testing.T) {
 
 func TestWriterCheckpointAndError(t *testing.T) {
 	idx := newMemIndex()
-	w := &Writer{Index: idx, Checkpoint: time.Nanosecond}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := &Writer{Index: idx, Checkpoint: 30 * time.Second, Now: func() time.Time { return now }}
 	job := &FileJob{Rel: "a.md", Kind: Touched}
 	if err := w.Apply(job); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Millisecond)
+	now = now.Add(29 * time.Second)
+	if err := w.Tick(); err != nil || len(idx.commits) != 0 {
+		t.Fatalf("a checkpoint before it was due: %v, commits %v", err, idx.commits)
+	}
+	now = now.Add(2 * time.Second)
 	if err := w.Apply(&FileJob{Rel: "b.md", Kind: Touched}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Contains(idx.commits, false) {
 		t.Errorf("no checkpoint commit: %v", idx.commits)
 	}
+	// The next one is due a full interval after that commit.
+	now = now.Add(29 * time.Second)
+	if err := w.Apply(&FileJob{Rel: "c.md", Kind: Touched}); err != nil || len(idx.commits) != 1 {
+		t.Fatalf("checkpoints %v after %v, err %v", idx.commits, 29*time.Second, err)
+	}
 	idx.putErr = errors.New("disk full")
-	err := w.Apply(&FileJob{Rel: "c.md", Kind: Changed, Doc: &extract.Document{}})
+	err := w.Apply(&FileJob{Rel: "d.md", Kind: Changed, Doc: &extract.Document{}})
 	if !errors.Is(err, idx.putErr) {
 		t.Errorf("PutFile error came back as %v", err)
 	}
@@ -189,5 +205,20 @@ func TestWriterGoneAndOutsideLinks(t *testing.T) {
 	if tl := w.Tally; tl.FilesRemoved != 2 || tl.FilesFailed != 0 || tl.LinksOutside != 1 || len(w.Failures) != 0 ||
 		!slices.Equal(idx.removed, []string{"gone.md", "now-a-link.md"}) {
 		t.Errorf("tally %+v, removed %v, failures %v", tl, idx.removed, w.Failures)
+	}
+}
+
+// TestWriterRemovesInPathOrder: Finish removes the files the run did not
+// see in path order, whatever the order of the index's map.
+func TestWriterRemovesInPathOrder(t *testing.T) {
+	paths := []string{"m.md", "a/z.md", "b.md", "a/b.md", "z.md", "a.md", "k/k.md"}
+	idx := newMemIndex(paths...)
+	w := &Writer{Index: idx}
+	if err := w.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Sorted(slices.Values(paths))
+	if !slices.Equal(idx.removed, want) {
+		t.Errorf("removed %v, want %v", idx.removed, want)
 	}
 }

@@ -52,6 +52,14 @@ func ManPageQuestions() ([]Question, error) {
 	return parseQuestions("questions-manpages.jsonl", manQuestionsJSONL)
 }
 
+//go:embed questions-sample.jsonl
+var sampleQuestionsJSONL []byte
+
+// SampleQuestions parses the committed questions about testdata/sample.
+func SampleQuestions() ([]Question, error) {
+	return parseQuestions("questions-sample.jsonl", sampleQuestionsJSONL)
+}
+
 // CrowdedQuestions parses the committed question set of the crowded set.
 func CrowdedQuestions() ([]Question, error) {
 	return parseQuestions("questions-crowded.jsonl", crowdedQuestionsJSONL)
@@ -91,6 +99,7 @@ type Hit struct {
 	Text       string // the returned passage
 	Whole      string // the whole chunk(s) behind it, read from the index
 	Why        string // the score's parts, when the search explained them
+	Score      float64
 }
 
 // Outcome is one question's ranked hits and how long the search took.

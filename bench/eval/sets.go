@@ -3,6 +3,9 @@ package eval
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
 )
 
 // Set is one question set with the corpus it is asked over. Each is a
@@ -38,6 +41,27 @@ var Sets = []Set{
 		Out: "bin/eval-crowded.md", Load: CrowdedQuestions, Corpus: BuildCrowded},
 	{Name: "scifact", Make: "make eval-scifact", Inst: "Abstracts of biomedical research papers.",
 		Out: "bin/eval-scifact.md", IR: true, Load: SciFactQuestions, Corpus: BuildSciFact},
+	{Name: "sample", Make: "go run ./bench/cmd/eval -set sample", Inst: "A team's handbook, design notes, runbooks and release notes.",
+		Out: "bin/eval-sample.md", Load: SampleQuestions, Corpus: SampleCorpus},
+}
+
+// SampleDir is the repository's demo folder, relative to its root.
+var SampleDir = "testdata/sample"
+
+// SampleCorpus is testdata/sample as it is: seven files, a folder so small
+// that a score must not depend on many chunks to mean something.
+func SampleCorpus(ctx context.Context, cacheDir string) (Corpus, string, error) {
+	c := Corpus{Dir: SampleDir}
+	err := filepath.WalkDir(SampleDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(SampleDir, p)
+		ext := filepath.Ext(rel)
+		c.Docs = append(c.Docs, Document{Name: filepath.ToSlash(strings.TrimSuffix(rel, ext)), Ext: ext})
+		return err
+	})
+	return c, "the repository's testdata/sample", err
 }
 
 // SetNamed returns the set called name.

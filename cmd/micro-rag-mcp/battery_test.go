@@ -23,8 +23,9 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
 // rawSession speaks JSON-RPC to the binary line by line, without an MCP
@@ -34,7 +35,7 @@ type rawSession struct {
 	t     *testing.T
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
-	logs  *syncBuffer
+	logs  *testutil.SyncBuffer
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -53,7 +54,7 @@ func startRaw(t *testing.T, args ...string) *rawSession {
 // startRawCmd starts cmd, a server prepared by the caller.
 func startRawCmd(t *testing.T, cmd *exec.Cmd) *rawSession {
 	t.Helper()
-	s := &rawSession{t: t, logs: &syncBuffer{}, byID: map[string]json.RawMessage{}}
+	s := &rawSession{t: t, logs: &testutil.SyncBuffer{}, byID: map[string]json.RawMessage{}}
 	s.cond = sync.NewCond(&s.mu)
 	s.cmd = cmd
 	s.cmd.Stderr = s.logs

@@ -163,13 +163,13 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	quietByDefault(fs)
 	c.registerSearchMode(fs)
 	fs.IntVar(&topK, "top-k", isearch.DefaultTopK, "number of passages to show (1-50)")
-	fs.Float64Var(&threshold, "score-threshold", isearch.DefaultScoreThreshold, "minimum cosine similarity (0-1)")
+	fs.Float64Var(&threshold, "score-threshold", isearch.DefaultScoreThreshold, "minimum score (0-1); the score is calibrated in every --search-mode so that at the default a query nothing answers (random letters, an off-topic question) mostly returns nothing; 0 returns the top-k whatever they score")
 	fs.StringVar(&fa.PathGlob, "path-glob", "", "only search files matching this shell pattern, relative to the data folder (as reindex --path-glob)")
 	fs.StringVar(&exts, "ext", "", "only search files with these comma-separated extensions (md,pdf; noext for files without one)")
 	fs.StringVar(&fa.ModifiedAfter, "modified-after", "", "only search files modified after this RFC 3339 time (2026-01-31T00:00:00Z)")
 	fs.StringVar(&fa.ModifiedBefore, "modified-before", "", "only search files modified before this RFC 3339 time")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
-	fs.BoolVar(&explain, "explain", false, "show what each score is made of: cosine, keyword score, share of the query's keywords, fused score (with --json: an explain object per result)")
+	fs.BoolVar(&explain, "explain", false, "show what each score is made of: cosine, keyword score, share of the query's keywords, the query's coverage by the folder's words, calibrated score (with --json: an explain object per result)")
 	pos, done, err := c.parseSubcommand(fs, args, stdout, true)
 	if err != nil || done {
 		return err
@@ -178,12 +178,12 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if query == "" {
 		return withUsage(fs, usageErr("search needs a query"))
 	}
-	req := isearch.Request{Query: query, TopK: topK, ScoreThreshold: threshold}
-	if exts != "" {
-		fa.Exts = strings.Split(exts, ",")
-	}
-	if req.Filter, err = engine.ParseFilter(fa); err == nil {
-		err = req.Check()
+	req, err := isearch.NewRequest(query, float64(topK), threshold)
+	if err == nil {
+		if exts != "" {
+			fa.Exts = strings.Split(exts, ",")
+		}
+		req.Filter, err = engine.ParseFilter(fa)
 	}
 	if err != nil {
 		return &exitError{code: 2, err: err, usage: true, cmd: "search"}
@@ -223,7 +223,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	}
 	if len(res) == 0 {
 		// Like grep: exit status 1 when nothing matched.
-		return &exitError{code: 1, err: errors.New("no passages matched (is the folder indexed? run: micro-rag-mcp reindex --data-folder DIR)")}
+		return &exitError{code: 1, err: fmt.Errorf("no passages matched: none scored %g or more, so the folder probably does not answer this (--score-threshold 0 shows the closest anyway; an empty or missing index: run micro-rag-mcp reindex --data-folder DIR)", threshold)}
 	}
 	return nil
 }
@@ -236,14 +236,14 @@ func printResults(w io.Writer, res []engine.Result, explain bool) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if explain {
-		fmt.Fprintln(tw, "RANK\tSCORE\tCOSINE\tBM25\tKEYWORD\tSHARE\tSPEC\tFUSED\tWHERE\tSNIPPET")
+		fmt.Fprintln(tw, "RANK\tSCORE\tCOSINE\tBM25\tKEYWORD\tSHARE\tSPEC\tCOVER\tFUSED\tWHERE\tSNIPPET")
 	} else {
 		fmt.Fprintln(tw, "RANK\tSCORE\tWHERE\tSNIPPET")
 	}
 	for i, r := range res {
 		fmt.Fprintf(tw, "%d\t%.3f\t", i+1, r.Score)
 		if x := r.Explain; explain && x != nil {
-			fmt.Fprintf(tw, "%.3f\t%.2f\t%.3f\t%.2f\t%.2f\t%.3f\t", x.Cosine, x.BM25, x.Keyword, x.Share, x.Specificity, x.Fused)
+			fmt.Fprintf(tw, "%.3f\t%.2f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t", x.Cosine, x.BM25, x.Keyword, x.Share, x.Specificity, x.Coverage, x.Fused)
 		}
 		fmt.Fprintf(tw, "%s\t%s\n", term.Visible(mcpserver.Citation(r)), term.OneLine(r.Snippet, 90))
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
@@ -35,24 +36,6 @@ import (
 const indexTimeout = 120 * time.Second
 
 const testInst = "Search the sample docs.\nCite the path and page."
-
-// syncBuffer collects a child's stderr.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // startServer runs the binary as an MCP server on data and initializes it.
 func startServer(t *testing.T, data string, extra ...string) *client.Client {
@@ -64,7 +47,7 @@ func startServer(t *testing.T, data string, extra ...string) *client.Client {
 
 func startCommand(t *testing.T, command string, args []string) *client.Client {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	c, err := client.NewStdioMCPClientWithOptions(command, nil, args, transport.WithCommandStderrWriter(logs))
 	if err != nil {
 		t.Fatal(err)
@@ -376,7 +359,7 @@ func TestE2ETwoInstances(t *testing.T) {
 func TestE2EBusyAcrossProcesses(t *testing.T) {
 	index := filepath.Join(t.TempDir(), "shared-index")
 	big := bigFolder(t)
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	a := exec.Command(binary, "reindex", "--data-folder", big, "--index-folder", index)
 	a.Stderr = logs
 	a.Stdout = io.Discard

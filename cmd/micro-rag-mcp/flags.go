@@ -94,7 +94,9 @@ func quietByDefault(fs *flag.FlagSet) {
 
 func (c *common) registerSearchMode(fs *flag.FlagSet) {
 	fs.StringVar(&c.searchMode, "search-mode", string(engine.SearchHybrid),
-		"ranking: hybrid (keyword and semantic fused), dense (semantic only) or keyword (BM25 only)")
+		"ranking: hybrid (keyword and semantic fused), dense (semantic only) or keyword (BM25 only); "+
+			"the score starts as 1-(1-cosine)(1-keyword score), the cosine, or the keyword score, "+
+			"is lowered when the folder lacks the query's words, and is calibrated per mode so that 0.2 means the same in each")
 }
 
 // newFlagSet returns a flag set whose usage goes to stderr after the given synopsis.
@@ -264,22 +266,12 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 		stops = append(stops, stop)
 	}
 	if c.cpuProfile != "" {
-		f, err := os.Create(c.cpuProfile)
+		stop, err := startCPUProfile(c.cpuProfile, log)
 		if err != nil {
 			cleanup()
-			return cfg, nil, func() {}, fmt.Errorf("--cpuprofile: %w", err)
+			return cfg, nil, func() {}, err
 		}
-		if err := rpprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			cleanup()
-			return cfg, nil, func() {}, fmt.Errorf("--cpuprofile: %w", err)
-		}
-		stops = append(stops, func() {
-			rpprof.StopCPUProfile()
-			if err := f.Close(); err != nil {
-				log.Error("writing CPU profile", "err", err)
-			}
-		})
+		stops = append(stops, stop)
 	}
 	cfg = engine.Config{
 		DataFolder:  data,
@@ -296,6 +288,24 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 		cfg.MaxFileChunks = -1
 	}
 	return cfg, log, cleanup, nil
+}
+
+// startCPUProfile profiles the process into path until stop is called.
+func startCPUProfile(path string, log *slog.Logger) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := rpprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		rpprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			log.Error("writing CPU profile", "err", err)
+		}
+	}, nil
 }
 
 // broadFolder says what a data folder (absolute, links resolved) is when

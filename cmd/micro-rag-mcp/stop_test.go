@@ -21,6 +21,7 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
@@ -96,7 +97,7 @@ func progressChunks(line string) int {
 
 // startReindex starts a CLI reindex and returns once its progress shows
 // at least min chunks embedded; stderr keeps everything it wrote.
-func startReindex(t *testing.T, min int, args ...string) (cmd *exec.Cmd, stderr *syncBuffer) {
+func startReindex(t *testing.T, min int, args ...string) (cmd *exec.Cmd, stderr *testutil.SyncBuffer) {
 	t.Helper()
 	cmd = exec.Command(binary, append([]string{"reindex"}, args...)...)
 	pipe, err := cmd.StderrPipe()
@@ -107,7 +108,7 @@ func startReindex(t *testing.T, min int, args ...string) (cmd *exec.Cmd, stderr 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	stderr = &syncBuffer{}
+	stderr = &testutil.SyncBuffer{}
 	reached := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(pipe)
@@ -130,7 +131,7 @@ func startReindex(t *testing.T, min int, args ...string) (cmd *exec.Cmd, stderr 
 }
 
 // waitFor waits until buf holds text.
-func waitFor(t *testing.T, buf *syncBuffer, text string) {
+func waitFor(t *testing.T, buf *testutil.SyncBuffer, text string) {
 	t.Helper()
 	for deadline := time.Now().Add(indexTimeout); !strings.Contains(buf.String(), text); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -248,7 +249,7 @@ func TestBusyStartRetries(t *testing.T) {
 	addNotes(t, data, 40)
 	idx := filepath.Join(t.TempDir(), "idx")
 	a := exec.Command(binary, "reindex", "--data-folder", data, "--index-folder", idx)
-	aLogs := &syncBuffer{}
+	aLogs := &testutil.SyncBuffer{}
 	a.Stderr = aLogs
 	if err := a.Start(); err != nil {
 		t.Fatal(err)

@@ -53,16 +53,24 @@ type queryTerm struct {
 // their idf, at most MaxQueryTerms of them (the lowest df first, then the
 // first in the query).
 func (x *Index) queryTerms(query string) []queryTerm {
+	terms, _ := x.queryTermsAbsent(query)
+	return terms
+}
+
+// queryTermsAbsent is queryTerms and the number of the query's term
+// occurrences that are not in the index at all.
+func (x *Index) queryTermsAbsent(query string) (terms []queryTerm, absent float64) {
 	var n float64
 	for _, v := range x.segs {
 		n += float64(v.seg.docs())
 	}
-	var terms []queryTerm
 	seen := map[string]int{}
 	for _, t := range Tokens(query) {
 		if i, ok := seen[t]; ok {
 			if i >= 0 {
 				terms[i].qtf++
+			} else {
+				absent++
 			}
 			continue
 		}
@@ -78,6 +86,7 @@ func (x *Index) queryTerms(query string) []queryTerm {
 		}
 		if qt.df == 0 {
 			seen[t] = -1
+			absent++
 			continue
 		}
 		qt.idf = math.Log(1 + (n-qt.df+0.5)/(qt.df+0.5))
@@ -88,7 +97,7 @@ func (x *Index) queryTerms(query string) []queryTerm {
 		slices.SortStableFunc(terms, func(a, b queryTerm) int { return cmp.Compare(a.df, b.df) })
 		terms = terms[:MaxQueryTerms]
 	}
-	return terms
+	return terms, absent
 }
 
 // SegmentRef names a committed segment file; the owner keeps the list in
@@ -300,11 +309,28 @@ func (x *Index) Search(query string, k int) []Result {
 // score the chunks the other ranking found exactly, however far down the
 // keyword ranking they are. Results carry their Coverage too.
 func (x *Index) SearchWith(query string, k int, also []int64) ([]Result, []Evidence) {
-	ev := make([]Evidence, len(also))
+	return x.Query(query).Search(k, also)
+}
+
+// Query is one query's terms looked up in one Index: tokenised once, then
+// weighed and searched as often as the caller needs.
+type Query struct {
+	x     *Index
+	terms []queryTerm
+}
+
+// Query tokenises text and looks its terms up in x.
+func (x *Index) Query(text string) *Query {
 	if len(x.segs) == 0 {
-		return nil, ev
+		return &Query{x: x}
 	}
-	terms := x.queryTerms(query)
+	return &Query{x: x, terms: x.queryTerms(text)}
+}
+
+// Search is Index.SearchWith for the query q holds.
+func (q *Query) Search(k int, also []int64) ([]Result, []Evidence) {
+	x, terms := q.x, q.terms
+	ev := make([]Evidence, len(also))
 	if len(terms) == 0 {
 		return nil, ev
 	}

@@ -17,8 +17,13 @@ func (x *Index) QueryWeight(query string) float64 {
 // words are: 1 when each occurs in one document (an identifier), small for
 // common words, whatever the size of the index.
 func (x *Index) QueryWeights(query string) (weight, rare float64) {
-	idfMax := x.idfMax()
-	for _, t := range x.queryTerms(query) {
+	return x.Query(query).Weights()
+}
+
+// Weights is Index.QueryWeights for the query q holds.
+func (q *Query) Weights() (weight, rare float64) {
+	idfMax := q.x.idfMax()
+	for _, t := range q.terms {
 		weight += t.qtf * t.idf
 		rare += t.qtf * t.idf * t.idf / idfMax
 	}
@@ -33,4 +38,22 @@ func (x *Index) idfMax() float64 {
 		n += float64(v.seg.docs())
 	}
 	return math.Log(1 + (n-0.5)/1.5)
+}
+
+// QueryCoverage is the share of the query's keyword weight that the index
+// knows at all: Σ qtf·idf over its terms found in the index, over the same
+// plus idfMax for each occurrence of a term found nowhere (a word absent
+// from every document is as specific as a word can be). 0 for random
+// strings, low for a question about something the folder never mentions,
+// near 1 for one in its vocabulary; 0 when the query has no terms.
+func (x *Index) QueryCoverage(query string) float64 {
+	terms, absent := x.queryTermsAbsent(query)
+	var known float64
+	for _, t := range terms {
+		known += t.qtf * t.idf
+	}
+	if known <= 0 {
+		return 0
+	}
+	return known / (known + absent*x.idfMax())
 }

@@ -41,3 +41,29 @@ func TestQueryWeight(t *testing.T) {
 		t.Error("empty index has weight")
 	}
 }
+
+// Coverage counts each query word the index lacks as a word of one
+// document: random strings cover nothing, the index's own words all.
+func TestQueryCoverage(t *testing.T) {
+	docs := []Doc{
+		{ID: 1, Body: "alpha beta gamma delta"},
+		{ID: 2, Body: "alpha epsilon zeta eta"},
+		{ID: 3, Body: "theta iota kappa lambda"},
+	}
+	x := mustAdd(t, Empty(), t.TempDir(), "seg-1", docs, false)
+	idf := func(df float64) float64 { return math.Log(1 + (3-df+0.5)/(df+0.5)) }
+	for _, tc := range []struct {
+		query string
+		want  float64
+	}{
+		{"alpha beta", 1},
+		{"qwpoeiru asdkjh", 0},
+		{"the of", 0},
+		{"beta unknownword", 0.5},
+		{"alpha unknownword unknownword", idf(2) / (idf(2) + 2*idf(1))},
+	} {
+		if got := x.QueryCoverage(tc.query); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("QueryCoverage(%q) = %v, want %v", tc.query, got, tc.want)
+		}
+	}
+}

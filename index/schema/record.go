@@ -1,6 +1,6 @@
 // Package schema holds the index's plain record types — manifest records,
-// files.json entries, the version stamp — free of cgo, so the ingest stages
-// and their tests use them without linking FAISS.
+// file entries (files.json and its log), the version stamp — free of cgo,
+// so the ingest stages and their tests use them without linking FAISS.
 package schema
 
 import (
@@ -27,7 +27,7 @@ type Record struct {
 	Deleted      bool    `json:"deleted"`
 }
 
-// FileEntry is one file in files.json.
+// FileEntry is one file's entry in files.json and the file log.
 type FileEntry struct {
 	Path     string  `json:"path"`
 	Mtime    float64 `json:"mtime"`
@@ -56,8 +56,12 @@ type Version struct {
 	MaxTokens    int    `json:"max_tokens"`
 }
 
-// SchemaVersion is bumped whenever the layout of any index file changes.
-const SchemaVersion = 2 // 2: lexical segments
+// SchemaVersion is bumped whenever the layout of any index file changes
+// (index/docs/ describes each file). 1: the first layout; 2: lexical
+// segments; 3: commit.json as the commit point, vector segments and the
+// file log, which arrived while the number stayed 2 (an index marked 2 is
+// read and upgraded in place: index/upgrade.go).
+const SchemaVersion = 3
 
 func (v Version) String() string {
 	b, _ := json.Marshal(v)
@@ -69,3 +73,14 @@ var textSeed = maphash.MakeSeed()
 // TextHash identifies chunk text within this process: the index keys stored
 // vectors by it so a changed file can reuse the vectors of unchanged chunks.
 func TextHash(text string) uint64 { return maphash.String(textSeed, text) }
+
+// RunEnd says whether a commit is the last of a reindex run; the write
+// stage and the index writer both name it.
+type RunEnd bool
+
+const (
+	// MidRun is a commit inside a run (a checkpoint of the work so far).
+	MidRun RunEnd = false
+	// EndOfRun is a run's last commit: its time becomes the last reindex.
+	EndOfRun RunEnd = true
+)

@@ -1,6 +1,9 @@
 package search
 
-import "github.com/micro-rag/micro-rag-mcp/index"
+import (
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/lexical"
+)
 
 // ChunkEvidence is what both rankings know of one chunk for one query.
 type ChunkEvidence struct {
@@ -33,11 +36,10 @@ func Explain(snap *index.Snapshot, query string, vec []float32, depth int) (Quer
 	for _, h := range dense {
 		ids = append(ids, h.Record.ID)
 	}
-	keyword, denseEvidence, err := snap.SearchLexicalWith(query, depth, ids)
-	if err != nil {
-		return QueryEvidence{}, err
-	}
-	out := QueryEvidence{Weight: snap.LexicalQueryWeight(query)}
+	lex := snap.LexicalQuery(query)
+	keyword, denseEvidence := lex.Search(depth, ids)
+	weight, _ := lex.Weights()
+	out := QueryEvidence{Weight: weight}
 	at := map[int64]int{}
 	for i, h := range dense {
 		at[h.Record.ID] = len(out.Chunks)
@@ -45,17 +47,30 @@ func Explain(snap *index.Snapshot, query string, vec []float32, depth int) (Quer
 			Text: h.Record.Text, Cosine: float64(h.Score), BM25: denseEvidence[i].Score,
 			Coverage: denseEvidence[i].Coverage, DenseRank: i + 1})
 	}
+	var only []lexical.Result // found by keywords alone
+	var ranks []int
 	for i, h := range keyword {
-		if j, ok := at[h.Record.ID]; ok {
+		if j, ok := at[h.ID]; ok {
 			out.Chunks[j].KeywordRank = i + 1
 			continue
 		}
-		cos, err := snap.Similarity(vec, h.Record.ID)
+		only, ranks = append(only, h), append(ranks, i+1)
+	}
+	onlyIDs := make([]int64, len(only))
+	for j, h := range only {
+		onlyIDs[j] = h.ID
+	}
+	cos, err := snap.Similarities(vec, onlyIDs)
+	if err != nil {
+		return QueryEvidence{}, err
+	}
+	for j, h := range only {
+		rec, err := snap.Record(h.ID)
 		if err != nil {
 			return QueryEvidence{}, err
 		}
-		out.Chunks = append(out.Chunks, ChunkEvidence{Path: h.Record.Path, ChunkIndex: h.Record.ChunkIndex,
-			Text: h.Record.Text, Cosine: float64(cos), BM25: float64(h.Score), Coverage: h.Share, KeywordRank: i + 1})
+		out.Chunks = append(out.Chunks, ChunkEvidence{Path: rec.Path, ChunkIndex: rec.ChunkIndex, Text: rec.Text,
+			Cosine: float64(cos[j]), BM25: float64(float32(h.Score)), Coverage: h.Coverage, KeywordRank: ranks[j]})
 	}
 	return out, nil
 }

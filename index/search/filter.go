@@ -2,7 +2,6 @@ package search
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -66,109 +65,126 @@ func (f *Filter) chunkIDs(snap *index.Snapshot) []int64 {
 var ExactFilterChunks = 20000
 
 // narrow prepares r for f over its snapshot: a selective filter gives the
-// chunks to score exactly; a broad one is checked chunk by chunk as the
-// rankings are read. It returns how many chunks can match at most.
+// chunks to score exactly; a broad one the chunks to keep as the rankings
+// are read. It returns how many chunks can match at most.
 func (r *ranker) narrow(f *Filter) int {
 	if !f.active() {
 		return r.snap.Chunks()
 	}
-	r.filter = f
 	ids := f.chunkIDs(r.snap)
 	if len(ids) <= ExactFilterChunks || len(ids) <= r.snap.Chunks()/20 {
-		r.within, r.exact = ids, true
+		r.within = &within{ids: ids}
+		return len(ids)
+	}
+	r.passing = make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		r.passing[id] = true
 	}
 	return len(ids)
 }
 
-// passingTop returns the best pool hits of a ranking that pass r.filter,
-// reading it deeper (top(k) returns its best k) until pool pass or it runs
-// out: the hits a search of only the passing files would rank. full says
-// the ranking may hold more.
-func (r *ranker) passingTop(pool int, top func(k int) ([]index.Hit, error)) ([]index.Hit, bool, error) {
+// passingTop returns the best pool items of a ranking that pass (nil:
+// all do), reading it deeper (top(k) returns its best k) until pool pass or
+// it runs out: the items a search of only the passing files would rank.
+// all says they are every passing item the ranking holds.
+func passingTop[T any](pool int, pass map[int64]bool, id func(T) int64, top func(k int) ([]T, error)) (items []T, all bool, err error) {
 	for k := pool; ; k *= 4 {
-		hits, err := top(k)
+		got, err := top(k)
 		if err != nil {
 			return nil, false, err
 		}
-		full := len(hits) == k
-		if r.filter != nil {
-			hits = slices.DeleteFunc(hits, func(h index.Hit) bool {
-				return !r.filter.pass(h.Record.Path, h.Record.Ext, h.Record.Mtime)
-			})
+		out := len(got) < k // the ranking holds no more
+		if pass != nil {
+			got = slices.DeleteFunc(got, func(x T) bool { return !pass[id(x)] })
 		}
-		if len(hits) >= pool || !full {
-			return hits[:min(pool, len(hits))], full || len(hits) > pool, nil
+		if pass == nil || len(got) >= pool || out {
+			return got[:min(pool, len(got))], out && len(got) <= pool, nil
 		}
 	}
 }
 
-// rankWithin is rank over the chunks of r.within only: every one is scored
-// by its cosine and its keyword evidence, and each ranking keeps its best
-// pool.
-func (r *ranker) rankWithin(pool int) (dense, keyword []index.Hit, denseEvidence []lexical.Evidence, full bool, err error) {
-	ids := r.within
-	var ev []lexical.Evidence
-	if r.mode != Dense {
-		if _, ev, err = r.snap.SearchLexicalWith(r.query, 1, ids); err != nil {
-			return nil, nil, nil, false, fmt.Errorf("keyword search: %w", err)
-		}
-	}
-	type scored struct {
-		at    int // index into ids
-		score float32
-	}
-	top := func(list []scored) ([]index.Hit, error) {
-		slices.SortFunc(list, func(a, b scored) int {
-			return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(ids[a.at], ids[b.at]))
+// nearest is Snapshot.Nearest to depth pool over the chunks r passes.
+func (r *ranker) nearest(pool int) ([]index.Match, bool, error) {
+	return passingTop(pool, r.passing, func(m index.Match) int64 { return m.ID },
+		func(k int) ([]index.Match, error) { return r.snap.Nearest(r.vec, k) })
+}
+
+// keywordTop is the keyword ranking to depth pool over the chunks r
+// passes, with the keyword evidence of the chunks in also.
+func (r *ranker) keywordTop(pool int, also []int64) (hits []lexical.Result, ev []lexical.Evidence, all bool) {
+	hits, all, _ = passingTop(pool, r.passing, func(h lexical.Result) int64 { return h.ID },
+		func(k int) ([]lexical.Result, error) {
+			var found []lexical.Result
+			found, ev = r.lex.Search(k, also)
+			return found, nil
 		})
-		full = full || len(list) > pool
-		list = list[:min(pool, len(list))]
-		hits := make([]index.Hit, len(list))
-		for i, s := range list {
-			rec, err := r.snap.Record(ids[s.at])
-			if err != nil {
-				return nil, err
-			}
-			hits[i] = index.Hit{Record: rec, Score: s.score}
-			if ev != nil {
-				hits[i].Share = ev[s.at].Coverage
-			}
+	return hits, ev, all
+}
+
+// within is a selective filter's chunks, each scored once by its cosine
+// and its keyword evidence: the rankings of a search over them alone.
+type within struct {
+	ids      []int64
+	scored   bool
+	dense    []index.Match              // best first
+	keyword  []lexical.Result           // the chunks with keyword evidence, best first
+	evidence map[int64]lexical.Evidence // of every chunk; nil in dense mode
+}
+
+// readWithin is read over the chunks of r.within only: each ranking is
+// its best pool of them.
+func (r *ranker) readWithin(pool int) error {
+	w := r.within
+	if !w.scored {
+		if err := r.scoreWithin(w); err != nil {
+			return err
 		}
-		return hits, nil
 	}
 	if r.mode != Keyword {
-		list := make([]scored, len(ids))
-		for i, id := range ids {
-			c, err := r.snap.Similarity(r.vec, id)
-			if err != nil {
-				return nil, nil, nil, false, err
-			}
-			list[i] = scored{i, c}
+		r.dense, r.denseAll = w.dense[:min(pool, len(w.dense))], len(w.dense) <= pool
+		if err := r.checkCosines(r.dense); err != nil {
+			return err
 		}
-		if dense, err = top(list); err != nil {
-			return nil, nil, nil, false, err
+	}
+	if r.mode == Dense {
+		return nil
+	}
+	r.keyword, r.keywordAll = w.keyword[:min(pool, len(w.keyword))], len(w.keyword) <= pool
+	r.denseEvidence = make([]lexical.Evidence, len(r.dense))
+	for i, m := range r.dense {
+		r.denseEvidence[i] = w.evidence[m.ID]
+	}
+	return nil
+}
+
+// scoreWithin scores every chunk of w for the rankings r's mode uses.
+func (r *ranker) scoreWithin(w *within) error {
+	if r.mode != Keyword {
+		cos, err := r.snap.Similarities(r.vec, w.ids)
+		if err != nil {
+			return err
 		}
-		if ev != nil {
-			at := make(map[int64]int, len(ids))
-			for i, id := range ids {
-				at[id] = i
-			}
-			denseEvidence = make([]lexical.Evidence, len(dense))
-			for i, h := range dense {
-				denseEvidence[i] = ev[at[h.Record.ID]]
-			}
+		w.dense = make([]index.Match, len(w.ids))
+		for i, id := range w.ids {
+			w.dense[i] = index.Match{ID: id, Score: cos[i]}
 		}
+		slices.SortFunc(w.dense, func(a, b index.Match) int {
+			return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ID, b.ID))
+		})
 	}
 	if r.mode != Dense {
-		var list []scored
-		for i, e := range ev {
-			if e.Score > 0 {
-				list = append(list, scored{i, float32(e.Score)})
+		_, ev := r.lex.Search(1, w.ids) // the evidence of every chunk, in one pass
+		w.evidence = make(map[int64]lexical.Evidence, len(w.ids))
+		for i, id := range w.ids {
+			w.evidence[id] = ev[i]
+			if ev[i].Score > 0 {
+				w.keyword = append(w.keyword, lexical.Result{ID: id, Score: ev[i].Score, Coverage: ev[i].Coverage})
 			}
 		}
-		if keyword, err = top(list); err != nil {
-			return nil, nil, nil, false, err
-		}
+		slices.SortFunc(w.keyword, func(a, b lexical.Result) int {
+			return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ID, b.ID))
+		})
 	}
-	return dense, keyword, denseEvidence, full, nil
+	w.scored = true
+	return nil
 }

@@ -22,45 +22,18 @@ const (
 	DefaultFusion = FusionSpecific
 )
 
-// NewRequest is a request for query with the default top_k and threshold.
-func NewRequest(query string) Request {
-	return Request{Query: query, TopK: DefaultTopK, ScoreThreshold: DefaultScoreThreshold}
-}
-
-// Check reports the first argument of req outside its limits. Its error
-// text names the arguments as the search tool does, for the model calling
-// it.
-func (req Request) Check() error {
-	if err := CheckQuery(req.Query); err != nil {
-		return err
+// NewRequest checks a search's arguments against their limits and makes
+// the request. topK is a float so that a JSON number is checked before it
+// is made an int. The error text names the arguments as the search tool
+// does, for the model calling it.
+func NewRequest(query string, topK, threshold float64) (Request, error) {
+	switch {
+	case strings.TrimSpace(query) == "":
+		return Request{}, errors.New(`argument "query" must not be empty`)
+	case topK < MinTopK || topK > MaxTopK:
+		return Request{}, fmt.Errorf(`argument "top_k" must be between %d and %d, got %v`, MinTopK, MaxTopK, topK)
+	case threshold < 0 || threshold > 1 || math.IsNaN(threshold):
+		return Request{}, fmt.Errorf(`argument "score_threshold" must be between 0 and 1, got %v`, threshold)
 	}
-	if err := CheckTopK(float64(req.TopK)); err != nil {
-		return err
-	}
-	return CheckThreshold(req.ScoreThreshold)
-}
-
-// CheckQuery rejects a query of nothing but white space.
-func CheckQuery(q string) error {
-	if strings.TrimSpace(q) == "" {
-		return errors.New(`argument "query" must not be empty`)
-	}
-	return nil
-}
-
-// CheckTopK rejects a top_k outside MinTopK..MaxTopK. It takes a float so a
-// JSON number is checked before it is made an int.
-func CheckTopK(k float64) error {
-	if k < MinTopK || k > MaxTopK {
-		return fmt.Errorf(`argument "top_k" must be between %d and %d, got %v`, MinTopK, MaxTopK, k)
-	}
-	return nil
-}
-
-// CheckThreshold rejects a score threshold outside [0, 1].
-func CheckThreshold(x float64) error {
-	if x < 0 || x > 1 || math.IsNaN(x) {
-		return fmt.Errorf(`argument "score_threshold" must be between 0 and 1, got %v`, x)
-	}
-	return nil
+	return Request{Query: query, TopK: int(topK), ScoreThreshold: threshold}, nil
 }

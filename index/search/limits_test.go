@@ -6,23 +6,29 @@ import (
 	"testing"
 )
 
-func TestRequestCheck(t *testing.T) {
-	if err := NewRequest("q").Check(); err != nil {
-		t.Fatalf("the defaults fail their own check: %v", err)
+func TestNewRequestLimits(t *testing.T) {
+	req, err := NewRequest("q", DefaultTopK, DefaultScoreThreshold)
+	if err != nil || req != (Request{Query: "q", TopK: 5, ScoreThreshold: 0.2}) {
+		t.Fatalf("the defaults: %+v, %v", req, err)
+	}
+	if req, err := NewRequest("q", MaxTopK, 0); err != nil || req.TopK != 50 || req.ScoreThreshold != 0 {
+		t.Errorf("the bounds: %+v, %v", req, err)
 	}
 	for _, tc := range []struct {
-		req  Request
-		want string
+		query          string
+		topK, treshold float64
+		want           string
 	}{
-		{Request{Query: " \n", TopK: 5}, `"query" must not be empty`},
-		{Request{Query: "q", TopK: MinTopK - 1}, `"top_k" must be between 1 and 50, got 0`},
-		{Request{Query: "q", TopK: MaxTopK + 1}, `"top_k" must be between 1 and 50, got 51`},
-		{Request{Query: "q", TopK: 5, ScoreThreshold: 1.5}, `"score_threshold" must be between 0 and 1, got 1.5`},
-		{Request{Query: "q", TopK: 5, ScoreThreshold: math.NaN()}, `"score_threshold" must be between 0 and 1`},
+		{" \n", 5, 0.2, `"query" must not be empty`},
+		{"q", MinTopK - 1, 0.2, `"top_k" must be between 1 and 50, got 0`},
+		{"q", MaxTopK + 1, 0.2, `"top_k" must be between 1 and 50, got 51`},
+		{"q", 1e10, 0.2, `"top_k" must be between 1 and 50, got 1e+10`},
+		{"q", 5, 1.5, `"score_threshold" must be between 0 and 1, got 1.5`},
+		{"q", 5, math.NaN(), `"score_threshold" must be between 0 and 1`},
 	} {
-		err := tc.req.Check()
+		_, err := NewRequest(tc.query, tc.topK, tc.treshold)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%+v: got %v, want %q", tc.req, err, tc.want)
+			t.Errorf("%q %v %v: got %v, want %q", tc.query, tc.topK, tc.treshold, err, tc.want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
@@ -59,12 +60,60 @@ func passages(cands []candidate, topK int, threshold float64) []Result {
 // diversePassages is passages with the passages reordered by div before
 // the first topK are taken, each result's Explain set when explain is.
 func diversePassages(cands []candidate, topK int, threshold float64, div diversity, explain bool) []Result {
+	ps, _ := pick(cands, topK, threshold, div, nil) // cannot fail without a source
+	res, _ := results(ps, explain, nil)
+	return res
+}
+
+// pick groups the candidates into passages, reorders them by div and
+// keeps the first topK. src reads the heads of the candidates it groups,
+// which hold only their chunk's id; a nil src means the candidates hold
+// whole records.
+func pick(cands []candidate, topK int, threshold float64, div diversity, src *chunks) ([]*passage, error) {
+	ps, err := group(cands, threshold, src)
+	if err != nil {
+		return nil, err
+	}
+	ps = div.apply(ps)
+	return ps[:min(topK, len(ps))], nil
+}
+
+// results are the passages as returned, src reading their chunks' whole
+// records (nil: the passages hold them), each Explain set when explain is.
+func results(ps []*passage, explain bool, src *chunks) ([]Result, error) {
+	out := make([]Result, 0, len(ps))
+	for _, p := range ps {
+		if err := src.whole(p.recs); err != nil {
+			return nil, err
+		}
+		r := p.result()
+		if len(out) > 0 {
+			// A passage moved down by diversity reports at most the score
+			// above it, so scores never rise down the list.
+			r.Score = min(r.Score, out[len(out)-1].Score)
+		}
+		if explain {
+			why := p.best.why
+			why.Fused = p.best.score
+			r.Explain = &why
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// group walks the candidates best first and groups them into passages (see
+// passages), in the order they started.
+func group(cands []candidate, threshold float64, src *chunks) ([]*passage, error) {
 	slices.SortStableFunc(cands, func(a, b candidate) int {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.rec.ID, b.rec.ID)
 	})
+	if err := src.readHeads(cands, threshold); err != nil {
+		return nil, err
+	}
 	var ps []*passage                 // in the order they started, best first
 	byPath := map[string][]*passage{} // the same passages by file
 	seen := map[int64]bool{}
@@ -76,6 +125,7 @@ func diversePassages(cands []candidate, topK int, threshold float64, div diversi
 			continue
 		}
 		seen[c.rec.ID] = true
+		src.head(&c.rec)
 		var hit []*passage // passages c overlaps, best first
 		n := 1
 		for _, p := range byPath[c.rec.Path] {
@@ -105,25 +155,63 @@ func diversePassages(cands []candidate, topK int, threshold float64, div diversi
 		ps = append(ps, p)
 		byPath[c.rec.Path] = append(byPath[c.rec.Path], p)
 	}
-	ps = slices.DeleteFunc(ps, func(p *passage) bool { return p.gone })
-	ps = div.apply(ps)
-	ps = ps[:min(topK, len(ps))]
-	out := make([]Result, 0, len(ps))
-	for _, p := range ps {
-		r := p.result()
-		if len(out) > 0 {
-			// A passage moved down by diversity reports at most the score
-			// above it, so scores never rise down the list.
-			r.Score = min(r.Score, out[len(out)-1].Score)
-		}
-		if explain {
-			why := p.best.why
-			why.Fused = p.best.score
-			r.Explain = &why
-		}
-		out = append(out, r)
+	return slices.DeleteFunc(ps, func(p *passage) bool { return p.gone }), nil
+}
+
+// chunks reads the records passages need from a snapshot: the head of
+// each chunk grouped (kept across widenings of the pool) and the whole
+// record, text included, of the chunks of the passages returned.
+type chunks struct {
+	snap  *index.Snapshot
+	heads map[int64]schema.Record
+}
+
+// readHeads reads the heads of the candidates down to the first below
+// threshold (cands best first) in one call, but for those read already.
+func (c *chunks) readHeads(cands []candidate, threshold float64) error {
+	if c == nil {
+		return nil
 	}
-	return out
+	var ids []int64
+	for _, cand := range cands {
+		if cand.score < threshold {
+			break
+		}
+		if _, ok := c.heads[cand.rec.ID]; !ok {
+			ids = append(ids, cand.rec.ID)
+		}
+	}
+	heads, err := c.snap.Heads(ids)
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		c.heads[id] = heads[i]
+	}
+	return nil
+}
+
+// head replaces rec, which holds only its id, by the chunk's head (read by
+// readHeads).
+func (c *chunks) head(rec *schema.Record) {
+	if c != nil {
+		*rec = c.heads[rec.ID]
+	}
+}
+
+// whole replaces each head in recs by the chunk's whole record.
+func (c *chunks) whole(recs []schema.Record) error {
+	if c == nil {
+		return nil
+	}
+	for i := range recs {
+		rec, err := c.snap.Record(recs[i].ID)
+		if err != nil {
+			return err
+		}
+		recs[i] = rec
+	}
+	return nil
 }
 
 // apply reorders passages (best first) so that one file's passages past

@@ -5,12 +5,9 @@
 package search
 
 import (
-	"cmp"
 	"fmt"
-	"math"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
-	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
@@ -57,7 +54,11 @@ type Explanation struct {
 	Keyword     float64 `json:"keyword"`
 	Share       float64 `json:"share"`
 	Specificity float64 `json:"specificity"`
-	Fused       float64 `json:"fused"`
+	// Coverage is the share of the query's keyword weight the index knows
+	// at all (lexical.Index.QueryCoverage); it gates the score in every
+	// mode (see noiseCut).
+	Coverage float64 `json:"coverage"`
+	Fused    float64 `json:"fused"`
 }
 
 // Result is one passage: one chunk, or neighbouring chunks of one file
@@ -156,6 +157,9 @@ type Options struct {
 	Fusion Fusion
 	// Diversity is "free=N,step=X" (see diversity); "" = none.
 	Diversity string
+	// Null is the embedding model's null cosine; its cosines are mapped
+	// onto ReferenceNull's scale before they are scored. Zero: none.
+	Null NullCosine
 	// PassageCap, when positive, is the most characters of a passage a
 	// result carries, centred on its best-matching sentence; 0 = whole
 	// passages (see centre.go for why that is the default).
@@ -166,26 +170,25 @@ type Options struct {
 // in Keyword mode).
 //
 // Results are passages, best first, at most req.TopK, none scoring below
-// req.ScoreThreshold. The score is in [0, 1] and never rises down the list:
-// the cosine similarity c in dense mode, the calibrated keyword score k in
+// req.ScoreThreshold. The score is in [0, 1] and never rises down the list.
+// It starts as the cosine similarity c (mapped onto the reference model's
+// scale, see NullCosine) in dense mode, the calibrated keyword score k in
 // keyword mode, and in hybrid mode (the default) 1 - (1-c)(1-k·share) (see
-// FusionSpecific for k).
+// FusionSpecific for k); then it is calibrated per mode (see noiseCut) so
+// that DefaultScoreThreshold separates answers from noise in every mode.
 func Search(snap *index.Snapshot, req Request, vec []float32, opt Options) ([]Result, error) {
-	r := ranker{snap: snap, mode: cmp.Or(opt.Mode, DefaultMode), query: req.Query, vec: vec}
-	var err error
-	if r.fusion, r.params, err = parseFusion(cmp.Or(opt.Fusion, DefaultFusion)); err != nil {
+	r, err := newRanker(snap, req.Query, vec, opt)
+	if err != nil {
 		return nil, err
 	}
 	div, err := parseDiversity(opt.Diversity)
 	if err != nil {
 		return nil, err
 	}
-	if r.mode != Dense {
-		r.weight, r.rareWeight = snap.LexicalQueryWeights(req.Query)
-	}
 	if r.narrow(req.Filter) == 0 {
 		return []Result{}, nil
 	}
+	src := &chunks{snap: snap, heads: map[int64]schema.Record{}}
 	// Merging neighbours, or a filter, can leave fewer than TopK passages:
 	// widen the pool while more chunks could still pass the threshold.
 	for pool := PoolSize(r.mode, req.TopK); ; pool *= 4 {
@@ -193,10 +196,16 @@ func Search(snap *index.Snapshot, req Request, vec []float32, opt Options) ([]Re
 		if err != nil {
 			return nil, err
 		}
-		res := diversePassages(cands, req.TopK, req.ScoreThreshold, div, req.Explain)
-		if len(res) >= req.TopK || !full || pool >= snap.Chunks() || lowest(cands) < req.ScoreThreshold {
-			centre(res, req.Query, opt.PassageCap)
-			return res, nil
+		ps, err := pick(cands, req.TopK, req.ScoreThreshold, div, src)
+		if err != nil {
+			return nil, err
+		}
+		if len(ps) >= req.TopK || !full || pool >= snap.Chunks() || lowest(cands) < req.ScoreThreshold {
+			res, err := results(ps, req.Explain, src) // text read for these alone
+			if err == nil {
+				centre(res, req.Query, opt.PassageCap)
+			}
+			return res, err
 		}
 	}
 }
@@ -207,182 +216,4 @@ func lowest(cands []candidate) float64 {
 		low = min(low, c.score)
 	}
 	return low
-}
-
-// ranker scores one query's candidates against one snapshot.
-type ranker struct {
-	snap   *index.Snapshot
-	mode   Mode
-	fusion Fusion
-	params fusionParams
-	query  string
-	vec    []float32
-	// keyword weight of the query and its rare-weighted form
-	// (Snapshot.LexicalQueryWeights)
-	weight, rareWeight float64
-	filter             *Filter // nil: none
-	exact              bool    // rank the chunks in within only (rankWithin)
-	within             []int64
-}
-
-// rank returns up to pool chunks from each ranking the mode uses, scored.
-// full says a ranking returned its whole pool, so a larger pool may find
-// more.
-func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
-	var dense, keyword []index.Hit
-	var denseEvidence []lexical.Evidence // keyword evidence of the dense hits
-	if r.exact {
-		if dense, keyword, denseEvidence, full, err = r.rankWithin(pool); err != nil {
-			return nil, false, err
-		}
-	} else {
-		var fullD, fullK bool
-		if r.mode != Keyword {
-			if dense, fullD, err = r.passingTop(pool, func(k int) ([]index.Hit, error) { return r.snap.Search(r.vec, k) }); err != nil {
-				return nil, false, err
-			}
-		}
-		if r.mode != Dense {
-			also := make([]int64, len(dense)) // none in keyword mode
-			for i, h := range dense {
-				also[i] = h.Record.ID
-			}
-			if keyword, fullK, err = r.passingTop(pool, func(k int) (hits []index.Hit, err error) {
-				hits, denseEvidence, err = r.snap.SearchLexicalWith(r.query, k, also)
-				return hits, err
-			}); err != nil {
-				return nil, false, fmt.Errorf("keyword search: %w", err)
-			}
-		}
-		full = fullD || fullK
-	}
-	if err := checkCosines(dense); err != nil {
-		return nil, false, err
-	}
-	switch r.mode {
-	case Dense:
-		for _, h := range dense {
-			c := unit(float64(h.Score))
-			cands = append(cands, candidate{rec: h.Record, score: c, why: Explanation{Cosine: c}})
-		}
-		return cands, full, nil
-	case Keyword:
-		for _, h := range keyword {
-			k := r.calibrate(float64(h.Score))
-			cands = append(cands, candidate{rec: h.Record, score: k,
-				why: Explanation{BM25: float64(h.Score), Keyword: k, Share: h.Share, Specificity: r.specificity()}})
-		}
-		return cands, full, nil
-	}
-	cands, err = r.fuse(dense, keyword, denseEvidence)
-	return cands, full, err
-}
-
-// fuse combines the dense and lexical hits of a hybrid search;
-// denseEvidence is the keyword evidence of each dense hit.
-func (r *ranker) fuse(dense, keyword []index.Hit, denseEvidence []lexical.Evidence) ([]candidate, error) {
-	type both struct {
-		rec               schema.Record
-		cos, bm25, share  float64
-		denseRank, lexRnk int // from 1; 0 = not in that ranking
-	}
-	byID := make(map[int64]*both, len(dense)+len(keyword))
-	order := make([]*both, 0, len(dense)+len(keyword))
-	for i, h := range dense {
-		b := &both{rec: h.Record, cos: float64(h.Score), denseRank: i + 1}
-		// Found by the embedding: its keyword evidence counts too, whether
-		// or not the keyword list reached it.
-		b.bm25, b.share = denseEvidence[i].Score, denseEvidence[i].Coverage
-		byID[h.Record.ID] = b
-		order = append(order, b)
-	}
-	for i, h := range keyword {
-		if b, ok := byID[h.Record.ID]; ok {
-			b.lexRnk = i + 1
-			continue
-		}
-		// Found by keywords only: its cosine still counts.
-		cos, err := r.snap.Similarity(r.vec, h.Record.ID)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkCosines([]index.Hit{{Record: h.Record, Score: cos}}); err != nil {
-			return nil, err
-		}
-		b := &both{rec: h.Record, cos: float64(cos), bm25: float64(h.Score), share: h.Share, lexRnk: i + 1}
-		byID[h.Record.ID] = b
-		order = append(order, b)
-	}
-	out := make([]candidate, 0, len(order))
-	for _, b := range order {
-		var s float64
-		k := r.calibrate(b.bm25)
-		switch r.fusion {
-		case FusionRRF:
-			if b.denseRank > 0 {
-				s += 1.0 / float64(rrfK+b.denseRank)
-			}
-			if b.lexRnk > 0 {
-				s += 1.0 / float64(rrfK+b.lexRnk)
-			}
-			s /= 2.0 / float64(rrfK+1)
-		case FusionShare, FusionSpecific:
-			p := r.params
-			lift := p.get("a", 1) * k * math.Pow(b.share, p.get("g", 1))
-			s = 1 - (1-unit(b.cos))*(1-min(lift, 1))
-		default:
-			s = 1 - (1-unit(b.cos))*(1-k)
-		}
-		out = append(out, candidate{rec: b.rec, score: unit(s), why: Explanation{Cosine: unit(b.cos), BM25: b.bm25,
-			Keyword: k, Share: b.share, Specificity: r.specificity()}})
-	}
-	return out, nil
-}
-
-// calibrate maps a raw BM25 score onto [0, 1).
-func (r *ranker) calibrate(s float64) float64 {
-	if s <= 0 {
-		return 0
-	}
-	if r.fusion == FusionCalibrated {
-		return s / (s + bm25Half)
-	}
-	if r.fusion == FusionSpecific || r.params.get("cal", 0) == 1 {
-		// Scale-free: s/(s + h·W) is the share of the query's keyword
-		// evidence the chunk holds, 1/(1+h) at s = W whatever the size of
-		// the index; times the query's specificity Wr/W (1 for words that
-		// occur once, as an identifier; small for common words).
-		spec := math.Pow(min(r.rareWeight/r.weight, 1), r.params.get("p", 1))
-		return spec * s / (s + r.params.get("h", 0.25)*r.weight)
-	}
-	// s/(W + 8) up to s = W, then s/(s + 8): continuous and rising, so
-	// passages stronger than the weight keep their order.
-	return s / (max(s, r.weight) + bm25Half)
-}
-
-// specificity is ρ = Wr/W, in [0, 1]: 1 when each of the query's
-// indexed words occurs in one chunk, small when they are common.
-func (r *ranker) specificity() float64 {
-	if r.weight <= 0 {
-		return 0
-	}
-	return min(r.rareWeight/r.weight, 1)
-}
-
-// unit clamps x into [0, 1].
-func unit(x float64) float64 { return min(max(x, 0), 1) }
-
-// maxCosine allows for float32 rounding above the cosine of two unit
-// vectors. A higher score means a stored vector is not unit length: the
-// index is damaged, and serving it would rank garbage first.
-const maxCosine = 1 + 1e-3
-
-func checkCosines(hits []index.Hit) error {
-	for _, h := range hits {
-		if s := float64(h.Score); s > maxCosine || math.IsNaN(s) {
-			return fmt.Errorf("index damaged: chunk %d of %s scores %.4g, above the cosine maximum of 1; run reindex with force to rebuild it",
-				h.Record.ChunkIndex, h.Record.Path, s)
-		}
-	}
-	return nil
 }

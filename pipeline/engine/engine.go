@@ -21,14 +21,15 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
+	"github.com/micro-rag/micro-rag-mcp/internal/confine"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
+	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
-	"github.com/micro-rag/micro-rag-mcp/stages/confine"
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
-	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
 // DefaultExts are the file types a new index covers unless --exts says
@@ -104,12 +105,9 @@ type Config struct {
 	// ReadOnly engines (the CLI's search and status) never create the index
 	// folder or any file in it, and cannot reindex.
 	ReadOnly bool
-	// Compaction thresholds (see index.Options); zero values take defaults.
-	CompactRatio float64
-	CompactMin   int
-	// MergeRatio tunes when vector segments are merged into faiss.index
-	// (see index.Options); 0 takes the default.
-	MergeRatio float64
+	// Index tunes the store: compaction, merges, scan codes. Zero fields
+	// take index.DefaultOptions; Logger and ReadOnly come from this Config.
+	Index index.Options
 	// SearchMode is the ranking searches use; "" = SearchHybrid.
 	SearchMode SearchMode
 	// Fusion is how hybrid search combines its rankings, with its
@@ -191,7 +189,8 @@ type Engine struct {
 	embedder *embed.Embedder
 	store    *index.Store
 	model    string
-	chunking chunk.Config // chunk.Default within the model's window
+	null     isearch.NullCosine // the model's null cosine (model.Model.Null)
+	chunking chunk.Config       // chunk.Default within the model's window
 	pdf      *extract.PDFEngine
 
 	reindexing atomic.Bool
@@ -476,7 +475,7 @@ func (e *Engine) load(ctx context.Context) error {
 	}
 	emb, err := embed.New(embed.Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, ORTLibrary: lib, Spec: m.Spec})
 	if err != nil {
-		if strings.Contains(err.Error(), "loading ONNX Runtime") {
+		if errors.Is(err, embed.ErrRuntime) {
 			return loadErr(err, fixORT)
 		}
 		return loadErr(err, fixEmbedder)
@@ -487,14 +486,15 @@ func (e *Engine) load(ctx context.Context) error {
 		emb.Close()
 		return loadErr(err, fixModel)
 	}
-	store, err := index.Open(e.cfg.IndexFolder, version, index.Options{
-		Logger: e.log, CompactRatio: e.cfg.CompactRatio, CompactMin: e.cfg.CompactMin, MergeRatio: e.cfg.MergeRatio, ReadOnly: e.cfg.ReadOnly,
-	})
+	opts := e.cfg.Index
+	opts.Logger, opts.ReadOnly = e.log, e.cfg.ReadOnly
+	store, err := index.Open(e.cfg.IndexFolder, version, opts)
 	if err != nil {
 		emb.Close()
 		return loadErr(fmt.Errorf("open index: %w", err), fixIndex)
 	}
 	e.embedder, e.store, e.model, e.chunking = emb, store, version.Model, chunking
+	e.null = isearch.NullCosine(m.Null)
 	e.log.Info("model ready", "model", version.Model, "ms", time.Since(start).Milliseconds())
 	return nil
 }

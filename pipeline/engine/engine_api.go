@@ -1,6 +1,7 @@
 // Package engine owns one data folder: it loads the model, keeps the index
-// store, runs reindexes and answers searches. The MCP server and the CLI
-// both talk to it, so they share one code path.
+// store, runs reindexes and answers searches, which it hands to index/search
+// with a snapshot and the query's embedding. The MCP server and the CLI both
+// talk to it, so they share one code path.
 package engine
 
 import (
@@ -9,10 +10,10 @@ import (
 	"strings"
 
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
+	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 	"github.com/micro-rag/micro-rag-mcp/stages"
-	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
 )
 
 // The default model and its int8 variant; ModelHelp lists every model

@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/watch"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
-	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
 )
 
 // busyRetry is how long an update waits before trying again when another

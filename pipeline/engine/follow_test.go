@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -15,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
 // indexed reports whether the current snapshot lists path.
@@ -119,24 +120,6 @@ func (c *retryClock) after(d time.Duration) <-chan time.Time {
 	return fire
 }
 
-// lockedBuffer is a log sink the engine's goroutines and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestWatchRetriesFailedUpdate: an update after file changes whose commits
 // fail as on a full disk is tried again by itself, waiting twice as long
 // each time, until the index holds the new files; no other file event is
@@ -144,11 +127,11 @@ func (l *lockedBuffer) String() string {
 func TestWatchRetriesFailedUpdate(t *testing.T) {
 	data := t.TempDir()
 	writeCorpus(t, data, corpus)
-	var logs lockedBuffer
+	var logs testutil.SyncBuffer
 	e, err := New(Config{
 		DataFolder: data, IndexFolder: filepath.Join(t.TempDir(), "idx"), Watch: true, WatchSettle: 200 * time.Millisecond,
 		NoInitialReindex: true,
-		MergeRatio:       -1, // every commit writes faiss.index, through the write hook below
+		Index:            index.Options{MergeRatio: -1}, // every commit writes faiss.index, through the write hook below
 		Logger:           slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {

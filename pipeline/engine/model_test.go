@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
 
 // TestSwitchingModelsRebuilds indexes with the fp32 model, then opens the
@@ -106,5 +107,20 @@ func TestModelDirWithModelJSON(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", bad, err, want)
 		}
+	}
+}
+
+// The default model's null cosine is the search's reference scale, so its
+// scores are the raw cosines; bge's null is far above it and is mapped.
+func TestModelNullIsReference(t *testing.T) {
+	if got := isearch.NullCosine(model.Models[0].Null); got != isearch.ReferenceNull {
+		t.Errorf("%s null %+v, search reference %+v", model.Models[0].Name, got, isearch.ReferenceNull)
+	}
+	bge, err := model.Lookup("bge-small-en-v1.5-int8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bge.Null.Mean < 0.3 || bge.Null.Spread <= 0 {
+		t.Errorf("bge null %+v not measured", bge.Null)
 	}
 }

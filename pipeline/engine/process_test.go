@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 func runChild(mode, data, indexDir string) int {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := Config{DataFolder: data, IndexFolder: indexDir, NoInitialReindex: true, Logger: logger,
-		Checkpoint: 15 * time.Millisecond, CompactMin: 8, CompactRatio: 0.3}
+		Checkpoint: 15 * time.Millisecond, Index: index.Options{Compaction: index.Compaction{Min: 8, Ratio: 0.3}}}
 	// The crash test's loop also runs with every commit a merge (kills land
 	// while faiss.index is rewritten), with merges only every 64 segments
 	// (kills land amid segment writes), and with a background merge
@@ -41,11 +41,11 @@ func runChild(mode, data, indexDir string) int {
 	background := mode == "reindex-loop-background"
 	switch mode {
 	case "reindex-loop-merging":
-		mode, cfg.MergeRatio = "reindex-loop", -1
+		mode, cfg.Index.MergeRatio = "reindex-loop", -1
 	case "reindex-loop-segments":
-		mode, cfg.MergeRatio = "reindex-loop", 1e9
+		mode, cfg.Index.MergeRatio = "reindex-loop", 1e9
 	case "reindex-loop-background":
-		mode, cfg.MergeRatio = "reindex-loop", 1e-9
+		mode, cfg.Index.MergeRatio = "reindex-loop", 1e-9
 	}
 	e, err := New(cfg)
 	if err != nil {

@@ -2,10 +2,11 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
-	"github.com/micro-rag/micro-rag-mcp/stages/embed"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 )
 
 // Fusion names how hybrid search combines the two rankings (search.Fusion).
@@ -24,34 +25,35 @@ const (
 // (see search.Search). Before the model is ready it waits up to 5 s, then
 // returns no results.
 func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error) {
-	wctx, cancel := context.WithTimeout(ctx, ModelWait)
-	err := e.WaitModel(wctx)
-	cancel()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if failed := e.modelFailed(); failed != nil {
-			return nil, failed
-		}
-		e.log.Warn("search before the model is ready: no results", "err", err)
+	snap, err := e.snapshot(ctx)
+	if errors.Is(err, ErrNoIndex) {
+		e.log.Warn("search before the model and the index are ready: no results")
 		return []Result{}, nil
 	}
-	snap := e.store.Acquire()
-	if snap == nil {
-		return []Result{}, nil
+	if err != nil {
+		return nil, err
 	}
 	defer snap.Release()
 	if snap.Chunks() == 0 {
 		e.log.Warn("search on an empty or missing index: no results", "index", e.cfg.IndexFolder)
 		return []Result{}, nil
 	}
-	opt := isearch.Options{Mode: e.cfg.SearchMode, Fusion: e.cfg.Fusion, Diversity: e.cfg.Diversity, PassageCap: e.cfg.PassageCap}
+	opt := isearch.Options{Mode: e.cfg.SearchMode, Fusion: e.cfg.Fusion, Diversity: e.cfg.Diversity, Null: e.null,
+		PassageCap: e.cfg.PassageCap}
 	var vec []float32
 	if opt.Mode != SearchKeyword {
-		if vec, err = e.embedder.EmbedQuery(make([]float32, 0, embed.Dim), req.Query); err != nil {
-			return nil, fmt.Errorf("embed query: %w", err)
+		if vec, err = e.embedQuery(req.Query); err != nil {
+			return nil, err
 		}
 	}
 	return isearch.Search(snap, req, vec, opt)
+}
+
+// embedQuery is the query's embedding.
+func (e *Engine) embedQuery(query string) ([]float32, error) {
+	vec, err := e.embedder.EmbedQuery(make([]float32, 0, embed.Dim), query)
+	if err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
+	}
+	return vec, nil
 }

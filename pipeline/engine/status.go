@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
 	"github.com/micro-rag/micro-rag-mcp/stages"
-	"github.com/micro-rag/micro-rag-mcp/stages/ignore"
 )
 
 // LastRunFile, in the index folder, keeps the files the latest runs could
@@ -129,18 +130,19 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 		return st, err
 	}
 	defer folder.Close()
-	indexed := make(map[string]bool, len(sum.Files))
-	stamp := make(map[string][2]float64, len(sum.Files))
-	empty := map[string]bool{} // indexed without a chunk: no text found
-	for _, f := range sum.Files {
+	w := stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: newActiveScope(scope).exts, Rules: rules}
+	return st, compareDisk(ctx, &st, w, sum.Files)
+}
+
+// compareDisk walks the folder as a run would and counts in st what the
+// reindex filter would send to be read, what is gone, and what is skipped.
+func compareDisk(ctx context.Context, st *Status, w stages.Walker, files []*schema.FileEntry) error {
+	filter := stages.Filter{Before: make(map[string]*schema.FileEntry, len(files))}
+	for _, f := range files {
 		if f.Truncated != "" {
 			st.Truncated = append(st.Truncated, stages.Failure{Path: f.Path, Reason: f.Truncated})
 		}
-		indexed[f.Path] = true
-		stamp[f.Path] = [2]float64{f.Mtime, float64(f.Size)}
-		if len(f.ChunkIDs) == 0 {
-			empty[f.Path] = true
-		}
+		filter.Before[f.Path] = f
 	}
 	example := func(p string) {
 		if len(st.ChangedDisk.Examples) < 10 {
@@ -152,32 +154,34 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 		failed[f.Path] = true
 	}
 	skips := &stages.Skips{}
-	w := stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: newActiveScope(scope).exts, Rules: rules, Skipped: skips.Add}
+	w.Skipped = skips.Add
 	seen := map[string]bool{}
-	err = w.Walk(ctx, func(job *stages.FileJob) error {
+	err := w.Walk(ctx, func(job *stages.FileJob) error {
 		if job.Kind == stages.Skipped {
 			st.LinksOutside++
 			return nil
 		}
 		seen[job.Rel] = true
-		if empty[job.Rel] {
+		if f := filter.Before[job.Rel]; f != nil && len(f.ChunkIDs) == 0 {
 			skips.Add(job.Rel, job.Ext, stages.SkipNoText)
 		}
-		switch s, ok := stamp[job.Rel]; {
-		case job.Kind == stages.Failed || failed[job.Rel] && !ok:
-		case !ok:
+		filter.Apply(job)
+		switch {
+		case job.Kind != stages.Changed: // unchanged, or could not be examined
+		case job.Old == nil && failed[job.Rel]: // reported under Failed
+		case job.Old == nil:
 			st.ChangedDisk.New++
 			example(job.Rel)
-		case s != [2]float64{job.Mtime, float64(job.Size)}:
+		default:
 			st.ChangedDisk.Modified++
 			example(job.Rel)
 		}
 		return nil
 	})
 	if err != nil {
-		return st, err
+		return err
 	}
-	for p := range indexed {
+	for p := range filter.Before {
 		if !seen[p] {
 			st.ChangedDisk.Deleted++
 			example(p)
@@ -185,5 +189,5 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	}
 	slices.Sort(st.ChangedDisk.Examples)
 	st.Skipped = skips.Groups()
-	return st, nil
+	return nil
 }

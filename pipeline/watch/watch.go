@@ -183,18 +183,11 @@ func (r *runner) loop(ctx context.Context, w *fsnotify.Watcher, out chan<- Batch
 	}
 	for {
 		if r.hasPending() && !r.now().Before(r.due()) {
-			b := r.take()
-			if b.Rules && r.cfg.Reload != nil {
-				r.cfg.Reload()
+			var err error
+			if ready, err = r.settle(w, ready); err != nil {
+				r.giveUp(err)
+				startScans()
 			}
-			if b.Rules && w != nil {
-				// Folders the old rules skipped may be in now.
-				if err := r.addTree(w, r.cfg.Root); err != nil {
-					r.giveUp(err)
-					startScans()
-				}
-			}
-			ready = merge(ready, &b, r.cfg.MaxPaths)
 		}
 		var send chan<- Batch
 		var batch Batch
@@ -224,22 +217,45 @@ func (r *runner) loop(ctx context.Context, w *fsnotify.Watcher, out chan<- Batch
 				startScans()
 			}
 		case err, ok := <-errs:
-			switch {
-			case !ok:
+			if !ok {
 				r.giveUp(errors.New("error channel closed"))
 				startScans()
-			case errors.Is(err, fsnotify.ErrEventOverflow):
-				r.cfg.Logger.Warn("too many file changes at once: checking the whole folder", "err", err)
-				r.markAll(r.now())
-			default:
-				r.cfg.Logger.Warn("file watch error", "err", err)
+				continue
 			}
+			r.watchError(err)
 		case <-scanDue:
 			r.scanOnce(ctx)
 			scanDue = r.after(r.scanEvery)
 		case <-timer.C():
 		}
 	}
+}
+
+// settle takes the pending changes, now due, and joins them to ready. A
+// change of rules reloads them and, with a watcher w, watches the folders
+// they may have let in; an error doing so means w must be given up.
+func (r *runner) settle(w *fsnotify.Watcher, ready *Batch) (*Batch, error) {
+	b := r.take()
+	if b.Rules && r.cfg.Reload != nil {
+		r.cfg.Reload()
+	}
+	var err error
+	if b.Rules && w != nil {
+		// Folders the old rules skipped may be in now.
+		err = r.addTree(w, r.cfg.Root)
+	}
+	return merge(ready, &b, r.cfg.MaxPaths), err
+}
+
+// watchError handles an error the watcher reports: an overflow means
+// changes were lost, so the whole folder is checked.
+func (r *runner) watchError(err error) {
+	if errors.Is(err, fsnotify.ErrEventOverflow) {
+		r.cfg.Logger.Warn("too many file changes at once: checking the whole folder", "err", err)
+		r.markAll(r.now())
+		return
+	}
+	r.cfg.Logger.Warn("file watch error", "err", err)
 }
 
 // merge joins two batches; a is nil or already handed out of the gatherer.

@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -17,25 +16,9 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
-
-// syncBuffer is a log sink safe for the watcher goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // hangAfter only breaks hangs: every wait below ends on something the
 // watcher does, however slowly the machine runs, and time inside the
@@ -62,7 +45,7 @@ type harness struct {
 	settle time.Duration
 	clk    *fakeClock
 	out    chan Batch
-	log    *syncBuffer
+	log    *testutil.SyncBuffer
 	done   chan error
 	made   int // sync marks made
 
@@ -80,7 +63,7 @@ func startWatch(t *testing.T, setup func(root string), tweak func(*Config)) *har
 	if setup != nil {
 		setup(root)
 	}
-	h := &harness{t: t, root: root, clk: newFakeClock(), out: make(chan Batch), log: &syncBuffer{},
+	h := &harness{t: t, root: root, clk: newFakeClock(), out: make(chan Batch), log: &testutil.SyncBuffer{},
 		done: make(chan error, 1), wake: make(chan struct{}, 1)}
 	cfg := Config{
 		Root: root, Settle: time.Second, MaxDelay: 5 * time.Second,

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/tokenizer"
+	"github.com/micro-rag/micro-rag-mcp/internal/tokenizer"
 )
 
 // The production TokenCounter: all-MiniLM-L6-v2's WordPiece, as installed by

@@ -107,6 +107,13 @@ func (t *csvTable) parse(src io.RuneReader, delim rune) error {
 		quoted = false
 		return err
 	}
+	add := func(c rune) error {
+		cell.WriteRune(c)
+		if cell.Len() > maxCSVCellBytes {
+			return fmt.Errorf("CSV row %d has a cell over %s", t.row, HumanBytes(maxCSVCellBytes))
+		}
+		return nil
+	}
 	for {
 		c, _, err := src.ReadRune()
 		if err == io.EOF {
@@ -120,32 +127,17 @@ func (t *csvTable) parse(src io.RuneReader, delim rune) error {
 				continue // an empty line is no record
 			}
 			lineEmpty = false
-			t.row++
-			t.cells = 0
-			t.out.started = false
+			t.newRow()
 		}
 		switch {
 		case inQuotes && c == '"':
-			next, _, err := src.ReadRune()
-			switch {
-			case err == nil && next == '"':
-				cell.WriteRune('"')
-				continue
-			case err != nil:
-				inQuotes = false
-				continue
-			case next == delim || next == '\n' || next == '\r':
-				inQuotes = false
-				c = next // handled below as a field or record end
-			default:
-				cell.WriteRune('"') // lazy: a quote inside a quoted field
-				cell.WriteRune(next)
+			var done bool
+			if c, inQuotes, done = quoteInQuotes(src, &cell, delim); done {
 				continue
 			}
 		case inQuotes:
-			cell.WriteRune(c)
-			if cell.Len() > maxCSVCellBytes {
-				return fmt.Errorf("CSV row %d has a cell over %s", t.row, HumanBytes(maxCSVCellBytes))
+			if err := add(c); err != nil {
+				return err
 			}
 			continue
 		case c == '"' && cell.Len() == 0 && !quoted:
@@ -153,26 +145,21 @@ func (t *csvTable) parse(src io.RuneReader, delim rune) error {
 			continue
 		}
 		switch c {
-		case delim:
-			if err := endCell(); err != nil {
-				return err
-			}
-		case '\r':
-			// Dropped before a line end; kept (as a space, later) elsewhere.
-			cell.WriteRune(c)
-		case '\n':
-			if s := cell.String(); strings.HasSuffix(s, "\r") {
+		case delim, '\n':
+			if s := cell.String(); c == '\n' && strings.HasSuffix(s, "\r") {
 				cell.Reset()
 				cell.WriteString(s[:len(s)-1])
 			}
 			if err := endCell(); err != nil {
 				return err
 			}
-			lineEmpty = true
-		default:
+			lineEmpty = c == '\n'
+		case '\r':
+			// Dropped before a line end; kept (as a space, later) elsewhere.
 			cell.WriteRune(c)
-			if cell.Len() > maxCSVCellBytes {
-				return fmt.Errorf("CSV row %d has a cell over %s", t.row, HumanBytes(maxCSVCellBytes))
+		default:
+			if err := add(c); err != nil {
+				return err
 			}
 		}
 	}
@@ -185,6 +172,34 @@ func (t *csvTable) parse(src io.RuneReader, delim rune) error {
 		return t.writeFirst() // a lone record is data, not a header
 	}
 	return nil
+}
+
+// newRow starts the next record.
+func (t *csvTable) newRow() {
+	t.row++
+	t.cells = 0
+	t.out.started = false
+}
+
+// quoteInQuotes reads on past a quote inside a quoted field: "" is one
+// quote, a quote before a delimiter or a line end closes the field (that
+// rune, c, is left for the caller to handle: done is false), and any other
+// quote is kept (lazy quotes). inQuotes says whether the field is still open.
+func quoteInQuotes(src io.RuneReader, cell *strings.Builder, delim rune) (c rune, inQuotes, done bool) {
+	next, _, err := src.ReadRune()
+	switch {
+	case err == nil && next == '"':
+		cell.WriteRune('"')
+		return 0, true, true
+	case err != nil:
+		return 0, false, true
+	case next == delim || next == '\n' || next == '\r':
+		return next, false, false // handled as a field or record end
+	default:
+		cell.WriteRune('"') // lazy: a quote inside a quoted field
+		cell.WriteRune(next)
+		return 0, true, true
+	}
 }
 
 // cell takes one parsed cell of the current row.

@@ -17,11 +17,6 @@ const (
 	ratioFloor   = 1 << 20 // parts smaller than this are never refused for ratio
 )
 
-// maxDocxPart caps the uncompressed bytes of word/document.xml. encoding/xml
-// reads about 20 MB/s, so the cap also bounds the time one file can take.
-// A variable so that fuzzing can lower it.
-var maxDocxPart int64 = 64 << 20
-
 // WordprocessingML namespaces: transitional (what Word and LibreOffice
 // write) and strict ISO 29500.
 const (
@@ -62,9 +57,10 @@ func readDOCX(p string, f File, lim Limits) (*Document, error) {
 	if part == nil {
 		return nil, &FileError{Path: p, Reason: "not a Word document: " + name + " missing"}
 	}
-	if part.UncompressedSize64 > uint64(maxDocxPart) {
+	maxPart := lim.partBytes()
+	if part.UncompressedSize64 > uint64(maxPart) {
 		return nil, &FileError{Path: p, Reason: fmt.Sprintf("document part too large: %s exceeds limit %s",
-			HumanBytes(int64(min(part.UncompressedSize64, 1<<62))), HumanBytes(maxDocxPart))}
+			HumanBytes(int64(min(part.UncompressedSize64, 1<<62))), HumanBytes(maxPart))}
 	}
 	if part.UncompressedSize64 > ratioFloor && part.UncompressedSize64/max(part.CompressedSize64, 1) > maxDocxRatio {
 		return nil, &FileError{Path: p, Reason: fmt.Sprintf("suspicious compression ratio %d:1 (zip bomb?)",
@@ -76,10 +72,10 @@ func readDOCX(p string, f File, lim Limits) (*Document, error) {
 	}
 	defer rc.Close()
 	// The declared size may lie; count what is really inflated.
-	lr := &io.LimitedReader{R: rc, N: maxDocxPart + 1}
+	lr := &io.LimitedReader{R: rc, N: maxPart + 1}
 	text, err := docxText(lr)
 	if lr.N <= 0 {
-		return nil, &FileError{Path: p, Reason: fmt.Sprintf("document part too large: exceeds limit %s", HumanBytes(maxDocxPart))}
+		return nil, &FileError{Path: p, Reason: fmt.Sprintf("document part too large: exceeds limit %s", HumanBytes(maxPart))}
 	}
 	var corrupt flate.CorruptInputError
 	switch {
@@ -187,62 +183,13 @@ func docxText(r io.Reader) (string, error) {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			if t.Name.Space == nsMC && t.Name.Local == "Fallback" {
+			if b.start(t) {
 				if err := skip(); err != nil {
 					return "", err
-				}
-				continue
-			}
-			if !isW(t.Name) {
-				continue
-			}
-			switch t.Name.Local {
-			case "del", "moveFrom", "delText", "instrText":
-				if err := skip(); err != nil {
-					return "", err
-				}
-			case "p":
-				b.paras = append(b.paras, strings.Builder{})
-				b.levels = append(b.levels, 0)
-			case "pStyle", "outlineLvl":
-				if n := len(b.levels); n > 0 && b.levels[n-1] == 0 {
-					b.levels[n-1] = headingLevel(t)
-				}
-			case "r":
-				b.runs++
-			case "t":
-				b.inText = b.runs > 0
-			case "tab":
-				b.write("\t") // a tab stop definition in w:pPr is outside any run
-			case "br", "cr":
-				b.write("\n")
-			case "noBreakHyphen":
-				b.write("-")
-			case "tbl":
-				b.tables = append(b.tables, nil)
-			case "tr":
-				b.rows = append(b.rows, nil)
-			case "tc":
-				if n := len(b.rows); n > 0 {
-					b.rows[n-1] = append(b.rows[n-1], "")
 				}
 			}
 		case xml.EndElement:
-			if !isW(t.Name) {
-				continue
-			}
-			switch t.Name.Local {
-			case "p":
-				b.endParagraph()
-			case "r":
-				b.runs = max(b.runs-1, 0)
-			case "t":
-				b.inText = false
-			case "tr":
-				b.endRow()
-			case "tbl":
-				b.endTable()
-			}
+			b.end(t)
 		case xml.CharData:
 			if b.inText {
 				b.write(string(t))
@@ -251,6 +198,66 @@ func docxText(r io.Reader) (string, error) {
 	}
 	// Unclosed elements at EOF already made the decoder fail; nothing is pending.
 	return b.out.String(), nil
+}
+
+// start handles an element's start; true means its content is not text
+// (an mc:Fallback, deleted or field-code text) and is skipped.
+func (b *docxBody) start(t xml.StartElement) (skip bool) {
+	if t.Name.Space == nsMC && t.Name.Local == "Fallback" {
+		return true
+	}
+	if !isW(t.Name) {
+		return false
+	}
+	switch t.Name.Local {
+	case "del", "moveFrom", "delText", "instrText":
+		return true
+	case "p":
+		b.paras = append(b.paras, strings.Builder{})
+		b.levels = append(b.levels, 0)
+	case "pStyle", "outlineLvl":
+		if n := len(b.levels); n > 0 && b.levels[n-1] == 0 {
+			b.levels[n-1] = headingLevel(t)
+		}
+	case "r":
+		b.runs++
+	case "t":
+		b.inText = b.runs > 0
+	case "tab":
+		b.write("\t") // a tab stop definition in w:pPr is outside any run
+	case "br", "cr":
+		b.write("\n")
+	case "noBreakHyphen":
+		b.write("-")
+	case "tbl":
+		b.tables = append(b.tables, nil)
+	case "tr":
+		b.rows = append(b.rows, nil)
+	case "tc":
+		if n := len(b.rows); n > 0 {
+			b.rows[n-1] = append(b.rows[n-1], "")
+		}
+	}
+	return false
+}
+
+// end handles an element's end.
+func (b *docxBody) end(t xml.EndElement) {
+	if !isW(t.Name) {
+		return
+	}
+	switch t.Name.Local {
+	case "p":
+		b.endParagraph()
+	case "r":
+		b.runs = max(b.runs-1, 0)
+	case "t":
+		b.inText = false
+	case "tr":
+		b.endRow()
+	case "tbl":
+		b.endTable()
+	}
 }
 
 // write appends run content to the innermost open paragraph.

@@ -4,6 +4,7 @@
 package extract
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -30,15 +31,40 @@ type Document struct {
 
 // Limits bound the work one file may cause.
 type Limits struct {
-	MaxFileBytes int64 // size on disk
-	MaxChars     int   // code points of extracted text
+	MaxFileBytes int64 // size on disk; 0 = no limit
+	MaxChars     int   // code points of extracted text; 0 = no limit
 	// MaxDecodedBytes bounds what a PDF's compressed streams decode to,
 	// summed over the file; images and attachments are not counted.
+	// 0 = no limit.
 	MaxDecodedBytes int64
+	// MaxPartBytes caps what one part of a zip-based document (DOCX,
+	// OpenDocument, PPTX, XLSX, EPUB) inflates to. encoding/xml reads about
+	// 20 MB/s, so it also bounds the time one file can take. 0 = the
+	// default: a zip bomb guard is never off.
+	MaxPartBytes int64
+	// MaxZipBytes caps what all parts of one zip-based document together
+	// inflate to; 0 = the default.
+	MaxZipBytes int64
 }
 
+// The default limits, in one place.
+const (
+	defaultFileBytes    = 256 << 20
+	defaultChars        = 64 << 20
+	defaultDecodedBytes = 512 << 20
+	defaultPartBytes    = 64 << 20
+	defaultZipBytes     = 128 << 20
+)
+
 // DefaultLimits suit document folders; larger files are reported, not read.
-var DefaultLimits = Limits{MaxFileBytes: 256 << 20, MaxChars: 64 << 20, MaxDecodedBytes: 512 << 20}
+var DefaultLimits = Limits{MaxFileBytes: defaultFileBytes, MaxChars: defaultChars, MaxDecodedBytes: defaultDecodedBytes,
+	MaxPartBytes: defaultPartBytes, MaxZipBytes: defaultZipBytes}
+
+// partBytes is MaxPartBytes or its default.
+func (l Limits) partBytes() int64 { return cmp.Or(max(l.MaxPartBytes, 0), defaultPartBytes) }
+
+// zipBytes is MaxZipBytes or its default.
+func (l Limits) zipBytes() int64 { return cmp.Or(max(l.MaxZipBytes, 0), defaultZipBytes) }
 
 // File is an open document. The reindex opens it through an os.Root and
 // the readers read this handle, never a path, so what is read is what was

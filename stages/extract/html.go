@@ -175,87 +175,102 @@ func isHTMLSpace(c byte) bool {
 // htmlText tokenises r and returns its visible text.
 func htmlText(r io.Reader) string {
 	z := html.NewTokenizer(r)
-	var (
-		w       htmlWriter
-		title   strings.Builder
-		inTitle bool
-		hidden  int // depth inside hidden elements
-		pre     int // depth inside pre-formatted elements
-		cells   int // depth inside td/th
-	)
+	var h htmlState
 	for {
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
-			t := strings.Join(strings.Fields(title.String()), " ")
-			if t == "" {
-				return w.sb.String()
-			}
-			if w.sb.Len() == 0 {
-				return t
-			}
-			return t + "\n\n" + w.sb.String()
+			return h.result()
 		case html.TextToken:
-			switch {
-			case hidden > 0:
-			case inTitle:
-				title.Write(z.Text())
-			case pre > 0:
-				w.text(string(z.Text()))
-			default:
-				w.collapse(string(z.Text()))
-			}
+			h.text(z.Text())
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, _ := z.TagName()
-			a := atom.Lookup(name)
-			start := tt != html.EndTagToken
-			selfClosing := tt == html.SelfClosingTagToken
-			switch {
-			case htmlHidden[a]:
-				if selfClosing {
-					continue
-				}
-				if start {
-					hidden++
-				} else {
-					hidden = max(hidden-1, 0)
-				}
-				continue
-			case a == atom.Title:
-				inTitle = start && !selfClosing
-				continue
-			}
-			if hidden > 0 {
-				continue
-			}
-			if a == atom.Pre || a == atom.Textarea || a == atom.Listing {
-				if start && !selfClosing {
-					pre++
-				} else if !start {
-					pre = max(pre-1, 0)
-				}
-			}
-			level, ok := htmlBreak[a]
-			switch {
-			case !ok:
-			case level == brCell:
-				// A cell break belongs before a cell, not after it.
-				if start {
-					w.brk(level)
-					if !selfClosing {
-						cells++
-					}
-				} else {
-					cells = max(cells-1, 0)
-				}
-			case a == atom.Tr:
-				w.brk(level)
-			case cells > 0:
-				// Blocks inside a cell stay on the row's line.
-				w.brk(brSpace)
-			default:
-				w.brk(level)
-			}
+			h.tag(atom.Lookup(name), tt != html.EndTagToken, tt == html.SelfClosingTagToken)
 		}
+	}
+}
+
+// htmlState is where htmlText stands in the document.
+type htmlState struct {
+	w       htmlWriter
+	title   strings.Builder
+	inTitle bool
+	hidden  int // depth inside hidden elements
+	pre     int // depth inside pre-formatted elements
+	cells   int // depth inside td/th
+}
+
+// result is the title, then the body text.
+func (h *htmlState) result() string {
+	t := strings.Join(strings.Fields(h.title.String()), " ")
+	if t == "" {
+		return h.w.sb.String()
+	}
+	if h.w.sb.Len() == 0 {
+		return t
+	}
+	return t + "\n\n" + h.w.sb.String()
+}
+
+// text takes a text token.
+func (h *htmlState) text(b []byte) {
+	switch {
+	case h.hidden > 0:
+	case h.inTitle:
+		h.title.Write(b)
+	case h.pre > 0:
+		h.w.text(string(b))
+	default:
+		h.w.collapse(string(b))
+	}
+}
+
+// tag takes a start (start true), self-closing or end tag of element a.
+func (h *htmlState) tag(a atom.Atom, start, selfClosing bool) {
+	switch {
+	case htmlHidden[a]:
+		if selfClosing {
+			return
+		}
+		if start {
+			h.hidden++
+		} else {
+			h.hidden = max(h.hidden-1, 0)
+		}
+		return
+	case a == atom.Title:
+		h.inTitle = start && !selfClosing
+		return
+	}
+	if h.hidden > 0 {
+		return
+	}
+	if a == atom.Pre || a == atom.Textarea || a == atom.Listing {
+		if start && !selfClosing {
+			h.pre++
+		} else if !start {
+			h.pre = max(h.pre-1, 0)
+		}
+	}
+	level, ok := htmlBreak[a]
+	switch {
+	case !ok:
+	case level == brCell:
+		// A cell break belongs before a cell, not after it.
+		if start {
+			h.w.brk(level)
+			if !selfClosing {
+				h.cells++
+			}
+		} else {
+			h.cells = max(h.cells-1, 0)
+		}
+	case a == atom.Tr:
+		h.w.brk(level)
+	case h.cells > 0:
+		// Blocks inside a cell stay on the row's line.
+		h.w.brk(brSpace)
+	default:
+		h.w.brk(level)
 	}
 }

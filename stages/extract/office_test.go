@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
 // zipOf builds a zip archive of the given parts (name, content), deflated.
@@ -115,18 +117,22 @@ func TestOfficeHostile(t *testing.T) {
 }
 
 // TestZipBudget: all parts of one file together inflate to at most
-// maxZipTotal, so a workbook of many modest sheets cannot exhaust memory.
+// Limits.MaxZipBytes, so a workbook of many modest sheets cannot exhaust
+// memory.
 func TestZipBudget(t *testing.T) {
-	old := maxZipTotal
-	maxZipTotal = 1 << 20
-	t.Cleanup(func() { maxZipTotal = old })
 	row := `<row><c t="inlineStr"><is><t>` + strings.Repeat("harbour ", 80<<10) + `</t></is></c></row>`
 	b := zipOf(t,
 		"xl/workbook.xml", `<workbook xmlns:r="r"><sheets><sheet name="A" r:id="r1"/><sheet name="B" r:id="r2"/></sheets></workbook>`,
 		"xl/_rels/workbook.xml.rels", `<Relationships><Relationship Id="r1" Target="worksheets/a.xml"/><Relationship Id="r2" Target="worksheets/b.xml"/></Relationships>`,
 		"xl/worksheets/a.xml", `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>`+row+`</sheetData></worksheet>`,
 		"xl/worksheets/b.xml", `<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>`+row+`</sheetData></worksheet>`)
-	_, err := readBytes(t, "budget.xlsx", b)
+	p := filepath.Join(t.TempDir(), "budget.xlsx")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lim := DefaultLimits
+	lim.MaxZipBytes = 1 << 20
+	_, err := Extract(context.Background(), p, lim, nil)
 	wantFileError(t, err, "document part too large: xl/worksheets/b.xml")
 }
 
@@ -164,7 +170,10 @@ func TestGzip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := os.ReadFile("../../testdata/golden/lighthouse.rtf.expected.txt")
+	want, err := os.ReadFile("../../testdata/golden/lighthouse.rtf.expected.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, tc := range map[string]struct {
 		data []byte
 		text string
@@ -180,7 +189,7 @@ func TestGzip(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), name)
-			os.WriteFile(p, tc.data, 0o644)
+			testutil.WriteFile(t, p, tc.data)
 			doc, err := Extract(context.Background(), p, DefaultLimits, nil)
 			if tc.err != "" {
 				wantFileError(t, err, tc.err)
@@ -196,7 +205,7 @@ func TestGzip(t *testing.T) {
 	}
 	// A bomb stops at the file size limit.
 	p := filepath.Join(t.TempDir(), "bomb.txt.gz")
-	os.WriteFile(p, gzipOf(t, make([]byte, 8<<20)), 0o644)
+	testutil.WriteFile(t, p, gzipOf(t, make([]byte, 8<<20)))
 	_, err = Extract(context.Background(), p, Limits{MaxFileBytes: 1 << 20, MaxChars: 1 << 20}, nil)
 	wantFileError(t, err, "decompressed file too large: over the limit 1 MB")
 }

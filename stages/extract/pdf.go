@@ -24,7 +24,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 
-	"github.com/micro-rag/micro-rag-mcp/stages/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
 
 // PDFOptions configure the PDF engine: PDFium compiled to WebAssembly and
@@ -202,15 +202,8 @@ func (e *PDFEngine) read(ctx context.Context, path string, f File, lim Limits) (
 // starts once it has an instance: waiting behind other PDFs is not its
 // fault. Cancelling ctx stops the wait and the reading.
 func (e *PDFEngine) readBytes(parent context.Context, path string, data []byte, lim Limits) (*Document, error) {
-	if lim.MaxDecodedBytes > 0 {
-		if err := checkPDFStreams(parent, data, lim.MaxDecodedBytes); err != nil {
-			var fe *FileError
-			if errors.As(err, &fe) {
-				fe.Path = path
-				return nil, fe
-			}
-			return nil, context.Cause(parent)
-		}
+	if err := checkStreams(parent, path, data, lim); err != nil {
+		return nil, err
 	}
 	run, err := e.start()
 	if err != nil {
@@ -276,6 +269,30 @@ func (e *PDFEngine) readBytes(parent context.Context, path string, data []byte, 
 		}
 		r = <-done // finished just now
 	}
+	return answer(parent, path, r, timeout)
+}
+
+// checkStreams bounds what the file's compressed streams decode to
+// (Limits.MaxDecodedBytes), before PDFium sees it.
+func checkStreams(ctx context.Context, path string, data []byte, lim Limits) error {
+	if lim.MaxDecodedBytes <= 0 {
+		return nil
+	}
+	err := checkPDFStreams(ctx, data, lim.MaxDecodedBytes)
+	if err == nil {
+		return nil
+	}
+	var fe *FileError
+	if errors.As(err, &fe) {
+		fe.Path = path
+		return fe
+	}
+	return context.Cause(ctx)
+}
+
+// answer is readBytes' answer for a reading that finished: a cancel of
+// parent wins, a failure is a *FileError for path.
+func answer(parent context.Context, path string, r pdfResult, timeout time.Duration) (*Document, error) {
 	if parent.Err() != nil {
 		return nil, context.Cause(parent)
 	}
@@ -335,17 +352,8 @@ func pdfText(ctx context.Context, inst pdfium.Pdfium, data []byte, lim Limits, m
 	}
 	opened, err := inst.OpenDocument(&requests.OpenDocument{File: &data})
 	if err != nil {
-		switch {
-		case outOfMemory(true):
-			return nil, false, &FileError{Reason: mem.tooLarge()}
-		case errors.Is(err, pdfiumerr.ErrPassword):
-			return nil, true, &FileError{Reason: "encrypted PDF (password required)"}
-		case errors.Is(err, pdfiumerr.ErrSecurity):
-			return nil, true, &FileError{Reason: "unsupported PDF encryption", Err: err}
-		case errors.Is(err, pdfiumerr.ErrFormat), errors.Is(err, pdfiumerr.ErrFile), errors.Is(err, pdfiumerr.ErrUnknown):
-			return nil, true, &FileError{Reason: "corrupt PDF", Err: err}
-		}
-		return nil, false, &FileError{Reason: "corrupt PDF", Err: err}
+		reusable, err := openFailed(err, outOfMemory(true), mem)
+		return nil, reusable, err
 	}
 	docRef := opened.Document
 	defer inst.FPDF_CloseDocument(&requests.FPDF_CloseDocument{Document: docRef})
@@ -393,15 +401,7 @@ func pdfText(ctx context.Context, inst pdfium.Pdfium, data []byte, lim Limits, m
 			continue
 		}
 		failedInARow = 0
-		text = normalise(pdfControls(text))
-		text = strings.TrimRight(text, " \t\n")
-		if len(doc.PageStarts) > 0 {
-			b.WriteString("\n\n")
-			chars += 2
-		}
-		doc.PageStarts = append(doc.PageStarts, chars)
-		b.WriteString(text)
-		chars += utf8.RuneCountInString(text)
+		chars = addPage(doc, &b, chars, text)
 		if lim.MaxChars > 0 && chars > lim.MaxChars {
 			return nil, true, &FileError{Reason: fmt.Sprintf("extracted text exceeds %d characters", lim.MaxChars)}
 		}
@@ -413,6 +413,36 @@ func pdfText(ctx context.Context, inst pdfium.Pdfium, data []byte, lim Limits, m
 	}
 	doc.Text = b.String()
 	return doc, reusable, nil
+}
+
+// openFailed is why PDFium would not open a file, and whether it declined
+// cleanly, leaving the instance fit for the next file.
+func openFailed(err error, outOfMemory bool, mem *wasmMemories) (reusable bool, _ error) {
+	switch {
+	case outOfMemory:
+		return false, &FileError{Reason: mem.tooLarge()}
+	case errors.Is(err, pdfiumerr.ErrPassword):
+		return true, &FileError{Reason: "encrypted PDF (password required)"}
+	case errors.Is(err, pdfiumerr.ErrSecurity):
+		return true, &FileError{Reason: "unsupported PDF encryption", Err: err}
+	case errors.Is(err, pdfiumerr.ErrFormat), errors.Is(err, pdfiumerr.ErrFile), errors.Is(err, pdfiumerr.ErrUnknown):
+		return true, &FileError{Reason: "corrupt PDF", Err: err}
+	}
+	return false, &FileError{Reason: "corrupt PDF", Err: err}
+}
+
+// addPage appends one page's text to b, "\n\n" after the page before,
+// records where it starts in doc, and returns the characters so far.
+func addPage(doc *Document, b *strings.Builder, chars int, text string) int {
+	text = normalise(pdfControls(text))
+	text = strings.TrimRight(text, " \t\n")
+	if len(doc.PageStarts) > 0 {
+		b.WriteString("\n\n")
+		chars += 2
+	}
+	doc.PageStarts = append(doc.PageStarts, chars)
+	b.WriteString(text)
+	return chars + utf8.RuneCountInString(text)
 }
 
 // maxFailedPagesInARow ends the page loop of a file whose page tree is

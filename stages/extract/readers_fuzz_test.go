@@ -14,13 +14,19 @@ func fuzzReader(f *testing.F, ext string, read reader, seeds ...string) {
 	for _, s := range seeds {
 		f.Add([]byte(s))
 	}
-	matches, _ := filepath.Glob(filepath.Join(hostileDir, "*"+ext))
+	matches, err := filepath.Glob(filepath.Join(hostileDir, "*"+ext))
+	if err != nil {
+		f.Fatal(err)
+	}
 	for _, m := range matches {
 		if b, err := os.ReadFile(m); err == nil && len(b) <= 16<<10 {
 			f.Add(b)
 		}
 	}
-	lim := Limits{MaxFileBytes: 1 << 20, MaxChars: 1 << 20}
+	// Low zip caps: a mutated bomb inflating to 64 MB parses for seconds
+	// and stalls the fuzzer; the caps themselves are tested in
+	// TestHostileCorpus and TestZipBudget.
+	lim := Limits{MaxFileBytes: 1 << 20, MaxChars: 1 << 20, MaxPartBytes: 1 << 20, MaxZipBytes: 2 << 20}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := filepath.Join(t.TempDir(), "f"+ext)
 		if err := os.WriteFile(p, data, 0o644); err != nil {
@@ -50,11 +56,6 @@ func FuzzReadText(f *testing.F) {
 }
 
 func FuzzReadDOCX(f *testing.F) {
-	// A mutated bomb inflating to 64 MB parses for seconds and stalls the
-	// fuzzer; the cap itself is tested in TestHostileCorpus.
-	old := maxDocxPart
-	maxDocxPart = 1 << 20
-	f.Cleanup(func() { maxDocxPart = old })
 	fuzzReader(f, ".docx", readDOCX, "PK\x03\x04", "")
 }
 
@@ -73,7 +74,10 @@ func FuzzReadCSV(f *testing.F) {
 
 // goldenSeeds reads the golden documents with extension ext as seeds.
 func goldenSeeds(f *testing.F, ext string) []string {
-	matches, _ := filepath.Glob(filepath.Join("../../testdata/golden", "*"+ext))
+	matches, err := filepath.Glob(filepath.Join("../../testdata/golden", "*"+ext))
+	if err != nil {
+		f.Fatal(err)
+	}
 	var out []string
 	for _, m := range matches {
 		if b, err := os.ReadFile(m); err == nil {
@@ -86,15 +90,7 @@ func goldenSeeds(f *testing.F, ext string) []string {
 	return out
 }
 
-// lowZipCaps lowers the zip caps so mutated bombs stay fast to reject.
-func lowZipCaps(f *testing.F) {
-	oldPart, oldTotal := maxDocxPart, maxZipTotal
-	maxDocxPart, maxZipTotal = 1<<20, 2<<20
-	f.Cleanup(func() { maxDocxPart, maxZipTotal = oldPart, oldTotal })
-}
-
 func FuzzReadODF(f *testing.F) {
-	lowZipCaps(f)
 	fuzzReader(f, ".odt", readODF, append(goldenSeeds(f, ".odt"), string(odtWith(f, "<x/>")), "PK\x03\x04")...)
 }
 
@@ -103,17 +99,14 @@ func FuzzReadFlatODF(f *testing.F) {
 }
 
 func FuzzReadPPTX(f *testing.F) {
-	lowZipCaps(f)
 	fuzzReader(f, ".pptx", readPPTX, append(goldenSeeds(f, ".pptx"), string(pptxWith(f, "<a/>")))...)
 }
 
 func FuzzReadXLSX(f *testing.F) {
-	lowZipCaps(f)
 	fuzzReader(f, ".xlsx", readXLSX, append(goldenSeeds(f, ".xlsx"), string(xlsxWith(f, "<c s=\"0\"><v>1e308</v></c>")))...)
 }
 
 func FuzzReadEPUB(f *testing.F) {
-	lowZipCaps(f)
 	fuzzReader(f, ".epub", readEPUB, append(goldenSeeds(f, ".epub"), string(epubWith(f, "<p>x")))...)
 }
 

@@ -173,8 +173,20 @@ func (r *rtfReader) control(b []byte, i int) int {
 	if i >= len(b) {
 		return i
 	}
-	c := b[i]
-	switch {
+	if !isASCIILetter(b[i]) {
+		return r.symbol(b, i)
+	}
+	word, param, hasParam, i := controlWord(b, i)
+	if word == "bin" && hasParam && param > 0 {
+		return min(i+param, len(b)) // binary data
+	}
+	r.word(word, param, hasParam)
+	return i
+}
+
+// symbol handles the control symbol at b[i] and returns the index past it.
+func (r *rtfReader) symbol(b []byte, i int) int {
+	switch c := b[i]; {
 	case c == '\'':
 		if i+2 < len(b) {
 			if v, err := strconv.ParseUint(string(b[i+1:i+3]), 16, 8); err == nil {
@@ -184,27 +196,26 @@ func (r *rtfReader) control(b []byte, i int) int {
 		return min(i+3, len(b))
 	case c == '*':
 		r.top().skip = true
-		return i + 1
 	case c == '~':
 		r.write("\u00a0")
-		return i + 1
 	case c == '_':
 		r.write("-")
-		return i + 1
 	case c == '\\' || c == '{' || c == '}':
 		r.char(c)
-		return i + 1
 	case c == '\r' || c == '\n':
 		r.paragraph()
-		return i + 1
-	case !isASCIILetter(c):
-		return i + 1 // \- and other symbols
 	}
+	return i + 1 // one byte; \- and other symbols do nothing
+}
+
+// controlWord reads the letters and the optional numeric parameter of the
+// control word at b[i], and returns the index past its delimiter.
+func controlWord(b []byte, i int) (word string, param int, hasParam bool, next int) {
 	start := i
 	for i < len(b) && isASCIILetter(b[i]) {
 		i++
 	}
-	word := string(b[start:i])
+	word = string(b[start:i])
 	pstart := i
 	if i < len(b) && b[i] == '-' {
 		i++
@@ -212,16 +223,18 @@ func (r *rtfReader) control(b []byte, i int) int {
 	for i < len(b) && b[i] >= '0' && b[i] <= '9' && i-pstart < 11 {
 		i++
 	}
-	param, hasParam := 0, i > pstart
-	if hasParam {
+	if hasParam = i > pstart; hasParam {
 		param, _ = strconv.Atoi(string(b[pstart:i]))
 	}
 	if i < len(b) && b[i] == ' ' {
 		i++ // the delimiter belongs to the control word
 	}
+	return word, param, hasParam, i
+}
+
+// word applies one control word to the reader's state.
+func (r *rtfReader) word(word string, param int, hasParam bool) {
 	switch {
-	case word == "bin" && hasParam && param > 0:
-		return min(i+param, len(b)) // binary data
 	case r.top().skip:
 		// Inside a skipped destination nothing changes the body's state.
 	case rtfSkip[word]:
@@ -254,20 +267,24 @@ func (r *rtfReader) control(b []byte, i int) int {
 	case word == "uc" && hasParam:
 		r.top().uc = max(param, 0)
 	case word == "ansicpg" && hasParam:
-		label, ok := rtfCodePages[param]
-		if !ok {
-			label = "windows-" + strconv.Itoa(param)
-		}
-		if enc, ok := charsetByName(label); ok {
-			r.flush()
-			r.enc = enc
-		}
+		r.codePage(param)
 	default:
 		if s, ok := rtfSymbols[word]; ok {
 			r.write(s)
 		}
 	}
-	return i
+}
+
+// codePage switches the encoding of \' bytes to Windows code page cp.
+func (r *rtfReader) codePage(cp int) {
+	label, ok := rtfCodePages[cp]
+	if !ok {
+		label = "windows-" + strconv.Itoa(cp)
+	}
+	if enc, ok := charsetByName(label); ok {
+		r.flush()
+		r.enc = enc
+	}
 }
 
 func (r *rtfReader) paragraph() {

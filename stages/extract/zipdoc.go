@@ -12,9 +12,9 @@ import (
 )
 
 // Zip-based formats (OpenDocument, PPTX, XLSX, EPUB) read several parts;
-// each part has the DOCX reader's guards (maxDocxPart, maxDocxRatio) and
-// all parts of one file together inflate to at most maxZipTotal.
-var maxZipTotal int64 = 128 << 20
+// each part has the DOCX reader's guards (Limits.MaxPartBytes,
+// maxDocxRatio) and all parts of one file together inflate to at most
+// Limits.MaxZipBytes.
 
 // zipDoc is an open zip-based document.
 type zipDoc struct {
@@ -22,6 +22,7 @@ type zipDoc struct {
 	kind   string // "an OpenDocument file", for messages
 	zr     *zip.Reader
 	budget int64 // bytes that parts may still inflate to
+	part   int64 // bytes one part may inflate to
 	byName map[string]*zip.File
 }
 
@@ -34,7 +35,7 @@ func openZipDoc(p string, f File, lim Limits, kind string) (*zipDoc, error) {
 	if err != nil {
 		return nil, &FileError{Path: p, Reason: "not " + kind + ": not a valid zip archive", Err: err}
 	}
-	z := &zipDoc{path: p, kind: kind, zr: zr, budget: maxZipTotal, byName: map[string]*zip.File{}}
+	z := &zipDoc{path: p, kind: kind, zr: zr, budget: lim.zipBytes(), part: lim.partBytes(), byName: map[string]*zip.File{}}
 	for _, zf := range zr.File {
 		z.byName[zf.Name] = zf
 	}
@@ -51,7 +52,7 @@ func (z *zipDoc) read(name string, parse func(io.Reader) error) error {
 	if part == nil {
 		return &FileError{Path: z.path, Reason: "not " + z.kind + ": " + name + " missing"}
 	}
-	limit := min(maxDocxPart, z.budget)
+	limit := min(z.part, z.budget)
 	if part.UncompressedSize64 > uint64(limit) {
 		return &FileError{Path: z.path, Reason: fmt.Sprintf("document part too large: %s is %s, over the limit %s",
 			name, HumanBytes(int64(min(part.UncompressedSize64, 1<<62))), HumanBytes(limit))}

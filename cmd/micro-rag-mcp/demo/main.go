@@ -81,25 +81,9 @@ func run(bin, data string, verbose bool) error {
 	fmt.Printf("server %q %s answered in %v; tools: %s\n", info.ServerInfo.Name, info.ServerInfo.Version,
 		time.Since(start).Round(time.Millisecond), strings.Join(names, ", "))
 
-	// The server indexes by itself once its model is loaded; a reindex call
-	// waits for that (retrying while it is busy) and reports the counts.
-	var rr engine.ReindexResult
-	for {
-		res, err := call(ctx, c, "reindex", map[string]any{})
-		if err != nil {
-			return err
-		}
-		if res.IsError && strings.HasPrefix(text(res), "busy:") {
-			time.Sleep(200 * time.Millisecond)
-			continue
-		}
-		if res.IsError {
-			return fmt.Errorf("reindex: %s", text(res))
-		}
-		if err := decode(res.StructuredContent, &rr); err != nil {
-			return err
-		}
-		break
+	rr, err := reindexed(ctx, c)
+	if err != nil {
+		return err
 	}
 	fmt.Printf("index ready after %v: %d chunks in the index\n\n", time.Since(start).Round(time.Millisecond), rr.ChunksTotal)
 
@@ -125,6 +109,27 @@ func run(bin, data string, verbose bool) error {
 		fmt.Println()
 	}
 	return nil
+}
+
+// reindexed calls reindex until it runs: the server indexes by itself once
+// its model is loaded, and a reindex call waits for that (retrying while it
+// is busy) and reports the counts.
+func reindexed(ctx context.Context, c *client.Client) (engine.ReindexResult, error) {
+	var rr engine.ReindexResult
+	for {
+		res, err := call(ctx, c, "reindex", map[string]any{})
+		if err != nil {
+			return rr, err
+		}
+		if res.IsError && strings.HasPrefix(text(res), "busy:") {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		if res.IsError {
+			return rr, fmt.Errorf("reindex: %s", text(res))
+		}
+		return rr, decode(res.StructuredContent, &rr)
+	}
 }
 
 func call(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {

@@ -107,7 +107,7 @@ func SearchTool(title string) mcp.Tool {
 		mcp.WithInteger("top_k", mcp.DefaultNumber(search.DefaultTopK), mcp.Min(search.MinTopK), mcp.Max(search.MaxTopK),
 			mcp.Description("How many passages to return at most (overlapping chunks of one file count once).")),
 		mcp.WithNumber("score_threshold", mcp.DefaultNumber(search.DefaultScoreThreshold), mcp.Min(0.0), mcp.Max(1.0),
-			mcp.Description("Drop passages scoring below this.")),
+			mcp.Description("Drop passages scoring below this. Scores are calibrated so that at the default a query the documents do not answer mostly returns nothing; 0 returns the top_k best whatever they score.")),
 		mcp.WithString("path_glob",
 			mcp.Description("Only search files matching this shell pattern, relative to the data folder (e.g. \"docs/**/*.md\"; a pattern without / matches file names).")),
 		mcp.WithArray("ext", mcp.WithStringItems(),
@@ -153,7 +153,7 @@ const searchOutputSchema = `{
         "type": "object",
         "properties": {
           "path": {"type": "string", "description": "relative to the data folder, / separated"},
-          "score": {"type": "number", "minimum": 0, "maximum": 1, "description": "relevance from 0 to 1, never rising down the list; hybrid search: 1 - (1 - cosine similarity) * (1 - keyword score), keyword score = BM25 / (max(BM25, W) + 8) with W the BM25 of a passage holding each query keyword once"},
+          "score": {"type": "number", "minimum": 0, "maximum": 1, "description": "relevance from 0 to 1, never rising down the list: in hybrid search 1 - (1 - cosine similarity) * (1 - keyword score), in dense search the cosine, in keyword search the keyword score; lowered when the documents lack the query's words, and calibrated so that below 0.2 a result is more likely noise than an answer"},
           "snippet": {"type": "string", "description": "the passage's whole text; overlapping chunks of one file are merged into one passage"},
           "chunk_index": {"type": "integer", "description": "the best-matching chunk of the passage, from 0"},
           "chunks": {"type": "array", "items": {"type": "integer"}, "description": "every chunk the passage holds, ascending"},
@@ -239,45 +239,52 @@ type tools struct {
 // ParseSearch applies defaults and checks ranges. Its error text is meant for
 // the model calling the tool.
 func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
-	req := search.NewRequest("")
 	if err := knownArgs(args, "query", "top_k", "score_threshold", "path_glob", "ext", "modified_after", "modified_before"); err != nil {
-		return req, err
+		return engine.SearchRequest{}, err
 	}
 	q, ok := args["query"]
 	if !ok || q == nil {
-		return req, errors.New(`missing required argument "query" (a non-empty string)`)
+		return engine.SearchRequest{}, errors.New(`missing required argument "query" (a non-empty string)`)
 	}
 	qs, ok := q.(string)
 	if !ok {
-		return req, fmt.Errorf(`argument "query" must be a string, got %s`, jsonType(q))
+		return engine.SearchRequest{}, fmt.Errorf(`argument "query" must be a string, got %s`, jsonType(q))
 	}
-	if err := search.CheckQuery(qs); err != nil {
-		return req, err
-	}
-	req.Query = qs
+	topK, threshold := float64(search.DefaultTopK), search.DefaultScoreThreshold
 	if v, ok := args["top_k"]; ok && v != nil {
 		f, ok := v.(float64)
 		if !ok {
-			return req, fmt.Errorf(`argument "top_k" must be an integer, got %s`, jsonType(v))
+			return engine.SearchRequest{}, fmt.Errorf(`argument "top_k" must be an integer, got %s`, jsonType(v))
 		}
 		if f != math.Trunc(f) {
-			return req, fmt.Errorf(`argument "top_k" must be an integer, got %v`, f)
+			return engine.SearchRequest{}, fmt.Errorf(`argument "top_k" must be an integer, got %v`, f)
 		}
-		if err := search.CheckTopK(f); err != nil {
-			return req, err
-		}
-		req.TopK = int(f)
+		topK = f
 	}
 	if v, ok := args["score_threshold"]; ok && v != nil {
 		f, ok := v.(float64)
 		if !ok {
-			return req, fmt.Errorf(`argument "score_threshold" must be a number, got %s`, jsonType(v))
+			return engine.SearchRequest{}, fmt.Errorf(`argument "score_threshold" must be a number, got %s`, jsonType(v))
 		}
-		if err := search.CheckThreshold(f); err != nil {
-			return req, err
-		}
-		req.ScoreThreshold = f
+		threshold = f
 	}
+	// The types are the transport's; the limits are the search's.
+	req, err := search.NewRequest(qs, topK, threshold)
+	if err != nil {
+		return req, err
+	}
+	fa, err := filterArgs(args)
+	if err == nil {
+		req.Filter, err = engine.ParseFilter(fa)
+	}
+	if err != nil {
+		return engine.SearchRequest{}, err
+	}
+	return req, nil
+}
+
+// filterArgs are the search tool's filter arguments, their types checked.
+func filterArgs(args map[string]any) (engine.FilterArgs, error) {
 	var fa engine.FilterArgs
 	for _, a := range []struct {
 		name string
@@ -285,7 +292,7 @@ func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
 	}{{"path_glob", &fa.PathGlob}, {"modified_after", &fa.ModifiedAfter}, {"modified_before", &fa.ModifiedBefore}} {
 		if v, ok := args[a.name]; ok && v != nil {
 			if *a.to, ok = v.(string); !ok {
-				return req, fmt.Errorf(`argument %q must be a string, got %s`, a.name, jsonType(v))
+				return fa, fmt.Errorf(`argument %q must be a string, got %s`, a.name, jsonType(v))
 			}
 		}
 	}
@@ -297,17 +304,15 @@ func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
 			for _, x := range e {
 				s, ok := x.(string)
 				if !ok {
-					return req, fmt.Errorf(`argument "ext" must be a list of strings, got an item of type %s`, jsonType(x))
+					return fa, fmt.Errorf(`argument "ext" must be a list of strings, got an item of type %s`, jsonType(x))
 				}
 				fa.Exts = append(fa.Exts, s)
 			}
 		default:
-			return req, fmt.Errorf(`argument "ext" must be a list of strings, got %s`, jsonType(v))
+			return fa, fmt.Errorf(`argument "ext" must be a list of strings, got %s`, jsonType(v))
 		}
 	}
-	var err error
-	req.Filter, err = engine.ParseFilter(fa)
-	return req, err
+	return fa, nil
 }
 
 // ParseReindex applies defaults and checks types.

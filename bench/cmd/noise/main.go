@@ -1,0 +1,287 @@
+// Command noise measures whether the default score threshold means
+// something: it opens each set's cached index (bin/eval-index-SET, or
+// bin/eval-index-SET-MODEL with -model; make them with bench/cmd/eval) in
+// this process and, in every search mode, asks the set's real questions and
+// its no-answer queries (bench/eval/noanswer.jsonl) at the threshold, and
+// again at 0. It prints per set and mode the share of no-answer queries
+// that return nothing (precision of "nothing found"), the real questions
+// that return nothing, and hit@5 / answer@5 (nDCG@10 on SciFact) with and
+// without the threshold. -json writes every query's top scores and their
+// parts, for choosing a calibration offline.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/bench/eval"
+	"github.com/micro-rag/micro-rag-mcp/index/search"
+	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+)
+
+func main() {
+	sets := flag.String("sets", "godoc,manpages,crowded,scifact,sample", "question sets")
+	cache := flag.String("cache", "bin", "where bench/cmd/eval left the corpora and indexes")
+	modelName := flag.String("model", "", "the indexes' model (default: the default model, index bin/eval-index-SET)")
+	modes := flag.String("modes", "dense,keyword,hybrid", "search modes")
+	threshold := flag.Float64("threshold", search.DefaultScoreThreshold, "the score threshold to judge")
+	out := flag.String("out", "", "also write the report here")
+	dump := flag.String("json", "", "also write every query's top scores here")
+	flag.StringVar(&eval.SciFactDir, "scifact", eval.SciFactDir, "BEIR SciFact's folder")
+	flag.Parse()
+	rows, queries, err := measure(context.Background(), strings.Split(*sets, ","), *cache, *modelName, strings.Split(*modes, ","), *threshold)
+	if err != nil {
+		slog.Error("noise", "err", err)
+		os.Exit(1)
+	}
+	report := table(rows, *modelName, *threshold)
+	fmt.Print(report)
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
+			slog.Error("noise", "err", err)
+			os.Exit(1)
+		}
+	}
+	if *dump != "" {
+		b, _ := json.Marshal(queries)
+		if err := os.WriteFile(*dump, b, 0o644); err != nil {
+			slog.Error("noise", "err", err)
+			os.Exit(1)
+		}
+	}
+}
+
+// row is one set in one mode.
+type row struct {
+	Set, Mode string
+	IR        bool
+	// NoAnswers and Silent: the no-answer queries, and how many of them
+	// returned nothing at the threshold; Mute: real questions that did.
+	NoAnswers, Silent, Questions, Mute int
+	At, Without                        []float64 // the set's metrics at the threshold and at 0
+}
+
+// query is one query's results at threshold 0, for offline analysis.
+type query struct {
+	Set, Mode, ID, Kind string
+	Real                bool
+	Rank                int // of the target (real questions), 0 = not in the top 10
+	Chunks              int // chunks in the index
+	Hits                []hit
+	// Cosines of the query with every chunk, summarised (dense mode, -bg).
+	Bg *background `json:",omitempty"`
+}
+
+type background struct{ Mean, Std, P50, P90, P99 float64 }
+
+var withBg = flag.Bool("bg", false, "record each query's cosines with every chunk, summarised (dense mode)")
+
+func summarise(ctx context.Context, eng *engine.Engine, q string, chunks int) (*background, error) {
+	ev, err := eng.Explain(ctx, q, chunks)
+	if err != nil {
+		return nil, err
+	}
+	var cs []float64
+	var sum, sq float64
+	for _, c := range ev.Chunks {
+		if c.DenseRank > 0 {
+			cs = append(cs, c.Cosine)
+			sum += c.Cosine
+			sq += c.Cosine * c.Cosine
+		}
+	}
+	slices.Sort(cs)
+	n := float64(len(cs))
+	at := func(p float64) float64 { return cs[min(len(cs)-1, int(p*n))] }
+	return &background{Mean: sum / n, Std: math.Sqrt(max(sq/n-sum*sum/n/n, 0)), P50: at(0.5), P90: at(0.9), P99: at(0.99)}, nil
+}
+
+type hit struct {
+	Path  string
+	Score float64
+	Why   engine.Explanation
+}
+
+func measure(ctx context.Context, sets []string, cache, model string, modes []string, threshold float64) ([]row, []query, error) {
+	var rows []row
+	var dump []query
+	for _, name := range sets {
+		// Every index first: a missing one should not cost a long run.
+		if index := indexOf(cache, name, model); !exists(filepath.Join(index, "version")) {
+			return nil, nil, fmt.Errorf("no index of %s: run go run ./bench/cmd/eval -set %s -model %q -index %s first", name, name, model, index)
+		}
+	}
+	for _, name := range sets {
+		set, err := eval.SetNamed(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		c, _, err := set.Corpus(ctx, cache)
+		if err != nil {
+			return nil, nil, err
+		}
+		qs, err := set.Load()
+		if err != nil {
+			return nil, nil, err
+		}
+		nas, err := eval.NoAnswers(set.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		index := indexOf(cache, set.Name, model)
+		for _, mode := range modes {
+			eng, err := engine.New(engine.Config{DataFolder: c.Dir, IndexFolder: index, ReadOnly: true,
+				NoInitialReindex: true, SearchMode: engine.SearchMode(mode), Model: model})
+			if err != nil {
+				return nil, nil, err
+			}
+			eng.Start(ctx)
+			if err := eng.WaitModel(ctx); err != nil {
+				eng.Close()
+				return nil, nil, err
+			}
+			chunks := eng.Status().Chunks
+			t := time.Now()
+			r := row{Set: set.Name, Mode: mode, IR: set.IR, NoAnswers: len(nas), Questions: len(qs)}
+			var at, without []eval.Outcome
+			for _, q := range qs {
+				o0, err := ask(ctx, eng, q, 0)
+				if err != nil {
+					eng.Close()
+					return nil, nil, err
+				}
+				o, err := ask(ctx, eng, q, threshold)
+				if err != nil {
+					eng.Close()
+					return nil, nil, err
+				}
+				if len(o.Hits) == 0 {
+					r.Mute++
+				}
+				at, without = append(at, o), append(without, o0)
+				dump = append(dump, record(set.Name, mode, q.ID, q.Kind, true, chunks, o0))
+				if *withBg && mode == "dense" {
+					if dump[len(dump)-1].Bg, err = summarise(ctx, eng, q.Query, chunks); err != nil {
+						return nil, nil, err
+					}
+				}
+			}
+			for _, na := range nas {
+				q := eval.Question{ID: na.ID, Kind: na.Kind, Query: na.Query}
+				o0, err := ask(ctx, eng, q, 0)
+				if err != nil {
+					eng.Close()
+					return nil, nil, err
+				}
+				if kept(o0, threshold) == 0 {
+					r.Silent++
+				}
+				dump = append(dump, record(set.Name, mode, na.ID, na.Kind, false, chunks, o0))
+				if *withBg && mode == "dense" {
+					if dump[len(dump)-1].Bg, err = summarise(ctx, eng, na.Query, chunks); err != nil {
+						return nil, nil, err
+					}
+				}
+			}
+			eng.Close()
+			r.At, r.Without = metrics(set, at), metrics(set, without)
+			rows = append(rows, r)
+			slog.Info("measured", "set", set.Name, "mode", mode, "took", time.Since(t).Round(time.Millisecond))
+		}
+	}
+	return rows, dump, nil
+}
+
+// indexOf is where bench/cmd/eval -index keeps the set's index of model.
+func indexOf(cache, set, model string) string {
+	if model == "" {
+		return filepath.Join(cache, "eval-index-"+set)
+	}
+	return filepath.Join(cache, "eval-index-"+set+"-"+model)
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// kept counts the hits at or above the threshold; the scores never rise
+// down the list, so they are a prefix of a search at threshold 0.
+func kept(o eval.Outcome, threshold float64) int {
+	n := 0
+	for _, h := range o.Hits {
+		if h.Score >= threshold {
+			n++
+		}
+	}
+	return n
+}
+
+// ask searches with top_k 10; each hit's Why holds its explanation as JSON.
+func ask(ctx context.Context, eng *engine.Engine, q eval.Question, threshold float64) (eval.Outcome, error) {
+	t := time.Now()
+	res, err := eng.Search(ctx, engine.SearchRequest{Query: q.Query, TopK: 10, ScoreThreshold: threshold, Explain: true})
+	if err != nil {
+		return eval.Outcome{}, fmt.Errorf("%s: %w", q.ID, err)
+	}
+	o := eval.Outcome{Question: q, Latency: time.Since(t)}
+	for _, r := range res {
+		h := eval.Hit{Path: r.Path, ChunkIndex: r.ChunkIndex, CharStart: r.CharStart, CharEnd: r.CharEnd, Text: r.Snippet, Score: r.Score}
+		if r.Explain != nil {
+			b, _ := json.Marshal(r.Explain)
+			h.Why = string(b)
+		}
+		o.Hits = append(o.Hits, h)
+	}
+	return o, nil
+}
+
+func record(set, mode, id, kind string, real bool, chunks int, o eval.Outcome) query {
+	q := query{Set: set, Mode: mode, ID: id, Kind: kind, Real: real, Chunks: chunks}
+	if real && len(o.Question.Targets) == 0 {
+		q.Rank = eval.Rank(o.Question.Target, o.Hits)
+	}
+	for _, h := range o.Hits {
+		x := hit{Path: h.Path, Score: h.Score}
+		_ = json.Unmarshal([]byte(h.Why), &x.Why)
+		q.Hits = append(q.Hits, x)
+	}
+	return q
+}
+
+// metrics are hit@5 and answer@5, or nDCG@10 on an IR set.
+func metrics(set eval.Set, outs []eval.Outcome) []float64 {
+	if set.IR {
+		return []float64{eval.ScoreIR(outs).NDCG10}
+	}
+	s := eval.Score(outs)
+	return []float64{s.Hit5, s.Answer5}
+}
+
+func table(rows []row, model string, threshold float64) string {
+	if model == "" {
+		model = engine.DefaultModel
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Model %s, threshold %.2f, top_k 10 (bench/cmd/noise).\n\n", model, threshold)
+	sb.WriteString("| set | mode | no-answer queries returning nothing | real questions returning nothing | hit@5 (nDCG@10) at threshold | without | answer@5 at threshold | without |\n|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&sb, "| %s | %s | %d/%d (%.2f) | %d/%d | %.3f | %.3f |", r.Set, r.Mode, r.Silent, r.NoAnswers,
+			float64(r.Silent)/float64(max(r.NoAnswers, 1)), r.Mute, r.Questions, r.At[0], r.Without[0])
+		if r.IR {
+			sb.WriteString(" – | – |\n")
+		} else {
+			fmt.Fprintf(&sb, " %.3f | %.3f |\n", r.At[1], r.Without[1])
+		}
+	}
+	return sb.String()
+}

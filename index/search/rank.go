@@ -1,0 +1,297 @@
+package search
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/lexical"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+)
+
+// ranker scores one query's candidates against one snapshot. It keeps what
+// a ranking found between widenings of the pool: a ranking that returned
+// fewer chunks than asked holds every chunk it can find and is not run
+// again.
+type ranker struct {
+	snap   *index.Snapshot
+	mode   Mode
+	fusion Fusion
+	params fusionParams
+	lex    *lexical.Query // the query's keyword terms, looked up once
+	vec    []float32
+	// keyword weight of the query and its rare-weighted form
+	// (lexical.Query.Weights)
+	weight, rareWeight float64
+
+	dense         []index.Match
+	keyword       []lexical.Result
+	denseEvidence []lexical.Evidence // keyword evidence of the dense hits
+	denseAll      bool               // dense holds every chunk it can find
+	keywordAll    bool               // keyword holds every chunk that matches
+	cos           map[int64]float32  // cosines of keyword-only hits
+	// share of the query's keyword weight the index knows at all
+	// (Snapshot.LexicalQueryCoverage)
+	coverage float64
+	null     NullCosine
+
+	// A filter (see narrow): a broad one's passing chunks, or a selective
+	// one's chunks, ranked alone. Both nil without a filter.
+	passing map[int64]bool
+	within  *within
+}
+
+// newRanker is a ranker of query (embedded as vec) under opt's mode and
+// fusion.
+func newRanker(snap *index.Snapshot, query string, vec []float32, opt Options) (*ranker, error) {
+	r := &ranker{snap: snap, mode: cmp.Or(opt.Mode, DefaultMode), vec: vec, null: opt.Null,
+		coverage: snap.LexicalQueryCoverage(query)}
+	var err error
+	if r.fusion, r.params, err = parseFusion(cmp.Or(opt.Fusion, DefaultFusion)); err != nil {
+		return nil, err
+	}
+	if r.mode != Dense {
+		r.lex = snap.LexicalQuery(query) // tokenised once for weights and search
+		r.weight, r.rareWeight = r.lex.Weights()
+	}
+	return r, nil
+}
+
+// rank returns up to pool chunks from each ranking the mode uses, scored.
+// full says a ranking returned its whole pool, so a larger pool may find
+// more.
+func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
+	cands, full, err = r.rankRaw(pool)
+	for i := range cands {
+		cands[i].score = calibrated(r.mode, cands[i].score, r.coverage)
+		cands[i].why.Coverage = r.coverage
+	}
+	return cands, full, err
+}
+
+// rankRaw is rank before the scores are calibrated.
+func (r *ranker) rankRaw(pool int) (cands []candidate, full bool, err error) {
+	if err := r.read(pool); err != nil {
+		return nil, false, err
+	}
+	full = len(r.dense) == pool || len(r.keyword) == pool
+	switch r.mode {
+	case Dense:
+		for _, h := range r.dense {
+			c := unit(float64(h.Score))
+			cands = append(cands, candidate{rec: schema.Record{ID: h.ID}, score: r.null.cosine(c), why: Explanation{Cosine: c}})
+		}
+		return cands, full, nil
+	case Keyword:
+		for _, h := range r.keyword {
+			bm25 := float64(float32(h.Score)) // as precise as a Hit's score
+			k := r.calibrate(bm25)
+			cands = append(cands, candidate{rec: schema.Record{ID: h.ID}, score: k,
+				why: Explanation{BM25: bm25, Keyword: k, Share: h.Coverage, Specificity: r.specificity()}})
+		}
+		return cands, full, nil
+	}
+	cands, err = r.fuse()
+	return cands, full, err
+}
+
+// read runs the rankings the mode uses to depth pool, each unless it holds
+// all it can find already, and the keyword evidence of the dense hits.
+func (r *ranker) read(pool int) error {
+	if r.within != nil {
+		return r.readWithin(pool)
+	}
+	denseRan := false
+	if r.mode != Keyword && !r.denseAll {
+		near, all, err := r.nearest(pool)
+		if err != nil {
+			return err
+		}
+		if err := r.checkCosines(near); err != nil {
+			return err
+		}
+		r.dense, r.denseAll, denseRan = near, all, true
+	}
+	if r.mode == Dense {
+		return nil
+	}
+	also := make([]int64, len(r.dense)) // none in keyword mode
+	for i, h := range r.dense {
+		also[i] = h.ID
+	}
+	switch {
+	case !r.keywordAll:
+		r.keyword, r.denseEvidence, r.keywordAll = r.keywordTop(pool, also)
+	case denseRan:
+		// Every chunk holding a query term is in the keyword list, so it
+		// says the evidence of each dense hit without another pass.
+		r.denseEvidence = evidenceOf(r.keyword, also)
+	}
+	return nil
+}
+
+// evidenceOf is the keyword evidence of ids taken from a keyword list that
+// holds every matching chunk (zeros for the chunks not in it).
+func evidenceOf(keyword []lexical.Result, ids []int64) []lexical.Evidence {
+	at := make(map[int64]lexical.Result, len(keyword))
+	for _, h := range keyword {
+		at[h.ID] = h
+	}
+	ev := make([]lexical.Evidence, len(ids))
+	for i, id := range ids {
+		if h, ok := at[id]; ok {
+			ev[i] = lexical.Evidence{Score: h.Score, Coverage: h.Coverage}
+		}
+	}
+	return ev
+}
+
+// both is what the two rankings say of one chunk.
+type both struct {
+	id                int64
+	cos, bm25, share  float64
+	denseRank, lexRnk int // from 1; 0 = not in that ranking
+}
+
+// fuse combines the dense and keyword hits of a hybrid search.
+func (r *ranker) fuse() ([]candidate, error) {
+	byID := make(map[int64]*both, len(r.dense)+len(r.keyword))
+	order := make([]*both, 0, len(r.dense)+len(r.keyword))
+	for i, h := range r.dense {
+		// Found by the embedding: its keyword evidence counts too, whether
+		// or not the keyword list reached it.
+		b := &both{id: h.ID, cos: float64(h.Score), denseRank: i + 1,
+			bm25: r.denseEvidence[i].Score, share: r.denseEvidence[i].Coverage}
+		byID[h.ID] = b
+		order = append(order, b)
+	}
+	var only []*both // found by keywords only: their cosines still count
+	for i, h := range r.keyword {
+		if b, ok := byID[h.ID]; ok {
+			b.lexRnk = i + 1
+			continue
+		}
+		b := &both{id: h.ID, bm25: float64(float32(h.Score)), share: h.Coverage, lexRnk: i + 1}
+		byID[h.ID] = b
+		order = append(order, b)
+		only = append(only, b)
+	}
+	if err := r.cosines(only); err != nil {
+		return nil, err
+	}
+	out := make([]candidate, 0, len(order))
+	for _, b := range order {
+		out = append(out, r.fused(b))
+	}
+	return out, nil
+}
+
+// cosines sets the cosine of chunks found by keywords only, reading the
+// vectors not read in an earlier widening in one call.
+func (r *ranker) cosines(only []*both) error {
+	if r.cos == nil {
+		r.cos = map[int64]float32{}
+	}
+	var ids []int64
+	for _, b := range only {
+		if _, ok := r.cos[b.id]; !ok {
+			ids = append(ids, b.id)
+		}
+	}
+	if len(ids) > 0 {
+		cos, err := r.snap.Similarities(r.vec, ids)
+		if err != nil {
+			return err
+		}
+		for i, id := range ids {
+			r.cos[id] = cos[i]
+		}
+	}
+	for _, b := range only {
+		c := r.cos[b.id]
+		if err := r.checkCosines([]index.Match{{ID: b.id, Score: c}}); err != nil {
+			return err
+		}
+		b.cos = float64(c)
+	}
+	return nil
+}
+
+// fused is one chunk's candidate under the ranker's fusion.
+func (r *ranker) fused(b *both) candidate {
+	var s float64
+	k := r.calibrate(b.bm25)
+	switch r.fusion {
+	case FusionRRF:
+		if b.denseRank > 0 {
+			s += 1.0 / float64(rrfK+b.denseRank)
+		}
+		if b.lexRnk > 0 {
+			s += 1.0 / float64(rrfK+b.lexRnk)
+		}
+		s /= 2.0 / float64(rrfK+1)
+	case FusionShare, FusionSpecific:
+		p := r.params
+		lift := p.get("a", 1) * k * math.Pow(b.share, p.get("g", 1))
+		s = 1 - (1-r.null.cosine(b.cos))*(1-min(lift, 1))
+	default:
+		s = 1 - (1-r.null.cosine(b.cos))*(1-k)
+	}
+	return candidate{rec: schema.Record{ID: b.id}, score: unit(s), why: Explanation{Cosine: unit(b.cos), BM25: b.bm25,
+		Keyword: k, Share: b.share, Specificity: r.specificity()}}
+}
+
+// calibrate maps a raw BM25 score onto [0, 1).
+func (r *ranker) calibrate(s float64) float64 {
+	if s <= 0 {
+		return 0
+	}
+	if r.fusion == FusionCalibrated {
+		return s / (s + bm25Half)
+	}
+	if r.fusion == FusionSpecific || r.params.get("cal", 0) == 1 {
+		// Scale-free: s/(s + h·W) is the share of the query's keyword
+		// evidence the chunk holds, 1/(1+h) at s = W whatever the size of
+		// the index; times the query's specificity Wr/W (1 for words that
+		// occur once, as an identifier; small for common words).
+		spec := math.Pow(min(r.rareWeight/r.weight, 1), r.params.get("p", 1))
+		return spec * s / (s + r.params.get("h", 0.25)*r.weight)
+	}
+	// s/(W + 8) up to s = W, then s/(s + 8): continuous and rising, so
+	// passages stronger than the weight keep their order.
+	return s / (max(s, r.weight) + bm25Half)
+}
+
+// specificity is ρ = Wr/W, in [0, 1]: 1 when each of the query's
+// indexed words occurs in one chunk, small when they are common.
+func (r *ranker) specificity() float64 {
+	if r.weight <= 0 {
+		return 0
+	}
+	return min(r.rareWeight/r.weight, 1)
+}
+
+// unit clamps x into [0, 1].
+func unit(x float64) float64 { return min(max(x, 0), 1) }
+
+// maxCosine allows for float32 rounding above the cosine of two unit
+// vectors. A higher score means a stored vector is not unit length: the
+// index is damaged, and serving it would rank garbage first.
+const maxCosine = 1 + 1e-3
+
+// checkCosines reports the first hit scoring above any cosine, naming its
+// chunk.
+func (r *ranker) checkCosines(hits []index.Match) error {
+	for _, h := range hits {
+		if s := float64(h.Score); s > maxCosine || math.IsNaN(s) {
+			rec, err := r.snap.Head(h.ID)
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("index damaged: chunk %d of %s scores %.4g, above the cosine maximum of 1; run reindex with force to rebuild it",
+				rec.ChunkIndex, rec.Path, s)
+		}
+	}
+	return nil
+}

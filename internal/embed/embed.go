@@ -1,0 +1,558 @@
+// Package embed turns text into sentence embeddings with ONNX Runtime for
+// BERT-style models (model.Models, or a model.json a user brings), matching
+// the reference: WordPiece ids truncated at the model's length, mean pooling
+// over the attention mask or the [CLS] vector, L2 normalisation; queries and
+// passages get the model's prefixes.
+//
+// It is the only package that talks to ONNX Runtime (cgo); the runtime is
+// loaded once per process.
+package embed
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/tokenizer"
+)
+
+// Dim is the length of one embedding of the default model (and of
+// bge-small-en); Embedder.Dim is the model's own.
+const Dim = 384
+
+// DefaultMaxBatch is the largest number of sequences sent to one Run, and
+// the batch a caller fills before calling Embed (BatchSize).
+const DefaultMaxBatch = 64
+
+// Config says where the files are and how hard to run.
+type Config struct {
+	// ModelPath and TokenizerPath name model.onnx and tokenizer.json;
+	// empty means model.Locate("").
+	ModelPath, TokenizerPath string
+	// ORTLibrary is libonnxruntime.so (1.24 or newer); empty means
+	// model.ORTLibrary(""). Only the first Embedder of a process loads it.
+	ORTLibrary string
+	// Threads is ONNX Runtime's intra-op thread count; 0 means NumCPU.
+	Threads int
+	// MaxBatch caps the sequences per Run; 0 means DefaultMaxBatch, or 1
+	// for a dynamically quantised model (see New).
+	MaxBatch int
+	// Spec is how the model runs (pooling, prefixes, length); the zero
+	// value means the default model's.
+	Spec model.Spec
+}
+
+// Embedder owns one ONNX Runtime session. Its methods are safe for
+// concurrent use and do not wait for each other: each call takes its own
+// buffers, and the session's Run is goroutine-safe. So a one-text search
+// query runs beside a reindex's batch instead of queueing behind it.
+// Call Close when done.
+type Embedder struct {
+	tok        *tokenizer.Tokenizer
+	session    *ort.DynamicAdvancedSession
+	hasTypes   bool // the model takes token_type_ids
+	maxBatch   int  // sequences per Run
+	batch      int  // texts per Embed call a caller should gather
+	spec       model.Spec
+	dim        int // length of one embedding: the model's hidden size
+	runPenalty int // a Run's fixed cost, in padded tokens (see plan)
+
+	mu        sync.RWMutex           // Close takes it for writing; calls for reading
+	beforeRun atomic.Pointer[func()] // tests: called just before each ONNX Runtime call
+	closed    bool
+	scratchs  sync.Pool // *scratch
+}
+
+// scratch holds one call's buffers, reused through the pool and grown to
+// the largest batch seen.
+type scratch struct {
+	flat   []int32   // token ids of all texts of one call
+	starts []int     // where each text begins in flat
+	seqs   [][]int32 // views into flat
+	order  []int     // sequence indices, longest first
+	runs   []int     // run boundaries in order, from plan
+	cost   []int     // plan scratch
+	prev   []int     // plan scratch
+	ids    []int64
+	mask   []int64
+	types  []int64 // always zero: single-segment input
+	hidden []float32
+	sum    []float32
+}
+
+// ErrRuntime is wrapped by every error of loading the ONNX Runtime
+// library itself, as apart from the model or the tokenizer.
+var ErrRuntime = errors.New("embed: loading ONNX Runtime")
+
+var ortInit struct {
+	once sync.Once
+	lib  string
+	err  error
+}
+
+// initORT loads the runtime once per process; a later call naming another
+// library is an error rather than a silent mismatch.
+func initORT(lib string) error {
+	ortInit.once.Do(func() {
+		ortInit.lib = lib
+		ort.SetSharedLibraryPath(lib)
+		// Warnings such as unused initialisers are noise for our users;
+		// errors still reach stderr.
+		ortInit.err = ort.InitializeEnvironment(ort.WithLogLevelError())
+		if ortInit.err != nil {
+			ortInit.err = fmt.Errorf("%w from %s: %w", ErrRuntime, lib, ortInit.err)
+		}
+	})
+	if ortInit.err != nil {
+		return ortInit.err
+	}
+	if lib != ortInit.lib {
+		return fmt.Errorf("embed: ONNX Runtime already loaded from %s, cannot switch to %s", ortInit.lib, lib)
+	}
+	return nil
+}
+
+// New loads the tokenizer and the model and creates the session.
+func New(cfg Config) (*Embedder, error) {
+	if cfg.ModelPath == "" || cfg.TokenizerPath == "" {
+		f, err := model.Locate("")
+		if err != nil {
+			return nil, err
+		}
+		if cfg.ModelPath == "" {
+			cfg.ModelPath = f.ONNX
+		}
+		if cfg.TokenizerPath == "" {
+			cfg.TokenizerPath = f.Tokenizer
+		}
+	}
+	lib, err := model.ORTLibrary(cfg.ORTLibrary)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Threads <= 0 {
+		cfg.Threads = runtime.NumCPU()
+	}
+	batch := cmp.Or(max(cfg.MaxBatch, 0), DefaultMaxBatch)
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = DefaultMaxBatch
+		// A dynamically quantised model scales each activation tensor by
+		// its largest value across the whole batch, so a text's vector
+		// would depend on its batch mates (up to 2% of cosine measured);
+		// alone, it matches the reference, and ran faster here too.
+		q, err := dynamicQuant(cfg.ModelPath)
+		if err != nil {
+			return nil, fmt.Errorf("embed: %w", err)
+		}
+		if q {
+			cfg.MaxBatch = 1
+		}
+	}
+	if cfg.Spec == (model.Spec{}) {
+		cfg.Spec = model.Models[0].Spec
+	}
+	if err := cfg.Spec.Check(); err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	tok, err := tokenizer.Load(cfg.TokenizerPath)
+	if err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	if lc := cfg.Spec.Lowercase; lc != nil && *lc != tok.Lowercase() {
+		return nil, fmt.Errorf("embed: the model expects lowercase=%v but %s says lowercase=%v: wrong tokenizer.json?", *lc, cfg.TokenizerPath, tok.Lowercase())
+	}
+	if err := initORT(lib); err != nil {
+		return nil, err
+	}
+	inNames, outName, dim, err := discoverNames(cfg.ModelPath)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSession(cfg, inNames, outName)
+	if err != nil {
+		return nil, err
+	}
+	return &Embedder{
+		tok:        tok,
+		session:    s,
+		hasTypes:   len(inNames) == 3,
+		maxBatch:   cfg.MaxBatch,
+		batch:      batch,
+		spec:       cfg.Spec,
+		dim:        dim,
+		runPenalty: 128,
+	}, nil
+}
+
+// newSession creates the ONNX Runtime session for cfg's model.
+func newSession(cfg Config, inNames []string, outName string) (*ort.DynamicAdvancedSession, error) {
+	opts, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	defer opts.Destroy()
+	if err := opts.SetIntraOpNumThreads(cfg.Threads); err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	if err := opts.SetInterOpNumThreads(1); err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	// Idle pool threads would otherwise spin for work, burning the cores the
+	// extractors and chunker need (and measured no faster here with 2 cores
+	// shared among the pipeline's stages).
+	if err := opts.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	// Shapes change with every batch; memory patterns only help fixed ones.
+	if err := opts.SetMemPattern(false); err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	s, err := ort.NewDynamicAdvancedSession(cfg.ModelPath, inNames, []string{outName}, opts)
+	if err != nil {
+		return nil, fmt.Errorf("embed: creating session for %s: %w", cfg.ModelPath, err)
+	}
+	return s, nil
+}
+
+// dynamicQuant reports whether the ONNX file at path uses the
+// DynamicQuantizeLinear operator (its name is stored as plain bytes).
+func dynamicQuant(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	op := []byte("DynamicQuantizeLinear")
+	buf := make([]byte, 1<<20)
+	keep := 0 // bytes carried over so a name across two reads is found
+	for {
+		n, err := f.Read(buf[keep:])
+		valid := keep + n
+		if bytes.Contains(buf[:valid], op) {
+			return true, nil
+		}
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		keep = min(len(op)-1, valid)
+		copy(buf, buf[valid-keep:valid])
+	}
+}
+
+// discoverNames checks the model's signature and returns its inputs in the
+// order Embed feeds them (input_ids, attention_mask[, token_type_ids]) and
+// the token-level output and its hidden size.
+func discoverNames(path string) ([]string, string, int, error) {
+	ins, outs, err := ort.GetInputOutputInfo(path)
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("embed: reading %s: %w", path, err)
+	}
+	byName := map[string]ort.InputOutputInfo{}
+	for _, in := range ins {
+		byName[in.Name] = in
+	}
+	names := []string{"input_ids", "attention_mask", "token_type_ids"}
+	for i, n := range names {
+		in, ok := byName[n]
+		if !ok {
+			if n == "token_type_ids" {
+				names = names[:i] // some exports drop it; it is all zeros anyway
+				break
+			}
+			return nil, "", 0, fmt.Errorf("embed: %s has no input %q (inputs: %v)", path, n, ins)
+		}
+		if in.DataType != ort.TensorElementDataTypeInt64 {
+			return nil, "", 0, fmt.Errorf("embed: input %q is %s, want int64", n, in.DataType)
+		}
+	}
+	if len(ins) != len(names) {
+		return nil, "", 0, fmt.Errorf("embed: %s has unexpected inputs %v", path, ins)
+	}
+	var out *ort.InputOutputInfo
+	for i := range outs {
+		o := &outs[i]
+		if o.OrtValueType == ort.ONNXTypeTensor && o.DataType == ort.TensorElementDataTypeFloat && len(o.Dimensions) == 3 &&
+			(out == nil || o.Name == "last_hidden_state") {
+			out = o
+		}
+	}
+	if out == nil {
+		return nil, "", 0, fmt.Errorf("embed: %s has no [batch, seq, hidden] float output (outputs: %v)", path, outs)
+	}
+	dim := int(out.Dimensions[2])
+	if dim <= 0 {
+		return nil, "", 0, fmt.Errorf("embed: output %q of %s has no fixed hidden size (shape %v)", out.Name, path, out.Dimensions)
+	}
+	return names, out.Name, dim, nil
+}
+
+// Tokenizer is the embedder's tokenizer (read-only, safe to share).
+func (e *Embedder) Tokenizer() *tokenizer.Tokenizer { return e.tok }
+
+// Dim is the length of one embedding.
+func (e *Embedder) Dim() int { return e.dim }
+
+// BatchSize is how many texts one Embed call should carry: Config.MaxBatch
+// (DefaultMaxBatch unless set). A dynamically quantised model still runs
+// them one per Run; gathering them pays the per-call cost once.
+func (e *Embedder) BatchSize() int { return e.batch }
+
+// MaxLen is the most ids one sequence may have, [CLS] and [SEP] included.
+func (e *Embedder) MaxLen() int { return e.spec.MaxLength }
+
+// PassageTokens is how many ids of MaxLen a passage may fill before the
+// passage prefix takes its share; a chunker keeps chunks within it.
+func (e *Embedder) PassageTokens() int {
+	if e.spec.PassagePrefix == "" {
+		return e.spec.MaxLength
+	}
+	return max(e.spec.MaxLength-e.tok.Count(e.spec.PassagePrefix), 3)
+}
+
+// Close releases the session. Calls after Close fail.
+func (e *Embedder) Close() error {
+	e.mu.Lock() // waits for running calls
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	return e.session.Destroy()
+}
+
+// Embed appends len(texts)*e.Dim() floats to dst, the L2-normalised embedding of
+// each passage in order (after the model's passage prefix), and returns the
+// extended slice. dst is owned by the caller and may be reused across calls
+// (pass dst[:0]). Texts longer than MaxLen word pieces are truncated, as
+// sentence-transformers does. Any number of texts is fine; they are run in
+// batches of similar length so padding stays small.
+func (e *Embedder) Embed(dst []float32, texts []string) ([]float32, error) {
+	return e.embedTexts(dst, texts, e.spec.PassagePrefix)
+}
+
+// EmbedQuery appends the embedding of one search query, after the model's
+// query prefix (bge's retrieval instruction), to dst.
+func (e *Embedder) EmbedQuery(dst []float32, query string) ([]float32, error) {
+	return e.embedTexts(dst, []string{query}, e.spec.QueryPrefix)
+}
+
+func (e *Embedder) embedTexts(dst []float32, texts []string, prefix string) ([]float32, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	sc := e.scratch()
+	defer e.scratchs.Put(sc)
+	sc.flat, sc.starts = sc.flat[:0], sc.starts[:0]
+	for _, t := range texts {
+		sc.starts = append(sc.starts, len(sc.flat))
+		if prefix != "" {
+			t = prefix + t
+		}
+		sc.flat = e.tok.Encode(sc.flat, t, e.spec.MaxLength)
+	}
+	// Views are taken only now: Encode may have moved flat.
+	sc.seqs = sc.seqs[:0]
+	for i, s := range sc.starts {
+		end := len(sc.flat)
+		if i+1 < len(sc.starts) {
+			end = sc.starts[i+1]
+		}
+		sc.seqs = append(sc.seqs, sc.flat[s:end])
+	}
+	return e.embed(sc, dst, sc.seqs)
+}
+
+func (e *Embedder) scratch() *scratch {
+	if sc, ok := e.scratchs.Get().(*scratch); ok {
+		return sc
+	}
+	return &scratch{}
+}
+
+// EmbedTokens is Embed for texts already tokenised with Tokenizer().Encode
+// (each sequence holds [CLS] ... [SEP], at most MaxLen ids; no prefix is
+// added).
+// It appends to the caller-owned dst like Embed.
+func (e *Embedder) EmbedTokens(dst []float32, ids [][]int32) ([]float32, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	sc := e.scratch()
+	defer e.scratchs.Put(sc)
+	return e.embed(sc, dst, ids)
+}
+
+// embed runs seqs through the model with sc's buffers. Call with e.mu held
+// for reading.
+func (e *Embedder) embed(sc *scratch, dst []float32, seqs [][]int32) ([]float32, error) {
+	if e.closed {
+		return dst, errors.New("embed: embedder is closed")
+	}
+	for i, s := range seqs {
+		if len(s) == 0 || len(s) > e.spec.MaxLength {
+			return dst, fmt.Errorf("embed: sequence %d has %d ids, want 1..%d", i, len(s), e.spec.MaxLength)
+		}
+	}
+	base := len(dst)
+	dim := e.dim
+	dst = slices.Grow(dst, len(seqs)*dim)[:base+len(seqs)*dim]
+	out := dst[base:]
+
+	sc.order = sc.order[:0]
+	for i := range seqs {
+		sc.order = append(sc.order, i)
+	}
+	slices.SortStableFunc(sc.order, func(a, b int) int { return len(seqs[b]) - len(seqs[a]) })
+	e.plan(sc, seqs)
+	for r := 0; r+1 < len(sc.runs); r++ {
+		if err := e.run(sc, seqs, sc.order[sc.runs[r]:sc.runs[r+1]], out); err != nil {
+			return dst[:base], err
+		}
+	}
+	return dst, nil
+}
+
+// plan cuts sc.order (longest first) into runs of at most maxBatch sequences,
+// each padded to its first (longest) member, minimising padded tokens plus a
+// fixed cost per Run. Without it, one long text would pad a batch of short
+// ones to 256. Result: sc.runs holds the boundaries, from 0 to len(order).
+func (e *Embedder) plan(sc *scratch, seqs [][]int32) {
+	n := len(sc.order)
+	sc.cost = grow(sc.cost, n+1)
+	sc.prev = grow(sc.prev, n+1) // prev[j]: start of the last run ending at j
+	sc.cost[0] = 0
+	for j := 1; j <= n; j++ {
+		sc.cost[j] = math.MaxInt
+		for i := j - 1; i >= 0 && j-i <= e.maxBatch; i-- {
+			c := sc.cost[i] + (j-i)*len(seqs[sc.order[i]]) + e.runPenalty
+			if c < sc.cost[j] {
+				sc.cost[j], sc.prev[j] = c, i
+			}
+		}
+	}
+	sc.runs = sc.runs[:0]
+	for j := n; j > 0; j = sc.prev[j] {
+		sc.runs = append(sc.runs, j)
+	}
+	sc.runs = append(sc.runs, 0)
+	slices.Reverse(sc.runs)
+}
+
+// run embeds the sequences idx (longest first) in one ONNX Runtime call and
+// writes each pooled, normalised vector to its slot in out.
+func (e *Embedder) run(sc *scratch, seqs [][]int32, idx []int, out []float32) error {
+	b, l := len(idx), len(seqs[idx[0]])
+	n := b * l
+	sc.ids = grow(sc.ids, n)
+	sc.mask = grow(sc.mask, n)
+	sc.types = grow(sc.types, n)
+	dim := e.dim
+	sc.hidden = grow(sc.hidden, n*dim)
+	sc.sum = grow(sc.sum, dim)
+	for r, i := range idx {
+		s := seqs[i]
+		row, mrow := sc.ids[r*l:(r+1)*l], sc.mask[r*l:(r+1)*l]
+		for t, id := range s {
+			row[t], mrow[t] = int64(id), 1
+		}
+		clear(row[len(s):])
+		clear(mrow[len(s):])
+	}
+
+	shape := ort.NewShape(int64(b), int64(l))
+	var vals []ort.Value
+	defer func() {
+		for _, v := range vals {
+			v.Destroy()
+		}
+	}()
+	inputs := [][]int64{sc.ids, sc.mask, sc.types}
+	if !e.hasTypes {
+		inputs = inputs[:2]
+	}
+	for _, buf := range inputs {
+		t, err := ort.NewTensor(shape, buf)
+		if err != nil {
+			return fmt.Errorf("embed: %w", err)
+		}
+		vals = append(vals, t)
+	}
+	hid, err := ort.NewTensor(ort.NewShape(int64(b), int64(l), int64(dim)), sc.hidden)
+	if err != nil {
+		return fmt.Errorf("embed: %w", err)
+	}
+	vals = append(vals, hid)
+	if hook := e.beforeRun.Load(); hook != nil {
+		(*hook)()
+	}
+	if err := e.session.Run(vals[:len(vals)-1], vals[len(vals)-1:]); err != nil {
+		return fmt.Errorf("embed: %w", err)
+	}
+
+	for r, i := range idx {
+		v, hidden := out[i*dim:(i+1)*dim], sc.hidden[r*l*dim:]
+		if e.spec.Pooling == model.PoolCLS {
+			normalize(v, hidden[:dim])
+		} else {
+			pool(v, hidden, len(seqs[i]), sc.sum)
+		}
+	}
+	return nil
+}
+
+// normalize writes x, L2-normalised, to v.
+func normalize(v, x []float32) {
+	var sq float64
+	for _, f := range x {
+		sq += float64(f) * float64(f)
+	}
+	scale := 1 / max(math.Sqrt(sq), 1e-12)
+	for k, f := range x {
+		v[k] = float32(float64(f) * scale)
+	}
+}
+
+// pool writes the mean of the first n token vectors of hidden (the unmasked
+// ones: padding always follows them), L2-normalised, to v.
+func pool(v, hidden []float32, n int, sum []float32) {
+	dim := len(v)
+	sum = sum[:dim]
+	copy(sum, hidden[:dim])
+	for t := 1; t < n; t++ {
+		tok := hidden[t*dim : (t+1)*dim]
+		for k := range sum {
+			sum[k] += tok[k]
+		}
+	}
+	var sq float64
+	for _, x := range sum {
+		sq += float64(x) * float64(x)
+	}
+	// Dividing by n before normalising changes nothing but rounding; the
+	// norm floor mirrors torch.nn.functional.normalize's eps.
+	norm := math.Sqrt(sq) / float64(n)
+	scale := 1 / (float64(n) * max(norm, 1e-12))
+	for k, x := range sum {
+		v[k] = float32(float64(x) * scale)
+	}
+}
+
+// grow returns buf with length n, reallocating only when capacity is short.
+func grow[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, n)
+	}
+	return buf[:n]
+}

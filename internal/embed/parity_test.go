@@ -1,0 +1,117 @@
+package embed
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
+)
+
+// TestMatchesONNXReference compares every model of the table with Python's
+// onnxruntime and tokenizers running the same files
+// (testdata/gen_golden_onnx.py): tokenisation, truncation, prefixes and
+// pooling must agree to |1 - cos| <= 1e-5 for each text, passages and
+// queries, embedded one at a time as the reference does.
+func TestMatchesONNXReference(t *testing.T) {
+	for _, m := range model.Models {
+		t.Run(m.Name, func(t *testing.T) {
+			files, err := m.Locate("")
+			if err != nil {
+				t.Fatalf("%v (the bge models come with `make models`)", err)
+			}
+			e, err := New(Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, Spec: m.Spec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			gs := loadGoldenFile(t, "testdata/golden-"+m.Name+".jsonl", e.Dim(), 70)
+			worst, truncated, queries := 0.0, 0, 0
+			var v []float32
+			for i, g := range gs {
+				if g.Query {
+					v, err = e.EmbedQuery(v[:0], g.Text)
+					queries++
+				} else {
+					v, err = e.Embed(v[:0], []string{g.Text})
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				d := 1 - cosine(v, g.Embedding)
+				worst = max(worst, d)
+				if d > 1e-5 {
+					t.Errorf("text %d %.40q (query %v): 1-cos %.2g with the reference", i, g.Text, g.Query, d)
+				}
+				text := g.Text
+				if g.Query {
+					text = m.Spec.QueryPrefix + text
+				} else {
+					text = m.Spec.PassagePrefix + text
+				}
+				if n := len(e.Tokenizer().Encode(nil, text, e.MaxLen())); n != g.Tokens {
+					t.Errorf("text %d %.40q: %d ids, the reference has %d", i, g.Text, n, g.Tokens)
+				}
+				if g.Tokens == e.MaxLen() {
+					truncated++
+				}
+			}
+			if truncated < 2 || queries < 5 {
+				t.Errorf("only %d texts reach the %d-id limit and %d are queries", truncated, e.MaxLen(), queries)
+			}
+			// In one batch, padded: the vectors the index stores.
+			var passages []string
+			var want [][]float32
+			for _, g := range gs {
+				if !g.Query {
+					passages, want = append(passages, g.Text), append(want, g.Embedding)
+				}
+			}
+			batch, err := e.Embed(nil, passages)
+			if err != nil {
+				t.Fatal(err)
+			}
+			worstBatch, dim := 0.0, e.Dim()
+			for i := range passages {
+				d := 1 - cosine(batch[i*dim:(i+1)*dim], want[i])
+				worstBatch = max(worstBatch, d)
+				if d > 1e-5 {
+					t.Errorf("text %d %.40q in a batch: 1-cos %.2g with the reference", i, passages[i], d)
+				}
+			}
+			t.Logf("%d texts (%d queries, %d truncated at %d): max 1-cos %.2g one by one, %.2g in batches",
+				len(gs), queries, truncated, e.MaxLen(), worst, worstBatch)
+		})
+	}
+}
+
+func TestDynamicQuant(t *testing.T) {
+	for _, m := range model.Models {
+		files, err := m.Locate("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := dynamicQuant(files.ONNX)
+		if err != nil || q != strings.HasSuffix(m.Name, "-int8") {
+			t.Errorf("%s: dynamicQuant = %v, %v", m.Name, q, err)
+		}
+	}
+	// The name across the boundary of two reads, and at the very end.
+	for _, at := range []int{1<<20 - 10, 1<<20 - 1, 3 << 20} {
+		p := filepath.Join(t.TempDir(), "m.onnx")
+		data := append(make([]byte, at), "DynamicQuantizeLinear"...)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if q, err := dynamicQuant(p); !q || err != nil {
+			t.Errorf("name at %d: %v, %v", at, q, err)
+		}
+		if err := os.WriteFile(p, data[:len(data)-1], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if q, err := dynamicQuant(p); q || err != nil {
+			t.Errorf("cut name at %d: %v, %v", at, q, err)
+		}
+	}
+}

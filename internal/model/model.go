@@ -1,0 +1,352 @@
+// Package model says where the embedding model and the ONNX Runtime library
+// live on disk, and fetches the model once, verified, on an end user's first
+// run.
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Names of the model files inside a model directory.
+const (
+	ONNXName      = "model.onnx"
+	TokenizerName = "tokenizer.json"
+)
+
+// ORTLibName is the ONNX Runtime library's file name in a lib folder.
+const ORTLibName = "libonnxruntime.so"
+
+// ModelName is the default model: its name on the command line and the
+// directory under CacheDir()/models that holds it.
+const ModelName = "all-MiniLM-L6-v2"
+
+// Int8Name is the same network with int8 weights: about twice as fast on a
+// CPU with int8 dot products, cosine ≥ 0.98 to the fp32 vectors.
+const Int8Name = "all-MiniLM-L6-v2-int8"
+
+// Pooling is how one vector is made from the token vectors.
+type Pooling string
+
+const (
+	PoolMean Pooling = "mean" // average over the attention mask (sentence-transformers' MiniLM)
+	PoolCLS  Pooling = "cls"  // the [CLS] token's vector (bge)
+)
+
+// Spec is how a model is run: everything besides its two files that the
+// vectors depend on.
+type Spec struct {
+	Pooling Pooling `json:"pooling"`
+	// QueryPrefix is put before every search query, PassagePrefix before
+	// every chunk (bge wants an instruction on queries only).
+	QueryPrefix   string `json:"query_prefix,omitempty"`
+	PassagePrefix string `json:"passage_prefix,omitempty"`
+	// MaxLength is the most token ids one text becomes, [CLS] and [SEP]
+	// included; longer texts are truncated.
+	MaxLength int `json:"max_length"`
+	// Lowercase says whether the tokenizer lower-cases and strips accents
+	// (uncased BERT vocabularies) or keeps the text as it is (cased ones,
+	// such as bge-small-zh's); nil: as tokenizer.json says. Either way
+	// CJK ideographs are split into one token each.
+	Lowercase *bool `json:"lowercase,omitempty"`
+}
+
+// Model is one embedding model this program can run.
+type Model struct {
+	Name string // as given to --model; also its folder under CacheDir()/models
+	Spec Spec
+	Hub  Source // what an end user downloads on first run
+	// About is one line for --help and the README.
+	About string
+	// User: described by a model.json in a folder the user gave, not
+	// from Models.
+	User bool
+	// Null is the model's cosine between a query and unrelated passages,
+	// which search maps onto the default model's scale so that fusion and
+	// the score threshold mean the same with every model. Zero: taken as
+	// the default model's.
+	Null NullCosine
+}
+
+// NullCosine is a model's null cosine: mean and spread (standard
+// deviation) of cos(query, unrelated passage), measured as bench/cmd/noise
+// -bg does (each evaluation question against every chunk of its corpus,
+// Go docs and man pages, averaged).
+type NullCosine struct {
+	Mean   float64 `json:"mean"`
+	Spread float64 `json:"spread"`
+}
+
+var yes, no = true, false
+
+// bgeQuery is the instruction bge-*-en-v1.5 puts before queries (not
+// passages) for retrieval; bgeQueryZH is bge-*-zh-v1.5's.
+const (
+	bgeQuery   = "Represent this sentence for searching relevant passages: "
+	bgeQueryZH = "为这个句子生成表示以用于检索相关文章："
+)
+
+// bgeNull is bge-small-en-v1.5-int8's null cosine (0.517 ± 0.045 on the
+// Go docs, 0.529 ± 0.049 on the man pages); every passage looks half
+// related to every query, where all-MiniLM-L6-v2 says 0.07 ± 0.09. The
+// fp32 file's is the same (0.515 ± 0.046 on the Go docs). bge-small-zh's
+// is not measured yet: its cosines are used as they are.
+var bgeNull = NullCosine{Mean: 0.523, Spread: 0.047}
+
+// Models are the models --model accepts; the first is the default.
+var Models = []Model{
+	{Name: ModelName, Hub: HubSource, About: "English, fp32 (default)",
+		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}, Null: NullCosine{Mean: 0.069, Spread: 0.092}},
+	{Name: Int8Name, Hub: HubSourceInt8, About: "English, int8: about twice as fast to index",
+		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}},
+	{Name: "bge-small-en-v1.5", Hub: xenova("bge-small-en-v1.5", "onnx/model.onnx"), About: "English, fp32: better retrieval, half the speed",
+		Spec: Spec{Pooling: PoolCLS, QueryPrefix: bgeQuery, MaxLength: 512, Lowercase: &yes}, Null: bgeNull},
+	{Name: "bge-small-en-v1.5-int8", Hub: xenova("bge-small-en-v1.5", "onnx/model_quantized.onnx"), About: "English, int8: better retrieval at the default's speed",
+		Spec: Spec{Pooling: PoolCLS, QueryPrefix: bgeQuery, MaxLength: 512, Lowercase: &yes}, Null: bgeNull},
+	{Name: "bge-small-zh-v1.5-int8", Hub: xenova("bge-small-zh-v1.5", "onnx/model_quantized.onnx"), About: "Chinese (and English), int8, cased",
+		Spec: Spec{Pooling: PoolCLS, QueryPrefix: bgeQueryZH, MaxLength: 512, Lowercase: &no}},
+}
+
+// xenova is Xenova's ONNX export of a model on the hub, the files the
+// Maven jars of `make models` were copied from (their READMEs say so).
+// Verified like HubSource, against the hub's own sha256.
+func xenova(name, onnx string) Source {
+	return Source{
+		BaseURL:  "https://huggingface.co",
+		Repo:     "Xenova/" + name,
+		Revision: "main",
+		Files: []RemoteFile{
+			{Remote: onnx, Local: ONNXName},
+			{Remote: "tokenizer.json", Local: TokenizerName},
+		},
+	}
+}
+
+// Names lists the models --model accepts, the default first.
+func Names() []string {
+	var names []string
+	for _, m := range Models {
+		names = append(names, m.Name)
+	}
+	return names
+}
+
+// Lookup returns the model called name ("" is the default).
+func Lookup(name string) (Model, error) {
+	if name == "" {
+		return Models[0], nil
+	}
+	for _, m := range Models {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	return Model{}, fmt.Errorf("unknown model %q (known: %s; or --model-dir with a %s)", name, strings.Join(Names(), ", "), SpecName)
+}
+
+// Dir is CacheDir()/models/<name>, where setup and the first-run download
+// put the model's files.
+func (m Model) Dir() string { return filepath.Join(CacheDir(), "models", m.Name) }
+
+// Environment variables that override the defaults.
+const (
+	EnvCacheDir = "MICRO_RAG_CACHE_DIR"
+	EnvModelDir = "MICRO_RAG_MODEL_DIR"
+	EnvORTLib   = "MICRO_RAG_ORT_LIB"
+)
+
+// CacheDir is where model and runtime files live:
+// $MICRO_RAG_CACHE_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/micro-rag-mcp.
+// It is the same folder scripts/setup.sh installs into.
+func CacheDir() string {
+	if d := os.Getenv(EnvCacheDir); d != "" {
+		return d
+	}
+	// XDG says relative values are invalid and must be ignored.
+	if x := os.Getenv("XDG_CACHE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "micro-rag-mcp")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		// No home at all (some service accounts): keep working from /tmp.
+		return filepath.Join(os.TempDir(), "micro-rag-mcp")
+	}
+	return filepath.Join(home, ".cache", "micro-rag-mcp")
+}
+
+// DefaultModelDir is CacheDir()/models/all-MiniLM-L6-v2.
+func DefaultModelDir() string { return Models[0].Dir() }
+
+// Files are the absolute paths of the model's two files.
+type Files struct {
+	ONNX, Tokenizer string
+}
+
+// FilesIn names the model files inside dir without checking them.
+func FilesIn(dir string) (Files, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Files{}, err
+	}
+	return Files{ONNX: filepath.Join(abs, ONNXName), Tokenizer: filepath.Join(abs, TokenizerName)}, nil
+}
+
+// ModelDir picks the model directory: the flag, else $MICRO_RAG_MODEL_DIR,
+// else DefaultModelDir().
+func ModelDir(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if d := os.Getenv(EnvModelDir); d != "" {
+		return d
+	}
+	return DefaultModelDir()
+}
+
+// Locate finds the default model already installed (see ModelDir for the
+// order) and checks that both files are there. It never downloads; see
+// Ensure.
+func Locate(modelDir string) (Files, error) { return Models[0].Locate(modelDir) }
+
+// Locate finds m's files: in modelDir if set, else $MICRO_RAG_MODEL_DIR,
+// else m.Dir(); both files must be there. It never downloads.
+func (m Model) Locate(modelDir string) (Files, error) {
+	dir := modelDir
+	if dir == "" {
+		dir = os.Getenv(EnvModelDir)
+	}
+	if dir == "" {
+		dir = m.Dir()
+	}
+	f, err := FilesIn(dir)
+	if err != nil {
+		return Files{}, err
+	}
+	for _, p := range []string{f.ONNX, f.Tokenizer} {
+		if err := regularFile(p); err != nil {
+			return Files{}, fmt.Errorf("model not found in %s: %w (run `make setup`, or pass --model-dir pointing at a folder with %s and %s)",
+				dir, err, ONNXName, TokenizerName)
+		}
+	}
+	return f, nil
+}
+
+// ORTLibrary finds the ONNX Runtime shared library: the flag, else
+// $MICRO_RAG_ORT_LIB, else lib/libonnxruntime.so beside the folder of the
+// executable (the release tarball's layout, symlinks to the binary
+// followed), else CacheDir()/lib/libonnxruntime.so (where setup installs it).
+func ORTLibrary(flag string) (string, error) {
+	exeDir := ""
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			exeDir = filepath.Dir(exe)
+		}
+	}
+	return ortLibrary(flag, exeDir)
+}
+
+// ortLibrary is ORTLibrary with the executable's folder given.
+func ortLibrary(flag, exeDir string) (string, error) {
+	p := flag
+	if p == "" {
+		p = os.Getenv(EnvORTLib)
+	}
+	var candidates []string
+	if p != "" {
+		candidates = []string{p}
+	} else {
+		if exeDir != "" {
+			candidates = append(candidates, filepath.Join(exeDir, "..", "lib", ORTLibName))
+		}
+		candidates = append(candidates, filepath.Join(CacheDir(), "lib", ORTLibName))
+	}
+	var errs []error
+	for _, c := range candidates {
+		abs, err := filepath.Abs(c)
+		if err != nil {
+			return "", err
+		}
+		if err := regularFile(abs); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		return abs, nil
+	}
+	return "", fmt.Errorf("ONNX Runtime library (1.24 or newer) not found: %w (run `make setup`, or pass --ort-lib or set %s)", errors.Join(errs...), EnvORTLib)
+}
+
+// regularFile fails unless p (after symlinks) is a non-empty regular file.
+func regularFile(p string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", p)
+	}
+	if st.Size() == 0 {
+		return errors.New(p + " is empty")
+	}
+	return nil
+}
+
+// SpecName is the file in a --model-dir folder that describes a model the
+// user brings: its Spec as JSON, plus an optional "name".
+const SpecName = "model.json"
+
+// FromDir reads dir/model.json. found is false when there is none (the
+// folder then holds the files of a model from Models).
+func FromDir(dir string) (m Model, found bool, err error) {
+	p := filepath.Join(dir, SpecName)
+	raw, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Model{}, false, nil
+	}
+	if err != nil {
+		return Model{}, false, err
+	}
+	var j struct {
+		Name string `json:"name"`
+		Spec
+		Null NullCosine `json:"null_cosine"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields() // a misspelt key would silently change nothing
+	if err := dec.Decode(&j); err != nil {
+		return Model{}, true, fmt.Errorf("%s: %w (keys: name, pooling, query_prefix, passage_prefix, max_length, lowercase, null_cosine)", p, err)
+	}
+	if j.Name == "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return Model{}, true, err
+		}
+		j.Name = filepath.Base(abs)
+	}
+	if err := j.Spec.Check(); err != nil {
+		return Model{}, true, fmt.Errorf("%s: %w", p, err)
+	}
+	if j.Null.Spread < 0 || j.Null.Spread > 1 || math.Abs(j.Null.Mean) > 1 {
+		return Model{}, true, fmt.Errorf("%s: null_cosine {mean %g, spread %g} is not a cosine's mean in [-1, 1] and spread in [0, 1]", p, j.Null.Mean, j.Null.Spread)
+	}
+	return Model{Name: j.Name, Spec: j.Spec, Null: j.Null, About: "described by " + p, User: true}, true, nil
+}
+
+// Check reports a spec this program cannot run.
+func (s Spec) Check() error {
+	switch s.Pooling {
+	case PoolMean, PoolCLS:
+	default:
+		return fmt.Errorf("pooling %q is not one of %q, %q", s.Pooling, PoolMean, PoolCLS)
+	}
+	if s.MaxLength < 8 || s.MaxLength > 8192 {
+		return fmt.Errorf("max_length %d is not in 8..8192", s.MaxLength)
+	}
+	return nil
+}

@@ -1,0 +1,43 @@
+package engine
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
+)
+
+// In the seven-file sample folder every word is rare, which used to give a
+// question sharing one word with a file 0.6–0.8 in hybrid mode. At the
+// default threshold, random letters and off-topic questions now come back
+// empty in every mode, and a real question still finds its file.
+func TestNoiseStaysOutOfATinyFolder(t *testing.T) {
+	data, idx := filepath.Join("..", "..", "testdata", "sample"), t.TempDir()
+	e := newEngine(t, Config{DataFolder: data, IndexFolder: idx})
+	if res := reindex(t, e, ReindexRequest{}); res.FilesAdded < 6 || res.FilesFailed > 0 {
+		t.Fatalf("reindex: %+v", res)
+	}
+	e.Close()
+	noise := []string{"asdkjh qwpoeiru", "zzqqxx flurbo", "How many eggs go into a classic tiramisu?",
+		"What did the Vikings eat for breakfast?", "What is the company's policy on bringing pets to the office?"}
+	for _, mode := range []SearchMode{SearchDense, SearchKeyword, SearchHybrid} {
+		m := newEngine(t, Config{DataFolder: data, IndexFolder: idx, ReadOnly: true, SearchMode: mode})
+		ask := func(q string) []Result {
+			res, err := m.Search(context.Background(), SearchRequest{Query: q, TopK: 5, ScoreThreshold: isearch.DefaultScoreThreshold, Explain: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		for _, q := range noise {
+			if res := ask(q); len(res) > 0 {
+				t.Errorf("%s: %q returned %s at %.3f (%+v)", mode, q, res[0].Path, res[0].Score, *res[0].Explain)
+			}
+		}
+		if res := ask("How many weeks of parental leave do I get?"); len(res) == 0 || res[0].Path != "employee-handbook-leave.docx" {
+			t.Errorf("%s: the parental-leave question found %+v", mode, res)
+		}
+		m.Close()
+	}
+}

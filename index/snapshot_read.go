@@ -157,12 +157,3 @@ func (sn *Snapshot) LexicalQuery(query string) *lexical.Query {
 	}
 	return sn.lex.Query(query)
 }
-
-// LexicalQueryCoverage is the keyword index's QueryCoverage for query (0
-// when there is no keyword index).
-func (sn *Snapshot) LexicalQueryCoverage(query string) float64 {
-	if sn.lex == nil {
-		return 0
-	}
-	return sn.lex.QueryCoverage(query)
-}

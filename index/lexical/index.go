@@ -49,16 +49,10 @@ type queryTerm struct {
 	at   []int // per segment: the term's index, or -1
 }
 
-// queryTerms returns the query's distinct terms found in the index with
-// their idf, at most MaxQueryTerms of them (the lowest df first, then the
-// first in the query).
-func (x *Index) queryTerms(query string) []queryTerm {
-	terms, _ := x.queryTermsAbsent(query)
-	return terms
-}
-
-// queryTermsAbsent is queryTerms and the number of the query's term
-// occurrences that are not in the index at all.
+// queryTermsAbsent returns the query's distinct terms found in the index
+// with their idf, at most MaxQueryTerms of them (the lowest df first, then
+// the first in the query), and the number of the query's term occurrences
+// that are not in the index at all.
 func (x *Index) queryTermsAbsent(query string) (terms []queryTerm, absent float64) {
 	var n float64
 	for _, v := range x.segs {
@@ -315,8 +309,9 @@ func (x *Index) SearchWith(query string, k int, also []int64) ([]Result, []Evide
 // Query is one query's terms looked up in one Index: tokenised once, then
 // weighed and searched as often as the caller needs.
 type Query struct {
-	x     *Index
-	terms []queryTerm
+	x      *Index
+	terms  []queryTerm
+	absent float64 // occurrences of query terms found nowhere in x
 }
 
 // Query tokenises text and looks its terms up in x.
@@ -324,7 +319,8 @@ func (x *Index) Query(text string) *Query {
 	if len(x.segs) == 0 {
 		return &Query{x: x}
 	}
-	return &Query{x: x, terms: x.queryTerms(text)}
+	terms, absent := x.queryTermsAbsent(text)
+	return &Query{x: x, terms: terms, absent: absent}
 }
 
 // Search is Index.SearchWith for the query q holds.

@@ -46,14 +46,17 @@ func (x *Index) idfMax() float64 {
 // from every document is as specific as a word can be). 0 for random
 // strings, low for a question about something the folder never mentions,
 // near 1 for one in its vocabulary; 0 when the query has no terms.
-func (x *Index) QueryCoverage(query string) float64 {
-	terms, absent := x.queryTermsAbsent(query)
+func (x *Index) QueryCoverage(query string) float64 { return x.Query(query).Coverage() }
+
+// Coverage is QueryCoverage for the query q holds, from the same lookup
+// that weighs and searches it.
+func (q *Query) Coverage() float64 {
 	var known float64
-	for _, t := range terms {
+	for _, t := range q.terms {
 		known += t.qtf * t.idf
 	}
 	if known <= 0 {
 		return 0
 	}
-	return known / (known + absent*x.idfMax())
+	return known / (known + q.absent*q.x.idfMax())
 }

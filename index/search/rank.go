@@ -32,7 +32,7 @@ type ranker struct {
 	keywordAll    bool               // keyword holds every chunk that matches
 	cos           map[int64]float32  // cosines of keyword-only hits
 	// share of the query's keyword weight the index knows at all
-	// (Snapshot.LexicalQueryCoverage)
+	// (lexical.Query.Coverage)
 	coverage float64
 	null     NullCosine
 
@@ -45,14 +45,16 @@ type ranker struct {
 // newRanker is a ranker of query (embedded as vec) under opt's mode and
 // fusion.
 func newRanker(snap *index.Snapshot, query string, vec []float32, opt Options) (*ranker, error) {
-	r := &ranker{snap: snap, mode: cmp.Or(opt.Mode, DefaultMode), vec: vec, null: opt.Null,
-		coverage: snap.LexicalQueryCoverage(query)}
+	r := &ranker{snap: snap, mode: cmp.Or(opt.Mode, DefaultMode), vec: vec, null: opt.Null}
 	var err error
 	if r.fusion, r.params, err = parseFusion(cmp.Or(opt.Fusion, DefaultFusion)); err != nil {
 		return nil, err
 	}
+	// Tokenised once: the coverage gates every mode; weights and search
+	// serve the keyword side.
+	r.lex = snap.LexicalQuery(query)
+	r.coverage = r.lex.Coverage()
 	if r.mode != Dense {
-		r.lex = snap.LexicalQuery(query) // tokenised once for weights and search
 		r.weight, r.rareWeight = r.lex.Weights()
 	}
 	return r, nil

@@ -200,6 +200,7 @@ type Engine struct {
 
 	waitingLogged bool        // the initial reindex said once that it waits for another process
 	waiting       atomic.Bool // the initial reindex waits for another process's lock
+	initialDue    atomic.Bool // the initial reindex is planned and has not run yet
 
 	// after paces retries of failed updates (time.After); tests fire them
 	// by hand.
@@ -394,6 +395,9 @@ func (e *Engine) Start(ctx context.Context) {
 	go func() {
 		defer e.bg.Done()
 		e.loadErr = e.load(ctx)
+		// Set before ready: a search answered between the model loading and
+		// the run starting must still know that the run is coming.
+		e.initialDue.Store(e.loadErr == nil && !e.cfg.NoInitialReindex)
 		close(e.ready)
 		if e.loadErr != nil {
 			e.log.Error("not ready: search and reindex will answer with this error", "err", e.loadErr)
@@ -426,6 +430,7 @@ func (e *Engine) Start(ctx context.Context) {
 // index lock (the caller tries again later).
 func (e *Engine) initialReindex(ctx context.Context) bool {
 	res, err := e.run(ctx, ReindexRequest{}, activityInitial, nil, nil)
+	e.initialDue.Store(false)
 	var busy *BusyError
 	if errors.As(err, &busy) && !busy.State.Indexing {
 		e.waiting.Store(true)

@@ -59,8 +59,9 @@ type IndexState struct {
 	ChunksDone   int       `json:"chunks_done"`
 	ChunksTotal  int       `json:"chunks_total"`
 	// Pending: the run has files left to read or chunks left to embed, so
-	// search may miss what they hold. A run that is still listing files,
-	// or finds nothing changed, has none known.
+	// search may miss what they hold. A run that finds nothing changed has
+	// none; one still listing files has none known unless nothing is
+	// committed at all (a first run: everything is still to come).
 	Pending bool `json:"pending"`
 	// What search answers from meanwhile: the last commit. Files done are
 	// committed only at the next checkpoint.
@@ -178,11 +179,21 @@ func (e *Engine) IndexState() IndexState {
 	if r := e.runs.current.Load(); r != nil {
 		st := r.state()
 		e.addSearchable(&st)
+		if r.progress.Load() == nil && st.SearchableChunks == 0 {
+			st.Pending = true
+		}
 		return st
 	}
 	if e.waiting.Load() {
 		st := IndexState{Indexing: true, Activity: activityWaiting, Pending: true}
 		e.addSearchable(&st)
+		return st
+	}
+	if e.initialDue.Load() {
+		// About to start: pending only when nothing is committed yet.
+		st := IndexState{Indexing: true, Activity: activityInitial}
+		e.addSearchable(&st)
+		st.Pending = st.SearchableChunks == 0
 		return st
 	}
 	select {

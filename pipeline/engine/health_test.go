@@ -84,3 +84,33 @@ func TestBusyFromAnotherProcess(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// A first run that is still listing files has reported no progress, yet
+// everything is still to come: search must say so. Once the run reports
+// that nothing is left, or when a commit is already searchable and no
+// work is known, it must not.
+func TestPendingBeforeFirstProgress(t *testing.T) {
+	e := &Engine{ready: make(chan struct{}), runs: newRunSlot()}
+	close(e.ready)
+	if st := e.IndexState(); st.Pending || st.Indexing {
+		t.Fatalf("no run planned: %+v, want idle", st)
+	}
+	// Between the model loading and the initial run taking the slot.
+	e.initialDue.Store(true)
+	if st := e.IndexState(); !st.Pending || st.Activity != activityInitial {
+		t.Fatalf("initial run due, empty index: %+v, want pending initial indexing", st)
+	}
+	e.initialDue.Store(false)
+	r, release, err := e.runs.acquire(context.Background(), activityInitial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if st := e.IndexState(); !st.Pending || st.SearchableChunks != 0 {
+		t.Fatalf("empty index, run listing files: %+v, want pending", st)
+	}
+	r.track(nil)(pipeline.Progress{FilesDone: 3, FilesTotal: 3, BytesDone: 10, BytesTotal: 10, ChunksDone: 4, ChunksTotal: 4})
+	if st := e.IndexState(); st.Pending {
+		t.Fatalf("run with nothing left: %+v, want not pending", st)
+	}
+}

@@ -44,6 +44,10 @@ type Progress struct {
 	// is done) and of those chunked so far: ChunksTotal grows with them,
 	// so their ratio lets a display estimate the final chunk count.
 	BytesDone, BytesTotal int64
+	// The run's chunk total while files remain to be chunked: Expected
+	// starts low and only grows toward the count, for display; Likely is
+	// the plain projection, for an ETA. Both equal ChunksTotal at the end.
+	ChunksExpected, ChunksLikely int
 }
 
 // Result is what a run did.
@@ -58,14 +62,17 @@ type counters struct {
 	filesTotal, filesDone, chunksTotal, chunksDone atomic.Int64
 	bytesTotal, bytesDone                          atomic.Int64
 	listed                                         atomic.Bool // the walk is done: the totals are final
+	forecast                                       *forecast
 }
 
 func (c *counters) progress() Progress {
-	return Progress{
+	p := Progress{
 		FilesDone: int(c.filesDone.Load()), FilesTotal: int(c.filesTotal.Load()),
 		ChunksDone: int(c.chunksDone.Load()), ChunksTotal: int(c.chunksTotal.Load()),
 		BytesDone: c.bytesDone.Load(), BytesTotal: c.bytesTotal.Load(),
 	}
+	p.ChunksExpected, p.ChunksLikely = c.forecast.totals()
+	return p
 }
 
 // startProgress runs reportProgress beside the stages when report is set;
@@ -124,7 +131,7 @@ func (cfg *Config) setDefaults() {
 // the index stays as the last commit left it.
 func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 	cfg.setDefaults()
-	var cnt counters
+	cnt := counters{forecast: newForecast()}
 	writer := &stages.Writer{Index: w, Glob: cfg.Walker.Glob, InScope: cfg.Walker.InScope, Checkpoint: cfg.Checkpoint, Logger: cfg.Logger}
 	run := wire(ctx, cfg, w, &cnt, writer)
 	stopProgress := startProgress(&cnt, cfg.Progress)
@@ -180,6 +187,9 @@ func wire(ctx context.Context, cfg Config, w *index.Writer, cnt *counters, write
 		filter.Apply(job)
 		cnt.filesTotal.Add(1)
 		cnt.bytesTotal.Add(job.ToRead)
+		if job.ToRead > 0 {
+			cnt.forecast.plan(job.Ext, job.ToRead)
+		}
 		return job
 	}, func() { cnt.listed.Store(true) })
 	Map(run, "extract", cfg.Extractors, filtered, extracted, func(ctx context.Context, job *stages.FileJob) (*stages.FileJob, error) {
@@ -190,6 +200,7 @@ func wire(ctx context.Context, cfg Config, w *index.Writer, cnt *counters, write
 		if err != nil {
 			return nil, err
 		}
+		cnt.forecast.chunked(job.Ext, job.ToRead, n, job.ToRead > 0)
 		cnt.chunksTotal.Add(int64(n))
 		cnt.bytesDone.Add(job.ToRead)
 		return job, nil

@@ -11,7 +11,10 @@ table at first use, which needs more than a package registry).
 
   python3 scripts/search_tokens.py --bin bin/micro-rag-mcp --data testdata/sample
 """
-import argparse, json, shutil, subprocess, sys, tempfile
+import argparse, json, os, shutil, sys, tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mcp_stdio import Session
 
 QUERIES = [
     "how do I fail over the database",
@@ -36,33 +39,13 @@ def main():
     count = lambda s: len(enc.encode(s))
     with tempfile.TemporaryDirectory() as tmp:
         data = shutil.copytree(a.data, tmp + "/data")
-        p = subprocess.Popen([a.bin, "--data-folder", data, "--index-folder", tmp + "/index",
-                              "--title", "sample", "--inst", "Search the sample documents."],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        ids = iter(range(1, 1 << 30))
-
-        def call(method, params):
-            i = next(ids)
-            p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")
-            p.stdin.flush()
-            for line in p.stdout:
-                m = json.loads(line)
-                if m.get("id") == i:
-                    return m
-            sys.exit("server stopped")
-
-        call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                            "clientInfo": {"name": "tokens", "version": "1"}})
-        p.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-        p.stdin.flush()
-        # reindex answers once the index is complete (retry while busy).
-        import time
-        while "busy" in json.dumps(call("tools/call", {"name": "reindex", "arguments": {}})):
-            time.sleep(0.5)
+        s = Session([a.bin, "--data-folder", data, "--index-folder", tmp + "/index",
+                     "--title", "sample", "--inst", "Search the sample documents."])
+        s.settle()  # reindex answers once the index is complete
         totals = [0, 0, 0]
         print("query\ttext\tstructured\tlinks\ttotal\tresults")
         for q in QUERIES:
-            r = call("tools/call", {"name": "search", "arguments": {"query": q, "top_k": a.top_k, "score_threshold": a.threshold}})["result"]
+            r = s.call("tools/call", {"name": "search", "arguments": {"query": q, "top_k": a.top_k, "score_threshold": a.threshold}})["result"]
             text = sum(count(c["text"]) for c in r["content"] if c["type"] == "text")
             links = sum(count(json.dumps(c, ensure_ascii=False, separators=(",", ":")))
                         for c in r["content"] if c["type"] == "resource_link")
@@ -73,8 +56,7 @@ def main():
             print(f"{q}\t{text}\t{st}\t{links}\t{text + st + links}\t{n}")
         k = len(QUERIES)
         print(f"mean\t{totals[0] / k:.0f}\t{totals[1] / k:.0f}\t{totals[2] / k:.0f}\t{sum(totals) / k:.0f}")
-        p.stdin.close()
-        p.wait(timeout=30)
+        s.close()
 
 
 if __name__ == "__main__":

@@ -155,13 +155,19 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	var topK int
 	var threshold float64
 	var asJSON, explain bool
-	fs := newFlagSet("search", `micro-rag-mcp search --data-folder DIR [--top-k N] [--score-threshold X] [--search-mode M] [--explain] [--json] "QUERY"`, stderr)
+	var fa engine.FilterArgs
+	var exts string
+	fs := newFlagSet("search", `micro-rag-mcp search --data-folder DIR [--top-k N] [--score-threshold X] [--search-mode M] [--path-glob GLOB] [--ext LIST] [--modified-after T] [--modified-before T] [--explain] [--json] "QUERY"`, stderr)
 	addUsageNote(fs, searchExitNote)
 	c.register(fs)
 	quietByDefault(fs)
 	c.registerSearchMode(fs)
 	fs.IntVar(&topK, "top-k", isearch.DefaultTopK, "number of passages to show (1-50)")
 	fs.Float64Var(&threshold, "score-threshold", isearch.DefaultScoreThreshold, "minimum score (0-1); the score is calibrated in every --search-mode so that at the default a query nothing answers (random letters, an off-topic question) mostly returns nothing; 0 returns the top-k whatever they score")
+	fs.StringVar(&fa.PathGlob, "path-glob", "", "only search files matching this shell pattern, relative to the data folder (as reindex --path-glob)")
+	fs.StringVar(&exts, "ext", "", "only search files with these comma-separated extensions (md,pdf; noext for files without one)")
+	fs.StringVar(&fa.ModifiedAfter, "modified-after", "", "only search files modified after this RFC 3339 time (2026-01-31T00:00:00Z)")
+	fs.StringVar(&fa.ModifiedBefore, "modified-before", "", "only search files modified before this RFC 3339 time")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
 	fs.BoolVar(&explain, "explain", false, "show what each score is made of: cosine, keyword score, share of the query's keywords, the query's coverage by the folder's words, calibrated score (with --json: an explain object per result)")
 	pos, done, err := c.parseSubcommand(fs, args, stdout, true)
@@ -173,6 +179,12 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		return withUsage(fs, usageErr("search needs a query"))
 	}
 	req, err := isearch.NewRequest(query, float64(topK), threshold)
+	if err == nil {
+		if exts != "" {
+			fa.Exts = strings.Split(exts, ",")
+		}
+		req.Filter, err = engine.ParseFilter(fa)
+	}
 	if err != nil {
 		return &exitError{code: 2, err: err, usage: true, cmd: "search"}
 	}

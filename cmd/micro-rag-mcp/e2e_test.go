@@ -14,7 +14,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -107,14 +109,20 @@ func decode(t *testing.T, structured any, v any) {
 
 func search(t *testing.T, c *client.Client, query string, topK int, threshold float64) []engine.Result {
 	t.Helper()
+	return searchWith(t, c, map[string]any{"query": query, "top_k": topK, "score_threshold": threshold})
+}
+
+// searchWith calls the search tool with args and fails the test on any error.
+func searchWith(t *testing.T, c *client.Client, args map[string]any) []engine.Result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := callTool(ctx, c, "search", map[string]any{"query": query, "top_k": topK, "score_threshold": threshold})
+	res, err := callTool(ctx, c, "search", args)
 	if err != nil {
-		t.Fatalf("search %q: %v", query, err)
+		t.Fatalf("search %v: %v", args, err)
 	}
 	if res.IsError {
-		t.Fatalf("search %q: tool error %s", query, toolText(res))
+		t.Fatalf("search %v: tool error %s", args, toolText(res))
 	}
 	var out mcpserver.SearchOutput
 	decode(t, res.StructuredContent, &out)
@@ -191,6 +199,12 @@ func TestE2ESampleSearchUpdateDelete(t *testing.T) {
 	}
 
 	waitForTop(t, c, sampleQueries[0].query, sampleQueries[0].path)
+	// A client that shows the model only the text block still sees the
+	// answer to the leave question in the first excerpt.
+	leave, err := callTool(context.Background(), c, "search", map[string]any{"query": sampleQueries[1].query})
+	if err != nil || !strings.Contains(toolText(leave), "sixteen weeks") {
+		t.Errorf("the text block of %q lacks %q: %v %s", sampleQueries[1].query, "sixteen weeks", err, toolText(leave))
+	}
 	for _, q := range sampleQueries {
 		res := search(t, c, q.query, 3, 0.2)
 		if len(res) == 0 || res[0].Path != q.path {
@@ -401,18 +415,24 @@ func TestE2EBusyAcrossProcesses(t *testing.T) {
 	}
 }
 
-// TestE2ECancelReindex cancels a long reindex from the client
-// (notifications/cancelled); the previous index keeps answering.
-func TestE2ECancelReindex(t *testing.T) {
-	data := copySample(t)
-	// Watching off: the copied notes must wait for the explicit reindex.
-	c := startServer(t, data, "--watch=false")
+// sampleThenNotes starts a server without watching on a copy of the sample,
+// waits for its first reindex, then copies the 200 notes of bigFolder into
+// notes/, for the caller's explicit reindex to find.
+func sampleThenNotes(t *testing.T) (data string, c *client.Client) {
+	data = copySample(t)
+	c = startServer(t, data, "--watch=false")
 	waitForTop(t, c, sampleQueries[2].query, sampleQueries[2].path)
 	reindex(t, c, map[string]any{}) // the initial reindex is over
-
 	if err := os.CopyFS(filepath.Join(data, "notes"), os.DirFS(bigFolder(t))); err != nil {
 		t.Fatal(err)
 	}
+	return data, c
+}
+
+// TestE2ECancelReindex cancels a long reindex from the client
+// (notifications/cancelled); the previous index keeps answering.
+func TestE2ECancelReindex(t *testing.T) {
+	data, c := sampleThenNotes(t)
 	progressed := make(chan struct{}, 1)
 	var progressCount int
 	var mu sync.Mutex
@@ -613,3 +633,57 @@ func TestPythonClient(t *testing.T) {
 }
 
 func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestE2EProgressTotalAndETA reindexes 200 notes plus the sample's PDF,
+// DOCX and Markdown files with a progress token: the chunk total in the
+// messages never decreases, is marked "~" while it is projected and ends
+// at the result's count, and an ETA shows while chunks are left.
+func TestE2EProgressTotalAndETA(t *testing.T) {
+	_, c := sampleThenNotes(t)
+	var mu sync.Mutex
+	var msgs []string
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == "notifications/progress" {
+			mu.Lock()
+			msgs = append(msgs, fmt.Sprint(n.Params.AdditionalFields["message"]))
+			mu.Unlock()
+		}
+	})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "reindex"
+	req.Params.Arguments = map[string]any{"force": true}
+	req.Params.Meta = &mcp.Meta{ProgressToken: "totals"}
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil || res.IsError {
+		t.Fatalf("reindex: %v %s", err, toolText(res))
+	}
+	var rr engine.ReindexResult
+	decode(t, res.StructuredContent, &rr)
+	mu.Lock()
+	defer mu.Unlock()
+	re := regexp.MustCompile(`chunks (\d+)/(~?)(\d+)(, ETA \S+)?`)
+	last, projected, etas := 0, 0, 0
+	for i, m := range msgs {
+		g := re.FindStringSubmatch(m)
+		if g == nil {
+			t.Fatalf("progress message %q", m)
+		}
+		total, _ := strconv.Atoi(g[3])
+		if total < last {
+			t.Errorf("message %d of %d: chunk total %d after %d: %q", i+1, len(msgs), total, last, msgs)
+		}
+		last = total
+		if g[2] == "~" {
+			projected++
+		}
+		if g[4] != "" {
+			etas++
+		}
+	}
+	if len(msgs) < 5 || projected == 0 || etas == 0 {
+		t.Errorf("%d messages, %d with a projected total, %d with an ETA: %q", len(msgs), projected, etas, msgs)
+	}
+	if last != rr.ChunksTotal {
+		t.Errorf("last message's total %d, the run counted %d chunks", last, rr.ChunksTotal)
+	}
+}

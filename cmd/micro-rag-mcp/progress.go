@@ -27,18 +27,10 @@ type progressBar struct {
 	line      string // the bar as last drawn; "" when none is on screen
 	total     int    // chunk total shown
 	estimated bool   // total is a projection, not yet a count
-	samples   []sample
+	eta       pipeline.ETA
+	rate      float64       // chunks per second, 0 while unknown
+	left      time.Duration // ETA; -1 while unknown
 }
-
-// sample is the chunk count at a moment, for the rate over a short window.
-type sample struct {
-	at     time.Time
-	chunks int
-}
-
-// rateWindow is how far back the chunk rate looks: long enough to smooth
-// batch-by-batch embedding, short enough to follow a change of pace.
-const rateWindow = 10 * time.Second
 
 func newProgressBar(w io.Writer) *progressBar {
 	b := &progressBar{w: w, tty: isTerminal(w), every: 2 * time.Second, now: time.Now}
@@ -62,11 +54,12 @@ func (b *progressBar) update(p pipeline.Progress) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
-	b.samples = append(b.samples, sample{now, p.ChunksDone})
-	for len(b.samples) > 2 && now.Sub(b.samples[1].at) >= rateWindow {
-		b.samples = b.samples[1:]
-	}
 	b.total, b.estimated = chunkTotal(p, b.total)
+	rate, left, ok := b.eta.Update(now, p)
+	b.rate, b.left = rate, left
+	if !ok {
+		b.left = -1
+	}
 	final := p.FilesTotal > 0 && p.FilesDone >= p.FilesTotal
 	if now.Sub(b.last) < b.every && !final {
 		return
@@ -94,43 +87,25 @@ func (b *progressBar) describe(p pipeline.Progress) string {
 		approx = "~"
 	}
 	fmt.Fprintf(&s, "%s/%s%s chunks", count(p.ChunksDone), approx, count(b.total))
-	if rate := b.rate(); rate > 0 {
-		fmt.Fprintf(&s, "  %.1f/s", rate)
-		if left := b.total - p.ChunksDone; left > 0 {
-			eta := time.Duration(float64(left) / rate * float64(time.Second))
-			fmt.Fprintf(&s, "  ETA %s", eta.Round(time.Second))
-		}
+	if b.rate > 0 {
+		fmt.Fprintf(&s, "  %.1f/s", b.rate)
+	}
+	if b.left >= 0 && p.ChunksDone < b.total {
+		fmt.Fprintf(&s, "  ETA %s", b.left.Round(time.Second))
 	}
 	fmt.Fprintf(&s, "  files %s/%s", count(p.FilesDone), count(p.FilesTotal))
 	return s.String()
 }
 
-// chunkTotal is the chunk total to show. Chunks are counted as files are
-// chunked, so the count grows during a run; while files remain to be read
-// it is projected from the bytes chunked so far, which moves smoothly
-// instead of jumping. Without byte counts the shown total never shrinks.
+// chunkTotal is the chunk total to show: while files remain to be read,
+// the pipeline's projection (Progress.ChunksExpected, which starts low and
+// only grows toward the count), then the count. It never shrinks while it
+// is a projection.
 func chunkTotal(p pipeline.Progress, shown int) (total int, estimated bool) {
-	if p.BytesTotal > 0 && p.BytesDone > 0 && p.BytesDone < p.BytesTotal {
-		left := float64(p.BytesTotal-p.BytesDone) * float64(p.ChunksTotal) / float64(p.BytesDone)
-		return max(p.ChunksDone, p.ChunksTotal+int(left)), true
-	}
 	if p.BytesTotal > 0 && p.BytesDone >= p.BytesTotal {
 		return p.ChunksTotal, false
 	}
-	return max(shown, p.ChunksTotal, p.ChunksDone), p.BytesTotal > 0
-}
-
-// rate is chunks per second over the recent window.
-func (b *progressBar) rate() float64 {
-	if len(b.samples) < 2 {
-		return 0
-	}
-	first, last := b.samples[0], b.samples[len(b.samples)-1]
-	dt := last.at.Sub(first.at).Seconds()
-	if dt < 0.5 {
-		return 0
-	}
-	return float64(last.chunks-first.chunks) / dt
+	return max(shown, p.ChunksExpected, p.ChunksTotal, p.ChunksDone), p.BytesTotal > 0
 }
 
 // Write prints log output above the bar: it clears the bar's line, writes

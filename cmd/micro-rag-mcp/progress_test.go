@@ -77,11 +77,11 @@ func TestProgressBarLogsAboveBar(t *testing.T) {
 	}
 }
 
-// With byte counts the total is projected from the bytes chunked so far,
+// While files remain to be read the total is the pipeline's projection,
 // marked "~", and exact once every file is chunked.
 func TestProgressBarProjectsChunkTotal(t *testing.T) {
 	b, out, clock := testBar(false)
-	b.update(pipeline.Progress{FilesTotal: 10, ChunksDone: 5, ChunksTotal: 40, BytesDone: 1000, BytesTotal: 4000})
+	b.update(pipeline.Progress{FilesTotal: 10, ChunksDone: 5, ChunksTotal: 40, ChunksExpected: 160, BytesDone: 1000, BytesTotal: 4000})
 	*clock = clock.Add(3 * time.Second)
 	b.update(pipeline.Progress{FilesDone: 10, FilesTotal: 10, ChunksDone: 150, ChunksTotal: 150, BytesDone: 4000, BytesTotal: 4000})
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")

@@ -245,8 +245,10 @@ func (p *passage) result() Result {
 		chunks = append(chunks, r.ChunkIndex)
 	}
 	slices.Sort(chunks)
+	raw := joinChunks(p.recs, nil)
 	return Result{
-		Path: best.Path, Score: p.best.score, Snippet: collapseSpace(joinChunks(p.recs, nil)),
+		raw: raw, focus: segment{best.CharStart - p.start, best.CharEnd - p.start},
+		Path: best.Path, Score: p.best.score, Snippet: collapseSpace(raw),
 		ChunkIndex: best.ChunkIndex, Chunks: chunks, CharStart: p.start, CharEnd: p.end,
 		Mtime: best.Mtime, Ext: best.Ext, Page: first.Page, LineStart: first.LineStart, LineEnd: last.LineEnd,
 	}

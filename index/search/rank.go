@@ -35,6 +35,11 @@ type ranker struct {
 	// (lexical.Query.Coverage)
 	coverage float64
 	null     NullCosine
+
+	// A filter (see narrow): a broad one's passing chunks, or a selective
+	// one's chunks, ranked alone. Both nil without a filter.
+	passing map[int64]bool
+	within  *within
 }
 
 // newRanker is a ranker of query (embedded as vec) under opt's mode and
@@ -96,16 +101,19 @@ func (r *ranker) rankRaw(pool int) (cands []candidate, full bool, err error) {
 // read runs the rankings the mode uses to depth pool, each unless it holds
 // all it can find already, and the keyword evidence of the dense hits.
 func (r *ranker) read(pool int) error {
+	if r.within != nil {
+		return r.readWithin(pool)
+	}
 	denseRan := false
 	if r.mode != Keyword && !r.denseAll {
-		near, err := r.snap.Nearest(r.vec, pool)
+		near, all, err := r.nearest(pool)
 		if err != nil {
 			return err
 		}
 		if err := r.checkCosines(near); err != nil {
 			return err
 		}
-		r.dense, r.denseAll, denseRan = near, len(near) < pool, true
+		r.dense, r.denseAll, denseRan = near, all, true
 	}
 	if r.mode == Dense {
 		return nil
@@ -116,8 +124,7 @@ func (r *ranker) read(pool int) error {
 	}
 	switch {
 	case !r.keywordAll:
-		r.keyword, r.denseEvidence = r.lex.Search(pool, also)
-		r.keywordAll = len(r.keyword) < pool
+		r.keyword, r.denseEvidence, r.keywordAll = r.keywordTop(pool, also)
 	case denseRan:
 		// Every chunk holding a query term is in the keyword list, so it
 		// says the evidence of each dense hit without another pass.

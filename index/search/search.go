@@ -39,6 +39,8 @@ type Request struct {
 	TopK           int
 	ScoreThreshold float64
 	Explain        bool // set each Result's Explain
+	// Filter, when set, limits the search to the files it passes.
+	Filter *Filter
 }
 
 // Explanation is what a result's score was made of: its best chunk's
@@ -81,6 +83,9 @@ type Result struct {
 	LineEnd   int     `json:"line_end,omitempty"`
 	// Explain is set when the request asks for it.
 	Explain *Explanation `json:"explain,omitempty"`
+
+	raw   string  // the passage's text before collapsing, for centre
+	focus segment // its best chunk, in runes of raw
 }
 
 // Fusion names how hybrid search combines the two rankings. The default,
@@ -155,6 +160,10 @@ type Options struct {
 	// Null is the embedding model's null cosine; its cosines are mapped
 	// onto ReferenceNull's scale before they are scored. Zero: none.
 	Null NullCosine
+	// PassageCap, when positive, is the most characters of a passage a
+	// result carries, centred on its best-matching sentence; 0 = whole
+	// passages (see centre.go for why that is the default).
+	PassageCap int
 }
 
 // Search ranks snap's chunks for req. vec is the query's embedding (unused
@@ -176,9 +185,12 @@ func Search(snap *index.Snapshot, req Request, vec []float32, opt Options) ([]Re
 	if err != nil {
 		return nil, err
 	}
+	if r.narrow(req.Filter) == 0 {
+		return []Result{}, nil
+	}
 	src := &chunks{snap: snap, heads: map[int64]schema.Record{}}
-	// Merging neighbours can leave fewer than TopK passages: widen the pool
-	// while more chunks could still pass the threshold.
+	// Merging neighbours, or a filter, can leave fewer than TopK passages:
+	// widen the pool while more chunks could still pass the threshold.
 	for pool := PoolSize(r.mode, req.TopK); ; pool *= 4 {
 		cands, full, err := r.rank(pool)
 		if err != nil {
@@ -189,7 +201,11 @@ func Search(snap *index.Snapshot, req Request, vec []float32, opt Options) ([]Re
 			return nil, err
 		}
 		if len(ps) >= req.TopK || !full || pool >= snap.Chunks() || lowest(cands) < req.ScoreThreshold {
-			return results(ps, req.Explain, src) // text read for these alone
+			res, err := results(ps, req.Explain, src) // text read for these alone
+			if err == nil {
+				centre(res, req.Query, opt.PassageCap)
+			}
+			return res, err
 		}
 	}
 }

@@ -116,6 +116,9 @@ type Config struct {
 	// Diversity limits one file's passages at the top of the results
 	// ("free=N,step=X", see search.Options); "" = none.
 	Diversity string
+	// PassageCap, when positive, caps each result's passage, centred on its
+	// best-matching sentence (search.Options); 0 = whole passages.
+	PassageCap int
 
 	Logger *slog.Logger
 }

@@ -38,7 +38,8 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		e.log.Warn("search on an empty or missing index: no results", "index", e.cfg.IndexFolder)
 		return []Result{}, nil
 	}
-	opt := isearch.Options{Mode: e.cfg.SearchMode, Fusion: e.cfg.Fusion, Diversity: e.cfg.Diversity, Null: e.null}
+	opt := isearch.Options{Mode: e.cfg.SearchMode, Fusion: e.cfg.Fusion, Diversity: e.cfg.Diversity, Null: e.null,
+		PassageCap: e.cfg.PassageCap}
 	var vec []float32
 	if opt.Mode != SearchKeyword {
 		if vec, err = e.embedQuery(req.Query); err != nil {

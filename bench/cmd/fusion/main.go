@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +32,7 @@ func main() {
 	fusions := flag.String("fusions", "share", "hybrid fusions to compare, separated by ';' (engine.Config.Fusion syntax)")
 	flag.StringVar(&base, "base", string(engine.FusionShare), "the fusion dense and keyword rows run under (keyword mode takes its calibration from it)")
 	divs := flag.String("diversity", "", "diversities to compare, separated by ';' (\"\" is none)")
+	flag.StringVar(&caps, "passage-caps", "0", "passage caps to compare (engine.Config.PassageCap; 0 = whole passages, the default), comma-separated")
 	loso := flag.Bool("loso", false, "choose a hybrid variant leave-one-set-out")
 	out := flag.String("out", "", "also write the report here")
 	raw := flag.String("json", "", "also write every row as JSON here")
@@ -89,6 +91,7 @@ func load(files []string) ([]row, error) {
 // row is one set asked in one mode and variant.
 type row struct {
 	Set, Mode, Fusion, Diversity string
+	Cap                          int `json:",omitempty"` // engine.Config.PassageCap
 	IR                           bool
 	Passage                      eval.Scores   // hits as returned
 	Doc                          eval.Scores   // each file once, at its best passage
@@ -103,12 +106,16 @@ func (r row) name() string {
 	if r.Diversity != "" {
 		n += " | " + r.Diversity
 	}
+	if r.Cap != 0 {
+		n += fmt.Sprintf(" | cap %d", r.Cap)
+	}
 	return n
 }
 
 var (
 	verbose bool
 	base    string
+	caps    string
 )
 
 func measure(sets []string, cache string, fusions, divs []string) ([]row, error) {
@@ -135,15 +142,16 @@ func measure(sets []string, cache string, fusions, divs []string) ([]row, error)
 				variants = fusions
 			}
 			for _, f := range variants {
-				for _, d := range divs {
+				for _, dc := range variantsWithCaps(divs) {
+					d := dc.div
 					cfg := engine.Config{DataFolder: c.Dir, IndexFolder: index, ReadOnly: true,
-						NoInitialReindex: true, SearchMode: mode, Fusion: engine.Fusion(f), Diversity: d}
+						NoInitialReindex: true, SearchMode: mode, Fusion: engine.Fusion(f), Diversity: d, PassageCap: dc.cap}
 					t := time.Now()
 					outs, err := askEngine(ctx, cfg, qs)
 					if err != nil {
 						return nil, err
 					}
-					r := row{Set: set.Name, Mode: string(mode), Fusion: map[bool]string{true: f}[mode != engine.SearchDense], Diversity: d, IR: set.IR,
+					r := row{Set: set.Name, Mode: string(mode), Fusion: map[bool]string{true: f}[mode != engine.SearchDense], Diversity: d, Cap: dc.cap, IR: set.IR,
 						Passage: eval.Score(outs), Doc: eval.Score(byDocument(outs))}
 					if set.IR {
 						r.BEIR = eval.ScoreIR(outs)
@@ -166,6 +174,27 @@ func measure(sets []string, cache string, fusions, divs []string) ([]row, error)
 		}
 	}
 	return rows, nil
+}
+
+type divCap struct {
+	div string
+	cap int
+}
+
+// variantsWithCaps pairs every diversity with every -passage-caps value.
+func variantsWithCaps(divs []string) []divCap {
+	var out []divCap
+	for _, d := range divs {
+		for _, c := range strings.Split(caps, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(c))
+			if err != nil {
+				slog.Error("fusion: -passage-caps", "err", err)
+				os.Exit(2)
+			}
+			out = append(out, divCap{d, n})
+		}
+	}
+	return out
 }
 
 // askEngine opens an engine on cfg's index and asks it every question.

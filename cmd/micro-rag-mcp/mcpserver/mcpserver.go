@@ -108,6 +108,14 @@ func SearchTool(title string) mcp.Tool {
 			mcp.Description("How many passages to return at most (overlapping chunks of one file count once).")),
 		mcp.WithNumber("score_threshold", mcp.DefaultNumber(search.DefaultScoreThreshold), mcp.Min(0.0), mcp.Max(1.0),
 			mcp.Description("Drop passages scoring below this. Scores are calibrated so that at the default a query the documents do not answer mostly returns nothing; 0 returns the top_k best whatever they score.")),
+		mcp.WithString("path_glob",
+			mcp.Description("Only search files matching this shell pattern, relative to the data folder (e.g. \"docs/**/*.md\"; a pattern without / matches file names).")),
+		mcp.WithArray("ext", mcp.WithStringItems(),
+			mcp.Description("Only search files with one of these extensions (e.g. [\"md\", \"pdf\"]; \"noext\" for files without one).")),
+		mcp.WithString("modified_after",
+			mcp.Description("Only search files modified after this RFC 3339 time (e.g. \"2026-01-31T00:00:00Z\").")),
+		mcp.WithString("modified_before",
+			mcp.Description("Only search files modified before this RFC 3339 time.")),
 		mcp.WithRawOutputSchema([]byte(searchOutputSchema)),
 		mcp.WithReadOnlyHintAnnotation(true),
 		mcp.WithDestructiveHintAnnotation(false),
@@ -231,7 +239,7 @@ type tools struct {
 // ParseSearch applies defaults and checks ranges. Its error text is meant for
 // the model calling the tool.
 func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
-	if err := knownArgs(args, "query", "top_k", "score_threshold"); err != nil {
+	if err := knownArgs(args, "query", "top_k", "score_threshold", "path_glob", "ext", "modified_after", "modified_before"); err != nil {
 		return engine.SearchRequest{}, err
 	}
 	q, ok := args["query"]
@@ -261,7 +269,50 @@ func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
 		threshold = f
 	}
 	// The types are the transport's; the limits are the search's.
-	return search.NewRequest(qs, topK, threshold)
+	req, err := search.NewRequest(qs, topK, threshold)
+	if err != nil {
+		return req, err
+	}
+	fa, err := filterArgs(args)
+	if err == nil {
+		req.Filter, err = engine.ParseFilter(fa)
+	}
+	if err != nil {
+		return engine.SearchRequest{}, err
+	}
+	return req, nil
+}
+
+// filterArgs are the search tool's filter arguments, their types checked.
+func filterArgs(args map[string]any) (engine.FilterArgs, error) {
+	var fa engine.FilterArgs
+	for _, a := range []struct {
+		name string
+		to   *string
+	}{{"path_glob", &fa.PathGlob}, {"modified_after", &fa.ModifiedAfter}, {"modified_before", &fa.ModifiedBefore}} {
+		if v, ok := args[a.name]; ok && v != nil {
+			if *a.to, ok = v.(string); !ok {
+				return fa, fmt.Errorf(`argument %q must be a string, got %s`, a.name, jsonType(v))
+			}
+		}
+	}
+	if v, ok := args["ext"]; ok && v != nil {
+		switch e := v.(type) {
+		case string: // one extension, or a comma-separated list
+			fa.Exts = strings.Split(e, ",")
+		case []any:
+			for _, x := range e {
+				s, ok := x.(string)
+				if !ok {
+					return fa, fmt.Errorf(`argument "ext" must be a list of strings, got an item of type %s`, jsonType(x))
+				}
+				fa.Exts = append(fa.Exts, s)
+			}
+		default:
+			return fa, fmt.Errorf(`argument "ext" must be a list of strings, got %s`, jsonType(v))
+		}
+	}
+	return fa, nil
 }
 
 // ParseReindex applies defaults and checks types.
@@ -402,8 +453,8 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	}
 	var progress func(pipeline.Progress)
 	if call.Params.Meta != nil && call.Params.Meta.ProgressToken != nil {
-		relay := newProgressRelay(t.progressSender(ctx, call.Params.Meta.ProgressToken))
-		ticker := time.NewTicker(ProgressEvery)
+		relay := newProgressRelay(t.progressSender(ctx, call.Params.Meta.ProgressToken), time.Now)
+		ticker := time.NewTicker(progressTick)
 		stop, done := make(chan struct{}), make(chan struct{})
 		// No progress may follow the answer: wait for the ticker to stop.
 		defer func() { close(stop); <-done; ticker.Stop() }()
@@ -431,13 +482,12 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 // progressSender turns reindex progress into notifications/progress. A
 // failed send (full channel, gone client) is logged and dropped: progress
 // must never fail the reindex.
-func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) func(float64, pipeline.Progress) {
-	return func(value float64, p pipeline.Progress) {
+func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) func(float64, pipeline.Progress, string) {
+	return func(value float64, p pipeline.Progress, eta string) {
 		params := map[string]any{
 			"progressToken": token,
 			"progress":      value,
-			"message": fmt.Sprintf("files %d/%d, chunks %d/%d",
-				p.FilesDone, p.FilesTotal, p.ChunksDone, p.ChunksTotal),
+			"message":       progressMessage(p, eta),
 		}
 		if p.FilesTotal > 0 {
 			params["total"] = p.FilesTotal

@@ -400,8 +400,19 @@ func (w *wire) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// outbound puts the client's id back into a response. Call with mu held.
+// emptyLinkFields is how mcp-go writes a resource link's (or resource's)
+// optional description and MIME type when they are empty, closing the
+// object. Inside a JSON string the quotes would be escaped, so the bytes
+// occur only as those fields; dropping them keeps the JSON valid and saves
+// about nine tokens per link of a search answer.
+var emptyLinkFields = []byte(`,"description":"","mimeType":""}`)
+
+// outbound puts the client's id back into a response and drops empty
+// optional fields (emptyLinkFields). Call with mu held.
 func (w *wire) outbound(msg []byte) []byte {
+	if bytes.Contains(msg, emptyLinkFields) {
+		msg = bytes.ReplaceAll(msg, emptyLinkFields, []byte("}"))
+	}
 	// mcp-go writes every answer as {"jsonrpc":"2.0","id":...: take the id
 	// from there without scanning a large result.
 	const head = `{"jsonrpc":"2.0","id":`

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -238,5 +239,42 @@ func TestSDKLogLevels(t *testing.T) {
 	out := buf.String()
 	if !strings.Contains(out, `level=DEBUG msg="Tool call queue full`) || !strings.Contains(out, `level=ERROR msg="Error writing tool response`) {
 		t.Errorf("levels:\n%s", out)
+	}
+}
+
+// A resource link as mcp-go writes it loses its empty description and MIME
+// type on the way out and stays valid JSON; a text holding those bytes
+// (escaped, as JSON writes them) is untouched.
+func TestWireDropsEmptyLinkFields(t *testing.T) {
+	w := &wire{pending: map[uint64][]byte{}, byRaw: map[string]uint64{}, progress: map[uint64][]byte{}}
+	res := mcp.CallToolResult{Content: []mcp.Content{
+		mcp.NewTextContent(`,"description":"","mimeType":""}`),
+		mcp.NewResourceLink("micro-rag://docs/a.md#chunk=0", "a.md", "", ""),
+	}}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "result": res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(body, emptyLinkFields) {
+		t.Fatalf("mcp-go no longer writes empty link fields: %s", body)
+	}
+	got := w.outbound(body)
+	var back struct {
+		Result struct {
+			Content []map[string]any `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(got, &back); err != nil || len(back.Result.Content) != 2 {
+		t.Fatalf("%s: %v", got, err)
+	}
+	if text := back.Result.Content[0]["text"]; text != `,"description":"","mimeType":""}` {
+		t.Errorf("text changed to %q", text)
+	}
+	link := back.Result.Content[1]
+	if _, ok := link["description"]; ok || link["uri"] != "micro-rag://docs/a.md#chunk=0" || link["name"] != "a.md" {
+		t.Errorf("link %v", link)
+	}
+	if _, ok := link["mimeType"]; ok {
+		t.Errorf("link %v keeps an empty mimeType", link)
 	}
 }

@@ -1,0 +1,127 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
+)
+
+// A filtered search returns top_k passages from the files the filter
+// passes, in every mode, though the unfiltered top_k holds files it leaves
+// out; ranking the passing chunks exactly gives what reading the unfiltered
+// rankings deeper gives.
+func TestSearchFiltersInsideTheRanking(t *testing.T) {
+	data := t.TempDir()
+	files := map[string]string{}
+	for i := range 30 {
+		files[fmt.Sprintf("team/notes-%02d.txt", i)] = filler(uint64(i), 50)
+	}
+	for i := range 8 {
+		files[fmt.Sprintf("archive/old-%d.md", i)] = filler(uint64(i+50), 50)
+	}
+	writeCorpus(t, data, files)
+	old := time.Date(2020, 6, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 6 {
+		if err := os.Chtimes(filepath.Join(data, fmt.Sprintf("team/notes-%02d.txt", i)), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := newEngine(t, Config{DataFolder: data, IndexFolder: filepath.Join(t.TempDir(), "index")})
+	reindex(t, e, ReindexRequest{})
+
+	before2021 := func(mtime float64) bool { return mtime < float64(time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC).Unix()) }
+	filters := []struct {
+		name string
+		args FilterArgs
+		pass func(r Result) bool
+	}{
+		{"path_glob", FilterArgs{PathGlob: "archive/*"}, func(r Result) bool { return strings.HasPrefix(r.Path, "archive/") }},
+		{"ext", FilterArgs{Exts: []string{"MD"}}, func(r Result) bool { return path.Ext(r.Path) == ".md" }},
+		{"modified_before", FilterArgs{ModifiedBefore: "2021-01-01T00:00:00Z"}, func(r Result) bool { return before2021(r.Mtime) }},
+		{"modified_after and glob", FilterArgs{ModifiedAfter: "2021-01-01T00:00:00Z", PathGlob: "team/**"},
+			func(r Result) bool { return !before2021(r.Mtime) && strings.HasPrefix(r.Path, "team/") }},
+	}
+	query := "owners follow the billing support release planning in the weekly report"
+	for _, mode := range []SearchMode{SearchDense, SearchKeyword, SearchHybrid} {
+		e.cfg.SearchMode = mode
+		run := func(f *isearch.Filter) []Result {
+			res, err := e.Search(context.Background(), SearchRequest{Query: query, TopK: 5, Filter: f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		all := run(nil)
+		for _, fc := range filters {
+			f, err := ParseFilter(fc.args)
+			if err != nil || f == nil {
+				t.Fatalf("%s: %v", fc.name, err)
+			}
+			left := 0
+			for _, r := range all {
+				if !fc.pass(r) {
+					left++
+				}
+			}
+			exact := run(f)
+			saved := isearch.ExactFilterChunks
+			isearch.ExactFilterChunks = 0
+			deeper := run(f)
+			isearch.ExactFilterChunks = saved
+			if os.Getenv("FILTER_DEBUG") != "" {
+				for i := range exact {
+					t.Logf("%s %s %d: %s#%d %v %.4f | %s#%d %v %.4f", mode, fc.name, i, exact[i].Path, exact[i].ChunkIndex, exact[i].Chunks, exact[i].Score, deeper[i].Path, deeper[i].ChunkIndex, deeper[i].Chunks, deeper[i].Score)
+				}
+			}
+			if len(exact) != 5 || len(deeper) != 5 {
+				t.Errorf("%s %s: %d and %d results, want top_k 5 (unfiltered, %d of 5 fail the filter)", mode, fc.name, len(exact), len(deeper), left)
+			}
+			for i, r := range exact {
+				if !fc.pass(r) {
+					t.Errorf("%s %s: result %d %s (mtime %v) fails the filter", mode, fc.name, i+1, r.Path, r.Mtime)
+				}
+				if i < len(deeper) && (deeper[i].Path != r.Path || deeper[i].ChunkIndex != r.ChunkIndex || math.Abs(deeper[i].Score-r.Score) > 1e-6) {
+					t.Errorf("%s %s: result %d exact %s#%d %.4f, read deeper %s#%d %.4f", mode, fc.name, i+1,
+						r.Path, r.ChunkIndex, r.Score, deeper[i].Path, deeper[i].ChunkIndex, deeper[i].Score)
+				}
+			}
+			if fc.name == "path_glob" && left == 0 {
+				t.Errorf("%s: the unfiltered top 5 are all in archive/; the filter is not tested", mode)
+			}
+		}
+	}
+}
+
+// Bad filter arguments are refused with the argument named.
+func TestParseFilterErrors(t *testing.T) {
+	for _, c := range []struct {
+		args FilterArgs
+		want string
+	}{
+		{FilterArgs{PathGlob: "[a-"}, "path_glob"},
+		{FilterArgs{PathGlob: "../x"}, "outside the data folder"},
+		{FilterArgs{Exts: []string{"*.md"}}, `argument "ext"`},
+		{FilterArgs{ModifiedAfter: "yesterday"}, `argument "modified_after" must be an RFC 3339 time`},
+		{FilterArgs{ModifiedBefore: "2026-13-01T00:00:00Z"}, `"modified_before"`},
+		{FilterArgs{ModifiedAfter: "2026-02-01T00:00:00Z", ModifiedBefore: "2026-01-01T00:00:00Z"}, "must be before"},
+	} {
+		if f, err := ParseFilter(c.args); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, %v; want an error with %q", c.args, f, err, c.want)
+		}
+	}
+	if f, err := ParseFilter(FilterArgs{}); f != nil || err != nil {
+		t.Errorf("no arguments: %v %v, want no filter", f, err)
+	}
+	f, err := ParseFilter(FilterArgs{Exts: []string{"md", ".PDF", "noext"}})
+	if err != nil || strings.Join(f.Exts, ",") != ".md,.pdf," {
+		t.Errorf("exts: %v %v", f, err)
+	}
+}

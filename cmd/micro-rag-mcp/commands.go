@@ -307,19 +307,9 @@ damaged (rebuild it with reindex --force) or on an error, 2 on a usage error.
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var c common
-	var asJSON bool
-	fs := newFlagSet("status", "micro-rag-mcp status --data-folder DIR [--json]", stderr)
-	addUsageNote(fs, statusExitNote)
-	c.register(fs)
-	quietByDefault(fs)
-	fs.BoolVar(&asJSON, "json", false, "print the status as JSON")
-	_, done, err := c.parseSubcommand(fs, args, stdout, false)
-	if err != nil || done {
-		return err
-	}
-	// Status reads the index files alone: no model, no ONNX Runtime.
-	eng, cleanup, err := c.openIndexFiles(stderr)
-	if err != nil {
+	eng, cleanup, asJSON, err := c.openReadOnly("status", "micro-rag-mcp status --data-folder DIR [--json]", statusExitNote,
+		args, stdout, stderr, nil)
+	if err != nil || eng == nil {
 		return err
 	}
 	defer cleanup()
@@ -454,22 +444,35 @@ func (c *common) openIndexFiles(stderr io.Writer) (eng *engine.Engine, cleanup f
 	return eng, cleanup, nil
 }
 
-func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var c common
-	var asJSON bool
-	var glob string
-	fs := newFlagSet("list", "micro-rag-mcp list --data-folder DIR [--path-glob GLOB] [--json]", stderr)
-	addUsageNote(fs, "Lists the documents in the index, from its files alone (no model).\n")
+// openReadOnly parses the flags of a command that reads the index files
+// alone (no model, no ONNX Runtime): the common ones, what addFlags adds,
+// and --json. eng is nil when there is nothing more to do (--help).
+func (c *common) openReadOnly(name, synopsis, note string, args []string, stdout, stderr io.Writer,
+	addFlags func(*flag.FlagSet)) (eng *engine.Engine, cleanup func(), asJSON bool, err error) {
+	fs := newFlagSet(name, synopsis, stderr)
+	addUsageNote(fs, note)
 	c.register(fs)
 	quietByDefault(fs)
-	fs.StringVar(&glob, "path-glob", "", "only documents matching this shell pattern, relative to the data folder")
-	fs.BoolVar(&asJSON, "json", false, "print the list as JSON")
+	if addFlags != nil {
+		addFlags(fs)
+	}
+	fs.BoolVar(&asJSON, "json", false, "print the "+name+" as JSON")
 	_, done, err := c.parseSubcommand(fs, args, stdout, false)
 	if err != nil || done {
-		return err
+		return nil, nil, false, err
 	}
-	eng, cleanup, err := c.openIndexFiles(stderr)
-	if err != nil {
+	eng, cleanup, err = c.openIndexFiles(stderr)
+	return eng, cleanup, asJSON, err
+}
+
+func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var c common
+	var glob string
+	eng, cleanup, asJSON, err := c.openReadOnly("list", "micro-rag-mcp list --data-folder DIR [--path-glob GLOB] [--json]",
+		"Lists the documents in the index, from its files alone (no model).\n", args, stdout, stderr, func(fs *flag.FlagSet) {
+			fs.StringVar(&glob, "path-glob", "", "only documents matching this shell pattern, relative to the data folder")
+		})
+	if err != nil || eng == nil {
 		return err
 	}
 	defer cleanup()

@@ -103,29 +103,23 @@ func xmlDecoder(r io.Reader) *xml.Decoder {
 func xmlTokens(d *xml.Decoder, fn func(xml.Token) (skip bool)) error {
 	depth := 0
 	for {
-		tok, err := d.Token()
+		tok, err := nextToken(d, &depth)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		switch tok.(type) {
-		case xml.StartElement:
-			if depth++; depth > maxXMLDepth {
-				return errTooDeep
-			}
-			if fn(tok) {
-				if err := skipElement(d, depth); err != nil {
-					return err
-				}
-				depth--
-			}
+		if _, start := tok.(xml.StartElement); !start {
+			fn(tok)
 			continue
-		case xml.EndElement:
+		}
+		if fn(tok) {
+			if err := skipElement(d, depth); err != nil {
+				return err
+			}
 			depth--
 		}
-		fn(tok)
 	}
 }
 
@@ -133,20 +127,29 @@ func xmlTokens(d *xml.Decoder, fn func(xml.Token) (skip bool)) error {
 // past maxXMLDepth.
 func skipElement(d *xml.Decoder, depth int) error {
 	for level := depth; depth >= level; {
-		tok, err := d.Token()
-		if err != nil {
+		if _, err := nextToken(d, &depth); err != nil {
 			return err
-		}
-		switch tok.(type) {
-		case xml.StartElement:
-			if depth++; depth > maxXMLDepth {
-				return errTooDeep
-			}
-		case xml.EndElement:
-			depth--
 		}
 	}
 	return nil
+}
+
+// nextToken reads d's next token and moves depth past it, failing past
+// maxXMLDepth.
+func nextToken(d *xml.Decoder, depth *int) (xml.Token, error) {
+	tok, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch tok.(type) {
+	case xml.StartElement:
+		if *depth++; *depth > maxXMLDepth {
+			return nil, errTooDeep
+		}
+	case xml.EndElement:
+		*depth--
+	}
+	return tok, nil
 }
 
 // relTarget resolves a relationship target against the folder of the part

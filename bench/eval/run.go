@@ -16,6 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/mcpcall"
 )
 
 // Server says how to start the built server for one mode.
@@ -94,11 +96,11 @@ func (s Server) start(ctx context.Context) (*client.Client, error) {
 // retried while it is busy returns once the index is current.
 func waitIndexed(ctx context.Context, c *client.Client) error {
 	for {
-		res, err := call(ctx, c, "reindex", map[string]any{})
+		res, err := mcpcall.Tool(ctx, c, "reindex", map[string]any{})
 		if err != nil {
 			return fmt.Errorf("eval: reindex: %w", err)
 		}
-		if res.IsError && strings.HasPrefix(resultText(res), "busy") {
+		if res.IsError && strings.HasPrefix(mcpcall.Text(res), "busy") {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
@@ -107,17 +109,17 @@ func waitIndexed(ctx context.Context, c *client.Client) error {
 			continue
 		}
 		if res.IsError {
-			return fmt.Errorf("eval: reindex: %s", resultText(res))
+			return fmt.Errorf("eval: reindex: %s", mcpcall.Text(res))
 		}
 		var rr struct {
 			FilesFailed int `json:"files_failed"`
 			ChunksTotal int `json:"chunks_total"`
 		}
-		if err := remarshal(res.StructuredContent, &rr); err != nil {
+		if err := mcpcall.Decode(res.StructuredContent, &rr); err != nil {
 			return fmt.Errorf("eval: reindex result: %w", err)
 		}
 		if rr.FilesFailed > 0 {
-			return fmt.Errorf("eval: %d corpus files failed to index: %s", rr.FilesFailed, resultText(res))
+			return fmt.Errorf("eval: %d corpus files failed to index: %s", rr.FilesFailed, mcpcall.Text(res))
 		}
 		return nil
 	}
@@ -127,13 +129,13 @@ func waitIndexed(ctx context.Context, c *client.Client) error {
 // relative to the corpus folder.
 func (s Server) ask(ctx context.Context, c *client.Client, q Question) (Outcome, error) {
 	start := time.Now()
-	res, err := call(ctx, c, "search", map[string]any{"query": q.Query, "top_k": 10})
+	res, err := mcpcall.Tool(ctx, c, "search", map[string]any{"query": q.Query, "top_k": 10})
 	lat := time.Since(start)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("eval: search %s: %w", q.ID, err)
 	}
 	if res.IsError {
-		return Outcome{}, fmt.Errorf("eval: search %s: %s", q.ID, resultText(res))
+		return Outcome{}, fmt.Errorf("eval: search %s: %s", q.ID, mcpcall.Text(res))
 	}
 	var out struct {
 		Results []struct {
@@ -144,7 +146,7 @@ func (s Server) ask(ctx context.Context, c *client.Client, q Question) (Outcome,
 			CharEnd    int    `json:"char_end"`
 		} `json:"results"`
 	}
-	if err := remarshal(res.StructuredContent, &out); err != nil {
+	if err := mcpcall.Decode(res.StructuredContent, &out); err != nil {
 		return Outcome{}, fmt.Errorf("eval: search %s result: %w", q.ID, err)
 	}
 	o := Outcome{Question: q, Latency: lat}
@@ -157,31 +159,6 @@ func (s Server) ask(ctx context.Context, c *client.Client, q Question) (Outcome,
 			CharStart: r.CharStart, CharEnd: r.CharEnd, Text: r.Snippet})
 	}
 	return o, nil
-}
-
-func call(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	return c.CallTool(ctx, req)
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-func remarshal(from, to any) error {
-	b, err := json.Marshal(from)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, to)
 }
 
 // chunk is the part of a manifest.jsonl record the evaluation reads.

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/internal/term"
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/internal/mcpcall"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
@@ -88,15 +88,15 @@ func run(bin, data string, verbose bool) error {
 	fmt.Printf("index ready after %v: %d chunks in the index\n\n", time.Since(start).Round(time.Millisecond), rr.ChunksTotal)
 
 	for _, q := range queries {
-		res, err := call(ctx, c, "search", map[string]any{"query": q, "top_k": 3})
+		res, err := mcpcall.Tool(ctx, c, "search", map[string]any{"query": q, "top_k": 3})
 		if err != nil {
 			return err
 		}
 		if res.IsError {
-			return fmt.Errorf("search: %s", text(res))
+			return fmt.Errorf("search: %s", mcpcall.Text(res))
 		}
 		var out mcpserver.SearchOutput
-		if err := decode(res.StructuredContent, &out); err != nil {
+		if err := mcpcall.Decode(res.StructuredContent, &out); err != nil {
 			return err
 		}
 		fmt.Printf("Q: %s\n", q)
@@ -117,42 +117,17 @@ func run(bin, data string, verbose bool) error {
 func reindexed(ctx context.Context, c *client.Client) (engine.ReindexResult, error) {
 	var rr engine.ReindexResult
 	for {
-		res, err := call(ctx, c, "reindex", map[string]any{})
+		res, err := mcpcall.Tool(ctx, c, "reindex", map[string]any{})
 		if err != nil {
 			return rr, err
 		}
-		if res.IsError && strings.HasPrefix(text(res), "busy:") {
+		if res.IsError && strings.HasPrefix(mcpcall.Text(res), "busy:") {
 			time.Sleep(200 * time.Millisecond)
 			continue
 		}
 		if res.IsError {
-			return rr, fmt.Errorf("reindex: %s", text(res))
+			return rr, fmt.Errorf("reindex: %s", mcpcall.Text(res))
 		}
-		return rr, decode(res.StructuredContent, &rr)
+		return rr, mcpcall.Decode(res.StructuredContent, &rr)
 	}
-}
-
-func call(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	return c.CallTool(ctx, req)
-}
-
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
-func decode(structured, v any) error {
-	b, err := json.Marshal(structured)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, v)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/glob"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
@@ -21,9 +22,9 @@ import (
 )
 
 // reindexOnce runs one Reindex of data into store with the real embedder.
-func reindexOnce(t *testing.T, ctx context.Context, store *index.Store, emb *embed.Embedder, data string, glob string) (Result, error) {
+func reindexOnce(t *testing.T, ctx context.Context, store *index.Store, emb *embed.Embedder, data string, pattern string) (Result, error) {
 	t.Helper()
-	g, err := stages.ParseGlob(glob)
+	g, err := glob.Parse(pattern)
 	if err != nil {
 		t.Fatal(err)
 	}

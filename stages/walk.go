@@ -3,16 +3,14 @@ package stages
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/micro-rag/micro-rag-mcp/index/glob"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/confine"
 	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
@@ -24,7 +22,7 @@ type Walker struct {
 	Folder      *Folder // the data folder; every listing and stat goes through it
 	IndexFolder string  // absolute, symlinks resolved; never entered
 	Exts        map[string]bool
-	Glob        *Glob         // nil means every file
+	Glob        *glob.Glob    // nil means every file
 	Rules       *ignore.Rules // .gitignore, .micro-rag-ignore, --exclude; nil = built-in skips only
 	// Paths, when set, limits the walk to these raw slash-separated paths
 	// (files or folders); paths that no longer exist are simply not found.
@@ -294,87 +292,4 @@ func (w *Walker) stat(rel string, d fs.DirEntry) (fs.FileInfo, error) {
 		}
 	}
 	return fi, nil
-}
-
-// Glob is a shell pattern relative to the data folder: * and ? stay within a
-// path segment, ** spans segments, [...] is a class. A pattern without "/"
-// matches the file name in any folder.
-type Glob struct {
-	pattern string
-	re      *regexp.Regexp
-}
-
-// ParseGlob checks a path_glob. Patterns that reach outside the data folder
-// (absolute, or with a ".." segment) are refused.
-func ParseGlob(pattern string) (*Glob, error) {
-	if pattern == "" {
-		return nil, nil
-	}
-	clean := pattern
-	if path.IsAbs(clean) || filepath.IsAbs(pattern) {
-		return nil, fmt.Errorf("path_glob %q must be relative to the data folder", pattern)
-	}
-	for _, seg := range strings.Split(clean, "/") {
-		if seg == ".." {
-			return nil, fmt.Errorf("path_glob %q reaches outside the data folder", pattern)
-		}
-	}
-	if _, err := path.Match(strings.ReplaceAll(clean, "**", "*"), ""); err != nil {
-		return nil, fmt.Errorf("path_glob %q: %v", pattern, err)
-	}
-	if !strings.Contains(clean, "/") {
-		clean = "**/" + clean
-	}
-	re, err := regexp.Compile("^" + globRegexp(strings.TrimPrefix(clean, "./")) + "$")
-	if err != nil {
-		return nil, fmt.Errorf("path_glob %q: %v", pattern, err)
-	}
-	return &Glob{pattern: pattern, re: re}, nil
-}
-
-// Match reports whether a slash-separated relative path matches.
-func (g *Glob) Match(rel string) bool { return g == nil || g.re.MatchString(rel) }
-
-func (g *Glob) String() string { return g.pattern }
-
-func globRegexp(p string) string {
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; c {
-		case '*':
-			if strings.HasPrefix(p[i:], "**/") {
-				b.WriteString("(?:.*/)?")
-				i += 2
-			} else if strings.HasPrefix(p[i:], "**") {
-				b.WriteString(".*")
-				i++
-			} else {
-				b.WriteString("[^/]*")
-			}
-		case '?':
-			b.WriteString("[^/]")
-		case '[':
-			j := strings.IndexByte(p[i:], ']')
-			if j < 0 {
-				b.WriteString(`\[`)
-				continue
-			}
-			class := p[i+1 : i+j]
-			if strings.HasPrefix(class, "!") {
-				class = "^" + class[1:]
-			}
-			b.WriteString("[" + class + "]")
-			i += j
-		case '\\':
-			if i+1 < len(p) {
-				i++
-				b.WriteString(regexp.QuoteMeta(p[i : i+1]))
-			}
-		default:
-			_, size := utf8.DecodeRuneInString(p[i:])
-			b.WriteString(regexp.QuoteMeta(p[i : i+size]))
-			i += size - 1
-		}
-	}
-	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/index/glob"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
 )
@@ -38,7 +39,7 @@ type Failure struct {
 // by one goroutine.
 type Writer struct {
 	Index      Index
-	Glob       *Glob                 // the run's scope: only files it matches can be removed
+	Glob       *glob.Glob            // the run's scope: only files it matches can be removed
 	InScope    func(rel string) bool // narrows the scope further (a run over some paths); nil = all
 	Checkpoint time.Duration         // commit this often so early results become searchable; 0 = never before Finish
 	Logger     *slog.Logger          // warnings about skipped files and parts; nil = none

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/index/glob"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
@@ -65,11 +66,11 @@ func newMemIndex(paths ...string) *memIndex {
 
 func TestWriter(t *testing.T) {
 	idx := newMemIndex("docs/kept.md", "docs/edited.md", "docs/gone.md", "other/gone.md")
-	glob, err := ParseGlob("docs/**")
+	scope, err := glob.Parse("docs/**")
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &Writer{Index: idx, Glob: glob}
+	w := &Writer{Index: idx, Glob: scope}
 	edited := &FileJob{Rel: "docs/edited.md", Kind: Changed, Old: idx.before["docs/edited.md"], Checksum: "sha256:e",
 		Doc: &extract.Document{Skipped: []string{"an embedded image"}}, Reused: 1,
 		Chunks: []chunk.Chunk{{Index: 0, Text: "one", CharEnd: 3, LineStart: 1, LineEnd: 1}, {Index: 1, Text: "two", CharStart: 3, CharEnd: 6, Page: 2}}}

@@ -155,7 +155,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	var topK int
 	var threshold float64
 	var asJSON, explain bool
-	var fa engine.FilterArgs
+	var fa isearch.FilterArgs
 	var exts string
 	fs := newFlagSet("search", `micro-rag-mcp search --data-folder DIR [--top-k N] [--score-threshold X] [--search-mode M] [--path-glob GLOB] [--ext LIST] [--modified-after T] [--modified-before T] [--explain] [--json] "QUERY"`, stderr)
 	addUsageNote(fs, searchExitNote)
@@ -183,7 +183,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		if exts != "" {
 			fa.Exts = strings.Split(exts, ",")
 		}
-		req.Filter, err = engine.ParseFilter(fa)
+		req.Filter, err = isearch.ParseFilter(fa)
 	}
 	if err != nil {
 		return &exitError{code: 2, err: err, usage: true, cmd: "search"}

@@ -37,3 +37,7 @@ func NewRequest(query string, topK, threshold float64) (Request, error) {
 	}
 	return Request{Query: query, TopK: int(topK), ScoreThreshold: threshold}, nil
 }
+
+// NoExt names, in extension lists, files without an extension (README,
+// LICENSE, Makefile).
+const NoExt = "noext"

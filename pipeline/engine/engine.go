@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/glob"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/confine"
@@ -50,7 +51,7 @@ var ExtGroups = map[string][]string{
 
 // NoExt names, in extension lists, files without an extension (README,
 // LICENSE, Makefile): read as text when they look like text.
-const NoExt = "noext"
+const NoExt = isearch.NoExt
 
 // DefaultMaxFileChunks is the per-file chunk cap. At the 25 chunks/s that
 // two cores embed (BENCHMARKS.md, EmbedRaw) one file at the cap costs about
@@ -620,7 +621,7 @@ func (e *Engine) Reindex(ctx context.Context, req ReindexRequest, progress func(
 // paths (when not nil) limit it to those files and folders.
 func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, paths []string, progress func(pipeline.Progress)) (ReindexResult, error) {
 	start := time.Now()
-	glob, err := stages.ParseGlob(req.PathGlob)
+	pathGlob, err := glob.Parse(req.PathGlob)
 	if err != nil {
 		return ReindexResult{}, err
 	}
@@ -664,7 +665,7 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 	}
 	defer folder.Close()
 	cfg := pipeline.Config{
-		Walker: stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: scope.exts, Glob: glob,
+		Walker: stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: scope.exts, Glob: pathGlob,
 			Rules: rules, Paths: paths},
 		Force: req.Force, Chunking: e.chunking, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
 		Dim: e.embedder.Dim(), Limits: extract.DefaultLimits, PDF: e.pdf, Checkpoint: e.cfg.Checkpoint, Logger: e.log,

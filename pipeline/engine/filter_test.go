@@ -40,13 +40,13 @@ func TestSearchFiltersInsideTheRanking(t *testing.T) {
 	before2021 := func(mtime float64) bool { return mtime < float64(time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC).Unix()) }
 	filters := []struct {
 		name string
-		args FilterArgs
+		args isearch.FilterArgs
 		pass func(r Result) bool
 	}{
-		{"path_glob", FilterArgs{PathGlob: "archive/*"}, func(r Result) bool { return strings.HasPrefix(r.Path, "archive/") }},
-		{"ext", FilterArgs{Exts: []string{"MD"}}, func(r Result) bool { return path.Ext(r.Path) == ".md" }},
-		{"modified_before", FilterArgs{ModifiedBefore: "2021-01-01T00:00:00Z"}, func(r Result) bool { return before2021(r.Mtime) }},
-		{"modified_after and glob", FilterArgs{ModifiedAfter: "2021-01-01T00:00:00Z", PathGlob: "team/**"},
+		{"path_glob", isearch.FilterArgs{PathGlob: "archive/*"}, func(r Result) bool { return strings.HasPrefix(r.Path, "archive/") }},
+		{"ext", isearch.FilterArgs{Exts: []string{"MD"}}, func(r Result) bool { return path.Ext(r.Path) == ".md" }},
+		{"modified_before", isearch.FilterArgs{ModifiedBefore: "2021-01-01T00:00:00Z"}, func(r Result) bool { return before2021(r.Mtime) }},
+		{"modified_after and glob", isearch.FilterArgs{ModifiedAfter: "2021-01-01T00:00:00Z", PathGlob: "team/**"},
 			func(r Result) bool { return !before2021(r.Mtime) && strings.HasPrefix(r.Path, "team/") }},
 	}
 	query := "owners follow the billing support release planning in the weekly report"
@@ -61,7 +61,7 @@ func TestSearchFiltersInsideTheRanking(t *testing.T) {
 		}
 		all := run(nil)
 		for _, fc := range filters {
-			f, err := ParseFilter(fc.args)
+			f, err := isearch.ParseFilter(fc.args)
 			if err != nil || f == nil {
 				t.Fatalf("%s: %v", fc.name, err)
 			}
@@ -97,31 +97,5 @@ func TestSearchFiltersInsideTheRanking(t *testing.T) {
 				t.Errorf("%s: the unfiltered top 5 are all in archive/; the filter is not tested", mode)
 			}
 		}
-	}
-}
-
-// Bad filter arguments are refused with the argument named.
-func TestParseFilterErrors(t *testing.T) {
-	for _, c := range []struct {
-		args FilterArgs
-		want string
-	}{
-		{FilterArgs{PathGlob: "[a-"}, "path_glob"},
-		{FilterArgs{PathGlob: "../x"}, "outside the data folder"},
-		{FilterArgs{Exts: []string{"*.md"}}, `argument "ext"`},
-		{FilterArgs{ModifiedAfter: "yesterday"}, `argument "modified_after" must be an RFC 3339 time`},
-		{FilterArgs{ModifiedBefore: "2026-13-01T00:00:00Z"}, `"modified_before"`},
-		{FilterArgs{ModifiedAfter: "2026-02-01T00:00:00Z", ModifiedBefore: "2026-01-01T00:00:00Z"}, "must be before"},
-	} {
-		if f, err := ParseFilter(c.args); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: %v, %v; want an error with %q", c.args, f, err, c.want)
-		}
-	}
-	if f, err := ParseFilter(FilterArgs{}); f != nil || err != nil {
-		t.Errorf("no arguments: %v %v, want no filter", f, err)
-	}
-	f, err := ParseFilter(FilterArgs{Exts: []string{"md", ".PDF", "noext"}})
-	if err != nil || strings.Join(f.Exts, ",") != ".md,.pdf," {
-		t.Errorf("exts: %v %v", f, err)
 	}
 }

@@ -2,7 +2,7 @@ package engine
 
 import (
 	"github.com/micro-rag/micro-rag-mcp/index"
-	"github.com/micro-rag/micro-rag-mcp/stages"
+	"github.com/micro-rag/micro-rag-mcp/index/glob"
 )
 
 // IndexedFile is one indexed file, as the CLI's list shows it.
@@ -15,11 +15,11 @@ type IndexedFile struct {
 	Pages  int     `json:"pages,omitempty"`
 }
 
-// ListFiles lists the files of the last commit whose path matches glob
-// (ParseGlob syntax; "" for all), by path. Like ReadStatus it reads the
+// ListFiles lists the files of the last commit whose path matches pattern
+// (glob.Parse syntax; "" for all), by path. Like ReadStatus it reads the
 // index files alone: no model, no lock, nothing written.
-func (e *Engine) ListFiles(glob string) ([]IndexedFile, error) {
-	g, err := stages.ParseGlob(glob)
+func (e *Engine) ListFiles(pattern string) ([]IndexedFile, error) {
+	g, err := glob.Parse(pattern)
 	if err != nil {
 		return nil, err
 	}

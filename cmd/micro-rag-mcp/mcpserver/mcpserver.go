@@ -275,7 +275,7 @@ func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
 	}
 	fa, err := filterArgs(args)
 	if err == nil {
-		req.Filter, err = engine.ParseFilter(fa)
+		req.Filter, err = search.ParseFilter(fa)
 	}
 	if err != nil {
 		return engine.SearchRequest{}, err
@@ -284,8 +284,8 @@ func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
 }
 
 // filterArgs are the search tool's filter arguments, their types checked.
-func filterArgs(args map[string]any) (engine.FilterArgs, error) {
-	var fa engine.FilterArgs
+func filterArgs(args map[string]any) (search.FilterArgs, error) {
+	var fa search.FilterArgs
 	for _, a := range []struct {
 		name string
 		to   *string

@@ -1,12 +1,11 @@
-package engine
+package search
 
 import (
 	"fmt"
 	"strings"
 	"time"
 
-	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
-	"github.com/micro-rag/micro-rag-mcp/stages"
+	"github.com/micro-rag/micro-rag-mcp/index/glob"
 )
 
 // FilterArgs are a search's filter arguments as the search tool and the CLI
@@ -20,14 +19,14 @@ type FilterArgs struct {
 
 // ParseFilter checks a search's filter arguments; nil when there are none.
 // Errors name the argument as the search tool does.
-func ParseFilter(a FilterArgs) (*isearch.Filter, error) {
-	var f isearch.Filter
-	glob, err := stages.ParseGlob(a.PathGlob)
+func ParseFilter(a FilterArgs) (*Filter, error) {
+	var f Filter
+	g, err := glob.Parse(a.PathGlob)
 	if err != nil {
 		return nil, err
 	}
-	if glob != nil {
-		f.Path = glob.Match
+	if g != nil {
+		f.Path = g.Match
 	}
 	for _, e := range a.Exts {
 		e = strings.ToLower(strings.TrimSpace(e))

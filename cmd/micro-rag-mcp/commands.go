@@ -219,7 +219,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 			return err
 		}
 	} else {
-		printResults(stdout, res, explain)
+		printResults(stdout, query, res, explain)
 	}
 	if len(res) == 0 {
 		// Like grep: exit status 1 when nothing matched.
@@ -229,8 +229,10 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 }
 
 // printResults writes a ranked table: rank, score, where, snippet; with
-// explain, the parts of each score before the snippet.
-func printResults(w io.Writer, res []engine.Result, explain bool) {
+// explain, the parts of each score before the snippet. The snippet is the
+// passage's excerpt around the query's best line, as the search tool's text
+// shows it, not the passage's first words.
+func printResults(w io.Writer, query string, res []engine.Result, explain bool) {
 	if len(res) == 0 {
 		return
 	}
@@ -245,7 +247,7 @@ func printResults(w io.Writer, res []engine.Result, explain bool) {
 		if x := r.Explain; explain && x != nil {
 			fmt.Fprintf(tw, "%.3f\t%.2f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t", x.Cosine, x.BM25, x.Keyword, x.Share, x.Specificity, x.Coverage, x.Fused)
 		}
-		fmt.Fprintf(tw, "%s\t%s\n", term.Visible(mcpserver.Citation(r)), term.OneLine(r.Snippet, 90))
+		fmt.Fprintf(tw, "%s\t%s\n", term.Visible(mcpserver.Citation(r)), term.OneLine(mcpserver.Excerpt(r.Snippet, query, mcpserver.ExcerptRunes), mcpserver.ExcerptRunes+10))
 	}
 	tw.Flush()
 }

@@ -47,3 +47,17 @@ func TestSearchKeywordIdentifierAndExplain(t *testing.T) {
 		t.Errorf("search --explain: exit %d\n%s", code, stdout)
 	}
 }
+
+// The CLI's snippet is the excerpt around the query's best line: the
+// sample's parental-leave answer sits past the passage's first 90
+// characters.
+func TestCLISnippetShowsTheMatch(t *testing.T) {
+	data := copySample(t)
+	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data); code != 0 {
+		t.Fatalf("reindex: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr := runBinary(t, "search", "--data-folder", data, "--top-k", "1", "How many weeks of parental leave do I get?")
+	if code != 0 || !strings.Contains(stdout, "sixteen weeks") {
+		t.Errorf("search: exit %d, want the snippet to show \"sixteen weeks\"\n%s%s", code, stdout, stderr)
+	}
+}

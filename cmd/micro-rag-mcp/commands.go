@@ -163,13 +163,13 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	quietByDefault(fs)
 	c.registerSearchMode(fs)
 	fs.IntVar(&topK, "top-k", isearch.DefaultTopK, "number of passages to show (1-50)")
-	fs.Float64Var(&threshold, "score-threshold", isearch.DefaultScoreThreshold, "minimum score (0-1); the score is calibrated in every --search-mode so that at the default a query nothing answers (random letters, an off-topic question) mostly returns nothing; 0 returns the top-k whatever they score")
+	fs.Float64Var(&threshold, "score-threshold", isearch.DefaultScoreThreshold, "minimum score (0-1); the score is calibrated in every --search-mode so that at the default a query nothing answers (random letters, an off-topic question) mostly returns nothing: it is discounted when the folder lacks the query's words and, in hybrid mode, when no passage is close to its meaning; 0 returns the top-k whatever they score")
 	fs.StringVar(&fa.PathGlob, "path-glob", "", "only search files matching this shell pattern, relative to the data folder (as reindex --path-glob)")
 	fs.StringVar(&exts, "ext", "", "only search files with these comma-separated extensions (md,pdf; noext for files without one)")
 	fs.StringVar(&fa.ModifiedAfter, "modified-after", "", "only search files modified after this RFC 3339 time (2026-01-31T00:00:00Z)")
 	fs.StringVar(&fa.ModifiedBefore, "modified-before", "", "only search files modified before this RFC 3339 time")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
-	fs.BoolVar(&explain, "explain", false, "show what each score is made of: cosine, keyword score, share of the query's keywords, the query's coverage by the folder's words, calibrated score (with --json: an explain object per result)")
+	fs.BoolVar(&explain, "explain", false, "show what each score is made of: cosine, keyword score, share of the query's keywords, the query's coverage by the folder's words, the best cosine of any chunk with the query (BEST; json: support), calibrated score (with --json: an explain object per result)")
 	pos, done, err := c.parseSubcommand(fs, args, stdout, true)
 	if err != nil || done {
 		return err
@@ -238,14 +238,14 @@ func printResults(w io.Writer, query string, res []engine.Result, explain bool) 
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	if explain {
-		fmt.Fprintln(tw, "RANK\tSCORE\tCOSINE\tBM25\tKEYWORD\tSHARE\tSPEC\tCOVER\tFUSED\tWHERE\tSNIPPET")
+		fmt.Fprintln(tw, "RANK\tSCORE\tCOSINE\tBM25\tKEYWORD\tSHARE\tSPEC\tCOVER\tBEST\tFUSED\tWHERE\tSNIPPET")
 	} else {
 		fmt.Fprintln(tw, "RANK\tSCORE\tWHERE\tSNIPPET")
 	}
 	for i, r := range res {
 		fmt.Fprintf(tw, "%d\t%.3f\t", i+1, r.Score)
 		if x := r.Explain; explain && x != nil {
-			fmt.Fprintf(tw, "%.3f\t%.2f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t", x.Cosine, x.BM25, x.Keyword, x.Share, x.Specificity, x.Coverage, x.Fused)
+			fmt.Fprintf(tw, "%.3f\t%.2f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\t", x.Cosine, x.BM25, x.Keyword, x.Share, x.Specificity, x.Coverage, x.Support, x.Fused)
 		}
 		fmt.Fprintf(tw, "%s\t%s\n", term.Visible(mcpserver.Citation(r)), term.OneLine(mcpserver.Excerpt(r.Snippet, query, mcpserver.ExcerptRunes), mcpserver.ExcerptRunes+10))
 	}

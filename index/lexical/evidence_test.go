@@ -56,3 +56,62 @@ func TestEvidenceMatchesSearch(t *testing.T) {
 		t.Fatalf("the test corpus should put doc 4 below the top 5: %v", top)
 	}
 }
+
+// Evidence and results say which of the query's terms a document holds, in
+// the order Query.Terms lists them, across segments and after a deletion.
+func TestEvidenceTerms(t *testing.T) {
+	dir := t.TempDir()
+	var docs []Doc
+	for i := range int64(40) {
+		body := "alpha text"
+		if i%3 == 0 {
+			body += " beta"
+		}
+		if i%5 == 0 {
+			body += " gamma"
+		}
+		docs = append(docs, Doc{ID: i + 1, Name: fmt.Sprintf("doc%d", i), Body: body})
+	}
+	x := mustAdd(t, Empty(), dir, "a.seg", docs[:20], false)
+	x = mustAdd(t, x, dir, "b.seg", docs[20:], false)
+	x = x.Delete([]int64{16})
+	q := x.Query("gamma unknownword beta")
+	terms, absent, idfMax := q.Terms()
+	if len(terms) != 2 || absent != 1 || idfMax <= 0 {
+		t.Fatalf("terms %v, absent %v, idfMax %v", terms, absent, idfMax)
+	}
+	bit := map[string]uint64{}
+	for i, term := range terms {
+		bit[term.Text] = 1 << i
+		if term.QTF != 1 || term.IDF <= 0 || term.IDF > idfMax {
+			t.Errorf("term %+v", term)
+		}
+	}
+	want := func(id int64) uint64 {
+		var m uint64
+		if n := id - 1; id != 16 && id <= 40 {
+			if n%3 == 0 {
+				m |= bit["beta"]
+			}
+			if n%5 == 0 {
+				m |= bit["gamma"]
+			}
+		}
+		return m
+	}
+	ids := []int64{1, 4, 6, 16, 21, 31, 2, 99}
+	res, ev := q.Search(1000, ids)
+	for i, id := range ids {
+		if ev[i].Terms != want(id) {
+			t.Errorf("doc %d: evidence terms %b, want %b", id, ev[i].Terms, want(id))
+		}
+	}
+	if len(res) == 0 {
+		t.Fatal("no results")
+	}
+	for _, r := range res {
+		if r.Terms == 0 || r.Terms != want(r.ID) {
+			t.Errorf("result %d: terms %b, want %b", r.ID, r.Terms, want(r.ID))
+		}
+	}
+}

@@ -277,6 +277,7 @@ type Result struct {
 	// Coverage is the share of the query's keyword weight whose terms the
 	// document holds (see Evidence).
 	Coverage float64
+	Terms    uint64 // see Evidence
 }
 
 // Evidence is what the keyword index holds for one document and query
@@ -286,9 +287,15 @@ type Evidence struct {
 	// Coverage is the share of the query's keyword weight (QueryWeight)
 	// whose terms the document holds at all, in [0, 1].
 	Coverage float64
+	// Terms has bit i set when the document holds the query's term i
+	// (Query.Terms), for the first 64 terms: which words matched, not only
+	// how much they weigh.
+	Terms uint64
 }
 
 var accPool = sync.Pool{New: func() any { return new([]float64) }}
+
+var maskPool = sync.Pool{New: func() any { return new([]uint64) }}
 
 // Search returns up to k live documents matching query, best first (ties by
 // lower id). A query with no terms (stop words, punctuation) matches
@@ -351,6 +358,8 @@ func (q *Query) Search(k int, also []int64) ([]Result, []Evidence) {
 	accp, covp := accPool.Get().(*[]float64), accPool.Get().(*[]float64)
 	defer accPool.Put(accp)
 	defer accPool.Put(covp)
+	maskp := maskPool.Get().(*[]uint64)
+	defer maskPool.Put(maskp)
 	var touched []int32
 	for s, v := range x.segs {
 		seg := v.seg
@@ -360,7 +369,10 @@ func (q *Query) Search(k int, also []int64) ([]Result, []Evidence) {
 		if cap(*covp) < seg.docs() {
 			*covp = make([]float64, seg.docs())
 		}
-		acc, cov := (*accp)[:seg.docs()], (*covp)[:seg.docs()]
+		if cap(*maskp) < seg.docs() {
+			*maskp = make([]uint64, seg.docs())
+		}
+		acc, cov, mask := (*accp)[:seg.docs()], (*covp)[:seg.docs()], (*maskp)[:seg.docs()]
 		touched = touched[:0]
 		for i := range terms {
 			t := &terms[i]
@@ -379,16 +391,19 @@ func (q *Query) Search(k int, also []int64) ([]Result, []Evidence) {
 				}
 				acc[o] += p.termScore(t, seg, o, &pst, &invAvg)
 				cov[o] += t.qtf * t.idf
+				if i < 64 {
+					mask[o] |= 1 << i
+				}
 			}
 		}
 		for _, w := range wanted[v] {
-			ev[w.at] = Evidence{Score: acc[w.ord], Coverage: min(cov[w.ord]/weight, 1)}
+			ev[w.at] = Evidence{Score: acc[w.ord], Coverage: min(cov[w.ord]/weight, 1), Terms: mask[w.ord]}
 		}
 		for _, o := range touched {
 			if k > 0 {
-				top.push(Result{ID: seg.ids[o], Score: acc[o], Coverage: min(cov[o]/weight, 1)})
+				top.push(Result{ID: seg.ids[o], Score: acc[o], Coverage: min(cov[o]/weight, 1), Terms: mask[o]})
 			}
-			acc[o], cov[o] = 0, 0
+			acc[o], cov[o], mask[o] = 0, 0, 0
 		}
 	}
 	return top.sorted(), ev

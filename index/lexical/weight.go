@@ -60,3 +60,20 @@ func (q *Query) Coverage() float64 {
 	}
 	return known / (known + q.absent*q.x.idfMax())
 }
+
+// Term is one of a query's terms that the index holds: its text, its
+// occurrences in the query and its idf.
+type Term struct {
+	Text     string
+	QTF, IDF float64
+}
+
+// Terms are the query's terms the index holds, in the order of the bits of
+// Evidence.Terms; Absent counts the query's term occurrences found nowhere,
+// and IDFMax is the idf of a term in one document.
+func (q *Query) Terms() (terms []Term, absent, idfMax float64) {
+	for _, t := range q.terms {
+		terms = append(terms, Term{Text: t.text, QTF: t.qtf, IDF: t.idf})
+	}
+	return terms, q.absent, q.x.idfMax()
+}

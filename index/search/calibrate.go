@@ -31,30 +31,41 @@ func (m NullCosine) cosine(c float64) float64 {
 // min(1, coverage/full)^power, where coverage is the share of the query's
 // keyword weight the folder knows at all (lexical.Index.QueryCoverage): a
 // random string or a question about what the folder never mentions is
-// discounted, a question in the folder's words is not. Then the raw score
-// at cut maps to DefaultScoreThreshold, linearly on either side. Both steps
-// keep the order of one query's results. The constants were chosen on
-// bench/cmd/noise (60 no-answer queries over the five evaluation sets):
-// cut sits just below the weakest answer each mode found in a top 5 at
-// the old threshold.
+// discounted, a question in the folder's words is not. Where support is
+// set, the scores are also multiplied by min(1, top/support), top being
+// the best cosine of any chunk with the query (on the reference model's
+// scale): a query whose words the folder uses but whose meaning nothing in
+// it is near (an off-topic question lifted by shared words) is discounted,
+// one with a close passage is not. Then the raw score at cut maps to
+// DefaultScoreThreshold, linearly on either side. Each step keeps the order
+// of one query's results. The constants were chosen on bench/cmd/noise
+// (docs/search-fusion.md, "Calibration"): cut sits just below the weakest
+// answer each mode found in a top 5 at the old threshold; support was
+// chosen on the Go docs and man pages alone, inside the largest value
+// that lost none of their answers, and checked on the other three sets.
 type noiseCut struct {
 	full, power, cut float64
+	support          float64 // 0: no support gate
 }
 
 var noiseCuts = map[Mode]noiseCut{
 	Dense:   {full: 0.8, power: 0.5, cut: 0.21},
 	Keyword: {full: 1, power: 3, cut: 0.015},
-	Hybrid:  {full: 0.5, power: 1.5, cut: 0.305},
+	Hybrid:  {full: 0.5, power: 1.5, cut: 0.305, support: 0.3},
 }
 
 // calibrated is the score a result of raw score x gets in mode for a
-// query whose keyword coverage is coverage.
-func calibrated(mode Mode, x, coverage float64) float64 {
+// query whose keyword coverage is coverage and whose best cosine with any
+// chunk is top.
+func calibrated(mode Mode, x, coverage, top float64) float64 {
 	n, ok := noiseCuts[mode]
 	if !ok {
 		return x
 	}
 	x *= math.Pow(min(1, coverage/n.full), n.power)
+	if n.support > 0 {
+		x *= unit(top / n.support)
+	}
 	if x < n.cut {
 		return x * DefaultScoreThreshold / n.cut
 	}

@@ -15,11 +15,15 @@ type ChunkEvidence struct {
 	Coverage    float64 `json:"cov"`
 	DenseRank   int     `json:"drank"` // from 1; 0 = not in the dense list
 	KeywordRank int     `json:"krank"` // from 1; 0 = not in the keyword list
+	Terms       uint64  `json:"terms"` // the query's terms it holds (lexical.Evidence)
 }
 
 // QueryEvidence is Explain's answer.
 type QueryEvidence struct {
 	Weight float64         `json:"weight"` // the query's keyword weight
+	Terms  []lexical.Term  `json:"terms"`  // its terms the index holds
+	Absent float64         `json:"absent"` // its term occurrences found nowhere
+	IDFMax float64         `json:"idf_max"`
 	Chunks []ChunkEvidence `json:"chunks"`
 }
 
@@ -40,12 +44,13 @@ func Explain(snap *index.Snapshot, query string, vec []float32, depth int) (Quer
 	keyword, denseEvidence := lex.Search(depth, ids)
 	weight, _ := lex.Weights()
 	out := QueryEvidence{Weight: weight}
+	out.Terms, out.Absent, out.IDFMax = lex.Terms()
 	at := map[int64]int{}
 	for i, h := range dense {
 		at[h.Record.ID] = len(out.Chunks)
 		out.Chunks = append(out.Chunks, ChunkEvidence{Path: h.Record.Path, ChunkIndex: h.Record.ChunkIndex,
 			Text: h.Record.Text, Cosine: float64(h.Score), BM25: denseEvidence[i].Score,
-			Coverage: denseEvidence[i].Coverage, DenseRank: i + 1})
+			Coverage: denseEvidence[i].Coverage, Terms: denseEvidence[i].Terms, DenseRank: i + 1})
 	}
 	var only []lexical.Result // found by keywords alone
 	var ranks []int
@@ -70,7 +75,7 @@ func Explain(snap *index.Snapshot, query string, vec []float32, depth int) (Quer
 			return QueryEvidence{}, err
 		}
 		out.Chunks = append(out.Chunks, ChunkEvidence{Path: rec.Path, ChunkIndex: rec.ChunkIndex, Text: rec.Text,
-			Cosine: float64(cos[j]), BM25: float64(float32(h.Score)), Coverage: h.Coverage, KeywordRank: ranks[j]})
+			Cosine: float64(cos[j]), BM25: float64(float32(h.Score)), Coverage: h.Coverage, Terms: h.Terms, KeywordRank: ranks[j]})
 	}
 	return out, nil
 }

@@ -178,7 +178,7 @@ func (r *ranker) scoreWithin(w *within) error {
 		for i, id := range w.ids {
 			w.evidence[id] = ev[i]
 			if ev[i].Score > 0 {
-				w.keyword = append(w.keyword, lexical.Result{ID: id, Score: ev[i].Score, Coverage: ev[i].Coverage})
+				w.keyword = append(w.keyword, lexical.Result{ID: id, Score: ev[i].Score, Coverage: ev[i].Coverage, Terms: ev[i].Terms})
 			}
 		}
 		slices.SortFunc(w.keyword, func(a, b lexical.Result) int {

@@ -65,11 +65,23 @@ func newRanker(snap *index.Snapshot, query string, vec []float32, opt Options) (
 // more.
 func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 	cands, full, err = r.rankRaw(pool)
+	top := r.top()
 	for i := range cands {
-		cands[i].score = calibrated(r.mode, cands[i].score, r.coverage)
-		cands[i].why.Coverage = r.coverage
+		cands[i].score = calibrated(r.mode, cands[i].score, r.coverage, top)
+		cands[i].why.Coverage, cands[i].why.Support = r.coverage, top
 	}
 	return cands, full, err
+}
+
+// top is the best cosine of any chunk with the query, on the reference
+// model's scale: the dense ranking's first, the same at every pool depth,
+// so it gates a query's scores alike however far the search widens. 0 in
+// keyword mode, which embeds nothing.
+func (r *ranker) top() float64 {
+	if r.mode == Keyword || len(r.dense) == 0 {
+		return 0
+	}
+	return r.null.cosine(unit(float64(r.dense[0].Score)))
 }
 
 // rankRaw is rank before the scores are calibrated.
@@ -143,7 +155,7 @@ func evidenceOf(keyword []lexical.Result, ids []int64) []lexical.Evidence {
 	ev := make([]lexical.Evidence, len(ids))
 	for i, id := range ids {
 		if h, ok := at[id]; ok {
-			ev[i] = lexical.Evidence{Score: h.Score, Coverage: h.Coverage}
+			ev[i] = lexical.Evidence{Score: h.Score, Coverage: h.Coverage, Terms: h.Terms}
 		}
 	}
 	return ev

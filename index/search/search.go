@@ -58,7 +58,11 @@ type Explanation struct {
 	// at all (lexical.Index.QueryCoverage); it gates the score in every
 	// mode (see noiseCut).
 	Coverage float64 `json:"coverage"`
-	Fused    float64 `json:"fused"`
+	// Support is the best cosine of any chunk with the query, on the
+	// reference model's scale; in hybrid mode a low one discounts the
+	// score (see noiseCut). 0 in keyword mode.
+	Support float64 `json:"support"`
+	Fused   float64 `json:"fused"`
 }
 
 // Result is one passage: one chunk, or neighbouring chunks of one file

@@ -79,11 +79,17 @@ type query struct {
 	Hits                []hit
 	// Cosines of the query with every chunk, summarised (dense mode, -bg).
 	Bg *background `json:",omitempty"`
+	// Both rankings' first chunks with their evidence (hybrid mode,
+	// -evidence), texts left out.
+	Ev *search.QueryEvidence `json:",omitempty"`
 }
 
 type background struct{ Mean, Std, P50, P90, P99 float64 }
 
-var withBg = flag.Bool("bg", false, "record each query's cosines with every chunk, summarised (dense mode)")
+var (
+	withBg       = flag.Bool("bg", false, "record each query's cosines with every chunk, summarised (dense mode)")
+	withEvidence = flag.Int("evidence", 0, "record the first N chunks of both rankings with their evidence (hybrid mode)")
+)
 
 func summarise(ctx context.Context, eng *engine.Engine, q string, chunks int) (*background, error) {
 	ev, err := eng.Explain(ctx, q, chunks)
@@ -109,6 +115,9 @@ type hit struct {
 	Path  string
 	Score float64
 	Why   engine.Explanation
+	// Target: the hit is from a file judged relevant; Answer: and holds
+	// the question's answer phrase.
+	Target, Answer bool `json:",omitempty"`
 }
 
 func measure(ctx context.Context, sets []string, cache, model string, modes []string, threshold float64) ([]row, []query, error) {
@@ -208,6 +217,9 @@ func probe(ctx context.Context, eng *engine.Engine, s setData, mode string, chun
 		if qd.Bg, err = backgroundOf(ctx, eng, mode, q.Query, chunks); err != nil {
 			return r, nil, err
 		}
+		if qd.Ev, err = evidenceOf(ctx, eng, mode, q.Query); err != nil {
+			return r, nil, err
+		}
 		dump = append(dump, qd)
 	}
 	for _, na := range s.nas {
@@ -223,6 +235,9 @@ func probe(ctx context.Context, eng *engine.Engine, s setData, mode string, chun
 		if qd.Bg, err = backgroundOf(ctx, eng, mode, na.Query, chunks); err != nil {
 			return r, nil, err
 		}
+		if qd.Ev, err = evidenceOf(ctx, eng, mode, na.Query); err != nil {
+			return r, nil, err
+		}
 		dump = append(dump, qd)
 	}
 	r.At, r.Without = metrics(s.set, at), metrics(s.set, without)
@@ -236,6 +251,19 @@ func backgroundOf(ctx context.Context, eng *engine.Engine, mode, q string, chunk
 		return nil, nil
 	}
 	return summarise(ctx, eng, q, chunks)
+}
+
+// evidenceOf is the query's evidence to depth -evidence, with -evidence
+// in hybrid mode; nil otherwise.
+func evidenceOf(ctx context.Context, eng *engine.Engine, mode, q string) (*search.QueryEvidence, error) {
+	if *withEvidence <= 0 || mode != "hybrid" {
+		return nil, nil
+	}
+	ev, err := eng.Explain(ctx, q, *withEvidence)
+	for i := range ev.Chunks {
+		ev.Chunks[i].Text = ""
+	}
+	return &ev, err
 }
 
 // indexOf is where bench/cmd/eval -index keeps the set's index of model.
@@ -289,6 +317,10 @@ func record(set, mode, id, kind string, real bool, chunks int, o eval.Outcome) q
 	}
 	for _, h := range o.Hits {
 		x := hit{Path: h.Path, Score: h.Score}
+		if real {
+			x.Target = h.Path == o.Question.Target || slices.Contains(o.Question.Targets, h.Path)
+			x.Answer = h.Path == o.Question.Target && o.Question.Answer != "" && eval.Contains(h.Text, o.Question.Answer)
+		}
 		_ = json.Unmarshal([]byte(h.Why), &x.Why)
 		q.Hits = append(q.Hits, x)
 	}

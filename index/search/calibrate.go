@@ -27,45 +27,72 @@ func (m NullCosine) cosine(c float64) float64 {
 }
 
 // noiseCut is, per mode, how a search's scores become calibrated ones.
-// Every score of one query is multiplied by the same gate,
-// min(1, coverage/full)^power, where coverage is the share of the query's
-// keyword weight the folder knows at all (lexical.Index.QueryCoverage): a
-// random string or a question about what the folder never mentions is
-// discounted, a question in the folder's words is not. Where support is
-// set, the scores are also multiplied by min(1, top/support), top being
-// the best cosine of any chunk with the query (on the reference model's
-// scale): a query whose words the folder uses but whose meaning nothing in
-// it is near (an off-topic question lifted by shared words) is discounted,
-// one with a close passage is not. Then the raw score at cut maps to
-// DefaultScoreThreshold, linearly on either side. Each step keeps the order
-// of one query's results. The constants were chosen on bench/cmd/noise
-// (docs/search-fusion.md, "Calibration"): cut sits just below the weakest
-// answer each mode found in a top 5 at the old threshold; support was
-// chosen on the Go docs and man pages alone, inside the largest value
-// that lost none of their answers, and checked on the other three sets.
+// Every score of one query is multiplied by the same gates (see gates),
+// then the raw score at cut maps to DefaultScoreThreshold, linearly on
+// either side. Each step keeps the order of one query's results. The
+// constants were chosen on bench/cmd/noise (docs/search-fusion.md,
+// "Calibration"): cut sits just below the weakest answer each mode found
+// in a top 5 at the old threshold; support and lead were chosen on the Go
+// docs and man pages alone, inside the largest values that lost none of
+// their answers, and checked on the other three sets.
 type noiseCut struct {
 	full, power, cut float64
-	support          float64 // 0: no support gate
+	support, lead    float64 // 0: no such gate
 }
 
 var noiseCuts = map[Mode]noiseCut{
 	Dense:   {full: 0.8, power: 0.5, cut: 0.21},
 	Keyword: {full: 1, power: 3, cut: 0.015},
-	Hybrid:  {full: 0.5, power: 1.5, cut: 0.305, support: 0.3},
+	Hybrid:  {full: 0.5, power: 1.5, cut: 0.305, support: 0.3, lead: 0.6},
 }
 
+// querySignals are what one query's calibration reads, the same for all
+// its results.
+type querySignals struct {
+	// coverage is the share of the query's keyword weight the folder knows
+	// at all (lexical.Index.QueryCoverage).
+	coverage float64
+	// best is the best cosine of any chunk with the query, first's the
+	// cosine of the chunk ranked first; both on the reference model's
+	// scale, 0 in keyword mode.
+	best, first float64
+}
+
+// gates is the factor, in [0, 1], every raw score of a query with signals
+// q is multiplied by in mode n:
+//   - min(1, coverage/full)^power: a random string or a question about
+//     what the folder never mentions is discounted, a question in the
+//     folder's words is not;
+//   - min(1, best/support): a question whose words the folder uses but
+//     whose meaning nothing in it is near is discounted, one with a close
+//     passage is not;
+//   - min(1, first/best/lead): a query whose first result is far less
+//     close in meaning than the closest chunk was put first by shared
+//     words alone (an off-topic question matching a page's words), and is
+//     discounted; an identifier or a term the embedding also finds is not.
+func (n noiseCut) gates(q querySignals) float64 {
+	g := math.Pow(min(1, q.coverage/n.full), n.power)
+	if n.support > 0 {
+		g *= unit(q.best / n.support)
+	}
+	if n.lead > 0 && q.best > 0 {
+		g *= unit(q.first / q.best / n.lead)
+	}
+	return g
+}
+
+// minGate is the least gate, far below any threshold one would set.
+const minGate = 1e-9
+
 // calibrated is the score a result of raw score x gets in mode for a
-// query whose keyword coverage is coverage and whose best cosine with any
-// chunk is top.
-func calibrated(mode Mode, x, coverage, top float64) float64 {
+// query with signals q.
+func calibrated(mode Mode, x float64, q querySignals) float64 {
 	n, ok := noiseCuts[mode]
 	if !ok {
 		return x
 	}
-	x *= math.Pow(min(1, coverage/n.full), n.power)
-	if n.support > 0 {
-		x *= unit(top / n.support)
-	}
+	// Never quite 0: a query gated to nothing keeps its order at threshold 0.
+	x *= max(n.gates(q), minGate)
 	if x < n.cut {
 		return x * DefaultScoreThreshold / n.cut
 	}

@@ -9,52 +9,64 @@ import (
 // Calibration keeps each query's order, puts every mode's cut on the
 // default threshold, and gives a query the folder has no words of nothing.
 func TestCalibrated(t *testing.T) {
+	full := querySignals{coverage: 1, best: 1, first: 1}
 	for mode, n := range noiseCuts {
-		if got := calibrated(mode, n.cut, 1, 1); math.Abs(got-DefaultScoreThreshold) > 1e-12 {
+		if got := calibrated(mode, n.cut, full); math.Abs(got-DefaultScoreThreshold) > 1e-12 {
 			t.Errorf("%s: cut %v maps to %v, want %v", mode, n.cut, got, DefaultScoreThreshold)
 		}
-		if got := calibrated(mode, 1, 1, 1); got != 1 {
+		if got := calibrated(mode, 1, full); got != 1 {
 			t.Errorf("%s: 1 maps to %v", mode, got)
 		}
-		if got := calibrated(mode, 0.9, 0, 1); got != 0 {
-			t.Errorf("%s: a query of unknown words scores %v", mode, got)
+		// A query of unknown words scores next to nothing, but in order.
+		a, b := calibrated(mode, 0.9, querySignals{best: 1, first: 1}), calibrated(mode, 0.8, querySignals{best: 1, first: 1})
+		if a > 1e-6 || a <= b {
+			t.Errorf("%s: a query of unknown words scores %v, and %v below", mode, a, b)
 		}
 		prev := -1.0
 		for x := 0.0; x <= 1; x += 0.01 {
-			got := calibrated(mode, x, 0.4, 0.2)
+			got := calibrated(mode, x, querySignals{coverage: 0.4, best: 0.2, first: 0.1})
 			if got < prev || got < 0 || got > 1 {
 				t.Fatalf("%s: %v maps to %v after %v", mode, x, got, prev)
 			}
 			prev = got
 		}
 		// A low coverage lowers the score, a full one does not.
-		if calibrated(mode, 0.6, 0.2, 1) >= calibrated(mode, 0.6, 1, 1) {
+		if calibrated(mode, 0.6, querySignals{coverage: 0.2, best: 1, first: 1}) >= calibrated(mode, 0.6, full) {
 			t.Errorf("%s: coverage 0.2 scores no lower than 1", mode)
 		}
 	}
 }
 
 // The support gate discounts a query with no chunk near its meaning in
-// proportion to its best cosine, leaves one with a close chunk alone, and
-// applies only in the modes that set it.
-func TestSupportGate(t *testing.T) {
+// proportion to its best cosine, the lead gate one whose first result is
+// much less close than the closest chunk; a query with a close chunk
+// ranked first is left alone, and only the modes that set them apply them.
+func TestSupportAndLeadGates(t *testing.T) {
 	n := noiseCuts[Hybrid]
-	if n.support <= 0 {
-		t.Fatal("hybrid mode has no support gate")
+	if n.support <= 0 || n.lead <= 0 {
+		t.Fatal("hybrid mode has no support or lead gate")
 	}
 	x := 0.8
-	if a, b := calibrated(Hybrid, x, 1, n.support), calibrated(Hybrid, x, 1, 0.95); a != b {
-		t.Errorf("support at the gate scores %v, far above it %v", a, b)
+	at := func(best, first float64) float64 {
+		return calibrated(Hybrid, x, querySignals{coverage: 1, best: best, first: first})
 	}
-	if got, want := calibrated(Hybrid, x, 1, n.support/2), calibrated(Hybrid, x/2, 1, 1); math.Abs(got-want) > 1e-12 {
-		t.Errorf("half the support scores %v, want the score of half the raw score %v", got, want)
+	same := func(what string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: %v, want %v", what, got, want)
+		}
 	}
-	if got := calibrated(Hybrid, x, 1, 0); got != 0 {
+	whole := calibrated(Hybrid, x, querySignals{coverage: 1, best: 1, first: 1})
+	same("best at the support, first at the lead", at(n.support, n.lead*n.support), whole)
+	same("close chunk first", at(0.95, 0.95), whole)
+	same("half the support", at(n.support/2, n.support/2), calibrated(Hybrid, x/2, querySignals{coverage: 1, best: 1, first: 1}))
+	same("first at half the lead", at(0.9, 0.9*n.lead/2), calibrated(Hybrid, x/2, querySignals{coverage: 1, best: 1, first: 1}))
+	if got := at(0, 0); got > 1e-6 {
 		t.Errorf("no chunk near the query: %v", got)
 	}
 	for _, mode := range []Mode{Dense, Keyword} {
-		if a, b := calibrated(mode, x, 1, 0), calibrated(mode, x, 1, 1); a != b {
-			t.Errorf("%s: support changes the score, %v against %v", mode, a, b)
+		if a, b := calibrated(mode, x, querySignals{coverage: 1}), calibrated(mode, x, querySignals{coverage: 1, best: 1, first: 0.1}); a != b {
+			t.Errorf("%s: cosines change the score, %v against %v", mode, a, b)
 		}
 	}
 }
@@ -81,11 +93,13 @@ func TestNullCosine(t *testing.T) {
 }
 
 // Every result of a search reports as its support the best cosine of any
-// chunk with the query, whatever top_k asks, and keyword mode none.
+// chunk with the query, whatever top_k asks, and keyword mode none; a
+// hybrid score is its parts fused and gated by the first result's cosine.
 func TestSupportIsBestCosine(t *testing.T) {
 	snap := testSnapshot(t, 6)
 	rng := rand.New(rand.NewPCG(7, 8))
-	for range 5 {
+	exact := 0
+	for range 20 {
 		vec := unitVec(rng)
 		best, err := snap.Search(vec, 1)
 		if err != nil {
@@ -104,12 +118,34 @@ func TestSupportIsBestCosine(t *testing.T) {
 				if len(res) == 0 {
 					t.Fatalf("%s top_k %d: no results", mode, k)
 				}
+				for i := 1; i < len(res); i++ {
+					if res[i].Score > res[i-1].Score {
+						t.Errorf("%s top_k %d: scores rise down the list: %v after %v", mode, k, res[i].Score, res[i-1].Score)
+					}
+				}
 				for _, r := range res {
 					if math.Abs(r.Explain.Support-want) > 1e-6 {
 						t.Errorf("%s top_k %d: support %v, want %v", mode, k, r.Explain.Support, want)
 					}
+					if mode != Hybrid {
+						continue
+					}
+					// The score is the fused one gated by the first
+					// result's cosine against the best.
+					x := r.Explain
+					raw := 1 - (1-x.Cosine)*(1-min(x.Keyword*x.Share, 1))
+					q := querySignals{coverage: x.Coverage, best: x.Support, first: res[0].Explain.Cosine}
+					if got := calibrated(Hybrid, raw, q); math.Abs(got-r.Score) > 1e-9 {
+						t.Errorf("top_k %d: score %v, its parts give %v", k, r.Score, got)
+					}
+					if r.Score > 1e-6 {
+						exact++
+					}
 				}
 			}
 		}
+	}
+	if exact == 0 {
+		t.Error("no hybrid score was checked above the least gate")
 	}
 }

@@ -65,23 +65,34 @@ func newRanker(snap *index.Snapshot, query string, vec []float32, opt Options) (
 // more.
 func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 	cands, full, err = r.rankRaw(pool)
-	top := r.top()
+	q := r.signals(cands)
 	for i := range cands {
-		cands[i].score = calibrated(r.mode, cands[i].score, r.coverage, top)
-		cands[i].why.Coverage, cands[i].why.Support = r.coverage, top
+		cands[i].score = calibrated(r.mode, cands[i].score, q)
+		cands[i].why.Coverage, cands[i].why.Support = q.coverage, q.best
 	}
 	return cands, full, err
 }
 
-// top is the best cosine of any chunk with the query, on the reference
-// model's scale: the dense ranking's first, the same at every pool depth,
-// so it gates a query's scores alike however far the search widens. 0 in
-// keyword mode, which embeds nothing.
-func (r *ranker) top() float64 {
+// signals are what calibrates the query's raw candidates cands. The best
+// cosine is the dense ranking's first, the same at every pool depth; the
+// first candidate's cosine is read from its explanation, mapped like the
+// best. Keyword mode embeds nothing: no cosines.
+func (r *ranker) signals(cands []candidate) querySignals {
+	q := querySignals{coverage: r.coverage}
 	if r.mode == Keyword || len(r.dense) == 0 {
-		return 0
+		return q
 	}
-	return r.null.cosine(unit(float64(r.dense[0].Score)))
+	q.best = r.null.cosine(unit(float64(r.dense[0].Score)))
+	first := -1
+	for i, c := range cands {
+		if first < 0 || c.score > cands[first].score {
+			first = i
+		}
+	}
+	if first >= 0 {
+		q.first = r.null.cosine(cands[first].why.Cosine)
+	}
+	return q
 }
 
 // rankRaw is rank before the scores are calibrated.

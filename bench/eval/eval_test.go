@@ -331,3 +331,30 @@ func TestScoreIRCountsEachFileOnce(t *testing.T) {
 		t.Errorf("ScoreIR = %+v, want nDCG %v, R 0.5, MRR 0.25", s, ndcg/2)
 	}
 }
+
+// Both no-answer files parse, give every set its queries, and share no id
+// or query, so the held-out file checks on queries never seen.
+func TestNoAnswerFiles(t *testing.T) {
+	for _, set := range []string{"godoc", "manpages", "crowded", "scifact", "sample"} {
+		tuned, err := NoAnswers(set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, err := HeldOutNoAnswers(set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tuned) != 45 || len(held) < 27 {
+			t.Errorf("%s: %d and %d no-answer queries", set, len(tuned), len(held))
+		}
+		seen := map[string]bool{}
+		for _, q := range tuned {
+			seen[q.ID], seen[q.Query] = true, true
+		}
+		for _, q := range held {
+			if seen[q.ID] || seen[q.Query] {
+				t.Errorf("%s: held-out %s repeats a tuned query", set, q.ID)
+			}
+		}
+	}
+}

@@ -24,21 +24,37 @@ type NoAnswer struct {
 //go:embed noanswer.jsonl
 var noAnswerJSONL []byte
 
+// noAnswerHeldOutJSONL was written after the calibration was chosen on
+// noanswer.jsonl and before any of it was scored: a check on queries the
+// calibration never saw.
+//
+//go:embed noanswer-heldout.jsonl
+var noAnswerHeldOutJSONL []byte
+
 // NoAnswers returns the no-answer queries asked of the set called set.
 func NoAnswers(set string) ([]NoAnswer, error) {
+	return parseNoAnswers("noanswer.jsonl", noAnswerJSONL, set)
+}
+
+// HeldOutNoAnswers returns the held-out no-answer queries asked of set.
+func HeldOutNoAnswers(set string) ([]NoAnswer, error) {
+	return parseNoAnswers("noanswer-heldout.jsonl", noAnswerHeldOutJSONL, set)
+}
+
+func parseNoAnswers(file string, b []byte, set string) ([]NoAnswer, error) {
 	var out []NoAnswer
 	seen := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(noAnswerJSONL))
+	sc := bufio.NewScanner(bytes.NewReader(b))
 	for n := 1; sc.Scan(); n++ {
 		var q NoAnswer
 		dec := json.NewDecoder(strings.NewReader(sc.Text()))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&q); err != nil {
-			return nil, fmt.Errorf("eval: noanswer.jsonl line %d: %w", n, err)
+			return nil, fmt.Errorf("eval: %s line %d: %w", file, n, err)
 		}
 		if q.ID == "" || q.Query == "" || q.Sets == "" || seen[q.ID] ||
 			!slices.Contains([]string{"random", "mash", "offtopic", "nearmiss"}, q.Kind) {
-			return nil, fmt.Errorf("eval: noanswer.jsonl line %d: needs a new id, a known kind, query and sets", n)
+			return nil, fmt.Errorf("eval: %s line %d: needs a new id, a known kind, query and sets", file, n)
 		}
 		seen[q.ID] = true
 		if q.Sets == "all" || slices.Contains(strings.Split(q.Sets, ","), set) {

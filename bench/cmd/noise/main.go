@@ -88,6 +88,7 @@ type background struct{ Mean, Std, P50, P90, P99 float64 }
 
 var (
 	withBg       = flag.Bool("bg", false, "record each query's cosines with every chunk, summarised (dense mode)")
+	heldOut      = flag.Bool("heldout", false, "ask the held-out no-answer queries (bench/eval/noanswer-heldout.jsonl) instead")
 	withEvidence = flag.Int("evidence", 0, "record the first N chunks of both rankings with their evidence (hybrid mode)")
 )
 
@@ -166,7 +167,11 @@ func loadSet(ctx context.Context, name, cache string) (setData, error) {
 	if s.qs, err = s.set.Load(); err != nil {
 		return s, err
 	}
-	s.nas, err = eval.NoAnswers(s.set.Name)
+	if *heldOut {
+		s.nas, err = eval.HeldOutNoAnswers(s.set.Name)
+	} else {
+		s.nas, err = eval.NoAnswers(s.set.Name)
+	}
 	return s, err
 }
 

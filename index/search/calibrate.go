@@ -16,11 +16,14 @@ type NullCosine struct {
 // tuned on. Other models' cosines are mapped onto it.
 var ReferenceNull = NullCosine{Mean: 0.069, Spread: 0.092}
 
+// reference says m is the reference model's null, or none measured.
+func (m NullCosine) reference() bool { return m.Spread <= 0 || m == ReferenceNull }
+
 // cosine maps a raw cosine of a model whose null is m onto the reference
 // model's scale: as many spreads above the null mean as before. A zero
 // null (a model nobody measured) is taken as the reference.
 func (m NullCosine) cosine(c float64) float64 {
-	if m.Spread <= 0 || m == ReferenceNull {
+	if m.reference() {
 		return unit(c)
 	}
 	return unit(ReferenceNull.Mean + (c-m.Mean)*ReferenceNull.Spread/m.Spread)
@@ -67,9 +70,12 @@ type querySignals struct {
 //     whose meaning nothing in it is near is discounted, one with a close
 //     passage is not;
 //   - min(1, first/best/lead): a query whose first result is far less
-//     close in meaning than the closest chunk was put first by shared
-//     words alone (an off-topic question matching a page's words), and is
-//     discounted; an identifier or a term the embedding also finds is not.
+//     close in meaning than the closest chunk, without holding every word
+//     of the query, was put first by some shared words (an off-topic
+//     question matching a page's words) and is discounted; a first result
+//     holding all its words (an identifier: see ranker.signals) or close
+//     in meaning is not. Only with the reference model, on whose cosines
+//     it was chosen.
 func (n noiseCut) gates(q querySignals) float64 {
 	g := math.Pow(min(1, q.coverage/n.full), n.power)
 	if n.support > 0 {

@@ -4,6 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
 // Calibration keeps each query's order, puts every mode's cut on the
@@ -98,7 +101,7 @@ func TestNullCosine(t *testing.T) {
 func TestSupportIsBestCosine(t *testing.T) {
 	snap := testSnapshot(t, 6)
 	rng := rand.New(rand.NewPCG(7, 8))
-	exact := 0
+	exact, whole := 0, 0
 	for range 20 {
 		vec := unitVec(rng)
 		best, err := snap.Search(vec, 1)
@@ -131,10 +134,14 @@ func TestSupportIsBestCosine(t *testing.T) {
 						continue
 					}
 					// The score is the fused one gated by the first
-					// result's cosine against the best.
+					// result's cosine against the best, unless the first
+					// holds every word of the query.
 					x := r.Explain
 					raw := 1 - (1-x.Cosine)*(1-min(x.Keyword*x.Share, 1))
 					q := querySignals{coverage: x.Coverage, best: x.Support, first: res[0].Explain.Cosine}
+					if res[0].Explain.Share >= 1 {
+						q.first, whole = x.Support, whole+1
+					}
 					if got := calibrated(Hybrid, raw, q); math.Abs(got-r.Score) > 1e-9 {
 						t.Errorf("top_k %d: score %v, its parts give %v", k, r.Score, got)
 					}
@@ -145,7 +152,40 @@ func TestSupportIsBestCosine(t *testing.T) {
 			}
 		}
 	}
-	if exact == 0 {
-		t.Error("no hybrid score was checked above the least gate")
+	if exact == 0 || whole == 0 || whole == exact {
+		t.Errorf("hybrid scores checked: %d above the least gate, %d with every word in the first result; want both kinds", exact, whole)
+	}
+}
+
+// The first result's cosine counts for the lead gate only when it does
+// not hold every word of the query and the model is the reference one.
+func TestLeadSignal(t *testing.T) {
+	other := NullCosine{Mean: 0.5, Spread: 0.05}
+	for _, c := range []struct {
+		null      NullCosine
+		share     float64
+		wantFirst float64 // 0: the best cosine
+	}{
+		{ReferenceNull, 0.5, 0.1},
+		{NullCosine{}, 0.5, 0.1},
+		{ReferenceNull, 1, 0},
+		{other, 0.5, 0},
+	} {
+		r := &ranker{mode: Hybrid, null: c.null, coverage: 1, dense: []index.Match{{ID: 2, Score: 0.6}}}
+		cands := []candidate{
+			{rec: schema.Record{ID: 2}, score: 0.6, why: Explanation{Cosine: 0.6}},
+			{rec: schema.Record{ID: 1}, score: 0.9, why: Explanation{Cosine: 0.1, Share: c.share}},
+		}
+		q := r.signals(cands)
+		want := querySignals{coverage: 1, best: c.null.cosine(float64(float32(0.6))), first: c.null.cosine(c.wantFirst)}
+		if c.wantFirst == 0 {
+			want.first = want.best
+		}
+		if q != want {
+			t.Errorf("null %v, share %v: signals %+v, want %+v", c.null, c.share, q, want)
+		}
+	}
+	if q := (&ranker{mode: Keyword, coverage: 0.5}).signals([]candidate{{score: 1}}); q != (querySignals{coverage: 0.5}) {
+		t.Errorf("keyword mode: %+v", q)
 	}
 }

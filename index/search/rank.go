@@ -76,7 +76,8 @@ func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 // signals are what calibrates the query's raw candidates cands. The best
 // cosine is the dense ranking's first, the same at every pool depth; the
 // first candidate's cosine is read from its explanation, mapped like the
-// best. Keyword mode embeds nothing: no cosines.
+// best, unless it holds all the query's words. Keyword mode embeds
+// nothing: no cosines.
 func (r *ranker) signals(cands []candidate) querySignals {
 	q := querySignals{coverage: r.coverage}
 	if r.mode == Keyword || len(r.dense) == 0 {
@@ -89,7 +90,19 @@ func (r *ranker) signals(cands []candidate) querySignals {
 			first = i
 		}
 	}
-	if first >= 0 {
+	switch {
+	case first < 0:
+	case !r.null.reference():
+		// Chosen on the reference model's cosines; another model's, mapped
+		// onto its scale, bunch near 0 below its null mean, where a ratio
+		// says little (it cut a Go-docs answer of bge-small-en-v1.5).
+		q.first = q.best
+	case cands[first].why.Share >= 1-1e-9:
+		// The first result holds every word of the query the folder
+		// knows (an identifier, an exact phrase): words did not lift it
+		// past its meaning, whatever the embedding makes of them.
+		q.first = q.best
+	default:
 		q.first = r.null.cosine(cands[first].why.Cosine)
 	}
 	return q

@@ -41,3 +41,37 @@ func TestNoiseStaysOutOfATinyFolder(t *testing.T) {
 		m.Close()
 	}
 }
+
+// Off-topic questions that share a word or two with the sample's files
+// (each scored above the default threshold in hybrid mode before the
+// support and lead gates) come back empty, while the sample's weakest real
+// question and two others still find their file first.
+func TestOffTopicQuestionsInTheFolderWordsStayOut(t *testing.T) {
+	data, idx := filepath.Join("..", "..", "testdata", "sample"), t.TempDir()
+	e := newEngine(t, Config{DataFolder: data, IndexFolder: idx, SearchMode: SearchHybrid})
+	if res := reindex(t, e, ReindexRequest{}); res.FilesAdded < 6 || res.FilesFailed > 0 {
+		t.Fatalf("reindex: %+v", res)
+	}
+	ask := func(q string) []Result {
+		res, err := e.Search(context.Background(), SearchRequest{Query: q, TopK: 5, ScoreThreshold: isearch.DefaultScoreThreshold, Explain: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for _, q := range []string{"How do I request a second monitor for my desk?", "How many players are on a rugby union team?",
+		"What is the dress code for client meetings?", "What is the best time of year to visit Lisbon?"} {
+		if res := ask(q); len(res) > 0 {
+			t.Errorf("%q returned %s at %.3f (%+v)", q, res[0].Path, res[0].Score, *res[0].Explain)
+		}
+	}
+	for q, want := range map[string]string{
+		"When does the v1 REST API go away?":                             "release-notes-2.4.txt",
+		"How many weeks of parental leave do I get?":                     "employee-handbook-leave.docx",
+		"How many events per second must the ingestion service sustain?": "event-ingestion-design.pdf",
+	} {
+		if res := ask(q); len(res) == 0 || res[0].Path != want {
+			t.Errorf("%q found %+v, want %s first", q, res, want)
+		}
+	}
+}

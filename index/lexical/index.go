@@ -289,7 +289,7 @@ type Evidence struct {
 	Coverage float64
 	// Terms has bit i set when the document holds the query's term i
 	// (Query.Terms), for the first 64 terms: which words matched, not only
-	// how much they weigh.
+	// how much they weigh. Only for a Query.WithTerms.
 	Terms uint64
 }
 
@@ -316,9 +316,25 @@ func (x *Index) SearchWith(query string, k int, also []int64) ([]Result, []Evide
 // Query is one query's terms looked up in one Index: tokenised once, then
 // weighed and searched as often as the caller needs.
 type Query struct {
-	x      *Index
-	terms  []queryTerm
-	absent float64 // occurrences of query terms found nowhere in x
+	x         *Index
+	terms     []queryTerm
+	absent    float64 // occurrences of query terms found nowhere in x
+	withTerms bool    // Search sets Terms (WithTerms)
+}
+
+// WithTerms makes q's searches say which of its terms each document holds
+// (Evidence.Terms, Result.Terms); without it they are 0.
+func (q *Query) WithTerms() *Query {
+	q.withTerms = true
+	return q
+}
+
+// at is mask[i], 0 without a mask.
+func at(mask []uint64, i int) uint64 {
+	if mask == nil {
+		return 0
+	}
+	return mask[i]
 }
 
 // Query tokenises text and looks its terms up in x.
@@ -358,8 +374,11 @@ func (q *Query) Search(k int, also []int64) ([]Result, []Evidence) {
 	accp, covp := accPool.Get().(*[]float64), accPool.Get().(*[]float64)
 	defer accPool.Put(accp)
 	defer accPool.Put(covp)
-	maskp := maskPool.Get().(*[]uint64)
-	defer maskPool.Put(maskp)
+	var maskp *[]uint64 // only when asked: it costs a store per posting
+	if q.withTerms {
+		maskp = maskPool.Get().(*[]uint64)
+		defer maskPool.Put(maskp)
+	}
 	var touched []int32
 	for s, v := range x.segs {
 		seg := v.seg
@@ -369,15 +388,23 @@ func (q *Query) Search(k int, also []int64) ([]Result, []Evidence) {
 		if cap(*covp) < seg.docs() {
 			*covp = make([]float64, seg.docs())
 		}
-		if cap(*maskp) < seg.docs() {
-			*maskp = make([]uint64, seg.docs())
+		acc, cov := (*accp)[:seg.docs()], (*covp)[:seg.docs()]
+		var mask []uint64
+		if maskp != nil {
+			if cap(*maskp) < seg.docs() {
+				*maskp = make([]uint64, seg.docs())
+			}
+			mask = (*maskp)[:seg.docs()]
 		}
-		acc, cov, mask := (*accp)[:seg.docs()], (*covp)[:seg.docs()], (*maskp)[:seg.docs()]
 		touched = touched[:0]
 		for i := range terms {
 			t := &terms[i]
 			if t.at[s] < 0 {
 				continue
+			}
+			var bit uint64
+			if mask != nil && i < 64 {
+				bit = 1 << i
 			}
 			r := postingReader{b: seg.postings(t.at[s]), prev: -1}
 			var pst posting
@@ -391,19 +418,22 @@ func (q *Query) Search(k int, also []int64) ([]Result, []Evidence) {
 				}
 				acc[o] += p.termScore(t, seg, o, &pst, &invAvg)
 				cov[o] += t.qtf * t.idf
-				if i < 64 {
-					mask[o] |= 1 << i
+				if bit != 0 {
+					mask[o] |= bit
 				}
 			}
 		}
 		for _, w := range wanted[v] {
-			ev[w.at] = Evidence{Score: acc[w.ord], Coverage: min(cov[w.ord]/weight, 1), Terms: mask[w.ord]}
+			ev[w.at] = Evidence{Score: acc[w.ord], Coverage: min(cov[w.ord]/weight, 1), Terms: at(mask, int(w.ord))}
 		}
 		for _, o := range touched {
 			if k > 0 {
-				top.push(Result{ID: seg.ids[o], Score: acc[o], Coverage: min(cov[o]/weight, 1), Terms: mask[o]})
+				top.push(Result{ID: seg.ids[o], Score: acc[o], Coverage: min(cov[o]/weight, 1), Terms: at(mask, int(o))})
 			}
-			acc[o], cov[o], mask[o] = 0, 0, 0
+			acc[o], cov[o] = 0, 0
+			if mask != nil {
+				mask[o] = 0
+			}
 		}
 	}
 	return top.sorted(), ev

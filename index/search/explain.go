@@ -40,7 +40,7 @@ func Explain(snap *index.Snapshot, query string, vec []float32, depth int) (Quer
 	for _, h := range dense {
 		ids = append(ids, h.Record.ID)
 	}
-	lex := snap.LexicalQuery(query)
+	lex := snap.LexicalQuery(query).WithTerms()
 	keyword, denseEvidence := lex.Search(depth, ids)
 	weight, _ := lex.Weights()
 	out := QueryEvidence{Weight: weight}

@@ -160,9 +160,9 @@ type Options struct {
 	// Null is the embedding model's null cosine; its cosines are mapped
 	// onto ReferenceNull's scale before they are scored. Zero: none.
 	Null NullCosine
-	// PassageCap, when positive, is the most characters of a passage a
-	// result carries, centred on its best-matching sentence; 0 = whole
-	// passages (see centre.go for why that is the default).
+	// PassageCap is the most characters of a passage a result carries,
+	// centred on its best-matching sentence; 0 = DefaultPassageCap, a
+	// negative cap = whole passages.
 	PassageCap int
 }
 

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/micro-rag/micro-rag-mcp/bench/eval"
 	"github.com/micro-rag/micro-rag-mcp/index/search"
@@ -32,7 +33,7 @@ func main() {
 	fusions := flag.String("fusions", "share", "hybrid fusions to compare, separated by ';' (engine.Config.Fusion syntax)")
 	flag.StringVar(&base, "base", string(engine.FusionShare), "the fusion dense and keyword rows run under (keyword mode takes its calibration from it)")
 	divs := flag.String("diversity", "", "diversities to compare, separated by ';' (\"\" is none)")
-	flag.StringVar(&caps, "passage-caps", "0", "passage caps to compare (engine.Config.PassageCap; 0 = whole passages, the default), comma-separated")
+	flag.StringVar(&caps, "passage-caps", "0", "passage caps to compare (engine.Config.PassageCap: 0 = the default, search.DefaultPassageCap; -1 = whole passages), comma-separated")
 	loso := flag.Bool("loso", false, "choose a hybrid variant leave-one-set-out")
 	out := flag.String("out", "", "also write the report here")
 	raw := flag.String("json", "", "also write every row as JSON here")
@@ -92,7 +93,7 @@ func load(files []string) ([]row, error) {
 // row is one set asked in one mode and variant.
 type row struct {
 	Set, Mode, Fusion, Diversity string
-	Cap                          int `json:",omitempty"` // engine.Config.PassageCap
+	Cap                          int `json:",omitempty"` // engine.Config.PassageCap (0: the default)
 	IR                           bool
 	Passage                      eval.Scores   // hits as returned
 	Doc                          eval.Scores   // each file once, at its best passage
@@ -107,7 +108,10 @@ func (r row) name() string {
 	if r.Diversity != "" {
 		n += " | " + r.Diversity
 	}
-	if r.Cap != 0 {
+	switch {
+	case r.Cap < 0:
+		n += " | whole"
+	case r.Cap > 0:
 		n += fmt.Sprintf(" | cap %d", r.Cap)
 	}
 	return n
@@ -125,7 +129,7 @@ func measure(sets []string, cache string, fusions, divs []string) ([]row, error)
 	var rows []row
 	for _, name := range sets {
 		denseRank := map[string]int{}
-		whole := map[string][]eval.Outcome{} // uncapped outcomes by mode, fusion and diversity
+		whole := map[string][]eval.Outcome{} // outcomes with whole passages by mode, fusion and diversity
 		set, err := eval.SetNamed(name)
 		if err != nil {
 			return nil, err
@@ -161,7 +165,7 @@ func measure(sets []string, cache string, fusions, divs []string) ([]row, error)
 					}
 					rows = append(rows, r)
 					key := string(mode) + "|" + f + "|" + d
-					if dc.cap == 0 {
+					if dc.cap < 0 {
 						whole[key] = outs
 					} else if misses && whole[key] != nil {
 						logMisses(r.name(), whole[key], outs)
@@ -177,7 +181,8 @@ func measure(sets []string, cache string, fusions, divs []string) ([]row, error)
 								rk, denseRank[o.Question.ID], first.Path, first.Why)
 						}
 					}
-					slog.Info("measured", "set", set.Name, "variant", r.name(), "took", time.Since(t).Round(time.Millisecond))
+					slog.Info("measured", "set", set.Name, "variant", r.name(), "took", time.Since(t).Round(time.Millisecond),
+						"top5_chars", top5Chars(outs))
 				}
 			}
 		}
@@ -244,7 +249,7 @@ func ask(ctx context.Context, eng *engine.Engine, qs []eval.Question) ([]eval.Ou
 }
 
 // logMisses prints each question answered in the top 5 by whole passages
-// but not by capped ones (same ranking): per top-5 hit of the target whose
+// (-passage-caps -1, listed first) but not by capped ones (same ranking): per top-5 hit of the target whose
 // whole passage holds the answer, the passage's length, the window's start
 // and length in it and the answer's offset (collapsed characters).
 func logMisses(name string, whole, capped []eval.Outcome) {
@@ -267,6 +272,18 @@ func logMisses(name string, whole, capped []eval.Outcome) {
 			fmt.Fprintf(os.Stderr, "  rank %d: passage %d, window at %d len %d, answer at %d\n", j+1, len(t), from, len(win), at)
 		}
 	}
+}
+
+// top5Chars is the mean length in characters of a question's top 5
+// passages as returned, summed over the five.
+func top5Chars(outs []eval.Outcome) int {
+	n := 0
+	for _, o := range outs {
+		for _, h := range o.Hits[:min(5, len(o.Hits))] {
+			n += utf8.RuneCountInString(h.Text)
+		}
+	}
+	return n / max(1, len(outs))
 }
 
 // byDocument keeps each file's first hit only.

@@ -67,8 +67,8 @@ type Explanation struct {
 type Result struct {
 	Path  string  `json:"path"`
 	Score float64 `json:"score"` // in [0, 1]; see Search
-	// Snippet is the passage's whole text, runs of spaces collapsed and
-	// lines trimmed.
+	// Snippet is the passage's text, runs of spaces collapsed and lines
+	// trimmed, cut to Options.PassageCap around its best-matching sentence.
 	Snippet    string `json:"snippet"`
 	ChunkIndex int    `json:"chunk_index"` // the best-ranked chunk of the passage
 	Chunks     []int  `json:"chunks"`      // every chunk in the passage, ascending

@@ -6,13 +6,16 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 )
 
-// Passages are returned whole by default. Cutting a passage longer than a
-// cap to the window around its best-matching sentence (Options.PassageCap)
-// was measured on the Go docs, man pages and crowded evaluations with
-// bench/cmd/fusion -passage-caps: every cap from 600 to 2,800 characters,
-// centred on that sentence or on the best chunk's middle, lost answer@5 on
-// at least one set and mode (man pages hybrid 0.724 → 0.713 at 2,800;
-// docs/search-fusion.md), so none is the default.
+// DefaultPassageCap is the most characters of a passage a result carries
+// by default (Options.PassageCap): a longer one, at most four merged
+// chunks of about 3,400, is cut to the window around its best-matching
+// sentence. Chosen by bench/cmd/fusion -passage-caps on the sample, Go
+// docs, man pages and crowded evaluations in every mode: 3,000 is the
+// smallest cap tried that lost no answer@5 anywhere (2,800 lost one man
+// page question in hybrid mode; smaller caps more, and other centres, two
+// windows or scoring sentences with the embedder did no better: see
+// docs/search-fusion.md#passage-caps).
+const DefaultPassageCap = 3000
 
 // segment is a sentence or line of a passage, in runes.
 type segment struct{ start, end int }
@@ -109,14 +112,17 @@ func centreWindow(text []rune, focus segment, query string, limit int) (start, e
 }
 
 // centre cuts each result's passage longer than limit runes to its
-// centreWindow; the char range then spans the text returned. A limit of 0
-// keeps whole passages.
+// centreWindow; the char range then spans the text returned. A negative
+// limit keeps whole passages, 0 means DefaultPassageCap.
 func centre(res []Result, query string, limit int) {
+	if limit == 0 {
+		limit = DefaultPassageCap
+	}
 	for i := range res {
 		r := &res[i]
 		text := r.raw
 		r.raw = ""
-		if limit <= 0 || len([]rune(r.Snippet)) <= limit {
+		if limit < 0 || len([]rune(r.Snippet)) <= limit {
 			continue
 		}
 		raw := []rune(text)

@@ -71,8 +71,8 @@ type Explanation struct {
 type Result struct {
 	Path  string  `json:"path"`
 	Score float64 `json:"score"` // in [0, 1]; see Search
-	// Snippet is the passage's whole text, runs of spaces collapsed and
-	// lines trimmed.
+	// Snippet is the passage's text, runs of spaces collapsed and lines
+	// trimmed, cut to Options.PassageCap around its best-matching sentence.
 	Snippet    string `json:"snippet"`
 	ChunkIndex int    `json:"chunk_index"` // the best-ranked chunk of the passage
 	Chunks     []int  `json:"chunks"`      // every chunk in the passage, ascending
@@ -164,9 +164,9 @@ type Options struct {
 	// Null is the embedding model's null cosine; its cosines are mapped
 	// onto ReferenceNull's scale before they are scored. Zero: none.
 	Null NullCosine
-	// PassageCap, when positive, is the most characters of a passage a
-	// result carries, centred on its best-matching sentence; 0 = whole
-	// passages (see centre.go for why that is the default).
+	// PassageCap is the most characters of a passage a result carries,
+	// centred on its best-matching sentence; 0 = DefaultPassageCap, a
+	// negative cap = whole passages.
 	PassageCap int
 }
 

@@ -117,8 +117,9 @@ type Config struct {
 	// Diversity limits one file's passages at the top of the results
 	// ("free=N,step=X", see search.Options); "" = none.
 	Diversity string
-	// PassageCap, when positive, caps each result's passage, centred on its
-	// best-matching sentence (search.Options); 0 = whole passages.
+	// PassageCap caps each result's passage, centred on its best-matching
+	// sentence (search.Options); 0 = search.DefaultPassageCap, negative =
+	// whole passages.
 	PassageCap int
 
 	Logger *slog.Logger

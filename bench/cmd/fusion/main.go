@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/micro-rag/micro-rag-mcp/bench/eval"
 	"github.com/micro-rag/micro-rag-mcp/index/search"
@@ -32,10 +33,11 @@ func main() {
 	fusions := flag.String("fusions", "share", "hybrid fusions to compare, separated by ';' (engine.Config.Fusion syntax)")
 	flag.StringVar(&base, "base", string(engine.FusionShare), "the fusion dense and keyword rows run under (keyword mode takes its calibration from it)")
 	divs := flag.String("diversity", "", "diversities to compare, separated by ';' (\"\" is none)")
-	flag.StringVar(&caps, "passage-caps", "0", "passage caps to compare (engine.Config.PassageCap; 0 = whole passages, the default), comma-separated")
+	flag.StringVar(&caps, "passage-caps", "0", "passage caps to compare (engine.Config.PassageCap: 0 = the default, search.DefaultPassageCap; -1 = whole passages), comma-separated")
 	loso := flag.Bool("loso", false, "choose a hybrid variant leave-one-set-out")
 	out := flag.String("out", "", "also write the report here")
 	raw := flag.String("json", "", "also write every row as JSON here")
+	flag.BoolVar(&misses, "misses", false, "log every question a passage cap loses (answered by whole passages, not by the capped ones): where the answer sits against the window")
 	flag.BoolVar(&verbose, "v", false, "log every question a hybrid variant ranks below dense, with the first hit's explanation")
 	from := flag.String("from", "", "instead of measuring, read the rows of earlier -json files (comma-separated)")
 	flag.StringVar(&eval.SciFactDir, "scifact", eval.SciFactDir, "BEIR SciFact's folder")
@@ -91,7 +93,7 @@ func load(files []string) ([]row, error) {
 // row is one set asked in one mode and variant.
 type row struct {
 	Set, Mode, Fusion, Diversity string
-	Cap                          int `json:",omitempty"` // engine.Config.PassageCap
+	Cap                          int `json:",omitempty"` // engine.Config.PassageCap (0: the default)
 	IR                           bool
 	Passage                      eval.Scores   // hits as returned
 	Doc                          eval.Scores   // each file once, at its best passage
@@ -106,7 +108,10 @@ func (r row) name() string {
 	if r.Diversity != "" {
 		n += " | " + r.Diversity
 	}
-	if r.Cap != 0 {
+	switch {
+	case r.Cap < 0:
+		n += " | whole"
+	case r.Cap > 0:
 		n += fmt.Sprintf(" | cap %d", r.Cap)
 	}
 	return n
@@ -114,6 +119,7 @@ func (r row) name() string {
 
 var (
 	verbose bool
+	misses  bool
 	base    string
 	caps    string
 )
@@ -123,6 +129,7 @@ func measure(sets []string, cache string, fusions, divs []string) ([]row, error)
 	var rows []row
 	for _, name := range sets {
 		denseRank := map[string]int{}
+		whole := map[string][]eval.Outcome{} // outcomes with whole passages by mode, fusion and diversity
 		set, err := eval.SetNamed(name)
 		if err != nil {
 			return nil, err
@@ -157,6 +164,12 @@ func measure(sets []string, cache string, fusions, divs []string) ([]row, error)
 						r.BEIR = eval.ScoreIR(outs)
 					}
 					rows = append(rows, r)
+					key := string(mode) + "|" + f + "|" + d
+					if dc.cap < 0 {
+						whole[key] = outs
+					} else if misses && whole[key] != nil {
+						logMisses(r.name(), whole[key], outs)
+					}
 					for _, o := range outs {
 						rk := eval.Rank(o.Question.Target, o.Hits)
 						if mode == engine.SearchDense && d == "" {
@@ -168,7 +181,8 @@ func measure(sets []string, cache string, fusions, divs []string) ([]row, error)
 								rk, denseRank[o.Question.ID], first.Path, first.Why)
 						}
 					}
-					slog.Info("measured", "set", set.Name, "variant", r.name(), "took", time.Since(t).Round(time.Millisecond))
+					slog.Info("measured", "set", set.Name, "variant", r.name(), "took", time.Since(t).Round(time.Millisecond),
+						"top5_chars", top5Chars(outs))
 				}
 			}
 		}
@@ -232,6 +246,44 @@ func ask(ctx context.Context, eng *engine.Engine, qs []eval.Question) ([]eval.Ou
 		outs = append(outs, o)
 	}
 	return outs, nil
+}
+
+// logMisses prints each question answered in the top 5 by whole passages
+// (-passage-caps -1, listed first) but not by capped ones (same ranking): per top-5 hit of the target whose
+// whole passage holds the answer, the passage's length, the window's start
+// and length in it and the answer's offset (collapsed characters).
+func logMisses(name string, whole, capped []eval.Outcome) {
+	a5 := func(o eval.Outcome) bool { return eval.Score([]eval.Outcome{o}).Answer5 > 0 }
+	norm := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+	for i, w := range whole {
+		c := capped[i]
+		if !a5(w) || a5(c) {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "%s %s: %q answer %q\n", name, w.Question.ID, w.Question.Query, w.Question.Answer)
+		for j, h := range w.Hits[:min(5, len(w.Hits))] {
+			t := norm(h.Text)
+			at := strings.Index(t, norm(w.Question.Answer))
+			if h.Path != w.Question.Target || at < 0 || j >= len(c.Hits) {
+				continue
+			}
+			win := norm(c.Hits[j].Text)
+			from := strings.Index(t, win[:min(60, len(win))])
+			fmt.Fprintf(os.Stderr, "  rank %d: passage %d, window at %d len %d, answer at %d\n", j+1, len(t), from, len(win), at)
+		}
+	}
+}
+
+// top5Chars is the mean length in characters of a question's top 5
+// passages as returned, summed over the five.
+func top5Chars(outs []eval.Outcome) int {
+	n := 0
+	for _, o := range outs {
+		for _, h := range o.Hits[:min(5, len(o.Hits))] {
+			n += utf8.RuneCountInString(h.Text)
+		}
+	}
+	return n / max(1, len(outs))
 }
 
 // byDocument keeps each file's first hit only.

@@ -9,8 +9,9 @@ import (
 )
 
 // ExcerptRunes caps the passage excerpt of each result in the search tool's
-// text block. structuredContent keeps the whole passage; the text is the
-// compact form for clients that show only text, which can read the result's
+// text block. structuredContent keeps the passage (up to
+// search.DefaultPassageCap); the text is the compact form for clients that
+// show only text, which can read the result's
 // uri for more. 90 runes cut the sample's answer ("sixteen weeks") off the
 // best line, so a model reading only text could not see it; 140 holds it
 // (tested end to end) and a top_k 5 search then costs 2,563 o200k tokens on

@@ -154,7 +154,7 @@ const searchOutputSchema = `{
         "properties": {
           "path": {"type": "string", "description": "relative to the data folder, / separated"},
           "score": {"type": "number", "minimum": 0, "maximum": 1, "description": "relevance from 0 to 1, never rising down the list: in hybrid search 1 - (1 - cosine similarity) * (1 - keyword score), in dense search the cosine, in keyword search the keyword score; lowered when the documents lack the query's words, and calibrated so that below 0.2 a result is more likely noise than an answer"},
-          "snippet": {"type": "string", "description": "the passage's whole text; overlapping chunks of one file are merged into one passage"},
+          "snippet": {"type": "string", "description": "the passage's text (overlapping chunks of one file are merged into one passage); one longer than 3,000 characters is cut to the 3,000 around its best-matching sentence"},
           "chunk_index": {"type": "integer", "description": "the best-matching chunk of the passage, from 0"},
           "chunks": {"type": "array", "items": {"type": "integer"}, "description": "every chunk the passage holds, ascending"},
           "char_start": {"type": "integer", "description": "code-point offset of the passage in the document's extracted text"},
@@ -508,7 +508,7 @@ func IndexNote(st engine.IndexState) string {
 
 // FormatResults renders hits as compact text for the model: where each
 // is, its score and an excerpt around the best match. structuredContent
-// holds the whole passages; a result's uri reads one with its neighbours.
+// holds the passages; a result's uri reads one with its neighbours.
 func FormatResults(query string, res []Hit) string {
 	if r := []rune(query); len(r) > 200 {
 		query = string(r[:200]) + "…" // a long query is not worth echoing whole

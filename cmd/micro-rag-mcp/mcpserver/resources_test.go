@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
@@ -95,20 +97,12 @@ func serveIndexed(t *testing.T, data string) *client.Client {
 
 // Identical files in two folders come back as one result listing both.
 func TestSearchMergesCopies(t *testing.T) {
-	data := t.TempDir()
 	guide := "Parental leave is twenty weeks at full pay, taken in up to three blocks before the child turns two."
-	for name, text := range map[string]string{
+	c := serveIndexed(t, writeFiles(t, map[string]string{
 		"hr/leave.md":           guide,
 		"archive/leave-copy.md": guide,
 		"expenses.md":           "Expenses are filed within thirty days with the receipt attached.",
-	} {
-		p := filepath.Join(data, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c := serveIndexed(t, data)
+	}))
 	res, out := callSearch(t, c, map[string]any{"query": "how long is parental leave", "score_threshold": 0.0})
 	var paths []string
 	for _, r := range out.Results {
@@ -375,4 +369,51 @@ func decodeJSON(t *testing.T, structured any, v any) {
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("structuredContent %s: %v", b, err)
 	}
+}
+
+// Copies of a long document, whose passages are cut to the default cap,
+// are cut alike and still come back as one result listing both.
+func TestSearchMergesCappedCopies(t *testing.T) {
+	var b strings.Builder
+	places := []string{"harbour", "meadow", "lantern", "orchard", "granite", "willow", "copper", "thistle"}
+	for i := range 40 {
+		fmt.Fprintf(&b, "The travel office books every journey to the %s depot by train and keeps the receipts in the %s archive. ",
+			places[i%len(places)], places[(i*3+1)%len(places)])
+		if i == 20 {
+			b.WriteString("Parental leave is twenty weeks at full pay, taken in up to three blocks. ")
+		}
+	}
+	c := serveIndexed(t, writeFiles(t, map[string]string{"hr/policy.md": b.String(), "archive/policy-copy.md": b.String()}))
+	_, out := callSearch(t, c, map[string]any{"query": "how long is parental leave", "score_threshold": 0.0})
+	var merged *mcpserver.Hit
+	for i, r := range out.Results {
+		if n := utf8.RuneCountInString(r.Snippet); n > search.DefaultPassageCap {
+			t.Errorf("%s: passage of %d characters, over the cap %d", r.Path, n, search.DefaultPassageCap)
+		}
+		if len(r.Paths) == 2 && strings.Contains(r.Snippet, "twenty weeks") {
+			merged = &out.Results[i]
+		}
+	}
+	if merged == nil {
+		t.Fatalf("no result lists both copies with the answer: %+v", out.Results)
+	}
+	if whole := b.Len(); len(merged.Chunks) < 4 || merged.CharEnd-merged.CharStart >= whole {
+		t.Errorf("passage of chunks %v spans %d..%d of %d: not a cut long passage", merged.Chunks, merged.CharStart, merged.CharEnd, whole)
+	}
+	t.Logf("chunks %v span %d..%d of %d; snippet %d", merged.Chunks, merged.CharStart, merged.CharEnd, b.Len(), utf8.RuneCountInString(merged.Snippet))
+}
+
+// writeFiles writes files (path relative to the folder → text) into a new
+// folder and returns it.
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	data := t.TempDir()
+	for name, text := range files {
+		p := filepath.Join(data, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return data
 }

@@ -154,7 +154,12 @@ func (w *Writer) Before() map[string]*schema.FileEntry { return w.before }
 
 // Base is the snapshot as the run began (nil after a rebuild), for reusing
 // vectors of unchanged chunks. Read-only; valid until Close.
-func (w *Writer) Base() *Snapshot { return w.base }
+func (w *Writer) Base() View {
+	if w.base == nil {
+		return nil // not a nil *Snapshot inside a non-nil View
+	}
+	return w.base
+}
 
 // Chunks is the number of live chunks in the writer's state.
 func (w *Writer) Chunks() int { return w.st.live.Len() }

@@ -27,7 +27,7 @@ type QueryEvidence struct {
 // keyword ranking of snap for query (embedded as vec) with every chunk's
 // exact cosine and keyword evidence, so that fusions can be compared
 // offline (bench/cmd/fusion).
-func Explain(snap *index.Snapshot, query string, vec []float32, depth int) (QueryEvidence, error) {
+func Explain(snap index.View, query string, vec []float32, depth int) (QueryEvidence, error) {
 	dense, err := snap.Search(vec, depth)
 	if err != nil {
 		return QueryEvidence{}, err

@@ -188,7 +188,7 @@ type Engine struct {
 	ready    chan struct{} // closed when the model and store are loaded (or failed)
 	loadErr  error
 	embedder *embed.Embedder
-	store    *index.Store
+	store    index.Backend
 	model    string
 	null     isearch.NullCosine // the model's null cosine (model.Model.Null)
 	chunking chunk.Config       // chunk.Default within the model's window
@@ -499,7 +499,7 @@ func (e *Engine) load(ctx context.Context) error {
 		emb.Close()
 		return loadErr(fmt.Errorf("open index: %w", err), fixIndex)
 	}
-	e.embedder, e.store, e.model, e.chunking = emb, store, version.Model, chunking
+	e.embedder, e.store, e.model, e.chunking = emb, index.Local(store), version.Model, chunking
 	e.null = isearch.NullCosine(m.Null)
 	e.log.Info("model ready", "model", version.Model, "ms", time.Since(start).Milliseconds())
 	return nil
@@ -725,7 +725,7 @@ func (e *Engine) Status() Status {
 }
 
 // IndexErr says why the index committed on disk is not what this engine
-// serves (index.Store.OpenErr): damage (index.IsDamaged), another model's
+// serves (index.Backend.OpenErr): damage (index.IsDamaged), another model's
 // index (index.ErrOtherVersion), a file it could not read. It is nil while
 // the model loads, and once a reindex has replaced that index.
 func (e *Engine) IndexErr() error {

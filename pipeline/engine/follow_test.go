@@ -19,6 +19,16 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
+// localStore is the local folder's store behind e, for its test hooks.
+func localStore(t *testing.T, e *Engine) *index.Store {
+	t.Helper()
+	s, ok := index.LocalStore(e.store)
+	if !ok {
+		t.Fatalf("engine's store is %T, not the local folder", e.store)
+	}
+	return s
+}
+
 // indexed reports whether the current snapshot lists path.
 func indexed(e *Engine, path string) bool {
 	snap := e.store.Acquire()
@@ -151,7 +161,7 @@ func TestWatchRetriesFailedUpdate(t *testing.T) {
 	left.Store(failures)
 	committed := make(chan struct{}) // closed by the first write that succeeds
 	var once sync.Once
-	e.store.SetWriteIndex(func(idx *faiss.Index, path string) error {
+	localStore(t, e).SetWriteIndex(func(idx *faiss.Index, path string) error {
 		if left.Add(-1) >= 0 {
 			return fmt.Errorf("write %s: %w", path, syscall.ENOSPC)
 		}

@@ -168,7 +168,7 @@ func crashKeyword(i int) string { return fmt.Sprintf("zq%ckeyword", 'a'+i) }
 // once, in it; a file not in the snapshot is found by neither.
 func checkLexicalAgrees(t *testing.T, e *Engine, trial int) {
 	t.Helper()
-	snap := e.store.Acquire()
+	snap := localStore(t, e).Acquire()
 	defer snap.Release()
 	for i := range topics {
 		path := fmt.Sprintf("topic%02d.md", i)

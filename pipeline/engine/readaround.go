@@ -26,7 +26,7 @@ type (
 
 // snapshot waits briefly for the store and takes the current snapshot; the
 // caller releases it.
-func (e *Engine) snapshot(ctx context.Context) (*index.Snapshot, error) {
+func (e *Engine) snapshot(ctx context.Context) (index.View, error) {
 	wctx, cancel := context.WithTimeout(ctx, ModelWait)
 	err := e.WaitModel(wctx)
 	cancel()

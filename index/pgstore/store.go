@@ -11,8 +11,6 @@ package pgstore
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +44,12 @@ type Options struct {
 	Clock func() time.Time
 	// MaxConns caps the connection pool (default: pgxpool's).
 	MaxConns int32
+	// ReadOnly creates nothing (no extension, schema or table) and never
+	// writes; a schema not there yet is served as an empty index.
+	ReadOnly bool
+	// Compaction says when a commit rewrites the keyword segments without
+	// their deleted chunks, as it does for the local index.
+	Compaction index.Compaction
 }
 
 // DefaultEfSearch is the ef_search that measured recall@10 ≥ 0.99 against
@@ -64,6 +68,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.Compaction == (index.Compaction{}) {
+		o.Compaction = index.DefaultOptions().Compaction
 	}
 	return o
 }
@@ -88,28 +95,11 @@ type Store struct {
 	segs         map[string]*lexical.Segment // decoded keyword segments by name
 }
 
-// SchemaName is the PostgreSQL schema of an index titled title:
-// "micro_rag_" and the title, cut to PostgreSQL's 63-byte identifiers with
-// a hash of the whole title when longer (two long titles never share a
-// schema). It is always quoted where used, never interpolated raw.
-func SchemaName(title string) string {
-	name := "micro_rag_" + title
-	if len(name) <= 63 {
-		return name
-	}
-	sum := sha256.Sum256([]byte(title))
-	cut := name[:46]
-	for !validUTF8Prefix(cut) {
-		cut = cut[:len(cut)-1]
-	}
-	return cut + "_" + hex.EncodeToString(sum[:8])
-}
-
-func validUTF8Prefix(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
-
 // Open connects to the database dsn names, creates the vector extension
 // (when missing and the role may), the schema and its tables (when
-// missing), and publishes the committed index as the first view. An index
+// missing, unless ReadOnly), and publishes the committed index as the
+// first view. schemaName is quoted wherever it is used (any text of 1 to
+// 63 bytes is safe; index.Namespace makes plain ones). An index
 // built for another model or chunking is served as empty (OpenErr says
 // so) and rebuilt by the next writer. Errors never carry the password.
 func Open(ctx context.Context, dsn, schemaName string, v schema.Version, opts Options) (*Store, error) {
@@ -132,8 +122,10 @@ func Open(ctx context.Context, dsn, schemaName string, v schema.Version, opts Op
 	// until it has k rows, ranked as exact search ranks them.
 	cfg.ConnConfig.RuntimeParams["hnsw.iterative_scan"] = "strict_order"
 	cfg.AfterConnect = registerVector
-	if err := ensureExtension(ctx, cfg.ConnConfig); err != nil {
-		return nil, scrubPassword(err, password)
+	if !opts.ReadOnly {
+		if err := ensureExtension(ctx, cfg.ConnConfig); err != nil {
+			return nil, scrubPassword(err, password)
+		}
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -144,6 +136,10 @@ func Open(ctx context.Context, dsn, schemaName string, v schema.Version, opts Op
 	if err := s.init(ctx); err != nil {
 		pool.Close()
 		return nil, scrubPassword(err, password)
+	}
+	if opts.ReadOnly && !s.exists(ctx) {
+		s.current.Store(s.emptyView())
+		return s, nil
 	}
 	s.current.Store(s.emptyView())
 	if _, err := s.Refresh(); err != nil {
@@ -195,10 +191,13 @@ func ensureExtension(ctx context.Context, cfg *pgx.ConnConfig) error {
 // init creates the schema and its tables when missing, serialised with
 // other processes doing the same by a transaction-scoped advisory lock.
 func (s *Store) init(ctx context.Context) error {
+	if err := s.pool.QueryRow(ctx, "SELECT hashtextextended($1, 0)", "micro-rag-mcp index "+s.name).Scan(&s.lockKey); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	if s.opts.ReadOnly {
+		return nil
+	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, "SELECT hashtextextended($1, 0)", "micro-rag-mcp index "+s.name).Scan(&s.lockKey); err != nil {
-			return err
-		}
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", s.lockKey+1); err != nil {
 			return err
 		}
@@ -210,6 +209,13 @@ func (s *Store) init(ctx context.Context) error {
 		_, err := tx.Exec(ctx, s.q.initMeta, s.version.String())
 		return err
 	})
+}
+
+// exists reports whether the index's meta table is there.
+func (s *Store) exists(ctx context.Context) bool {
+	var ok bool
+	err := s.pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", s.q.schema+".meta").Scan(&ok)
+	return err == nil && ok
 }
 
 // Close releases the current view and the connections.
@@ -238,7 +244,12 @@ func (s *Store) OpenErr() error {
 
 // Acquire returns the current view with a reference the caller must
 // Release; nil after Close. It never waits for a writer.
-func (s *Store) Acquire() *View { return s.acquire() }
+func (s *Store) Acquire() index.View {
+	if v := s.acquire(); v != nil {
+		return v
+	}
+	return nil // not a nil *View inside a non-nil View
+}
 
 func (s *Store) acquire() *View {
 	for {
@@ -426,3 +437,10 @@ func (s *Store) emptyView() *View {
 	v.refs.Store(1)
 	return v
 }
+
+// The seam's interfaces.
+var (
+	_ index.Backend = (*Store)(nil)
+	_ index.View    = (*View)(nil)
+	_ index.Updater = (*Updater)(nil)
+)

@@ -51,13 +51,22 @@ var errClosed = errors.New("postgres: the index writer is closed")
 // wrapping index.ErrLocked when another process (or this one) holds it. It
 // starts from the latest commit, or from nothing when that commit is
 // another model's or chunking's.
-func (s *Store) Begin() (*Updater, error) { return s.begin(context.Background()) }
+func (s *Store) Begin() (index.Updater, error) {
+	u, err := s.begin(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
 
 func (s *Store) begin(ctx context.Context) (*Updater, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, errClosed
+	}
+	if s.opts.ReadOnly {
+		return nil, errors.New("postgres: the index is open read-only")
 	}
 	if s.writerActive {
 		return nil, index.ErrLocked
@@ -114,7 +123,12 @@ func (u *Updater) Rebuilt() bool { return u.rebuilt }
 func (u *Updater) Before() map[string]*schema.FileEntry { return u.before }
 
 // Base is the view as the run began (nil after a rebuild).
-func (u *Updater) Base() *View { return u.base }
+func (u *Updater) Base() index.View {
+	if u.base == nil {
+		return nil
+	}
+	return u.base
+}
 
 // Chunks is the number of live chunks with the uncommitted changes.
 func (u *Updater) Chunks() int { return u.live }
@@ -239,7 +253,9 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 	if u.reset {
 		head = lexical.Empty()
 	}
-	compact := head.Dead()+len(u.removeIDs) > max(1000, head.Live()/4)
+	// As index.Compaction.due has it for the local index.
+	c, dead := s.opts.Compaction, head.Dead()+len(u.removeIDs)
+	compact := dead > 0 && dead >= c.Min && float64(dead) > c.Ratio*float64(u.live)
 	lex, raw, err := head.Delete(u.removeIDs).Add(lexical.SegmentName(gen), u.addDocs, compact)
 	if err != nil {
 		return err

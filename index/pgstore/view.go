@@ -289,7 +289,7 @@ func (v *View) ChunkVectors(path string) map[uint64][]float32 {
 
 // LexicalQuery looks query's keyword terms up in the view's keyword index
 // (package lexical's own, so scores equal the local backend's).
-func (v *View) LexicalQuery(query string) *lexical.Query { return v.lex.Query(query) }
+func (v *View) LexicalQuery(query string) index.KeywordQuery { return v.lex.Query(query) }
 
 // SearchLexical returns up to k chunks by BM25F, best first, with their
 // records.

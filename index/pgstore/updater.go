@@ -282,8 +282,23 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 				return err
 			}
 		}
+		bulk := len(u.addRecs) >= s.opts.BulkMin && len(u.addRecs) >= len(u.head.live)
+		if bulk {
+			if _, err := tx.Exec(ctx, q.dropHNSW); err != nil {
+				return err
+			}
+		}
 		if err := u.copyChunks(ctx, tx); err != nil {
 			return err
+		}
+		if bulk {
+			// The graph is built in memory when it fits.
+			if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '1GB'"); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, q.createHNSW); err != nil {
+				return fmt.Errorf("build the HNSW index: %w", err)
+			}
 		}
 		if err := u.writeFiles(ctx, tx, changed); err != nil {
 			return err

@@ -220,6 +220,16 @@ func (s *Server) exec(ctx context.Context, db, sql string) error {
 	return nil
 }
 
+// QueryRow runs a one-row query in database db and scans it into dest.
+func (s *Server) QueryRow(ctx context.Context, db, sql string, dest ...any) error {
+	conn, err := pgx.Connect(ctx, s.DSN(db))
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", db, err)
+	}
+	defer conn.Close(ctx)
+	return conn.QueryRow(ctx, sql).Scan(dest...)
+}
+
 var dbSeq atomic.Int64
 
 // NewDatabase creates an empty database (with the vector extension) and

@@ -126,13 +126,45 @@ func Empty() *Index { return &Index{Params: DefaultParams} }
 // Open loads committed segments from dir and marks deleted every doc whose
 // id isLive rejects. A missing or damaged file is an error.
 func Open(dir string, refs []SegmentRef, isLive func(id int64) bool) (*Index, error) {
-	x := Empty()
-	for _, ref := range refs {
+	segs := make([]*Segment, len(refs))
+	for i, ref := range refs {
 		seg, err := readSegment(filepath.Join(dir, ref.Name), ref)
 		if err != nil {
 			return nil, err
 		}
-		v := &segView{seg: seg, name: ref.Name}
+		segs[i] = &Segment{ref: ref, seg: seg}
+	}
+	return FromSegments(segs, isLive), nil
+}
+
+// Segment is one decoded segment, immutable, for an owner that keeps
+// segments elsewhere than in files (a database) and shares the decoded
+// ones between the Index values of successive commits.
+type Segment struct {
+	ref SegmentRef
+	seg *segment
+}
+
+// DecodeSegment decodes a segment's bytes (Add's file) and checks them
+// against the reference its commit recorded.
+func DecodeSegment(ref SegmentRef, b []byte) (*Segment, error) {
+	seg, err := checkedSegment(b, ref)
+	if err != nil {
+		return nil, err
+	}
+	return &Segment{ref: ref, seg: seg}, nil
+}
+
+// Ref is the segment's reference.
+func (s *Segment) Ref() SegmentRef { return s.ref }
+
+// FromSegments is the index of segs (in their committed order) with every
+// doc whose id isLive rejects marked deleted.
+func FromSegments(segs []*Segment, isLive func(id int64) bool) *Index {
+	x := Empty()
+	for _, s := range segs {
+		seg := s.seg
+		v := &segView{seg: seg, name: s.ref.Name}
 		for o, id := range seg.ids {
 			if !isLive(id) {
 				if v.dead == nil {
@@ -144,7 +176,17 @@ func Open(dir string, refs []SegmentRef, isLive func(id int64) bool) (*Index, er
 		}
 		x.segs = append(x.segs, v)
 	}
-	return x, nil
+	return x
+}
+
+// Dead is the number of deleted docs the segments still hold (a merge
+// with compaction drops them).
+func (x *Index) Dead() int {
+	n := 0
+	for _, v := range x.segs {
+		n += v.nDead
+	}
+	return n
 }
 
 // Live is the number of documents not deleted.

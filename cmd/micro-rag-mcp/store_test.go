@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
 )
 
 const storeSecret = "Hunter2-pw"
@@ -75,4 +78,60 @@ func mustStore(t *testing.T, s string) index.StoreURL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestStoreOnPostgres: the commands run on a real PostgreSQL server given
+// by --store or MICRO_RAG_STORE: reindex, search, status and list see one
+// index, status names the store without its password, and nothing printed
+// (debug logs included) shows the password; a server that cannot be
+// reached is an error that does not show it either.
+func TestStoreOnPostgres(t *testing.T) {
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	db, err := srv.NewDatabase(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn := srv.DSN(db)
+	data := copySample(t)
+	noSecret := func(step, out string) {
+		t.Helper()
+		if strings.Contains(out, srv.Password) {
+			t.Errorf("%s prints the password:\n%s", step, out)
+		}
+	}
+	code, stdout, stderr := runBinary(t, "reindex", "--data-folder", data, "--store", dsn, "--log-level", "debug")
+	noSecret("reindex", stdout+stderr)
+	if code != 0 || !strings.Contains(stdout, "files added:") {
+		t.Fatalf("reindex: exit %d\n%s%s", code, stdout, stderr)
+	}
+	env := []string{index.EnvStore + "=" + dsn}
+	code, stdout, stderr = runBinaryEnv(t, env, "search", "--data-folder", data, "--log-level", "debug", "how many weeks of paid parental leave do parents get")
+	noSecret("search", stdout+stderr)
+	if code != 0 || !strings.Contains(stdout, "employee-handbook-leave.docx") {
+		t.Errorf("search: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, m, stderr := statusJSON(t, "--data-folder", data, "--store", dsn)
+	noSecret("status", stderr+string(m["store"])+string(m["last_run_error"]))
+	var store string
+	json.Unmarshal(m["store"], &store)
+	if code != 0 || string(m["integrity"]) != `"ok"` || string(m["files"]) == "0" ||
+		store != index.RedactURL(dsn) || !strings.Contains(store, "xxxxx") {
+		t.Errorf("status: exit %d, integrity %s, files %s, store %s\n%s", code, m["integrity"], m["files"], m["store"], stderr)
+	}
+	code, stdout, stderr = runBinaryEnv(t, env, "list", "--data-folder", data)
+	noSecret("list", stdout+stderr)
+	if code != 0 || !strings.Contains(stdout, "employee-handbook-leave.docx") {
+		t.Errorf("list: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// Nothing listens on port 1; the password is wrong too.
+	dead := "postgres://postgres:" + storeSecret + "@127.0.0.1:1/" + db + "?sslmode=disable&connect_timeout=5"
+	code, stdout, stderr = runBinary(t, "search", "--data-folder", data, "--store", dead, "--log-level", "debug", "leave")
+	noSecret("search on an unreachable store", stdout+stderr)
+	if code != 2 || strings.Contains(stdout+stderr, storeSecret) || !strings.Contains(stderr, "127.0.0.1:1") {
+		t.Errorf("search on an unreachable store: exit %d\n%s%s", code, stdout, stderr)
+	}
 }

@@ -226,7 +226,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	cfg.DataFolder = data
-	if cfg.IndexFolder, err = checkIndexFolder(data, cfg.IndexFolder, cfg.ReadOnly); err != nil {
+	if cfg.IndexFolder, err = checkIndexFolder(data, cfg.IndexFolder, cfg.ReadOnly, cfg.Store.Local()); err != nil {
 		return nil, err
 	}
 	if err := index.CheckBackend(cfg.Store); err != nil {
@@ -339,8 +339,9 @@ func CheckDataFolder(dir string) (string, error) {
 // checkIndexFolder resolves the index folder (default <data>/index) and
 // refuses one that would overwrite or swallow the user's files: the data
 // folder itself, a folder containing it, or a folder of other files. It
-// creates the folder unless readOnly.
-func checkIndexFolder(data, dir string, readOnly bool) (string, error) {
+// creates the folder unless readOnly. With a database store (local false)
+// the folder holds only the engine's own files, which it also accepts.
+func checkIndexFolder(data, dir string, readOnly, local bool) (string, error) {
 	explicit := dir != ""
 	if !explicit {
 		dir = filepath.Join(data, "index")
@@ -372,12 +373,32 @@ func checkIndexFolder(data, dir string, readOnly bool) (string, error) {
 		if !errors.Is(err, index.ErrNotIndex) {
 			return "", fmt.Errorf("index folder: %w", err)
 		}
+		if !local && onlyEngineFiles(resolved) {
+			return resolved, nil
+		}
 		if !explicit {
 			return "", fmt.Errorf("%s exists and is not a micro-rag-mcp index, so it is treated as your documents and left alone; put the index elsewhere with --index-folder DIR (%w)", dir, err)
 		}
 		return "", fmt.Errorf("index folder %s is not empty and holds no micro-rag-mcp index; give --index-folder an empty or new folder (%w)", dir, err)
 	}
 	return resolved, nil
+}
+
+// onlyEngineFiles reports whether dir holds nothing but what the engine
+// writes beside a database store: the scope record and the last run.
+func onlyEngineFiles(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		switch strings.TrimSuffix(e.Name(), ".tmp") {
+		case ScopeFile, LastRunFile:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func resolveDir(p string) (string, error) {

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -135,6 +137,14 @@ func Open(dir string, refs []SegmentRef, isLive func(id int64) bool) (*Index, er
 		segs[i] = &Segment{ref: ref, seg: seg}
 	}
 	return FromSegments(segs, isLive), nil
+}
+
+// NameField is what the keyword index knows of a file's name: the base
+// name without extension (tokenized, so report_2024-q3 also gives report,
+// 2024, q3). Every backend fills Doc.Name with it.
+func NameField(p string) string {
+	base := path.Base(p)
+	return strings.TrimSuffix(base, path.Ext(base))
 }
 
 // Segment is one decoded segment, immutable, for an owner that keeps

@@ -40,7 +40,7 @@ func summary(ctx context.Context, cfg index.BackendConfig) (index.Summary, error
 		return sum, fmt.Errorf("postgres: %w", err)
 	}
 	defer conn.Close(ctx)
-	q := newQueries(cfg.Namespace, 1)
+	q := newQueries(cfg.Namespace, 1, HNSW{})
 	var there bool
 	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", q.schema+".meta").Scan(&there); err != nil {
 		return sum, fmt.Errorf("postgres: %w", err)

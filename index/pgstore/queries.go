@@ -24,20 +24,24 @@ type queries struct {
 	markDead, deleteFiles, deleteUnlisted string
 	insertSegment, purge, updateMeta      string
 	chunksTable, vectorsTable, filesTable pgx.Identifier
+	// A bulk commit drops the HNSW index, copies, and builds it again.
+	dropHNSW, createHNSW string
 }
 
 // The record fields of a chunk, in the order scans read them.
 const recordCols = "id, path, ext, mtime, checksum, chunk_index, char_start, char_end, page, line_start, line_end"
 
-func newQueries(schemaName string, dim int) queries {
+func newQueries(schemaName string, dim int, g HNSW) queries {
 	sc := pgx.Identifier{schemaName}.Sanitize()
 	t := func(name string) string { return sc + "." + pgx.Identifier{name}.Sanitize() }
 	meta, files, chunks, vectors, dead, lex := t("meta"), t("files"), t("chunks"), t("vectors"), t("dead"), t("lexical")
+	createHNSW := fmt.Sprintf("CREATE INDEX IF NOT EXISTS vectors_hnsw ON %s USING hnsw (embedding vector_cosine_ops) WITH (m = %d, ef_construction = %d)",
+		vectors, g.M, g.EfConstruction)
 	vectorsDDL := []string{
 		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
 			id bigint PRIMARY KEY,
 			embedding vector(%d) NOT NULL)`, vectors, dim),
-		fmt.Sprintf("CREATE INDEX IF NOT EXISTS vectors_hnsw ON %s USING hnsw (embedding vector_cosine_ops)", vectors),
+		createHNSW,
 	}
 	q := queries{
 		schema: sc,
@@ -123,6 +127,8 @@ func newQueries(schemaName string, dim int) queries {
 		chunksTable:  pgx.Identifier{schemaName, "chunks"},
 		vectorsTable: pgx.Identifier{schemaName, "vectors"},
 		filesTable:   pgx.Identifier{schemaName, "files"},
+		dropHNSW:     "DROP INDEX IF EXISTS " + sc + ".vectors_hnsw",
+		createHNSW:   createHNSW,
 	}
 	return q
 }

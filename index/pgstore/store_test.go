@@ -499,3 +499,78 @@ func TestOtherVersionRebuilt(t *testing.T) {
 		t.Errorf("the old model's store refreshes: %v, want ErrOtherVersion", err)
 	}
 }
+
+// The least privileges the docs name are enough: a role that is no
+// superuser and owns nothing, with CONNECT and CREATE on the database
+// (where a superuser created the vector extension), makes its schema,
+// writes and reads; another such role cannot read that schema.
+func TestLeastPrivilegeRole(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Database(t)
+	admin, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	db := admin.Config().Database
+	srv := pgtest.Shared(t)
+	roles := []string{"mrag_" + db, "other_" + db}
+	for _, role := range roles {
+		for _, sql := range []string{
+			fmt.Sprintf("CREATE ROLE %s LOGIN PASSWORD 'pw-%s' NOSUPERUSER NOCREATEDB NOCREATEROLE", role, role),
+			fmt.Sprintf("GRANT CONNECT, CREATE ON DATABASE %s TO %s", db, role),
+		} {
+			if _, err := admin.Exec(ctx, sql); err != nil {
+				t.Fatal(sql, err)
+			}
+		}
+	}
+	// The roles live as long as the test server (roles are cluster-wide).
+	roleDSN := func(role string) string {
+		return fmt.Sprintf("postgres://%s:pw-%s@%s:%d/%s?sslmode=disable", role, role, srv.Host, srv.Port, db)
+	}
+	s := open(t, roleDSN(roles[0]), "mrag_docs", testVersion)
+	u := begin(t, s)
+	put(t, u, makeDoc(rand.New(rand.NewPCG(1, 3)), "a.md", "least privilege text"))
+	commit(t, u, schema.EndOfRun)
+	u.Close()
+	if v := s.acquire(); v.Chunks() != 1 {
+		t.Errorf("%d chunks", v.Chunks())
+	}
+	if o, err := Open(ctx, roleDSN(roles[1]), "mrag_docs", testVersion, Options{}); err == nil {
+		o.Close()
+		t.Error("another role opened the schema")
+	}
+}
+
+// The ef_search a kNN query sets holds for that query only: a batch is
+// one implicit transaction, and set_config(…, true) is local to it.
+func TestEfSearchIsPerQuery(t *testing.T) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.Database(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "LOAD 'vector'"); err != nil {
+		t.Fatal(err)
+	}
+	b := &pgx.Batch{}
+	b.Queue("SELECT set_config('hnsw.ef_search', '321', true)")
+	b.Queue("SELECT current_setting('hnsw.ef_search')")
+	br := conn.SendBatch(ctx, b)
+	var in, after string
+	if _, err := br.Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if err := br.QueryRow().Scan(&in); err != nil {
+		t.Fatal(err)
+	}
+	br.Close()
+	if err := conn.QueryRow(ctx, "SELECT current_setting('hnsw.ef_search')").Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if in != "321" || after == "321" {
+		t.Errorf("ef_search in the batch %s, after it %s", in, after)
+	}
+}

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"path"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -148,7 +146,7 @@ func (u *Updater) PutFile(f schema.FileEntry, chunks []schema.Record, vectors []
 	}
 	u.RemoveFile(f.Path)
 	ids := make([]int64, len(chunks))
-	name := fileNameField(f.Path)
+	name := lexical.NameField(f.Path)
 	for i := range chunks {
 		ids[i] = u.nextID
 		u.nextID++
@@ -165,13 +163,6 @@ func (u *Updater) PutFile(f schema.FileEntry, chunks []schema.Record, vectors []
 	u.live += len(ids)
 	u.changed[f.Path], u.dirty = true, true
 	return nil
-}
-
-// fileNameField is what the keyword index knows of a file's name, as the
-// local index has it: the base name without extension.
-func fileNameField(p string) string {
-	base := path.Base(p)
-	return strings.TrimSuffix(base, path.Ext(base))
 }
 
 // checkUnit refuses vectors that are not unit length: they would score
@@ -282,8 +273,23 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 				return err
 			}
 		}
+		bulk := len(u.addRecs) >= s.opts.BulkMin && len(u.addRecs) >= len(u.head.live)
+		if bulk {
+			if _, err := tx.Exec(ctx, q.dropHNSW); err != nil {
+				return err
+			}
+		}
 		if err := u.copyChunks(ctx, tx); err != nil {
 			return err
+		}
+		if bulk {
+			// The graph is built in memory when it fits.
+			if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '1GB'"); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, q.createHNSW); err != nil {
+				return fmt.Errorf("build the HNSW index: %w", err)
+			}
 		}
 		if err := u.writeFiles(ctx, tx, changed); err != nil {
 			return err

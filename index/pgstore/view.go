@@ -169,7 +169,7 @@ func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 		return nil, nil
 	}
 	k = min(k, len(v.live))
-	ef := max(v.s.opts.EfSearch, k)
+	ef := max(int(v.s.efSearch.Load()), k)
 	// One round trip: the batch is one implicit transaction, so the
 	// setting is local to it.
 	b := &pgx.Batch{}

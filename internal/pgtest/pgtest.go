@@ -87,7 +87,13 @@ func Start() (*Server, error) {
 		gid, _ = strconv.Atoi(u.Gid)
 		s.runAs = []string{"runuser", "-u", "nobody", "--"}
 	}
-	if s.dir, err = os.MkdirTemp("", "pgtest-"); err != nil {
+	reapOrphans(bin, s.runAs)
+	if s.dir, err = os.MkdirTemp("", dirPrefix); err != nil {
+		return nil, err
+	}
+	// Whose server this is: a test binary killed by its timeout never
+	// stops it, and the next Start reaps it (reapOrphans).
+	if err := os.WriteFile(filepath.Join(s.dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return nil, err
 	}
 	if err := s.start(uid, gid); err != nil {
@@ -95,6 +101,37 @@ func Start() (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+const (
+	dirPrefix = "pgtest-"
+	ownerFile = "owner.pid"
+)
+
+// reapOrphans stops the servers of test processes that are gone and
+// removes their folders. Servers of live processes (other test binaries
+// running now) are left alone.
+func reapOrphans(bin string, runAs []string) {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
+	for _, dir := range dirs {
+		raw, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue // not ours, or still being set up
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+		if err != nil || pid <= 0 || processAlive(pid) {
+			continue
+		}
+		orphan := &Server{bin: bin, dir: dir, runAs: runAs}
+		if err := orphan.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "pgtest: reaping the server of a test process that is gone:", err)
+		}
+	}
+}
+
+func processAlive(pid int) bool {
+	_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
+	return err == nil
 }
 
 func (s *Server) start(uid, gid int) error {
@@ -218,6 +255,16 @@ func (s *Server) exec(ctx context.Context, db, sql string) error {
 		return fmt.Errorf("%s: %w", sql, err)
 	}
 	return nil
+}
+
+// QueryRow runs a one-row query in database db and scans it into dest.
+func (s *Server) QueryRow(ctx context.Context, db, sql string, dest ...any) error {
+	conn, err := pgx.Connect(ctx, s.DSN(db))
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", db, err)
+	}
+	defer conn.Close(ctx)
+	return conn.QueryRow(ctx, sql).Scan(dest...)
 }
 
 var dbSeq atomic.Int64

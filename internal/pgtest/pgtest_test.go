@@ -2,6 +2,8 @@ package pgtest
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,5 +58,30 @@ func TestMissingBinaries(t *testing.T) {
 	_, err := Bin()
 	if err == nil || !strings.Contains(err.Error(), "make setup") {
 		t.Errorf("Bin outside the repository: %v, want an error naming make setup", err)
+	}
+}
+
+// A server whose test process is gone (killed by a timeout, say) is
+// stopped and removed by the next Start; a live process's is not.
+func TestStartReapsOrphans(t *testing.T) {
+	orphan, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A pid that no process has: the largest pid_max allows is 2^22.
+	if err := os.WriteFile(filepath.Join(orphan.dir, ownerFile), []byte("4194304000"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	next, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Stop()
+	if _, err := os.Stat(orphan.dir); !os.IsNotExist(err) {
+		orphan.Stop()
+		t.Fatalf("the orphan's folder is still there: %v", err)
+	}
+	if _, err := os.Stat(Shared(t).dir); err != nil {
+		t.Errorf("the live shared server's folder is gone: %v", err)
 	}
 }

@@ -261,7 +261,7 @@ func driverOf(u StoreURL) (Driver, error) {
 	d, ok := drivers[u.backend]
 	driversMu.Unlock()
 	if !ok {
-		return d, fmt.Errorf("store %s: the %s %w to this binary", u, u.backend, ErrNotBuiltIn)
+		return d, fmt.Errorf("store %s: %s %w: this binary was built without it", u, u.backend, ErrNotBuiltIn)
 	}
 	return d, nil
 }

@@ -233,7 +233,17 @@ func (s *Store) init(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", s.lockKey+1); err != nil {
 			return err
 		}
+		// CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when
+		// the schema is there: a role that owns only its schema (made for
+		// it by an administrator) must not run it.
+		var have bool
+		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", s.name).Scan(&have); err != nil {
+			return err
+		}
 		for _, ddl := range s.q.create {
+			if have && strings.HasPrefix(ddl, "CREATE SCHEMA ") {
+				continue
+			}
 			if _, err := tx.Exec(ctx, ddl); err != nil {
 				return fmt.Errorf("postgres: create schema %s: %w", s.q.schema, err)
 			}

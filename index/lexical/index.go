@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -126,13 +128,53 @@ func Empty() *Index { return &Index{Params: DefaultParams} }
 // Open loads committed segments from dir and marks deleted every doc whose
 // id isLive rejects. A missing or damaged file is an error.
 func Open(dir string, refs []SegmentRef, isLive func(id int64) bool) (*Index, error) {
-	x := Empty()
-	for _, ref := range refs {
+	segs := make([]*Segment, len(refs))
+	for i, ref := range refs {
 		seg, err := readSegment(filepath.Join(dir, ref.Name), ref)
 		if err != nil {
 			return nil, err
 		}
-		v := &segView{seg: seg, name: ref.Name}
+		segs[i] = &Segment{ref: ref, seg: seg}
+	}
+	return FromSegments(segs, isLive), nil
+}
+
+// NameField is what the keyword index knows of a file's name: the base
+// name without extension (tokenized, so report_2024-q3 also gives report,
+// 2024, q3). Every backend fills Doc.Name with it.
+func NameField(p string) string {
+	base := path.Base(p)
+	return strings.TrimSuffix(base, path.Ext(base))
+}
+
+// Segment is one decoded segment, immutable, for an owner that keeps
+// segments elsewhere than in files (a database) and shares the decoded
+// ones between the Index values of successive commits.
+type Segment struct {
+	ref SegmentRef
+	seg *segment
+}
+
+// DecodeSegment decodes a segment's bytes (Add's file) and checks them
+// against the reference its commit recorded.
+func DecodeSegment(ref SegmentRef, b []byte) (*Segment, error) {
+	seg, err := checkedSegment(b, ref)
+	if err != nil {
+		return nil, err
+	}
+	return &Segment{ref: ref, seg: seg}, nil
+}
+
+// Ref is the segment's reference.
+func (s *Segment) Ref() SegmentRef { return s.ref }
+
+// FromSegments is the index of segs (in their committed order) with every
+// doc whose id isLive rejects marked deleted.
+func FromSegments(segs []*Segment, isLive func(id int64) bool) *Index {
+	x := Empty()
+	for _, s := range segs {
+		seg := s.seg
+		v := &segView{seg: seg, name: s.ref.Name}
 		for o, id := range seg.ids {
 			if !isLive(id) {
 				if v.dead == nil {
@@ -144,7 +186,17 @@ func Open(dir string, refs []SegmentRef, isLive func(id int64) bool) (*Index, er
 		}
 		x.segs = append(x.segs, v)
 	}
-	return x, nil
+	return x
+}
+
+// Dead is the number of deleted docs the segments still hold (a merge
+// with compaction drops them).
+func (x *Index) Dead() int {
+	n := 0
+	for _, v := range x.segs {
+		n += v.nDead
+	}
+	return n
 }
 
 // Live is the number of documents not deleted.
@@ -289,7 +341,7 @@ type Evidence struct {
 	Coverage float64
 	// Terms has bit i set when the document holds the query's term i
 	// (Query.Terms), for the first 64 terms: which words matched, not only
-	// how much they weigh. Only for a Query.WithTerms.
+	// how much they weigh. Only for a Query.TrackTerms.
 	Terms uint64
 }
 
@@ -319,15 +371,12 @@ type Query struct {
 	x         *Index
 	terms     []queryTerm
 	absent    float64 // occurrences of query terms found nowhere in x
-	withTerms bool    // Search sets Terms (WithTerms)
+	withTerms bool    // Search sets Terms (TrackTerms)
 }
 
-// WithTerms makes q's searches say which of its terms each document holds
+// TrackTerms makes q's searches say which of its terms each document holds
 // (Evidence.Terms, Result.Terms); without it they are 0.
-func (q *Query) WithTerms() *Query {
-	q.withTerms = true
-	return q
-}
+func (q *Query) TrackTerms() { q.withTerms = true }
 
 // at is mask[i], 0 without a mask.
 func at(mask []uint64, i int) uint64 {

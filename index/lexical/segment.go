@@ -409,6 +409,12 @@ func readSegment(path string, want SegmentRef) (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
+	return checkedSegment(b, want)
+}
+
+// checkedSegment decodes a segment's bytes and checks them against the
+// reference its commit recorded.
+func checkedSegment(b []byte, want SegmentRef) (*segment, error) {
 	if int64(len(b)) != want.Bytes {
 		return nil, fmt.Errorf("%w: %s has %d bytes, want %d", errCorrupt, want.Name, len(b), want.Bytes)
 	}

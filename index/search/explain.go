@@ -31,7 +31,7 @@ type QueryEvidence struct {
 // keyword ranking of snap for query (embedded as vec) with every chunk's
 // exact cosine and keyword evidence, so that fusions can be compared
 // offline (bench/cmd/fusion).
-func Explain(snap *index.Snapshot, query string, vec []float32, depth int) (QueryEvidence, error) {
+func Explain(snap index.View, query string, vec []float32, depth int) (QueryEvidence, error) {
 	dense, err := snap.Search(vec, depth)
 	if err != nil {
 		return QueryEvidence{}, err
@@ -40,7 +40,8 @@ func Explain(snap *index.Snapshot, query string, vec []float32, depth int) (Quer
 	for _, h := range dense {
 		ids = append(ids, h.Record.ID)
 	}
-	lex := snap.LexicalQuery(query).WithTerms()
+	lex := snap.LexicalQuery(query)
+	lex.TrackTerms()
 	keyword, denseEvidence := lex.Search(depth, ids)
 	weight, _ := lex.Weights()
 	out := QueryEvidence{Weight: weight}

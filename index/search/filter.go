@@ -47,7 +47,7 @@ func (f *Filter) pass(path, ext string, mtime float64) bool {
 }
 
 // chunkIDs lists the live chunks of the files snap holds that pass f.
-func (f *Filter) chunkIDs(snap *index.Snapshot) []int64 {
+func (f *Filter) chunkIDs(snap index.View) []int64 {
 	var ids []int64
 	for _, p := range snap.Paths() {
 		if e, ok := snap.File(p); ok && f.pass(e.Path, e.Ext, e.Mtime) {

@@ -162,7 +162,7 @@ func group(cands []candidate, threshold float64, src *chunks) ([]*passage, error
 // each chunk grouped (kept across widenings of the pool) and the whole
 // record, text included, of the chunks of the passages returned.
 type chunks struct {
-	snap  *index.Snapshot
+	snap  index.View
 	heads map[int64]schema.Record
 }
 

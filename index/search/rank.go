@@ -15,11 +15,11 @@ import (
 // fewer chunks than asked holds every chunk it can find and is not run
 // again.
 type ranker struct {
-	snap   *index.Snapshot
+	snap   index.View
 	mode   Mode
 	fusion Fusion
 	params fusionParams
-	lex    *lexical.Query // the query's keyword terms, looked up once
+	lex    index.KeywordQuery // the query's keyword terms, looked up once
 	vec    []float32
 	// keyword weight of the query and its rare-weighted form
 	// (lexical.Query.Weights)
@@ -44,7 +44,7 @@ type ranker struct {
 
 // newRanker is a ranker of query (embedded as vec) under opt's mode and
 // fusion.
-func newRanker(snap *index.Snapshot, query string, vec []float32, opt Options) (*ranker, error) {
+func newRanker(snap index.View, query string, vec []float32, opt Options) (*ranker, error) {
 	r := &ranker{snap: snap, mode: cmp.Or(opt.Mode, DefaultMode), vec: vec, null: opt.Null}
 	var err error
 	if r.fusion, r.params, err = parseFusion(cmp.Or(opt.Fusion, DefaultFusion)); err != nil {

@@ -44,7 +44,7 @@ type DocumentInfo struct {
 }
 
 // indexedFile returns path's entry in snap.
-func indexedFile(snap *index.Snapshot, path string) (*schema.FileEntry, error) {
+func indexedFile(snap index.View, path string) (*schema.FileEntry, error) {
 	f, ok := snap.File(path)
 	if !ok {
 		return nil, fmt.Errorf("%q: %w", path, ErrNotIndexed)
@@ -54,7 +54,7 @@ func indexedFile(snap *index.Snapshot, path string) (*schema.FileEntry, error) {
 
 // ReadChunk returns chunk i of path in snap with up to around chunks on each side,
 // overlaps written once, PDF pages marked.
-func ReadChunk(snap *index.Snapshot, path string, i, around int) (Text, error) {
+func ReadChunk(snap index.View, path string, i, around int) (Text, error) {
 	f, err := indexedFile(snap, path)
 	if err != nil {
 		return Text{}, err
@@ -77,7 +77,7 @@ func ReadChunk(snap *index.Snapshot, path string, i, around int) (Text, error) {
 
 // ReadDocument returns the whole extracted text of path in snap, PDF pages marked,
 // cut after the last chunk that ends within DocumentCharLimit code points.
-func ReadDocument(snap *index.Snapshot, path string) (Text, error) {
+func ReadDocument(snap index.View, path string) (Text, error) {
 	f, err := indexedFile(snap, path)
 	if err != nil {
 		return Text{}, err
@@ -119,7 +119,7 @@ func textOf(f *schema.FileEntry, recs []schema.Record, chunks int) Text {
 // Documents lists snap's documents in byte order of their paths, starting
 // after the path after ("" = from the first), at most limit of them. more
 // says whether documents follow.
-func Documents(snap *index.Snapshot, after string, limit int) (docs []DocumentInfo, more bool) {
+func Documents(snap index.View, after string, limit int) (docs []DocumentInfo, more bool) {
 	paths := snap.Paths()
 	i := 0
 	if after != "" {

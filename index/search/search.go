@@ -1,4 +1,4 @@
-// Package search answers queries over one index.Snapshot: it ranks chunks
+// Package search answers queries over one index.View (a read view of any backend): it ranks chunks
 // densely, by keywords or both fused, groups them into passages, explains
 // scores, and reads documents back from their chunks. It embeds nothing and
 // takes no snapshot itself: the engine hands it both.
@@ -180,7 +180,7 @@ type Options struct {
 // keyword mode, and in hybrid mode (the default) 1 - (1-c)(1-k·share) (see
 // FusionSpecific for k); then it is calibrated per mode (see noiseCut) so
 // that DefaultScoreThreshold separates answers from noise in every mode.
-func Search(snap *index.Snapshot, req Request, vec []float32, opt Options) ([]Result, error) {
+func Search(snap index.View, req Request, vec []float32, opt Options) ([]Result, error) {
 	r, err := newRanker(snap, req.Query, vec, opt)
 	if err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ func unitVec(rng *rand.Rand) []float32 {
 }
 
 // testSnapshot indexes files of seeded prose with random unit vectors.
-func testSnapshot(t *testing.T, files int) *index.Snapshot {
+func testSnapshot(t *testing.T, files int) index.View {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(3, 4))
 	s, err := index.Open(t.TempDir(), schema.Version{Schema: schema.SchemaVersion, Model: "test-model", Dim: testDim,

@@ -67,6 +67,11 @@ const ModelWait = 5 * time.Second
 type Config struct {
 	DataFolder  string
 	IndexFolder string // default <DataFolder>/index
+	// Store is where the index lives: the zero value is IndexFolder; a
+	// database URL (--store) keeps chunks, vectors and the keyword side
+	// there, and IndexFolder holds only this machine's scope record and
+	// notes of its last run.
+	Store index.StoreURL
 	// Exts replaces the extensions recorded in the index (ScopeFile); nil
 	// keeps them, and a new index takes DefaultExts. With dots, lower case.
 	Exts []string
@@ -129,8 +134,11 @@ type Config struct {
 // --json prints it: every field is always there, lists empty rather than
 // left out).
 type Status struct {
-	DataFolder  string    `json:"data_folder"`
-	IndexFolder string    `json:"index_folder"`
+	DataFolder  string `json:"data_folder"`
+	IndexFolder string `json:"index_folder"`
+	// Store is the database URL of the index with its password redacted,
+	// "" for the local index folder.
+	Store       string    `json:"store"`
 	ModelReady  bool      `json:"-"` // Status of a running engine only
 	Model       string    `json:"model"`
 	Files       int       `json:"files"`
@@ -189,7 +197,7 @@ type Engine struct {
 	ready    chan struct{} // closed when the model and store are loaded (or failed)
 	loadErr  error
 	embedder *embed.Embedder
-	store    *index.Store
+	store    index.Backend
 	model    string
 	null     isearch.NullCosine // the model's null cosine (model.Model.Null)
 	chunking chunk.Config       // chunk.Default within the model's window
@@ -219,7 +227,10 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	cfg.DataFolder = data
-	if cfg.IndexFolder, err = checkIndexFolder(data, cfg.IndexFolder, cfg.ReadOnly); err != nil {
+	if cfg.IndexFolder, err = checkIndexFolder(data, cfg.IndexFolder, cfg.ReadOnly, cfg.Store.Local()); err != nil {
+		return nil, err
+	}
+	if err := index.CheckBackend(cfg.Store); err != nil {
 		return nil, err
 	}
 	if cfg.Exts != nil {
@@ -329,8 +340,9 @@ func CheckDataFolder(dir string) (string, error) {
 // checkIndexFolder resolves the index folder (default <data>/index) and
 // refuses one that would overwrite or swallow the user's files: the data
 // folder itself, a folder containing it, or a folder of other files. It
-// creates the folder unless readOnly.
-func checkIndexFolder(data, dir string, readOnly bool) (string, error) {
+// creates the folder unless readOnly. With a database store (local false)
+// the folder holds only the engine's own files, which it also accepts.
+func checkIndexFolder(data, dir string, readOnly, local bool) (string, error) {
 	explicit := dir != ""
 	if !explicit {
 		dir = filepath.Join(data, "index")
@@ -362,12 +374,32 @@ func checkIndexFolder(data, dir string, readOnly bool) (string, error) {
 		if !errors.Is(err, index.ErrNotIndex) {
 			return "", fmt.Errorf("index folder: %w", err)
 		}
+		if !local && onlyEngineFiles(resolved) {
+			return resolved, nil
+		}
 		if !explicit {
 			return "", fmt.Errorf("%s exists and is not a micro-rag-mcp index, so it is treated as your documents and left alone; put the index elsewhere with --index-folder DIR (%w)", dir, err)
 		}
 		return "", fmt.Errorf("index folder %s is not empty and holds no micro-rag-mcp index; give --index-folder an empty or new folder (%w)", dir, err)
 	}
 	return resolved, nil
+}
+
+// onlyEngineFiles reports whether dir holds nothing but what the engine
+// writes beside a database store: the scope record and the last run.
+func onlyEngineFiles(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		switch strings.TrimSuffix(e.Name(), ".tmp") {
+		case ScopeFile, LastRunFile:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func resolveDir(p string) (string, error) {
@@ -493,18 +525,41 @@ func (e *Engine) load(ctx context.Context) error {
 		emb.Close()
 		return loadErr(err, fixModel)
 	}
-	opts := e.cfg.Index
-	opts.Logger, opts.ReadOnly = e.log, e.cfg.ReadOnly
-	store, err := index.Open(e.cfg.IndexFolder, version, opts)
+	store, err := e.openStore(ctx, version)
 	if err != nil {
 		emb.Close()
-		return loadErr(fmt.Errorf("open index: %w", err), fixIndex)
+		return err
 	}
 	e.embedder, e.store, e.model, e.chunking = emb, store, version.Model, chunking
 	e.null = isearch.NullCosine(m.Null)
 	e.log.Info("model ready", "model", version.Model, "ms", time.Since(start).Milliseconds())
 	return nil
 }
+
+// openStore opens the index where Config.Store says.
+func (e *Engine) openStore(ctx context.Context, version schema.Version) (index.Backend, error) {
+	opts := e.cfg.Index
+	opts.Logger, opts.ReadOnly = e.log, e.cfg.ReadOnly
+	if e.cfg.Store.Local() {
+		store, err := index.Open(e.cfg.IndexFolder, version, opts)
+		if err != nil {
+			return nil, loadErr(fmt.Errorf("open index: %w", err), fixIndex)
+		}
+		return index.Local(store), nil
+	}
+	store, err := index.OpenBackend(ctx, e.cfg.Store, e.namespace(), version, opts)
+	if err != nil {
+		return nil, loadErr(fmt.Errorf("open index: %w", err), fixStore)
+	}
+	e.log.Info("index store", "store", e.cfg.Store.String())
+	return store, nil
+}
+
+// namespace is the data folder's schema in a database store.
+func (e *Engine) namespace() string { return index.Namespace(e.cfg.DataFolder) }
+
+// scrub takes the store's password out of an error's message.
+func (e *Engine) scrub(err error) error { return e.cfg.Store.ScrubErr(err) }
 
 // resolveModel is the model of the configuration: the model.json of
 // --model-dir (or $MICRO_RAG_MODEL_DIR) when there is one, else --model
@@ -577,7 +632,7 @@ func indexVersion(m model.Model, onnxPath string, dim int, c chunk.Config) (sche
 func (e *Engine) watch(ctx context.Context) {
 	every(ctx, e.cfg.RefreshEvery, func() bool {
 		if changed, err := e.store.Refresh(); err != nil {
-			e.log.Debug("index refresh", "err", err)
+			e.log.Debug("index refresh", "err", e.scrub(err))
 		} else if changed {
 			e.log.Info("loaded index committed by another process")
 		}
@@ -621,6 +676,11 @@ func (e *Engine) Reindex(ctx context.Context, req ReindexRequest, progress func(
 // run is one reindex: activity names it for IndexState and busy errors,
 // paths (when not nil) limit it to those files and folders.
 func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, paths []string, progress func(pipeline.Progress)) (ReindexResult, error) {
+	res, err := e.runScrubbed(ctx, req, activity, paths, progress)
+	return res, e.scrub(err)
+}
+
+func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity string, paths []string, progress func(pipeline.Progress)) (ReindexResult, error) {
 	start := time.Now()
 	pathGlob, err := glob.Parse(req.PathGlob)
 	if err != nil {
@@ -641,7 +701,7 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 	w, err := e.store.Begin()
 	if errors.Is(err, index.ErrLocked) {
 		if _, rerr := e.store.Refresh(); rerr != nil {
-			e.log.Debug("index refresh", "err", rerr)
+			e.log.Debug("index refresh", "err", e.scrub(rerr))
 		}
 		return ReindexResult{}, e.busy(&BusyError{})
 	}
@@ -679,7 +739,7 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 	if err != nil {
 		if ctx.Err() == nil {
 			w.Close() // first: it frees what the failed commit left on disk
-			e.recordFailure(activity, err)
+			e.recordFailure(activity, e.scrub(err))
 		}
 		return ReindexResult{}, err
 	}
@@ -699,7 +759,7 @@ func (e *Engine) run(ctx context.Context, req ReindexRequest, activity string, p
 
 // Status reports what the index holds.
 func (e *Engine) Status() Status {
-	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Reindexing: e.reindexing.Load()}
+	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Store: e.cfg.Store.String(), Reindexing: e.reindexing.Load()}
 	select {
 	case <-e.ready:
 	default:
@@ -714,6 +774,9 @@ func (e *Engine) Status() Status {
 		st.LastReindex, _ = time.Parse(time.RFC3339, snap.LastReindex())
 		snap.Release()
 	}
+	if !e.cfg.Store.Local() {
+		return st // the database's size is the database's to tell
+	}
 	// Every file counts: faiss.index, the manifest, files.json and the
 	// vector and lexical segments.
 	entries, _ := os.ReadDir(e.cfg.IndexFolder)
@@ -726,7 +789,7 @@ func (e *Engine) Status() Status {
 }
 
 // IndexErr says why the index committed on disk is not what this engine
-// serves (index.Store.OpenErr): damage (index.IsDamaged), another model's
+// serves (index.Backend.OpenErr): damage (index.IsDamaged), another model's
 // index (index.ErrOtherVersion), a file it could not read. It is nil while
 // the model loads, and once a reindex has replaced that index.
 func (e *Engine) IndexErr() error {
@@ -738,7 +801,7 @@ func (e *Engine) IndexErr() error {
 	if e.store == nil {
 		return nil
 	}
-	return e.store.OpenErr()
+	return e.scrub(e.store.OpenErr())
 }
 
 // Close stops background work and frees the model and index.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 )
 
@@ -90,10 +91,12 @@ func top(t *testing.T, e *Engine, q string) Result {
 	return res[0]
 }
 
-func TestIncrementalReindex(t *testing.T) {
+func TestIncrementalReindex(t *testing.T) { eachBackend(t, testIncrementalReindex) }
+
+func testIncrementalReindex(t *testing.T, store index.StoreURL) {
 	data := t.TempDir()
 	writeCorpus(t, data, corpus)
-	e := newEngine(t, Config{DataFolder: data})
+	e := newEngine(t, Config{DataFolder: data, Store: store})
 
 	checkCounts(t, "first", reindex(t, e, ReindexRequest{}), 4, 0, 0, 0, 4)
 	if r := top(t, e, "wild yeast culture for bread"); r.Path != "notes/sourdough.md" || r.Score <= 0.2 || r.Score > 1 || r.Ext != ".md" || r.LineStart != 1 {
@@ -170,17 +173,19 @@ func TestIncrementalReindex(t *testing.T) {
 	}
 }
 
-func TestChangedExtsAndFailures(t *testing.T) {
+func TestChangedExtsAndFailures(t *testing.T) { eachBackend(t, testChangedExtsAndFailures) }
+
+func testChangedExtsAndFailures(t *testing.T, store index.StoreURL) {
 	data := t.TempDir()
 	writeCorpus(t, data, corpus)
 	writeCorpus(t, data, map[string]string{"broken.pdf": "%PDF-1.4 this is not really a pdf", "page.csv": "greeting\nHello\n"})
 	index := t.TempDir()
-	e := newEngine(t, Config{DataFolder: data, IndexFolder: index})
+	e := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: index})
 	checkCounts(t, "with pdf", reindex(t, e, ReindexRequest{}), 4, 0, 0, 1, 4)
 	e.Close()
 
 	// Same index, fewer extensions: refused, the index keeps its files.
-	e2 := newEngine(t, Config{DataFolder: data, IndexFolder: index, Exts: []string{".md", ".csv"}})
+	e2 := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: index, Exts: []string{".md", ".csv"}})
 	var serr *ScopeError
 	if _, err := e2.Reindex(context.Background(), ReindexRequest{}, nil); !errors.As(err, &serr) ||
 		strings.Join(serr.Dropped, ",") != ".txt,.pdf,.docx,.odt,.rtf,.epub,.html,.htm,.pptx,.odp,.xlsx,.ods,.rst,.adoc,.asciidoc,.org,.tex,.markdown," || serr.Files != 2 {
@@ -188,18 +193,20 @@ func TestChangedExtsAndFailures(t *testing.T) {
 	}
 	e2.Close()
 	// With ChangeExts the .txt files leave the index.
-	e3 := newEngine(t, Config{DataFolder: data, IndexFolder: index, Exts: []string{".md", ".csv"}, ChangeExts: true})
+	e3 := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: index, Exts: []string{".md", ".csv"}, ChangeExts: true})
 	checkCounts(t, "md+csv", reindex(t, e3, ReindexRequest{}), 1, 0, 2, 0, 3)
 }
 
-func TestBusyAndCancel(t *testing.T) {
+func TestBusyAndCancel(t *testing.T) { eachBackend(t, testBusyAndCancel) }
+
+func testBusyAndCancel(t *testing.T, store index.StoreURL) {
 	data := t.TempDir()
 	big := map[string]string{}
 	for i := range 40 {
 		big[fmt.Sprintf("doc%02d.txt", i)] = strings.Repeat(fmt.Sprintf("Paragraph %d of a long report about harbour logistics and cranes. ", i), 60)
 	}
 	writeCorpus(t, data, corpus)
-	e := newEngine(t, Config{DataFolder: data})
+	e := newEngine(t, Config{DataFolder: data, Store: store})
 	checkCounts(t, "base", reindex(t, e, ReindexRequest{}), 4, 0, 0, 0, 4)
 	writeCorpus(t, data, big)
 
@@ -239,8 +246,12 @@ func TestBusyAndCancel(t *testing.T) {
 }
 
 func TestSearchBeforeModelAndEmptyIndex(t *testing.T) {
+	eachBackend(t, testSearchBeforeModelAndEmptyIndex)
+}
+
+func testSearchBeforeModelAndEmptyIndex(t *testing.T, store index.StoreURL) {
 	data := t.TempDir()
-	e, err := New(Config{DataFolder: data, NoInitialReindex: true, Logger: slog.New(slog.DiscardHandler)})
+	e, err := New(Config{DataFolder: data, Store: store, NoInitialReindex: true, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/index"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 )
 
@@ -19,6 +20,10 @@ import (
 // out; ranking the passing chunks exactly gives what reading the unfiltered
 // rankings deeper gives.
 func TestSearchFiltersInsideTheRanking(t *testing.T) {
+	eachBackend(t, testSearchFiltersInsideTheRanking)
+}
+
+func testSearchFiltersInsideTheRanking(t *testing.T, store index.StoreURL) {
 	data := t.TempDir()
 	files := map[string]string{}
 	for i := range 30 {
@@ -34,7 +39,7 @@ func TestSearchFiltersInsideTheRanking(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := newEngine(t, Config{DataFolder: data, IndexFolder: filepath.Join(t.TempDir(), "index")})
+	e := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: filepath.Join(t.TempDir(), "index")})
 	reindex(t, e, ReindexRequest{})
 
 	before2021 := func(mtime float64) bool { return mtime < float64(time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC).Unix()) }

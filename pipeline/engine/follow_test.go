@@ -19,6 +19,16 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
+// localStore is the local folder's store behind e, for its test hooks.
+func localStore(t *testing.T, e *Engine) *index.Store {
+	t.Helper()
+	s, ok := index.LocalStore(e.store)
+	if !ok {
+		t.Fatalf("engine's store is %T, not the local folder", e.store)
+	}
+	return s
+}
+
 // indexed reports whether the current snapshot lists path.
 func indexed(e *Engine, path string) bool {
 	snap := e.store.Acquire()
@@ -46,10 +56,12 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // With Watch on, the index follows the folder by itself: new files, editor
 // saves (temp file renamed over the original), deleted and moved-in
 // folders, and ignore rules that change.
-func TestWatchKeepsIndexFresh(t *testing.T) {
+func TestWatchKeepsIndexFresh(t *testing.T) { eachBackend(t, testWatchKeepsIndexFresh) }
+
+func testWatchKeepsIndexFresh(t *testing.T, store index.StoreURL) {
 	data := t.TempDir()
 	writeCorpus(t, data, corpus)
-	e := newEngine(t, Config{DataFolder: data, IndexFolder: filepath.Join(t.TempDir(), "idx"), Watch: true, WatchSettle: 200 * time.Millisecond})
+	e := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: filepath.Join(t.TempDir(), "idx"), Watch: true, WatchSettle: 200 * time.Millisecond})
 	reindex(t, e, ReindexRequest{})
 
 	writeCorpus(t, data, map[string]string{"notes/glacier.md": "Glaciers calve icebergs where their tongues reach the sea."})
@@ -151,7 +163,7 @@ func TestWatchRetriesFailedUpdate(t *testing.T) {
 	left.Store(failures)
 	committed := make(chan struct{}) // closed by the first write that succeeds
 	var once sync.Once
-	e.store.SetWriteIndex(func(idx *faiss.Index, path string) error {
+	localStore(t, e).SetWriteIndex(func(idx *faiss.Index, path string) error {
 		if left.Add(-1) >= 0 {
 			return fmt.Errorf("write %s: %w", path, syscall.ENOSPC)
 		}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/micro-rag/micro-rag-mcp/index"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/prose"
 )
@@ -13,14 +14,16 @@ import (
 // Asking for more results must not reorder the first ones: a hybrid
 // search's top 10 is the prefix of its top 20. (It was not when a chunk got
 // its keyword score only inside the keyword list read for that top_k.)
-func TestHybridTopKIsPrefix(t *testing.T) {
+func TestHybridTopKIsPrefix(t *testing.T) { eachBackend(t, testHybridTopKIsPrefix) }
+
+func testHybridTopKIsPrefix(t *testing.T, store index.StoreURL) {
 	data := t.TempDir()
 	files := map[string]string{}
 	for i := range 40 {
 		files[fmt.Sprintf("notes-%02d.txt", i)] = prose.Random(uint64(i), 10)
 	}
 	writeCorpus(t, data, files)
-	e := newEngine(t, Config{DataFolder: data, IndexFolder: t.TempDir()})
+	e := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: t.TempDir()})
 	res := reindex(t, e, ReindexRequest{})
 	if res.ChunksTotal < 2*isearch.PoolSize(SearchHybrid, 20) {
 		t.Fatalf("%d chunks: too few for the pools to matter", res.ChunksTotal)

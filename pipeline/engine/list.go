@@ -1,7 +1,8 @@
 package engine
 
 import (
-	"github.com/micro-rag/micro-rag-mcp/index"
+	"context"
+
 	"github.com/micro-rag/micro-rag-mcp/index/glob"
 )
 
@@ -23,7 +24,7 @@ func (e *Engine) ListFiles(pattern string) ([]IndexedFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum, err := index.ReadSummary(e.cfg.IndexFolder)
+	sum, err := e.readSummary(context.Background())
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/micro-rag/micro-rag-mcp/index"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
@@ -15,12 +16,14 @@ import (
 // same index with each other model and back: each switch re-embeds every
 // file (vectors of two models never mix, even of another dimension: bge-zh
 // has 512) and search still finds the file that holds the query's sentence.
-func TestSwitchingModelsRebuilds(t *testing.T) {
+func TestSwitchingModelsRebuilds(t *testing.T) { eachBackend(t, testSwitchingModelsRebuilds) }
+
+func testSwitchingModelsRebuilds(t *testing.T, store index.StoreURL) {
 	data, idx := t.TempDir(), t.TempDir()
 	writeCorpus(t, data, corpus)
 	steps := []string{model.ModelName, model.Int8Name, "bge-small-en-v1.5-int8", "bge-small-zh-v1.5-int8", model.ModelName}
 	for i, name := range steps {
-		e := newEngine(t, Config{DataFolder: data, IndexFolder: idx, Model: name})
+		e := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: idx, Model: name})
 		if m := e.Status().Model; !strings.HasPrefix(m, name+" sha256:") {
 			t.Fatalf("step %d: status model %q, want %s", i, m, name)
 		}

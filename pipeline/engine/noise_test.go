@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/micro-rag/micro-rag-mcp/index"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 )
 
@@ -12,9 +13,11 @@ import (
 // question sharing one word with a file 0.6–0.8 in hybrid mode. At the
 // default threshold, random letters and off-topic questions now come back
 // empty in every mode, and a real question still finds its file.
-func TestNoiseStaysOutOfATinyFolder(t *testing.T) {
+func TestNoiseStaysOutOfATinyFolder(t *testing.T) { eachBackend(t, testNoiseStaysOutOfATinyFolder) }
+
+func testNoiseStaysOutOfATinyFolder(t *testing.T, store index.StoreURL) {
 	data, idx := filepath.Join("..", "..", "testdata", "sample"), t.TempDir()
-	e := newEngine(t, Config{DataFolder: data, IndexFolder: idx})
+	e := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: idx})
 	if res := reindex(t, e, ReindexRequest{}); res.FilesAdded < 6 || res.FilesFailed > 0 {
 		t.Fatalf("reindex: %+v", res)
 	}
@@ -22,7 +25,7 @@ func TestNoiseStaysOutOfATinyFolder(t *testing.T) {
 	noise := []string{"asdkjh qwpoeiru", "zzqqxx flurbo", "How many eggs go into a classic tiramisu?",
 		"What did the Vikings eat for breakfast?", "What is the company's policy on bringing pets to the office?"}
 	for _, mode := range []SearchMode{SearchDense, SearchKeyword, SearchHybrid} {
-		m := newEngine(t, Config{DataFolder: data, IndexFolder: idx, ReadOnly: true, SearchMode: mode})
+		m := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: idx, ReadOnly: true, SearchMode: mode})
 		ask := func(q string) []Result {
 			res, err := m.Search(context.Background(), SearchRequest{Query: q, TopK: 5, ScoreThreshold: isearch.DefaultScoreThreshold, Explain: true})
 			if err != nil {

@@ -16,23 +16,34 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
 )
 
 // Tests here run a second engine in a child process: the test binary
 // re-executed with MICRO_RAG_TEST_CHILD set.
 const childEnv = "MICRO_RAG_TEST_CHILD"
 
+// childStoreEnv holds the child's store URL ("" for the index folder).
+const childStoreEnv = "CHILD_STORE"
+
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(childEnv); mode != "" {
 		os.Exit(runChild(mode, os.Getenv("CHILD_DATA"), os.Getenv("CHILD_INDEX")))
 	}
-	os.Exit(m.Run())
+	// One PostgreSQL server for the tests that run on every backend.
+	pgtest.Main(m)
 }
 
 func runChild(mode, data, indexDir string) int {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := Config{DataFolder: data, IndexFolder: indexDir, NoInitialReindex: true, Logger: logger,
 		Checkpoint: 15 * time.Millisecond, Index: index.Options{Compaction: index.Compaction{Min: 8, Ratio: 0.3}}}
+	store, err := index.ParseStoreURL(os.Getenv(childStoreEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cfg.Store = store
 	// The crash test's loop also runs with every commit a merge (kills land
 	// while faiss.index is rewritten), with merges only every 64 segments
 	// (kills land amid segment writes), and with a background merge
@@ -108,8 +119,15 @@ func announceMerges(indexDir string) {
 // line; out reads the rest.
 func startChild(t *testing.T, mode, data, indexDir string) (cmd *exec.Cmd, done func(), out *bufio.Reader) {
 	t.Helper()
+	return startChildOn(t, "", mode, data, indexDir)
+}
+
+// startChildOn is startChild with the child's index in store (a
+// connection string; "" for indexDir).
+func startChildOn(t *testing.T, store, mode, data, indexDir string) (cmd *exec.Cmd, done func(), out *bufio.Reader) {
+	t.Helper()
 	cmd = exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+mode, "CHILD_DATA="+data, "CHILD_INDEX="+indexDir)
+	cmd.Env = append(os.Environ(), childEnv+"="+mode, "CHILD_DATA="+data, "CHILD_INDEX="+indexDir, childStoreEnv+"="+store)
 	cmd.Stderr = os.Stderr
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -172,9 +190,14 @@ func checkLexicalAgrees(t *testing.T, e *Engine, trial int) {
 	defer snap.Release()
 	for i := range topics {
 		path := fmt.Sprintf("topic%02d.md", i)
-		hits, err := snap.SearchLexical(crashKeyword(i), 5)
-		if err != nil {
-			t.Fatalf("trial %d: keyword search: %v", trial, err)
+		found, _ := snap.LexicalQuery(crashKeyword(i)).Search(5, nil)
+		hits := make([]index.Hit, len(found))
+		for j, f := range found {
+			rec, err := snap.Record(f.ID)
+			if err != nil {
+				t.Fatalf("trial %d: keyword hit %d: %v", trial, f.ID, err)
+			}
+			hits[j].Record = rec
 		}
 		entry, indexed := snap.File(path)
 		if !indexed {
@@ -197,10 +220,17 @@ func checkLexicalAgrees(t *testing.T, e *Engine, trial int) {
 // opens, reindexes, and finds every file's sentence in that file, with
 // nothing lost and nothing duplicated; and that before and after the
 // reindex the keyword index holds exactly the files the vectors hold.
-func TestSIGKILLDuringReindex(t *testing.T) {
+func TestSIGKILLDuringReindex(t *testing.T) { eachBackendDSN(t, testSIGKILLDuringReindex) }
+
+func testSIGKILLDuringReindex(t *testing.T, dsn string) {
 	trials := 50
 	if testing.Short() {
 		trials = 5
+	}
+	store := storeURL(t, dsn)
+	modes := []string{"reindex-loop", "reindex-loop-merging", "reindex-loop-segments", "reindex-loop-background"}
+	if !store.Local() {
+		modes = modes[:1] // the others vary the folder's merges
 	}
 	data, indexDir := t.TempDir(), t.TempDir()
 	crashCorpus(t, data)
@@ -209,9 +239,8 @@ func TestSIGKILLDuringReindex(t *testing.T) {
 	ref.Close()
 	rng := rand.New(rand.NewPCG(42, 7))
 	for trial := range trials {
-		modes := []string{"reindex-loop", "reindex-loop-merging", "reindex-loop-segments", "reindex-loop-background"}
 		mode := modes[trial%len(modes)]
-		cmd, _, out := startChild(t, mode, data, indexDir)
+		cmd, _, out := startChildOn(t, dsn, mode, data, indexDir)
 		if mode == "reindex-loop-background" {
 			// Kill within 5 ms of a merge file appearing: while the merge
 			// writes it, waits, or is installed.
@@ -228,7 +257,7 @@ func TestSIGKILLDuringReindex(t *testing.T) {
 			t.Fatalf("trial %d: child %s ended before the kill: %v", trial, mode, cmd.ProcessState)
 		}
 
-		e := newEngine(t, Config{DataFolder: data, IndexFolder: indexDir})
+		e := newEngine(t, Config{DataFolder: data, IndexFolder: indexDir, Store: store})
 		// What a fresh process serves straight after the crash must be a
 		// consistent committed state: every listed file fully present.
 		if st := e.Status(); st.Files > len(topics) || st.Chunks > want.ChunksTotal {
@@ -261,21 +290,24 @@ func TestSIGKILLDuringReindex(t *testing.T) {
 // TestTwoProcessesOneIndex: a child process holds the lock, so this
 // process's reindex is busy; then a child commits, and this process's
 // snapshot picks the new index up by itself.
-func TestTwoProcessesOneIndex(t *testing.T) {
+func TestTwoProcessesOneIndex(t *testing.T) { eachBackendDSN(t, testTwoProcessesOneIndex) }
+
+func testTwoProcessesOneIndex(t *testing.T, dsn string) {
 	data, indexDir := t.TempDir(), t.TempDir()
 	writeCorpus(t, data, corpus)
-	e := newEngine(t, Config{DataFolder: data, IndexFolder: indexDir, RefreshEvery: 50 * time.Millisecond})
+	store := storeURL(t, dsn)
+	e := newEngine(t, Config{DataFolder: data, IndexFolder: indexDir, Store: store, RefreshEvery: 50 * time.Millisecond})
 
-	_, release, _ := startChild(t, "hold-lock", data, indexDir)
+	_, release, _ := startChildOn(t, dsn, "hold-lock", data, indexDir)
 	if _, err := e.Reindex(context.Background(), ReindexRequest{}, nil); !errors.Is(err, ErrBusy) {
 		t.Fatalf("reindex while another process holds the lock: %v", err)
 	}
 	release()
-	if _, err := os.Stat(filepath.Join(indexDir, index.LockFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(indexDir, index.LockFile)); store.Local() && err != nil {
 		t.Fatalf("lock file: %v", err)
 	}
 
-	_, wait, _ := startChild(t, "reindex-once", data, indexDir)
+	_, wait, _ := startChildOn(t, dsn, "reindex-once", data, indexDir)
 	wait()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

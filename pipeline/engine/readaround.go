@@ -26,7 +26,7 @@ type (
 
 // snapshot waits briefly for the store and takes the current snapshot; the
 // caller releases it.
-func (e *Engine) snapshot(ctx context.Context) (*index.Snapshot, error) {
+func (e *Engine) snapshot(ctx context.Context) (index.View, error) {
 	wctx, cancel := context.WithTimeout(ctx, ModelWait)
 	err := e.WaitModel(wctx)
 	cancel()
@@ -54,7 +54,8 @@ func (e *Engine) ReadChunk(ctx context.Context, path string, i, around int) (Tex
 		return Text{}, err
 	}
 	defer snap.Release()
-	return isearch.ReadChunk(snap, path, i, around)
+	text, err := isearch.ReadChunk(snap, path, i, around)
+	return text, e.scrub(err)
 }
 
 // ReadDocument returns the whole extracted text of path, PDF pages marked,
@@ -65,7 +66,8 @@ func (e *Engine) ReadDocument(ctx context.Context, path string) (Text, error) {
 		return Text{}, err
 	}
 	defer snap.Release()
-	return isearch.ReadDocument(snap, path)
+	text, err := isearch.ReadDocument(snap, path)
+	return text, e.scrub(err)
 }
 
 // Documents lists indexed documents in byte order of their paths, starting

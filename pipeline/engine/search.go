@@ -46,7 +46,8 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 			return nil, err
 		}
 	}
-	return isearch.Search(snap, req, vec, opt)
+	res, err := isearch.Search(snap, req, vec, opt)
+	return res, e.scrub(err)
 }
 
 // embedQuery is the query's embedding.

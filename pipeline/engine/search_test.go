@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
 )
 
 // filler is prose about nothing in particular, seeded, so identifiers
@@ -55,10 +57,12 @@ func identifierCorpus() map[string]string {
 // TestIdentifierRanksFirst: an identifier that occurs in exactly one file is
 // that query's top hit with the default arguments, as the passage that
 // holds it.
-func TestIdentifierRanksFirst(t *testing.T) {
+func TestIdentifierRanksFirst(t *testing.T) { eachBackend(t, testIdentifierRanksFirst) }
+
+func testIdentifierRanksFirst(t *testing.T, store index.StoreURL) {
 	data := t.TempDir()
 	writeCorpus(t, data, identifierCorpus())
-	e := newEngine(t, Config{DataFolder: data})
+	e := newEngine(t, Config{DataFolder: data, Store: store})
 	reindex(t, e, ReindexRequest{})
 	for _, x := range identifiers {
 		for _, q := range []string{x.id, "what does " + x.id + " mean?"} {
@@ -84,13 +88,15 @@ func first(res []Result) any {
 // TestBadQueries: queries with no usable words, huge queries, other
 // scripts and emoji give sensible results (possibly none) and never an
 // error, in every search mode.
-func TestBadQueries(t *testing.T) {
+func TestBadQueries(t *testing.T) { eachBackend(t, testBadQueries) }
+
+func testBadQueries(t *testing.T, store index.StoreURL) {
 	data := t.TempDir()
 	files := identifierCorpus()
 	files["intl/tokyo.md"] = "# 東京の天気\n\n東京の天気は晴れです。明日は雨が降るでしょう。"
 	files["intl/moscow.txt"] = "Москва — столица России. Зимой в Москве идёт снег."
 	files["intl/cairo.txt"] = "القاهرة هي عاصمة مصر. النيل يمر عبر المدينة."
-	e := newEngine(t, Config{DataFolder: data})
+	e := newEngine(t, Config{DataFolder: data, Store: store})
 	writeCorpus(t, data, files)
 	reindex(t, e, ReindexRequest{})
 

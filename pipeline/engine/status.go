@@ -77,6 +77,15 @@ func (e *Engine) recordRun(activity string, inScope func(string) bool, failures 
 	e.writeLastRun(next)
 }
 
+// readSummary reads the last commit without the model: from the index
+// folder, or from the database store.
+func (e *Engine) readSummary(ctx context.Context) (index.Summary, error) {
+	if e.cfg.Store.Local() {
+		return index.ReadSummary(e.cfg.IndexFolder)
+	}
+	return index.ReadStoreSummary(ctx, e.cfg.Store, e.namespace())
+}
+
 // DiskChanges counts how the folder differs from the index now (by size
 // and modification time, as the reindex filter sees it).
 type DiskChanges struct {
@@ -92,10 +101,11 @@ type DiskChanges struct {
 // ignore rules to count what changed since the last commit. A damaged
 // index is reported in the Status, not as an error.
 func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
-	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Integrity: IntegrityOK,
+	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Store: e.cfg.Store.String(), Integrity: IntegrityOK,
 		Failed: []stages.Failure{}, Truncated: []stages.Failure{}, ChangedDisk: DiskChanges{Examples: []string{}}, Skipped: []stages.SkipGroup{}}
-	sum, err := index.ReadSummary(e.cfg.IndexFolder)
-	if err == nil {
+	sum, err := e.readSummary(ctx)
+	if err == nil && e.cfg.Store.Local() {
+		// A database checks its own pages; the folder's files are ours to.
 		err = index.Verify(e.cfg.IndexFolder)
 	}
 	if index.IsDamaged(err) {

@@ -15,11 +15,18 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/search"
+	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
+	"github.com/micro-rag/micro-rag-mcp/internal/storetest"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 const title = "team docs" // a space, so URIs must encode it
+
+// One PostgreSQL server for the tests that run on every backend
+// (storetest.Each).
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // longDoc is numbered sentences, so a test can tell which part of the text
 // a passage holds and whether any is repeated.
@@ -38,7 +45,7 @@ func longDoc(topic string, sentences int) string {
 
 // indexedServer indexes the sample documents plus generated ones with the
 // real model and connects an in-process client to a server over them.
-func indexedServer(t *testing.T) (*client.Client, string) {
+func indexedServer(t *testing.T, store index.StoreURL) (*client.Client, string) {
 	t.Helper()
 	data := filepath.Join(t.TempDir(), "docs")
 	if err := os.CopyFS(data, os.DirFS("../../../testdata/sample")); err != nil {
@@ -56,13 +63,13 @@ func indexedServer(t *testing.T) (*client.Client, string) {
 			t.Fatal(err)
 		}
 	}
-	return serveIndexed(t, data), data
+	return serveOn(t, data, store), data
 }
 
-// serveIndexed indexes data and serves it to an in-process client.
-func serveIndexed(t *testing.T, data string) *client.Client {
+// serveOn indexes data into store and serves it to an in-process client.
+func serveOn(t *testing.T, data string, store index.StoreURL) *client.Client {
 	t.Helper()
-	eng, err := engine.New(engine.Config{DataFolder: data, IndexFolder: filepath.Join(t.TempDir(), "index"), NoInitialReindex: true,
+	eng, err := engine.New(engine.Config{DataFolder: data, IndexFolder: filepath.Join(t.TempDir(), "index"), Store: store, NoInitialReindex: true,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
@@ -96,13 +103,15 @@ func serveIndexed(t *testing.T, data string) *client.Client {
 }
 
 // Identical files in two folders come back as one result listing both.
-func TestSearchMergesCopies(t *testing.T) {
+func TestSearchMergesCopies(t *testing.T) { storetest.Each(t, testSearchMergesCopies) }
+
+func testSearchMergesCopies(t *testing.T, store index.StoreURL) {
 	guide := "Parental leave is twenty weeks at full pay, taken in up to three blocks before the child turns two."
-	c := serveIndexed(t, writeFiles(t, map[string]string{
+	c := serveOn(t, writeFiles(t, map[string]string{
 		"hr/leave.md":           guide,
 		"archive/leave-copy.md": guide,
 		"expenses.md":           "Expenses are filed within thirty days with the receipt attached.",
-	}))
+	}), store)
 	res, out := callSearch(t, c, map[string]any{"query": "how long is parental leave", "score_threshold": 0.0})
 	var paths []string
 	for _, r := range out.Results {
@@ -155,8 +164,10 @@ func readResource(c *client.Client, uri string) (mcp.TextResourceContents, error
 	return tc, nil
 }
 
-func TestResources(t *testing.T) {
-	c, _ := indexedServer(t)
+func TestResources(t *testing.T) { storetest.Each(t, testResources) }
+
+func testResources(t *testing.T, store index.StoreURL) {
+	c, _ := indexedServer(t, store)
 	ctx := context.Background()
 
 	// Search: every result has a uri, and a resource_link block names it.
@@ -383,7 +394,7 @@ func TestSearchMergesCappedCopies(t *testing.T) {
 			b.WriteString("Parental leave is twenty weeks at full pay, taken in up to three blocks. ")
 		}
 	}
-	c := serveIndexed(t, writeFiles(t, map[string]string{"hr/policy.md": b.String(), "archive/policy-copy.md": b.String()}))
+	c := serveOn(t, writeFiles(t, map[string]string{"hr/policy.md": b.String(), "archive/policy-copy.md": b.String()}), index.StoreURL{})
 	_, out := callSearch(t, c, map[string]any{"query": "how long is parental leave", "score_threshold": 0.0})
 	var merged *mcpserver.Hit
 	for i, r := range out.Results {

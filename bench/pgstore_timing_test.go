@@ -1,0 +1,231 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/pgstore"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
+	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
+)
+
+var (
+	pgSizes = flag.String("pgstore.sizes", "100k", "index sizes for the Postgres backend benchmark")
+	pgEfs   = flag.String("pgstore.ef", "100,200,400,800,exact", "hnsw.ef_search values the Postgres searches run with (exact: no index)")
+	pgM     = flag.Int("pgstore.m", 0, "HNSW m of the Postgres index (0: pgstore.DefaultHNSW)")
+	pgEfc   = flag.Int("pgstore.efc", 0, "HNSW ef_construction of the Postgres index (0: pgstore.DefaultHNSW)")
+)
+
+// pgChunksPerFile: the ingest puts files of 100 chunks; pgIncrFiles is
+// the increment committed at once into the full index (1 % of 100k).
+const (
+	pgChunksPerFile = 100
+	pgIncrFiles     = 10
+)
+
+// BenchmarkPgstore compares the Postgres backend (index/pgstore on a real
+// PostgreSQL 18 + pgvector 0.8 server started for the run) with the local
+// folder on the same synthetic vectors (BenchmarkSearch's: scattered
+// around 128 real chunk embeddings): ingest through the seam's Updater
+// (PutFile of every file, one commit: a folder's first run; on Postgres
+// it builds the HNSW graph after the copy), the increment of another 1 %
+// committed at once into the full index (incr-chunks/s: rows inserted
+// into the graph one by one), kNN p50/p95 and recall@10 against an exact
+// brute-force top 10 over 200 queries (the 40 real ones, embedded by the
+// model, and 160 synthetic), and the commit of a one-file change (100
+// chunks) into the full index. Postgres runs each ef_search of
+// -pgstore.ef; the searches call View.Nearest (the backend alone, no
+// engine, no embedding).
+func BenchmarkPgstore(b *testing.B) {
+	srv, err := pgtest.Start()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Stop()
+	qv := pgQueries(b)
+	var efs []int
+	for _, ef := range strings.Split(*pgEfs, ",") {
+		e := pgstore.ExactSearch
+		if ef != "exact" {
+			if e, err = strconv.Atoi(ef); err != nil {
+				b.Fatal(err)
+			}
+		}
+		efs = append(efs, e)
+	}
+	for _, size := range strings.Split(*pgSizes, ",") {
+		n := parseSize(size)
+		vecs := syntheticVectors(n, baseVectors(b), uint64(n)+7)
+		want := make([][]int64, len(qv)/embed.Dim)
+		for i := range want {
+			for _, id := range exactTop(vecs, qv[i*embed.Dim:(i+1)*embed.Dim], 10) {
+				want[i] = append(want[i], int64(id)+1) // chunk ids start at 1
+			}
+		}
+		b.Run("chunks="+size+"/backend=local", func(b *testing.B) {
+			dir, err := os.MkdirTemp("", "pgstore-bench-local-")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer os.RemoveAll(dir)
+			s, err := index.Open(dir, benchVersion, index.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			be := index.Local(s)
+			w := ingest(b, be, vecs)
+			defer w.Close()
+			measureSearch(b, be, qv, want)
+			oneFileCommits(b, w, vecs)
+		})
+		ctx := context.Background()
+		db, err := srv.NewDatabase(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := pgstore.Open(ctx, srv.DSN(db), "bench", benchVersion, pgstore.Options{HNSW: pgstore.HNSW{M: *pgM, EfConstruction: *pgEfc}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var w index.Updater
+		b.Run("chunks="+size+"/backend=postgres/ingest", func(b *testing.B) {
+			w = ingest(b, s, vecs)
+			reportSize(b, srv, db)
+		})
+		for _, ef := range efs {
+			name := strconv.Itoa(ef)
+			if ef == pgstore.ExactSearch {
+				name = "exact"
+			}
+			b.Run("chunks="+size+"/backend=postgres/ef="+name, func(b *testing.B) {
+				s.SetEfSearch(ef)
+				measureSearch(b, s, qv, want)
+			})
+		}
+		b.Run("chunks="+size+"/backend=postgres/commit", func(b *testing.B) { oneFileCommits(b, w, vecs) })
+		w.Close()
+		s.Close()
+	}
+}
+
+var benchVersion = schema.Version{Schema: schema.SchemaVersion, Model: "bench", Dim: embed.Dim, ChunkSize: 1, ChunkOverlap: 0, MaxTokens: 1}
+
+// pgQueries are the 40 queries embedded by the model and 160 synthetic
+// vectors of the same shape as the index's.
+func pgQueries(b *testing.B) []float32 {
+	qv, err := embedder(b).Embed(nil, queries)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return append(qv, syntheticVectors(160, baseVectors(b), 99)...)
+}
+
+// ingest puts every file but the last pgIncrFiles and commits once, then
+// those and commits again, reporting both rates; the writer stays open.
+func ingest(b *testing.B, be index.Backend, vecs []float32) index.Updater {
+	n := len(vecs) / embed.Dim
+	files := (n + pgChunksPerFile - 1) / pgChunksPerFile
+	incr := min(pgIncrFiles, files/2)
+	start := time.Now()
+	w, err := be.Begin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for f := range files - incr {
+		putBenchFile(b, w, f, vecs, 0)
+	}
+	if err := w.Commit(schema.MidRun); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64((files-incr)*pgChunksPerFile)/time.Since(start).Seconds(), "ingest-chunks/s")
+	start = time.Now()
+	for f := files - incr; f < files; f++ {
+		putBenchFile(b, w, f, vecs, 0)
+	}
+	if err := w.Commit(schema.MidRun); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(n-(files-incr)*pgChunksPerFile)/time.Since(start).Seconds(), "incr-chunks/s")
+	return w
+}
+
+// oneFileCommits times five commits of a one-file change: new text and
+// vectors for file 0's chunks.
+func oneFileCommits(b *testing.B, w index.Updater, vecs []float32) {
+	var commits []time.Duration
+	for round := range 5 {
+		start := time.Now()
+		putBenchFile(b, w, 0, vecs, round+1)
+		if err := w.Commit(schema.EndOfRun); err != nil {
+			b.Fatal(err)
+		}
+		commits = append(commits, time.Since(start))
+	}
+	b.ReportMetric(percentile(commits, 0.5), "commit1-ms")
+}
+
+// putBenchFile puts file f: its chunks' vectors, texts that name round.
+func putBenchFile(b *testing.B, w index.Updater, f int, vecs []float32, round int) {
+	n := len(vecs) / embed.Dim
+	lo, hi := f*pgChunksPerFile, min((f+1)*pgChunksPerFile, n)
+	recs := make([]schema.Record, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		text := fmt.Sprintf("Synthetic chunk %d of the backend benchmark, round %d.", i, round)
+		recs = append(recs, schema.Record{ChunkIndex: i - lo, CharStart: (i - lo) * 100, CharEnd: (i-lo)*100 + len(text), Text: text})
+	}
+	entry := schema.FileEntry{Path: fmt.Sprintf("syn/%05d.txt", f), Mtime: float64(round), Size: 1, Checksum: "sha256:" + strconv.Itoa(f*10+round), Ext: ".txt"}
+	if err := w.PutFile(entry, recs, vecs[lo*embed.Dim:hi*embed.Dim]); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// measureSearch times View.Nearest for every query (two rounds; the first
+// warms caches and is not counted) and its recall@10 against want.
+func measureSearch(b *testing.B, be index.Backend, qv []float32, want [][]int64) {
+	v := be.Acquire()
+	defer v.Release()
+	var times []time.Duration
+	hits, total := 0, 0
+	for round := range 2 {
+		for i := range want {
+			q := qv[i*embed.Dim : (i+1)*embed.Dim]
+			start := time.Now()
+			got, err := v.Nearest(q, 10)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if round == 0 {
+				continue
+			}
+			times = append(times, time.Since(start))
+			for _, m := range got {
+				if slices.Contains(want[i], m.ID) {
+					hits++
+				}
+			}
+			total += len(want[i])
+		}
+	}
+	b.ReportMetric(percentile(times, 0.5), "p50-ms")
+	b.ReportMetric(percentile(times, 0.95), "p95-ms")
+	b.ReportMetric(float64(hits)/float64(total), "recall@10")
+}
+
+// reportSize reports the database's size on disk after the ingest.
+func reportSize(b *testing.B, srv *pgtest.Server, db string) {
+	var size int64
+	if err := srv.QueryRow(context.Background(), db, "SELECT pg_database_size(current_database())", &size); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(size)/(1<<20), "db-MB")
+}

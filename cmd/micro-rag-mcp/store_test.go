@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
+)
+
+const storeSecret = "Hunter2-pw"
+
+// TestStoreFlagErrors: every command that opens an index takes --store
+// and MICRO_RAG_STORE, refuses what it cannot open with a usage error that
+// names the problem, and never prints the password.
+func TestStoreFlagErrors(t *testing.T) {
+	data := t.TempDir()
+	commands := map[string][]string{
+		"serve":   {"--data-folder", data, "--title", "t", "--inst", "i"},
+		"search":  {"search", "--data-folder", data, "q"},
+		"reindex": {"reindex", "--data-folder", data},
+		"status":  {"status", "--data-folder", data},
+		"list":    {"list", "--data-folder", data},
+	}
+	stores := []struct{ name, url, says string }{
+		{"unknown scheme", "mysql://rag:" + storeSecret + "@db.example/docs", `scheme "mysql" is not known`},
+		{"not a URL", "rag:" + storeSecret + "@db.example", "is not a URL"},
+		{"password not encoded", "postgres://rag:a/" + storeSecret + "@db.example/docs", "must be percent-encoded"},
+		{"bad schema", "postgres://rag:" + storeSecret + "@db.example/docs?schema=My-Docs", "not a schema name"},
+	}
+	if index.CheckBackend(mustStore(t, "postgres://x@y/z")) != nil {
+		stores = append(stores, struct{ name, url, says string }{"postgres not built in",
+			"postgresql://rag:" + storeSecret + "@db.example/docs", "postgres backend not built in"})
+	}
+	for cmdName, args := range commands {
+		for _, st := range stores {
+			t.Run(cmdName+"/"+st.name, func(t *testing.T) {
+				for _, how := range []struct {
+					env  []string
+					args []string
+					from string
+				}{
+					{nil, append(append([]string{}, args...), "--store", st.url), "--store: "},
+					{[]string{index.EnvStore + "=" + st.url}, args, "$" + index.EnvStore + ": "},
+				} {
+					code, stdout, stderr := runBinaryEnv(t, how.env, how.args...)
+					if code != 2 || !strings.Contains(stderr, how.from+"store") || !strings.Contains(stderr, st.says) {
+						t.Errorf("%s: exit %d, stderr:\n%s\nwant exit 2 and %q after %q", how.from, code, stderr, st.says, how.from)
+					}
+					if strings.Contains(stdout+stderr, storeSecret) {
+						t.Errorf("%s: the password is printed:\n%s%s", how.from, stdout, stderr)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestStoreHelpHidesEnv: --help does not show MICRO_RAG_STORE's value as
+// the default of --store.
+func TestStoreHelpHidesEnv(t *testing.T) {
+	env := []string{index.EnvStore + "=postgres://rag:" + storeSecret + "@db.example/docs"}
+	for _, args := range [][]string{{"--help"}, {"search", "--help"}, {"status", "--help"}} {
+		code, stdout, stderr := runBinaryEnv(t, env, args...)
+		if code != 0 || !strings.Contains(stdout, "-store") || strings.Contains(stdout+stderr, storeSecret) {
+			t.Errorf("%v: exit %d, --store listed %v, password shown %v", args, code,
+				strings.Contains(stdout, "-store"), strings.Contains(stdout+stderr, storeSecret))
+		}
+	}
+}
+
+func mustStore(t *testing.T, s string) index.StoreURL {
+	t.Helper()
+	u, err := index.ParseStoreURL(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestStoreOnPostgres: the commands run on a real PostgreSQL server given
+// by --store or MICRO_RAG_STORE: reindex, search, status and list see one
+// index, status names the store without its password, and nothing printed
+// (debug logs included) shows the password; a server that cannot be
+// reached is an error that does not show it either.
+func TestStoreOnPostgres(t *testing.T) {
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	db, err := srv.NewDatabase(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn := srv.DSN(db)
+	data := copySample(t)
+	noSecret := func(step, out string) {
+		t.Helper()
+		if strings.Contains(out, srv.Password) {
+			t.Errorf("%s prints the password:\n%s", step, out)
+		}
+	}
+	code, stdout, stderr := runBinary(t, "reindex", "--data-folder", data, "--store", dsn, "--log-level", "debug")
+	noSecret("reindex", stdout+stderr)
+	if code != 0 || !strings.Contains(stdout, "files added:") {
+		t.Fatalf("reindex: exit %d\n%s%s", code, stdout, stderr)
+	}
+	env := []string{index.EnvStore + "=" + dsn}
+	code, stdout, stderr = runBinaryEnv(t, env, "search", "--data-folder", data, "--log-level", "debug", "how many weeks of paid parental leave do parents get")
+	noSecret("search", stdout+stderr)
+	if code != 0 || !strings.Contains(stdout, "employee-handbook-leave.docx") {
+		t.Errorf("search: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, m, stderr := statusJSON(t, "--data-folder", data, "--store", dsn)
+	noSecret("status", stderr+string(m["store"])+string(m["last_run_error"]))
+	var store string
+	json.Unmarshal(m["store"], &store)
+	if code != 0 || string(m["integrity"]) != `"ok"` || string(m["files"]) == "0" ||
+		store != index.RedactURL(dsn) || !strings.Contains(store, "xxxxx") {
+		t.Errorf("status: exit %d, integrity %s, files %s, store %s\n%s", code, m["integrity"], m["files"], m["store"], stderr)
+	}
+	code, stdout, stderr = runBinaryEnv(t, env, "list", "--data-folder", data)
+	noSecret("list", stdout+stderr)
+	if code != 0 || !strings.Contains(stdout, "employee-handbook-leave.docx") {
+		t.Errorf("list: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// Nothing listens on port 1; the password is wrong too.
+	dead := "postgres://postgres:" + storeSecret + "@127.0.0.1:1/" + db + "?sslmode=disable&connect_timeout=5"
+	code, stdout, stderr = runBinary(t, "search", "--data-folder", data, "--store", dead, "--log-level", "debug", "leave")
+	noSecret("search on an unreachable store", stdout+stderr)
+	if code != 2 || strings.Contains(stdout+stderr, storeSecret) || !strings.Contains(stderr, "127.0.0.1:1") {
+		t.Errorf("search on an unreachable store: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

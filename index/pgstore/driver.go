@@ -1,0 +1,84 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+)
+
+// A binary that imports this package serves --store postgres://...
+func init() {
+	index.RegisterBackend("postgres", index.Driver{Open: openBackend, Summary: summary})
+}
+
+func optionsOf(cfg index.BackendConfig) Options {
+	return Options{Logger: cfg.Options.Logger, Clock: cfg.Options.Clock, ReadOnly: cfg.Options.ReadOnly, Compaction: cfg.Options.Compaction}
+}
+
+func openBackend(ctx context.Context, cfg index.BackendConfig) (index.Backend, error) {
+	s, err := Open(ctx, cfg.URL, cfg.Namespace, cfg.Version, optionsOf(cfg))
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// summary reads the last commit's header and file entries, read-only and
+// without the model: what status and list show.
+func summary(ctx context.Context, cfg index.BackendConfig) (index.Summary, error) {
+	var sum index.Summary
+	conn, err := pgx.Connect(ctx, cfg.URL)
+	if err != nil {
+		return sum, fmt.Errorf("postgres: %w", err)
+	}
+	defer conn.Close(ctx)
+	q := newQueries(cfg.Namespace, 1, HNSW{})
+	var there bool
+	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", q.schema+".meta").Scan(&there); err != nil {
+		return sum, fmt.Errorf("postgres: %w", err)
+	}
+	if !there {
+		return sum, nil // never written
+	}
+	err = pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var c committed
+		var lex []byte
+		if err := tx.QueryRow(ctx, q.metaAll).Scan(&c.version, &c.gen, &c.nextID, &c.lastReindex, &lex); err != nil {
+			return err
+		}
+		var v schema.Version
+		if json.Unmarshal([]byte(c.version), &v) == nil {
+			sum.Model = v.Model
+		}
+		files, err := readFiles(ctx, tx, q.selectFiles)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			sum.Files = append(sum.Files, f)
+			sum.Chunks += len(f.ChunkIDs)
+		}
+		slices.SortFunc(sum.Files, func(a, b *schema.FileEntry) int { return strings.Compare(a.Path, b.Path) })
+		sum.LastReindex = c.lastReindex
+		if err := tx.QueryRow(ctx, q.countDead).Scan(&sum.Tombstones); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
+			JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'`, cfg.Namespace).Scan(&sum.Bytes)
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return index.Summary{}, nil
+	}
+	if err != nil {
+		return sum, fmt.Errorf("postgres: read summary: %w", err)
+	}
+	return sum, nil
+}

@@ -1,0 +1,69 @@
+package pgstore
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
+)
+
+// --store postgres://... reaches this package through the seam: the
+// backend opens by URL, writes, and the summary (status, list) reads the
+// commit without the model; a read-only open of a schema never written
+// creates nothing and serves an empty index.
+func TestDriverThroughSeam(t *testing.T) {
+	ctx := context.Background()
+	u, err := index.ParseStoreURL(pgtest.Database(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := index.ReadStoreSummary(ctx, u, "mrag_docs")
+	if err != nil || sum.Chunks != 0 || sum.Model != "" {
+		t.Fatalf("summary of a schema never written: %+v %v", sum, err)
+	}
+	ro, err := index.OpenBackend(ctx, u, "mrag_docs", testVersion, index.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := ro.Acquire(); v.Chunks() != 0 {
+		t.Errorf("read-only open of nothing: %d chunks", v.Chunks())
+	}
+	if _, err := ro.Begin(); err == nil {
+		t.Error("a read-only store began a writer")
+	}
+	ro.Close()
+
+	b, err := index.OpenBackend(ctx, u, "mrag_docs", testVersion, index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	w, err := b.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := makeDoc(rand.New(rand.NewPCG(1, 1)), "a.md", "one", "two")
+	if err := w.PutFile(d.entry, d.chunks, d.vecs); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(schema.EndOfRun); err != nil {
+		t.Fatal(err)
+	}
+	w.RemoveFile("a.md")
+	d2 := makeDoc(rand.New(rand.NewPCG(1, 2)), "b.md", "three")
+	if err := w.PutFile(d2.entry, d2.chunks, d2.vecs); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(schema.EndOfRun); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	sum, err = index.ReadStoreSummary(ctx, u, "mrag_docs")
+	if err != nil || sum.Model != "test-model" || sum.Chunks != 1 || len(sum.Files) != 1 || sum.Files[0].Path != "b.md" ||
+		sum.Tombstones != 2 || sum.LastReindex == "" || sum.Bytes <= 0 {
+		t.Errorf("summary: %+v %v", sum, err)
+	}
+}

@@ -1,0 +1,439 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/lexical"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+)
+
+// Updater is the only writer of an index, in every process that serves it:
+// it holds a session advisory lock keyed by the schema on a connection of
+// its own from Begin to Close, and commits on that connection, so a lost
+// connection ends both the lock and the commit in progress (rolled back).
+type Updater struct {
+	s    *Store
+	conn *pgxpool.Conn
+	head *View // the last commit; changes apply on top of it
+	base *View // the index as the run began; nil after a rebuild
+
+	before  map[string]*schema.FileEntry
+	files   map[string]*schema.FileEntry // head's entries with the changes
+	live    int
+	nextID  int64
+	changed map[string]bool
+	// Changes since head, written by the next Commit.
+	addRecs   []schema.Record
+	addVecs   []float32
+	addDocs   []lexical.Doc
+	removeIDs []int64
+	rebuilt   bool // the index is another model's: the first commit resets it
+	reset     bool // the reset is still to be committed
+	dirty     bool
+}
+
+var errClosed = errors.New("postgres: the index writer is closed")
+
+// Begin takes the writer role: the advisory lock, or at once an error
+// wrapping index.ErrLocked when another process (or this one) holds it. It
+// starts from the latest commit, or from nothing when that commit is
+// another model's or chunking's.
+func (s *Store) Begin() (index.Updater, error) {
+	u, err := s.begin(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+func (s *Store) begin(ctx context.Context) (*Updater, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	if s.opts.ReadOnly {
+		return nil, errors.New("postgres: the index is open read-only")
+	}
+	if s.writerActive {
+		return nil, index.ErrLocked
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	var ok bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", s.lockKey).Scan(&ok); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("postgres: advisory lock: %w", err)
+	}
+	if !ok {
+		conn.Release()
+		return nil, fmt.Errorf("schema %s: %w", s.name, index.ErrLocked)
+	}
+	u := &Updater{s: s, conn: conn, changed: map[string]bool{}}
+	_, err = s.refreshLocked(ctx)
+	switch {
+	case errors.Is(err, index.ErrOtherVersion):
+		s.log.Warn("index was built by another model, chunking or schema: rebuilding from scratch", "schema", s.name)
+		u.rebuilt, u.reset = true, true
+		s.publish(s.emptyView())
+	case err != nil:
+		u.unlock(s.lockKey)
+		return nil, err
+	}
+	u.head = s.acquire()
+	if !u.rebuilt {
+		u.base = s.acquire()
+	}
+	u.before = maps.Clone(u.head.files)
+	u.files = maps.Clone(u.head.files)
+	u.live, u.nextID = len(u.head.live), u.head.nextID
+	s.writerActive = true
+	return u, nil
+}
+
+func (u *Updater) unlock(key int64) {
+	ctx := context.Background()
+	if _, err := u.conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", key); err != nil {
+		// A connection that cannot unlock may hold the lock: drop it.
+		u.conn.Hijack().Close(ctx)
+		return
+	}
+	u.conn.Release()
+}
+
+// Rebuilt reports whether Begin discarded another model's index.
+func (u *Updater) Rebuilt() bool { return u.rebuilt }
+
+// Before returns the files as they were when the run began. Read-only.
+func (u *Updater) Before() map[string]*schema.FileEntry { return u.before }
+
+// Base is the view as the run began (nil after a rebuild).
+func (u *Updater) Base() index.View {
+	if u.base == nil {
+		return nil
+	}
+	return u.base
+}
+
+// Chunks is the number of live chunks with the uncommitted changes.
+func (u *Updater) Chunks() int { return u.live }
+
+// Files is the number of files with the uncommitted changes.
+func (u *Updater) Files() int { return len(u.files) }
+
+// PutFile replaces what is indexed for f.Path with chunks and their
+// normalised vectors (len(chunks)×dim values).
+func (u *Updater) PutFile(f schema.FileEntry, chunks []schema.Record, vectors []float32) error {
+	dim := u.s.version.Dim
+	if len(vectors) != len(chunks)*dim {
+		return fmt.Errorf("put %s: %d vectors for %d chunks", f.Path, len(vectors)/dim, len(chunks))
+	}
+	if err := checkUnit(vectors, dim); err != nil {
+		return fmt.Errorf("put %s: %w", f.Path, err)
+	}
+	u.RemoveFile(f.Path)
+	ids := make([]int64, len(chunks))
+	name := lexical.NameField(f.Path)
+	for i := range chunks {
+		ids[i] = u.nextID
+		u.nextID++
+		r := chunks[i]
+		r.ID, r.Path, r.Ext, r.Mtime, r.Checksum, r.EmbeddingDim, r.Deleted = ids[i], f.Path, f.Ext, f.Mtime, f.Checksum, dim, false
+		chunks[i] = r
+		u.addRecs = append(u.addRecs, r)
+		u.addDocs = append(u.addDocs, lexical.Doc{ID: r.ID, Name: name, Heading: r.Headings, Body: r.Text})
+	}
+	u.addVecs = append(u.addVecs, vectors...)
+	entry := f
+	entry.ChunkIDs = ids
+	u.files[f.Path] = &entry
+	u.live += len(ids)
+	u.changed[f.Path], u.dirty = true, true
+	return nil
+}
+
+// checkUnit refuses vectors that are not unit length: they would score
+// above 1 or below their true rank.
+func checkUnit(vectors []float32, dim int) error {
+	for i := 0; i+dim <= len(vectors); i += dim {
+		var n float64
+		for _, x := range vectors[i : i+dim] {
+			n += float64(x) * float64(x)
+		}
+		if math.Abs(n-1) > 1e-3 || math.IsNaN(n) {
+			return fmt.Errorf("vector %d has length %.4f, not 1", i/dim, math.Sqrt(n))
+		}
+	}
+	return nil
+}
+
+// TouchFile records a new mtime and size for a file whose text is unchanged.
+func (u *Updater) TouchFile(path string, mtime float64, size int64) {
+	old, ok := u.files[path]
+	if !ok || (old.Mtime == mtime && old.Size == size) {
+		return
+	}
+	e := *old
+	e.Mtime, e.Size = mtime, size
+	u.files[path] = &e
+	u.changed[path], u.dirty = true, true
+}
+
+// RemoveFile deletes a file and its chunks.
+func (u *Updater) RemoveFile(path string) {
+	old, ok := u.files[path]
+	if !ok {
+		return
+	}
+	gone := make(map[int64]bool, len(old.ChunkIDs))
+	for _, id := range old.ChunkIDs {
+		gone[id] = true
+	}
+	// Chunks added since the last commit are forgotten; the others are
+	// deleted by the next commit.
+	dim := u.s.version.Dim
+	keep := 0
+	for i, r := range u.addRecs {
+		if gone[r.ID] {
+			delete(gone, r.ID)
+			continue
+		}
+		copy(u.addVecs[keep*dim:(keep+1)*dim], u.addVecs[i*dim:(i+1)*dim])
+		u.addRecs[keep], u.addDocs[keep] = r, u.addDocs[i]
+		keep++
+	}
+	u.addRecs, u.addDocs, u.addVecs = u.addRecs[:keep], u.addDocs[:keep], u.addVecs[:keep*dim]
+	for _, id := range old.ChunkIDs {
+		if gone[id] {
+			u.removeIDs = append(u.removeIDs, id)
+		}
+	}
+	u.live -= len(old.ChunkIDs)
+	delete(u.files, path)
+	u.changed[path], u.dirty = true, true
+}
+
+// Commit writes every change since the last commit in one transaction and
+// publishes the new view; end says whether it is the run's last commit. A
+// failed commit (a lost connection, an error) writes nothing: the previous
+// commit stays, and the changes stay pending here.
+func (u *Updater) Commit(end schema.RunEnd) error {
+	if u.s == nil {
+		return errClosed
+	}
+	if !u.dirty && !(end == schema.EndOfRun && u.reset) {
+		return nil
+	}
+	ctx := context.Background()
+	s, q := u.s, &u.s.q
+	gen := u.head.gen + 1
+	head := u.head.lex
+	if u.reset {
+		head = lexical.Empty()
+	}
+	// As index.Compaction.due has it for the local index.
+	c, dead := s.opts.Compaction, head.Dead()+len(u.removeIDs)
+	compact := dead > 0 && dead >= c.Min && float64(dead) > c.Ratio*float64(u.live)
+	lex, raw, err := head.Delete(u.removeIDs).Add(lexical.SegmentName(gen), u.addDocs, compact)
+	if err != nil {
+		return err
+	}
+	refs, err := json.Marshal(lex.Segments())
+	if err != nil {
+		return err
+	}
+	last := ""
+	if end == schema.EndOfRun {
+		last = s.opts.Clock().UTC().Format(time.RFC3339)
+	}
+	changed := slices.Sorted(maps.Keys(u.changed))
+	err = pgx.BeginFunc(ctx, u.conn, func(tx pgx.Tx) error {
+		if u.reset {
+			for _, sql := range q.reset {
+				if _, err := tx.Exec(ctx, sql); err != nil {
+					return err
+				}
+			}
+		}
+		if len(u.removeIDs) > 0 {
+			if _, err := tx.Exec(ctx, q.markDead, u.removeIDs, gen); err != nil {
+				return err
+			}
+		}
+		bulk := len(u.addRecs) >= s.opts.BulkMin && len(u.addRecs) >= len(u.head.live)
+		if bulk {
+			if _, err := tx.Exec(ctx, q.dropHNSW); err != nil {
+				return err
+			}
+		}
+		if err := u.copyChunks(ctx, tx); err != nil {
+			return err
+		}
+		if bulk {
+			// The graph is built in memory when it fits.
+			if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '1GB'"); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, q.createHNSW); err != nil {
+				return fmt.Errorf("build the HNSW index: %w", err)
+			}
+		}
+		if err := u.writeFiles(ctx, tx, changed); err != nil {
+			return err
+		}
+		if raw != nil {
+			if _, err := tx.Exec(ctx, q.insertSegment, lexical.SegmentName(gen), raw); err != nil {
+				return err
+			}
+		}
+		names := make([]string, 0, len(lex.Segments()))
+		for _, r := range lex.Segments() {
+			names = append(names, r.Name)
+		}
+		if _, err := tx.Exec(ctx, q.deleteUnlisted, names); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, q.purge, s.opts.Grace.String()); err != nil {
+			return err
+		}
+		// The commit point: readers compare the generation.
+		_, err := tx.Exec(ctx, q.updateMeta, s.version.String(), gen, u.nextID, last, refs)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: commit: %w", err)
+	}
+	return u.published(ctx, gen, last, lex, raw)
+}
+
+// copyChunks writes the added records and vectors with COPY (binary).
+func (u *Updater) copyChunks(ctx context.Context, tx pgx.Tx) error {
+	if len(u.addRecs) == 0 {
+		return nil
+	}
+	q := &u.s.q
+	recs := u.addRecs
+	_, err := tx.CopyFrom(ctx, q.chunksTable,
+		[]string{"id", "path", "ext", "mtime", "checksum", "chunk_index", "char_start", "char_end", "page", "line_start", "line_end", "text", "headings"},
+		pgx.CopyFromSlice(len(recs), func(i int) ([]any, error) {
+			r := &recs[i]
+			return []any{r.ID, r.Path, r.Ext, r.Mtime, r.Checksum, r.ChunkIndex, r.CharStart, r.CharEnd, r.Page, r.LineStart, r.LineEnd, r.Text, r.Headings}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("copy chunks: %w", err)
+	}
+	dim := u.s.version.Dim
+	_, err = tx.CopyFrom(ctx, q.vectorsTable, []string{"id", "embedding"},
+		pgx.CopyFromSlice(len(recs), func(i int) ([]any, error) {
+			return []any{recs[i].ID, u.addVecs[i*dim : (i+1)*dim : (i+1)*dim]}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("copy vectors: %w", err)
+	}
+	return nil
+}
+
+// writeFiles replaces the entries of the changed paths.
+func (u *Updater) writeFiles(ctx context.Context, tx pgx.Tx, changed []string) error {
+	if len(changed) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, u.s.q.deleteFiles, changed); err != nil {
+		return err
+	}
+	var put []*schema.FileEntry
+	for _, p := range changed {
+		if f, ok := u.files[p]; ok {
+			put = append(put, f)
+		}
+	}
+	_, err := tx.CopyFrom(ctx, u.s.q.filesTable,
+		[]string{"path", "mtime", "size", "checksum", "ext", "chunk_ids", "page_starts", "truncated"},
+		pgx.CopyFromSlice(len(put), func(i int) ([]any, error) {
+			f := put[i]
+			var pages []int32
+			for _, p := range f.PageStarts {
+				pages = append(pages, int32(p))
+			}
+			return []any{f.Path, f.Mtime, f.Size, f.Checksum, f.Ext, f.ChunkIDs, pages, f.Truncated}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("copy files: %w", err)
+	}
+	return nil
+}
+
+// published makes the committed state the current view and clears the
+// pending changes.
+func (u *Updater) published(ctx context.Context, gen int64, last string, lex *lexical.Index, raw []byte) error {
+	s := u.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if raw != nil {
+		refs := lex.Segments()
+		if seg, err := lexical.DecodeSegment(refs[len(refs)-1], raw); err == nil {
+			s.segs[seg.Ref().Name] = seg
+		}
+	}
+	if last == "" {
+		last = u.head.lastReindex
+	}
+	// The tombstone count is read back: the purge may have dropped some.
+	var tomb int
+	if err := s.pool.QueryRow(ctx, s.q.countDead).Scan(&tomb); err != nil {
+		s.log.Warn("counting deleted chunks", "err", err)
+	}
+	v := &View{s: s, gen: gen, nextID: u.nextID, lastReindex: last, tombstones: tomb, files: maps.Clone(u.files), lex: lex}
+	v.paths = slices.Sorted(maps.Keys(v.files))
+	v.live = make([]int64, 0, u.live)
+	for _, f := range v.files {
+		v.live = append(v.live, f.ChunkIDs...)
+	}
+	slices.Sort(v.live)
+	v.refs.Store(1)
+	keep := map[string]*lexical.Segment{}
+	for _, r := range lex.Segments() {
+		if seg, ok := s.segs[r.Name]; ok {
+			keep[r.Name] = seg
+		}
+	}
+	s.segs = keep
+	s.publish(v)
+	u.head.Release()
+	u.head = s.acquire()
+	u.addRecs, u.addVecs, u.addDocs, u.removeIDs = nil, nil, nil, nil
+	u.changed = map[string]bool{}
+	u.dirty, u.reset = false, false
+	return nil
+}
+
+// Close gives up the writer role; uncommitted changes are dropped.
+func (u *Updater) Close() error {
+	s := u.s
+	if s == nil {
+		return nil
+	}
+	u.s = nil
+	if u.base != nil {
+		u.base.Release()
+	}
+	u.head.Release()
+	u.unlock(s.lockKey)
+	s.mu.Lock()
+	s.writerActive = false
+	s.mu.Unlock()
+	return nil
+}

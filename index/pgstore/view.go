@@ -1,0 +1,316 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/lexical"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+)
+
+// View is one commit of the index, immutable. The file entries, the live
+// chunk ids and the keyword index are held in memory; records and vectors
+// are read from the database, where rows never change and deleted ones
+// stay for Options.Grace, so a view answers the same until released
+// whatever commits after it.
+type View struct {
+	s           *Store
+	refs        atomic.Int64
+	gen         int64
+	nextID      int64 // every chunk of this commit has a smaller id
+	lastReindex string
+	tombstones  int
+	files       map[string]*schema.FileEntry
+	paths       []string
+	live        []int64 // sorted
+	lex         *lexical.Index
+}
+
+func (v *View) tryRef() bool {
+	for {
+		n := v.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if v.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// Release drops a reference taken by Acquire.
+func (v *View) Release() { v.refs.Add(-1) }
+
+// Generation is the commit's number (0 before the first commit).
+func (v *View) Generation() int64 { return v.gen }
+
+func (v *View) Files() int           { return len(v.files) }
+func (v *View) Chunks() int          { return len(v.live) }
+func (v *View) Tombstones() int      { return v.tombstones }
+func (v *View) LastReindex() string  { return v.lastReindex }
+func (v *View) Paths() []string      { return v.paths }
+func (v *View) isLive(id int64) bool { _, ok := slices.BinarySearch(v.live, id); return ok }
+func (v *View) ctx() context.Context { return context.Background() }
+func (v *View) pool() pgxQuerier     { return v.s.pool }
+func (v *View) File(path string) (*schema.FileEntry, bool) {
+	f, ok := v.files[path]
+	return f, ok
+}
+
+type pgxQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+func (v *View) checkLive(id int64) error {
+	if !v.isLive(id) {
+		return fmt.Errorf("chunk %d is not in the index's commit %d", id, v.gen)
+	}
+	return nil
+}
+
+// Record returns one live chunk's record.
+func (v *View) Record(id int64) (schema.Record, error) {
+	if err := v.checkLive(id); err != nil {
+		return schema.Record{}, err
+	}
+	var r schema.Record
+	err := v.pool().QueryRow(v.ctx(), v.s.q.record, id).Scan(append(headFields(&r), &r.Text, &r.Headings)...)
+	if err != nil {
+		return schema.Record{}, fmt.Errorf("postgres: chunk %d: %w", id, err)
+	}
+	r.EmbeddingDim = v.s.version.Dim
+	return r, nil
+}
+
+func headFields(r *schema.Record) []any {
+	return []any{&r.ID, &r.Path, &r.Ext, &r.Mtime, &r.Checksum, &r.ChunkIndex, &r.CharStart, &r.CharEnd, &r.Page, &r.LineStart, &r.LineEnd}
+}
+
+// Head is Record without the text and headings.
+func (v *View) Head(id int64) (schema.Record, error) {
+	h, err := v.Heads([]int64{id})
+	if err != nil {
+		return schema.Record{}, err
+	}
+	return h[0], nil
+}
+
+// Heads is Head for many chunks in one query, in the order of ids.
+func (v *View) Heads(ids []int64) ([]schema.Record, error) {
+	for _, id := range ids {
+		if err := v.checkLive(id); err != nil {
+			return nil, err
+		}
+	}
+	got, err := v.records(v.s.q.heads, ids, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]schema.Record, len(ids))
+	for i, id := range ids {
+		r, ok := got[id]
+		if !ok {
+			return nil, fmt.Errorf("postgres: chunk %d has no row", id)
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// records reads the rows of ids by sql (heads, or with text when full).
+func (v *View) records(sql string, ids []int64, full bool) (map[int64]schema.Record, error) {
+	rows, _ := v.pool().Query(v.ctx(), sql, ids)
+	out := make(map[int64]schema.Record, len(ids))
+	var r schema.Record
+	scan := headFields(&r)
+	if full {
+		scan = append(scan, &r.Text, &r.Headings)
+	}
+	_, err := pgx.ForEachRow(rows, scan, func() error {
+		r.EmbeddingDim = v.s.version.Dim
+		out[r.ID] = r
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read chunks: %w", err)
+	}
+	return out, nil
+}
+
+// FileChunk returns chunk i (from 0) of a file.
+func (v *View) FileChunk(path string, i int) (schema.Record, bool, error) {
+	f, ok := v.files[path]
+	if !ok {
+		return schema.Record{}, false, nil
+	}
+	if i < 0 || i >= len(f.ChunkIDs) {
+		return schema.Record{}, true, fmt.Errorf("%s has chunks 0 to %d; there is no chunk %d", path, len(f.ChunkIDs)-1, i)
+	}
+	// Chunk ids are kept in chunk order (PutFile hands them out so).
+	r, err := v.Record(f.ChunkIDs[i])
+	if err == nil && r.ChunkIndex != i {
+		err = fmt.Errorf("%s: chunk %d holds chunk index %d", path, f.ChunkIDs[i], r.ChunkIndex)
+	}
+	return r, true, err
+}
+
+// Nearest returns up to k live chunks nearest the normalised query vector,
+// best first, by the HNSW index with ef_search = max(EfSearch, k).
+func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
+	if k <= 0 || len(v.live) == 0 {
+		return nil, nil
+	}
+	k = min(k, len(v.live))
+	ef := int(v.s.efSearch.Load())
+	// One round trip: the batch is one implicit transaction, so the
+	// setting is local to it.
+	b := &pgx.Batch{}
+	if ef == ExactSearch {
+		// A sequential scan: every distance computed, no graph.
+		b.Queue("SELECT set_config('enable_indexscan', 'off', true)")
+	} else {
+		b.Queue("SELECT set_config('hnsw.ef_search', $1, true)", strconv.Itoa(max(ef, k)))
+	}
+	b.Queue(v.s.q.nearest, query, v.nextID, v.gen, k)
+	br := v.pool().SendBatch(v.ctx(), b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, fmt.Errorf("postgres: kNN: %w", err)
+	}
+	rows, _ := br.Query()
+	out := make([]index.Match, 0, k)
+	var m index.Match
+	if _, err := pgx.ForEachRow(rows, []any{&m.ID, &m.Score}, func() error {
+		out = append(out, m)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("postgres: kNN: %w", err)
+	}
+	return out, br.Close()
+}
+
+// Search is Nearest with the records read.
+func (v *View) Search(query []float32, k int) ([]index.Hit, error) {
+	near, err := v.Nearest(query, k)
+	if err != nil || len(near) == 0 {
+		return nil, err
+	}
+	ids := make([]int64, len(near))
+	for i, m := range near {
+		ids[i] = m.ID
+	}
+	recs, err := v.records(v.s.q.full, ids, true)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]index.Hit, 0, len(near))
+	for _, m := range near {
+		r, ok := recs[m.ID]
+		if !ok {
+			return nil, fmt.Errorf("postgres: chunk %d has no row", m.ID)
+		}
+		hits = append(hits, index.Hit{Record: r, Score: m.Score})
+	}
+	return hits, nil
+}
+
+// Similarities are the cosines of the query and the stored vectors of ids
+// (exact, computed here as the local index computes them).
+func (v *View) Similarities(query []float32, ids []int64) ([]float32, error) {
+	for _, id := range ids {
+		if err := v.checkLive(id); err != nil {
+			return nil, err
+		}
+	}
+	vecs, err := v.vectorsOf(ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(ids))
+	for i, id := range ids {
+		vec, ok := vecs[id]
+		if !ok {
+			return nil, fmt.Errorf("postgres: chunk %d has no vector", id)
+		}
+		out[i] = dot(vec, query)
+	}
+	return out, nil
+}
+
+func (v *View) vectorsOf(ids []int64) (map[int64][]float32, error) {
+	rows, _ := v.pool().Query(v.ctx(), v.s.q.vectors, ids)
+	out := make(map[int64][]float32, len(ids))
+	var id int64
+	var vec []float32
+	if _, err := pgx.ForEachRow(rows, []any{&id, &vec}, func() error {
+		out[id] = vec
+		vec = nil
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("postgres: read vectors: %w", err)
+	}
+	return out, nil
+}
+
+func dot(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// ChunkVectors returns the stored vectors of a file's chunks by text hash;
+// nil when the file is not indexed or the read fails (everything is then
+// embedded again).
+func (v *View) ChunkVectors(path string) map[uint64][]float32 {
+	f, ok := v.files[path]
+	if !ok || len(f.ChunkIDs) == 0 {
+		return nil
+	}
+	rows, _ := v.pool().Query(v.ctx(), v.s.q.textVectors, f.ChunkIDs)
+	out := make(map[uint64][]float32, len(f.ChunkIDs))
+	var id int64
+	var text string
+	var vec []float32
+	if _, err := pgx.ForEachRow(rows, []any{&id, &text, &vec}, func() error {
+		out[schema.TextHash(text)] = vec
+		vec = nil
+		return nil
+	}); err != nil {
+		v.s.log.Warn("reading stored vectors; the file's chunks are embedded again", "path", path, "err", err)
+		return nil
+	}
+	return out
+}
+
+// LexicalQuery looks query's keyword terms up in the view's keyword index
+// (package lexical's own, so scores equal the local backend's).
+func (v *View) LexicalQuery(query string) index.KeywordQuery { return v.lex.Query(query) }
+
+// SearchLexical returns up to k chunks by BM25F, best first, with their
+// records.
+func (v *View) SearchLexical(query string, k int) ([]index.Hit, error) {
+	found, _ := v.lex.Query(query).Search(k, nil)
+	ids := make([]int64, len(found))
+	for i, r := range found {
+		ids[i] = r.ID
+	}
+	recs, err := v.records(v.s.q.full, ids, true)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]index.Hit, 0, len(found))
+	for _, r := range found {
+		hits = append(hits, index.Hit{Record: recs[r.ID], Score: float32(r.Score), Share: r.Coverage})
+	}
+	return hits, nil
+}

@@ -1,0 +1,315 @@
+package index
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+)
+
+// EnvStore names the environment variable that sets --store.
+const EnvStore = "MICRO_RAG_STORE"
+
+// SchemaParam is the query parameter of a store URL that names the index's
+// schema (Namespace) in place of the one derived from the data folder. It
+// is the seam's own: backends never see it.
+const SchemaParam = "schema"
+
+// backendSchemes maps URL schemes to the backend that serves them.
+var backendSchemes = map[string]string{"postgres": "postgres", "postgresql": "postgres"}
+
+// StoreURL is where an index lives: the local index folder (the zero
+// value, from an empty --store) or a database named by URL. Its String is
+// redacted; the URL with its password goes only to the backend.
+type StoreURL struct {
+	raw       string // without SchemaParam; holds the password
+	backend   string // "" for the local folder
+	namespace string // from SchemaParam, else ""
+	secrets   []string
+}
+
+// ParseStoreURL reads --store (or MICRO_RAG_STORE). "" is the local
+// folder. Errors never hold the password.
+func ParseStoreURL(s string) (StoreURL, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return StoreURL{}, nil
+	}
+	scheme, _, ok := strings.Cut(s, "://")
+	if !ok || !schemeName.MatchString(scheme) {
+		// Not echoed: it may be a password pasted without the rest.
+		return StoreURL{}, errors.New("store is not a URL: give a database URL such as postgres://user@host:5432/db (the local index folder is set with --index-folder)")
+	}
+	backend, ok := backendSchemes[strings.ToLower(scheme)]
+	if !ok {
+		return StoreURL{}, fmt.Errorf("store URL scheme %q is not known: the stores are postgres:// (or postgresql://) and, with no --store, the local index folder", scheme)
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		// url's own message may quote part of the password.
+		return StoreURL{}, fmt.Errorf("store URL %s is not valid: a user name or password holding / ? # @ : or %% must be percent-encoded", RedactURL(s))
+	}
+	out := StoreURL{backend: backend}
+	if pw, set := u.User.Password(); set && pw != "" {
+		out.secrets = append(out.secrets, pw, url.QueryEscape(pw), url.PathEscape(pw))
+	}
+	q := u.Query()
+	for k, vs := range q {
+		if isPasswordParam(k) {
+			for _, v := range vs {
+				if v != "" {
+					out.secrets = append(out.secrets, v, url.QueryEscape(v))
+				}
+			}
+		}
+	}
+	if q.Has(SchemaParam) {
+		out.namespace = q.Get(SchemaParam)
+		if err := checkNamespace(out.namespace); err != nil {
+			return StoreURL{}, fmt.Errorf("store URL %s: %w", RedactURL(s), err)
+		}
+		q.Del(SchemaParam)
+		u.RawQuery = q.Encode()
+	}
+	out.raw = u.String()
+	// Longest first, so a secret is not left half replaced by a shorter one.
+	slices.SortFunc(out.secrets, func(a, b string) int { return len(b) - len(a) })
+	out.secrets = slices.Compact(out.secrets)
+	return out, nil
+}
+
+// Local reports whether the index lives in the local index folder.
+func (u StoreURL) Local() bool { return u.backend == "" }
+
+// Backend names the backend that serves u ("" for the local folder).
+func (u StoreURL) Backend() string { return u.backend }
+
+// Namespace is the schema the URL names with SchemaParam, or "".
+func (u StoreURL) Namespace() string { return u.namespace }
+
+// String is the URL with its password replaced by xxxxx: safe to log and
+// show. "" for the local folder.
+func (u StoreURL) String() string { return RedactURL(u.raw) }
+
+// Scrub replaces u's password wherever it occurs in text (a driver's error
+// message, say) by xxxxx.
+func (u StoreURL) Scrub(text string) string {
+	for _, s := range u.secrets {
+		text = strings.ReplaceAll(text, s, redacted)
+	}
+	return RedactURL(text)
+}
+
+// ScrubErr is err with u's password scrubbed from its message; errors.Is
+// and As still see through it.
+func (u StoreURL) ScrubErr(err error) error {
+	if err == nil || len(u.secrets) == 0 {
+		return err
+	}
+	return &scrubbed{msg: u.Scrub(err.Error()), err: err}
+}
+
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+const redacted = "xxxxx"
+
+// isPasswordParam reports whether a connection parameter holds a secret:
+// the password, or the passphrase of the client's TLS key.
+func isPasswordParam(k string) bool {
+	return strings.EqualFold(k, "password") || strings.EqualFold(k, "sslpassword")
+}
+
+var (
+	schemeName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
+	// userinfoPassword is the password of any URL in a text: after
+	// "scheme://user:" up to the last @ before the path. The password may
+	// hold characters a parser would stop at, so this errs on the side of
+	// hiding more.
+	userinfoPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^:@/\s]*:)([^\s]*)@`)
+	// passwordParam is a password=... (or sslpassword=...) parameter, in a
+	// URL's query or a key=value connection string.
+	passwordParam = regexp.MustCompile(`(?i)(\b(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)`)
+)
+
+// RedactURL replaces the passwords of the URLs (and password= settings) in
+// s by xxxxx. It needs no valid URL: it is what is printed of one that
+// failed to parse.
+func RedactURL(s string) string {
+	s = userinfoPassword.ReplaceAllString(s, "${1}"+redacted+"@")
+	return passwordParam.ReplaceAllString(s, "${1}"+redacted)
+}
+
+// Namespace is the schema name the index of a data folder gets in a
+// database unless the store URL names one (SchemaParam): the folder's name
+// made an identifier, and a hash of its absolute path, so two folders of
+// the same name do not share an index. Servers on other machines share it
+// by naming the schema in the URL.
+func Namespace(dataFolder string) string {
+	abs, err := filepath.Abs(dataFolder)
+	if err != nil {
+		abs = dataFolder
+	}
+	var b strings.Builder
+	b.WriteString("mrag_")
+	for _, r := range strings.ToLower(filepath.Base(abs)) {
+		if b.Len() >= 40 {
+			break
+		}
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return b.String() + "_" + hex.EncodeToString(sum[:4])
+}
+
+// checkNamespace accepts schema names that need no quoting to read, though
+// backends quote them anyway: lower-case letters, digits and _, starting
+// with a letter or _, at most 63 bytes (PostgreSQL's limit).
+func checkNamespace(ns string) error {
+	ok := ns != "" && len(ns) <= 63 && !(ns[0] >= '0' && ns[0] <= '9')
+	for _, r := range ns {
+		ok = ok && (r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_')
+	}
+	if !ok {
+		return fmt.Errorf("%s=%q is not a schema name: lower-case letters, digits and _, not starting with a digit, at most 63 bytes", SchemaParam, ns)
+	}
+	return nil
+}
+
+// BackendConfig is what a backend's opener is given.
+type BackendConfig struct {
+	// URL is the connection URL, password included, SchemaParam removed.
+	// Never print it or put it in an error: use Store.String or Scrub.
+	URL   string
+	Store StoreURL
+	// Namespace is the schema (or table prefix) that holds this index: one
+	// per data folder, already checked to be a plain identifier. Quote it
+	// anyway.
+	Namespace string
+	// Version stamps the index: a committed index of another version is
+	// served as empty (OpenErr ErrOtherVersion) and the next writer
+	// rebuilds it.
+	Version schema.Version
+	// Options: Logger, ReadOnly (never create anything) and, where they
+	// apply, the rest.
+	Options Options
+}
+
+// Driver is a database backend as --store reaches it.
+type Driver struct {
+	// Open opens the index: it may connect, create its schema (unless
+	// read-only) and load the committed index, and must honour ctx.
+	Open func(ctx context.Context, cfg BackendConfig) (Backend, error)
+	// Summary reads the last commit as ReadSummary does for a folder,
+	// without loading vectors and without the model (cfg.Version is zero;
+	// Summary.Model is the model that built the index; Bytes what the
+	// index occupies, if the backend can tell). A namespace never written
+	// gives an empty summary. The CLI's status and list use it.
+	Summary func(ctx context.Context, cfg BackendConfig) (Summary, error)
+}
+
+var (
+	driversMu sync.Mutex
+	drivers   = map[string]Driver{}
+)
+
+// RegisterBackend makes a backend available to --store: name is what
+// StoreURL.Backend says ("postgres"). A backend package calls it from
+// init, so a binary has the backends it imports.
+func RegisterBackend(name string, d Driver) {
+	driversMu.Lock()
+	defer driversMu.Unlock()
+	drivers[name] = d
+}
+
+// ErrNotBuiltIn means the store URL names a backend this binary lacks.
+var ErrNotBuiltIn = errors.New("backend not built in")
+
+// CheckBackend says whether u can be opened by this binary: the local
+// folder always can, a URL if its backend is registered.
+func CheckBackend(u StoreURL) error {
+	if u.Local() {
+		return nil
+	}
+	_, err := driverOf(u)
+	return err
+}
+
+func driverOf(u StoreURL) (Driver, error) {
+	if u.Local() {
+		return Driver{}, errors.New("the local folder is opened with Open")
+	}
+	driversMu.Lock()
+	d, ok := drivers[u.backend]
+	driversMu.Unlock()
+	if !ok {
+		return d, fmt.Errorf("store %s: %s %w: this binary was built without it", u, u.backend, ErrNotBuiltIn)
+	}
+	return d, nil
+}
+
+// backendConfig is what u's driver is given for namespace, or for u's own
+// namespace when it names one.
+func (u StoreURL) backendConfig(namespace string, v schema.Version, opts Options) (BackendConfig, error) {
+	if u.namespace != "" {
+		namespace = u.namespace
+	}
+	if err := checkNamespace(namespace); err != nil {
+		return BackendConfig{}, err
+	}
+	return BackendConfig{URL: u.raw, Store: u, Namespace: namespace, Version: v, Options: opts.withDefaults()}, nil
+}
+
+// OpenBackend opens the index of a database store (not the local folder:
+// Open and Local serve that) in namespace, or u's own namespace when it
+// names one. Its errors have the password scrubbed.
+func OpenBackend(ctx context.Context, u StoreURL, namespace string, v schema.Version, opts Options) (Backend, error) {
+	d, err := driverOf(u)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := u.backendConfig(namespace, v, opts)
+	if err != nil {
+		return nil, err
+	}
+	b, err := d.Open(ctx, cfg)
+	if err != nil {
+		return nil, u.ScrubErr(fmt.Errorf("store %s: %w", u, err))
+	}
+	return b, nil
+}
+
+// ReadStoreSummary is ReadSummary for a database store, read-only.
+func ReadStoreSummary(ctx context.Context, u StoreURL, namespace string) (Summary, error) {
+	d, err := driverOf(u)
+	if err != nil {
+		return Summary{}, err
+	}
+	cfg, err := u.backendConfig(namespace, schema.Version{}, Options{ReadOnly: true})
+	if err != nil {
+		return Summary{}, err
+	}
+	sum, err := d.Summary(ctx, cfg)
+	if err != nil {
+		return Summary{}, u.ScrubErr(fmt.Errorf("store %s: %w", u, err))
+	}
+	return sum, nil
+}

@@ -9,14 +9,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -195,7 +193,7 @@ func header(set eval.Set, model string, questions int, kinds map[string]int, fil
 		"CPU %s; load average %s before, %s after; top_k 10, other arguments default. ",
 		set.Make, flags, time.Now().UTC().Format("2006-01-02"), questions,
 		countList(kinds, eval.KindIdentifier, eval.KindKeyword, eval.KindParaphrase),
-		files, countList(counts, ".txt", ".md", ".pdf", ".docx"), from, cpuModel(), loadBefore, loadAvg())
+		files, countList(counts, ".txt", ".md", ".pdf", ".docx"), from, eval.CPUModel(), loadBefore, loadAvg())
 }
 
 // report is the header, then the IR table, or the results table and, when
@@ -259,17 +257,4 @@ func loadAvg() string {
 		return f[0]
 	}
 	return "unknown"
-}
-
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	for l := range bytes.Lines(b) {
-		if k, v, ok := strings.Cut(string(l), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return fmt.Sprintf("%s x%d", strings.TrimSpace(v), runtime.NumCPU())
-		}
-	}
-	return runtime.GOARCH
 }

@@ -75,7 +75,7 @@ func (s *soak) final(ctx context.Context) {
 	time.Sleep(3 * time.Second)
 	for m, mode := range Modes {
 		c := &r.TopK[m]
-		for _, q := range Queries {
+		for _, q := range Queries[:s.cfg.FinalQueries] {
 			a, err := s.cliSearch(ctx, s.cfg.Store, "idx-reindexer", q, mode)
 			if err != nil {
 				r.fail("final search %q: %v", q, err)

@@ -45,6 +45,9 @@ type Config struct {
 	// PlantTimeout is how long a planted phrase may take to be found on
 	// both servers before it counts as a failure.
 	PlantTimeout time.Duration
+	// FinalQueries is how many of Queries the final check asks in every
+	// mode (0: all): each is a CLI process loading the model.
+	FinalQueries int
 	Log          io.Writer // progress lines; nil: none
 }
 
@@ -66,6 +69,9 @@ func (c *Config) defaults() {
 	}
 	if c.PlantTimeout == 0 {
 		c.PlantTimeout = 90 * time.Second
+	}
+	if c.FinalQueries <= 0 || c.FinalQueries > len(Queries) {
+		c.FinalQueries = len(Queries)
 	}
 	if c.Log == nil {
 		c.Log = io.Discard

@@ -142,7 +142,7 @@ func (r *Report) String() string {
 	row("first build (CLI reindex)", r.FirstBuild.Round(time.Millisecond))
 	row("searches (2 servers)", fmt.Sprintf("%d, %d errors, p50 %s, p95 %s", r.Search.N.Load(), r.Search.Errors.Load(),
 		r.Search.Percentile(0.5).Round(time.Millisecond), r.Search.Percentile(0.95).Round(time.Millisecond)))
-	row("resources/read", fmt.Sprintf("%d, %d errors, p50 %s, p95 %s; %d not found after the writer removed the file",
+	row("resources/read", fmt.Sprintf("%d, %d errors, p50 %s, p95 %s; %d not found: the writer had removed the file or cut its chunks since the search",
 		r.Read.N.Load(), r.Read.Errors.Load(), r.Read.Percentile(0.5).Round(time.Millisecond),
 		r.Read.Percentile(0.95).Round(time.Millisecond), r.Read.Gone.Load()))
 	row("writer", fmt.Sprintf("%d added, %d modified, %d deleted, %d renamed", r.Writes.Add.Load(), r.Writes.Modify.Load(),

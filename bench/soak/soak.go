@@ -493,8 +493,8 @@ func (s *soak) searcher(ctx context.Context, srv *server) {
 		}
 		switch {
 		case err != nil && strings.Contains(err.Error(), "resource not found") && strings.HasPrefix(hits[0].Path, "churn/"):
-			// The writer removed or renamed the file between the search
-			// and the read: the documented not-found, not an error.
+			// The writer removed, renamed or shortened the file between
+			// the search and the read: the documented not-found.
 			s.rep.Read.Gone.Add(1)
 		default:
 			s.rep.Read.count(time.Since(t), err)

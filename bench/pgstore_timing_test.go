@@ -20,26 +20,29 @@ import (
 
 var (
 	pgSizes = flag.String("pgstore.sizes", "100k", "index sizes for the Postgres backend benchmark")
-	pgEfs   = flag.String("pgstore.ef", "40,100,200,400", "hnsw.ef_search values the Postgres searches run with")
+	pgEfs   = flag.String("pgstore.ef", "100,200,400,800,exact", "hnsw.ef_search values the Postgres searches run with (exact: no index)")
 	pgM     = flag.Int("pgstore.m", 0, "HNSW m of the Postgres index (0: pgstore.DefaultHNSW)")
 	pgEfc   = flag.Int("pgstore.efc", 0, "HNSW ef_construction of the Postgres index (0: pgstore.DefaultHNSW)")
 )
 
-// pgChunksPerFile and pgFilesPerCommit shape the ingest: files of 100
-// chunks, a commit every 100 files (10k chunks), as a reindex checkpoints.
+// pgChunksPerFile: the ingest puts files of 100 chunks; pgIncrFiles is
+// the increment committed at once into the full index (1 % of 100k).
 const (
-	pgChunksPerFile  = 100
-	pgFilesPerCommit = 100
+	pgChunksPerFile = 100
+	pgIncrFiles     = 10
 )
 
 // BenchmarkPgstore compares the Postgres backend (index/pgstore on a real
 // PostgreSQL 18 + pgvector 0.8 server started for the run) with the local
 // folder on the same synthetic vectors (BenchmarkSearch's: scattered
 // around 128 real chunk embeddings): ingest through the seam's Updater
-// (PutFile, a commit every 10k chunks), kNN p50/p95 and recall@10 against
-// an exact brute-force top 10 over 200 queries (the 40 real ones, embedded
-// by the model, and 160 synthetic), and the commit of a one-file change
-// (100 chunks) into the full index. Postgres runs each ef_search of
+// (PutFile of every file, one commit: a folder's first run; on Postgres
+// it builds the HNSW graph after the copy), the increment of another 1 %
+// committed at once into the full index (incr-chunks/s: rows inserted
+// into the graph one by one), kNN p50/p95 and recall@10 against an exact
+// brute-force top 10 over 200 queries (the 40 real ones, embedded by the
+// model, and 160 synthetic), and the commit of a one-file change (100
+// chunks) into the full index. Postgres runs each ef_search of
 // -pgstore.ef; the searches call View.Nearest (the backend alone, no
 // engine, no embedding).
 func BenchmarkPgstore(b *testing.B) {
@@ -49,6 +52,16 @@ func BenchmarkPgstore(b *testing.B) {
 	}
 	defer srv.Stop()
 	qv := pgQueries(b)
+	var efs []int
+	for _, ef := range strings.Split(*pgEfs, ",") {
+		e := pgstore.ExactSearch
+		if ef != "exact" {
+			if e, err = strconv.Atoi(ef); err != nil {
+				b.Fatal(err)
+			}
+		}
+		efs = append(efs, e)
+	}
 	for _, size := range strings.Split(*pgSizes, ",") {
 		n := parseSize(size)
 		vecs := syntheticVectors(n, baseVectors(b), uint64(n)+7)
@@ -69,7 +82,11 @@ func BenchmarkPgstore(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer s.Close()
-			measureBackend(b, index.Local(s), vecs, qv, want, nil)
+			be := index.Local(s)
+			w := ingest(b, be, vecs)
+			defer w.Close()
+			measureSearch(b, be, qv, want)
+			oneFileCommits(b, w, vecs)
 		})
 		ctx := context.Background()
 		db, err := srv.NewDatabase(ctx)
@@ -80,22 +97,23 @@ func BenchmarkPgstore(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ingested := false
-		for _, ef := range strings.Split(*pgEfs, ",") {
-			e, err := strconv.Atoi(ef)
-			if err != nil {
-				b.Fatal(err)
+		var w index.Updater
+		b.Run("chunks="+size+"/backend=postgres/ingest", func(b *testing.B) {
+			w = ingest(b, s, vecs)
+			reportSize(b, srv, db)
+		})
+		for _, ef := range efs {
+			name := strconv.Itoa(ef)
+			if ef == pgstore.ExactSearch {
+				name = "exact"
 			}
-			b.Run("chunks="+size+"/backend=postgres/ef="+ef, func(b *testing.B) {
-				s.SetEfSearch(e)
-				if ingested {
-					measureSearch(b, s, qv, want)
-					return
-				}
-				ingested = true
-				measureBackend(b, s, vecs, qv, want, func() { reportSize(b, srv, db) })
+			b.Run("chunks="+size+"/backend=postgres/ef="+name, func(b *testing.B) {
+				s.SetEfSearch(ef)
+				measureSearch(b, s, qv, want)
 			})
 		}
+		b.Run("chunks="+size+"/backend=postgres/commit", func(b *testing.B) { oneFileCommits(b, w, vecs) })
+		w.Close()
 		s.Close()
 	}
 }
@@ -112,27 +130,38 @@ func pgQueries(b *testing.B) []float32 {
 	return append(qv, syntheticVectors(160, baseVectors(b), 99)...)
 }
 
-// measureBackend ingests vecs, then measures searches and a one-file commit.
-func measureBackend(b *testing.B, be index.Backend, vecs, qv []float32, want [][]int64, after func()) {
+// ingest puts every file but the last pgIncrFiles and commits once, then
+// those and commits again, reporting both rates; the writer stays open.
+func ingest(b *testing.B, be index.Backend, vecs []float32) index.Updater {
 	n := len(vecs) / embed.Dim
+	files := (n + pgChunksPerFile - 1) / pgChunksPerFile
+	incr := min(pgIncrFiles, files/2)
 	start := time.Now()
 	w, err := be.Begin()
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer w.Close()
-	files := (n + pgChunksPerFile - 1) / pgChunksPerFile
-	for f := range files {
+	for f := range files - incr {
 		putBenchFile(b, w, f, vecs, 0)
-		if (f+1)%pgFilesPerCommit == 0 || f == files-1 {
-			if err := w.Commit(schema.MidRun); err != nil {
-				b.Fatal(err)
-			}
-		}
 	}
-	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "ingest-chunks/s")
-	measureSearch(b, be, qv, want)
-	// A one-file change: new text and vectors for file 0's chunks.
+	if err := w.Commit(schema.MidRun); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64((files-incr)*pgChunksPerFile)/time.Since(start).Seconds(), "ingest-chunks/s")
+	start = time.Now()
+	for f := files - incr; f < files; f++ {
+		putBenchFile(b, w, f, vecs, 0)
+	}
+	if err := w.Commit(schema.MidRun); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(n-(files-incr)*pgChunksPerFile)/time.Since(start).Seconds(), "incr-chunks/s")
+	return w
+}
+
+// oneFileCommits times five commits of a one-file change: new text and
+// vectors for file 0's chunks.
+func oneFileCommits(b *testing.B, w index.Updater, vecs []float32) {
 	var commits []time.Duration
 	for round := range 5 {
 		start := time.Now()
@@ -143,9 +172,6 @@ func measureBackend(b *testing.B, be index.Backend, vecs, qv []float32, want [][
 		commits = append(commits, time.Since(start))
 	}
 	b.ReportMetric(percentile(commits, 0.5), "commit1-ms")
-	if after != nil {
-		after()
-	}
 }
 
 // putBenchFile puts file f: its chunks' vectors, texts that name round.

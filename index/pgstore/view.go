@@ -169,11 +169,16 @@ func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 		return nil, nil
 	}
 	k = min(k, len(v.live))
-	ef := max(int(v.s.efSearch.Load()), k)
+	ef := int(v.s.efSearch.Load())
 	// One round trip: the batch is one implicit transaction, so the
 	// setting is local to it.
 	b := &pgx.Batch{}
-	b.Queue("SELECT set_config('hnsw.ef_search', $1, true)", strconv.Itoa(ef))
+	if ef == ExactSearch {
+		// A sequential scan: every distance computed, no graph.
+		b.Queue("SELECT set_config('enable_indexscan', 'off', true)")
+	} else {
+		b.Queue("SELECT set_config('hnsw.ef_search', $1, true)", strconv.Itoa(max(ef, k)))
+	}
 	b.Queue(v.s.q.nearest, query, v.nextID, v.gen, k)
 	br := v.pool().SendBatch(v.ctx(), b)
 	defer br.Close()

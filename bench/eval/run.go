@@ -28,6 +28,7 @@ type Server struct {
 	Mode   string // value of --search-mode; "" runs the server's default
 	Model  string // value of --model; "" runs the server's default
 	Inst   string // --inst: what the folder holds, as a client is told
+	Store  string // value of --store; "" keeps the index in Index
 	Stderr io.Writer
 }
 
@@ -72,6 +73,9 @@ func (s Server) start(ctx context.Context) (*client.Client, error) {
 	}
 	if s.Model != "" {
 		args = append(args, "--model", s.Model)
+	}
+	if s.Store != "" {
+		args = append(args, "--store", s.Store)
 	}
 	var opts []transport.StdioOption
 	if s.Stderr != nil {
@@ -159,6 +163,15 @@ func (s Server) ask(ctx context.Context, c *client.Client, q Question) (Outcome,
 			CharStart: r.CharStart, CharEnd: r.CharEnd, Text: r.Snippet})
 	}
 	return o, nil
+}
+
+// IndexChunks reads the live chunks of the server's index, in its folder
+// or its store.
+func (s Server) IndexChunks(ctx context.Context) (map[string][]chunk, error) {
+	if s.Store != "" {
+		return StoreChunks(ctx, s.Store, s.Data)
+	}
+	return Chunks(s.Index)
 }
 
 // chunk is the part of a manifest.jsonl record the evaluation reads.

@@ -12,6 +12,21 @@ import (
 // ErrNotIndexed means a path names no indexed document.
 var ErrNotIndexed = errors.New("no such document in the index")
 
+// ErrNoChunk means a chunk number past a document's last chunk: a URI from
+// a search made before the file shrank names one.
+var ErrNoChunk = errors.New("no such chunk in the document")
+
+type noChunkError struct {
+	path string
+	n, i int
+}
+
+func (e noChunkError) Error() string {
+	return fmt.Sprintf("%q has chunks 0 to %d; there is no chunk %d", e.path, e.n-1, e.i)
+}
+
+func (e noChunkError) Is(target error) bool { return target == ErrNoChunk }
+
 // DocumentCharLimit bounds a whole-document read, in code points of
 // extracted text (about 25,000 model tokens); the rest is read chunk by chunk.
 const DocumentCharLimit = 100_000
@@ -61,7 +76,7 @@ func ReadChunk(snap index.View, path string, i, around int) (Text, error) {
 	}
 	n := len(f.ChunkIDs)
 	if i < 0 || i >= n {
-		return Text{}, fmt.Errorf("%q has chunks 0 to %d; there is no chunk %d", path, n-1, i)
+		return Text{}, noChunkError{path, n, i}
 	}
 	first, last := max(0, i-around), min(n-1, i+around)
 	recs := make([]schema.Record, 0, last-first+1)

@@ -11,6 +11,9 @@ import (
 // ErrNotIndexed means a path names no indexed document.
 var ErrNotIndexed = isearch.ErrNotIndexed
 
+// ErrNoChunk means a chunk number past a document's last chunk.
+var ErrNoChunk = isearch.ErrNoChunk
+
 // ErrNoIndex means the index is not loaded yet (the model is still
 // loading) or could not be loaded.
 var ErrNoIndex = errors.New("the index is not loaded yet; try again in a few seconds")

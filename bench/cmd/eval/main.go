@@ -9,18 +9,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/bench/eval"
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 )
 
@@ -34,37 +34,74 @@ func main() {
 	verbose := flag.Bool("v", false, "show the server's log and every miss")
 	keep := flag.String("index", "", "index folder to use and keep (default: bin/eval-index-SET under -cache)")
 	flag.StringVar(&eval.SciFactDir, "scifact", eval.SciFactDir, "BEIR SciFact's folder (corpus.jsonl.gz, queries.jsonl, qrels/)")
+	var st stores
+	flag.StringVar(&st.url, "store", "", "run the server with --store URL (the index in PostgreSQL; -index then keeps only its scope)")
+	pg := flag.Bool("pg", false, "start a PostgreSQL from .tools/postgres for the run and use it as -store")
+	flag.BoolVar(&st.compare, "compare", false, "run every mode on the local index folder and on -store, and compare their top-5 files per question")
 	flag.Parse()
-	set, err := eval.SetNamed(*setName)
+	os.Exit(evalMain(*setName, *out, *keep, *cache, *bin, *modelName, *modes, *verbose, st, *pg))
+}
+
+func evalMain(setName, out, keep, cache, bin, modelName, modes string, verbose bool, st stores, pg bool) int {
+	set, err := eval.SetNamed(setName)
 	if err != nil {
 		slog.Error("eval", "err", err)
-		os.Exit(2)
+		return 2
 	}
-	if *out == "" {
-		*out = set.Out
+	if out == "" {
+		out = set.Out
 	}
-	if *keep == "" {
-		*keep = filepath.Join(*cache, "eval-index-"+set.Name)
+	if keep == "" {
+		keep = filepath.Join(cache, "eval-index-"+set.Name)
+	}
+	if pg {
+		srv, err := pgtest.Start()
+		if err != nil {
+			slog.Error("eval: start PostgreSQL", "err", err)
+			return 1
+		}
+		defer srv.Stop()
+		st.url = srv.DSN("postgres")
+	}
+	if st.compare && st.url == "" {
+		slog.Error("eval: -compare needs -store or -pg")
+		return 2
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
 	defer cancel()
-	table, misses, err := run(ctx, set, *bin, *cache, *keep, *modelName, strings.Split(*modes, ","), *verbose)
+	table, misses, err := run(ctx, set, bin, cache, keep, modelName, strings.Split(modes, ","), verbose, st)
 	if err != nil {
-		slog.Error("eval", "err", err)
-		os.Exit(1)
+		slog.Error("eval", "err", index.RedactURL(err.Error()))
+		return 1
 	}
 	fmt.Print(table)
-	if *verbose {
+	if verbose {
 		fmt.Print(misses)
 	}
-	if err := os.WriteFile(*out, []byte(table+misses), 0o644); err != nil {
+	if err := os.WriteFile(out, []byte(table+misses), 0o644); err != nil {
 		slog.Error("eval", "err", err)
-		os.Exit(1)
+		return 1
 	}
+	return 0
+}
+
+// stores says where the server keeps the index: the index folder (url
+// ""), a database, or (compare) both in turn for every mode.
+type stores struct {
+	url     string
+	compare bool
+}
+
+// each is the stores of one mode's runs, the index folder first.
+func (st stores) each() []string {
+	if st.compare {
+		return []string{"", st.url}
+	}
+	return []string{st.url}
 }
 
 // run returns the report: the table, then every question missed per mode.
-func run(ctx context.Context, set eval.Set, bin, cache, index, model string, modes []string, verbose bool) (table, misses string, err error) {
+func run(ctx context.Context, set eval.Set, bin, cache, indexDir, model string, modes []string, verbose bool, st stores) (table, misses string, err error) {
 	loadBefore := loadAvg()
 	c, from, counts, err := corpus(ctx, set, cache)
 	if err != nil {
@@ -81,23 +118,50 @@ func run(ctx context.Context, set eval.Set, bin, cache, index, model string, mod
 		return "", "", err
 	}
 	var res results
+	var parity strings.Builder
 	for _, m := range modes {
-		srv := eval.Server{Bin: bin, Data: c.Dir, Index: index, Mode: m, Model: model, Inst: set.Inst}
-		if verbose {
-			srv.Stderr = os.Stderr
+		var runs [][]eval.Outcome
+		for _, store := range st.each() {
+			srv := eval.Server{Bin: bin, Data: c.Dir, Index: indexDir, Mode: m, Model: model, Inst: set.Inst, Store: store}
+			if store != "" {
+				// The index is in the database; this folder keeps the
+				// engine's scope and last-run notes apart from the local
+				// index's.
+				srv.Index = indexDir + "-store"
+			}
+			if verbose {
+				srv.Stderr = os.Stderr
+			}
+			name, outs, err := runMode(ctx, srv, qs, c)
+			if err != nil {
+				return "", "", err
+			}
+			if st.url != "" {
+				name += map[bool]string{true: " (postgres)", false: " (local)"}[store != ""]
+			}
+			res.add(set.IR, name, outs)
+			runs = append(runs, outs)
 		}
-		name, outs, err := runMode(ctx, srv, qs, c)
-		if err != nil {
-			return "", "", err
+		if len(runs) == 2 {
+			p, err := eval.CompareTopFiles(runs[0], runs[1], 5)
+			if err != nil {
+				return "", "", err
+			}
+			fmt.Fprintf(&parity, "| %s | %d | %d (%.1f %%) | %d (%.1f %%) | %s |\n", m, p.Questions, p.SameFiles, 100*float64(p.SameFiles)/float64(p.Questions),
+				p.SameOrder, 100*float64(p.SameOrder)/float64(p.Questions), strings.Join(p.Differ, " "))
 		}
-		res.add(set.IR, name, outs)
 	}
 	kinds := map[string]int{}
 	for _, q := range qs {
 		kinds[q.Kind]++
 	}
 	head := header(set, model, len(qs), kinds, len(c.Docs), counts, from, loadBefore)
-	return res.report(set.IR, head, kinds), res.missed.String(), nil
+	table = res.report(set.IR, head, kinds)
+	if parity.Len() > 0 {
+		table += "\nTop-5 files per question, local index folder against PostgreSQL:\n\n" +
+			"| mode | questions | same files | same files, same order | questions whose files differ |\n|---|---|---|---|---|\n" + parity.String()
+	}
+	return table, res.missed.String(), nil
 }
 
 // corpus makes (or finds) the set's corpus and logs what it holds by
@@ -137,7 +201,7 @@ func runMode(ctx context.Context, srv eval.Server, qs []eval.Question, c eval.Co
 	if outs, err = srv.Run(ctx, qs); err != nil {
 		return "", nil, err
 	}
-	chunks, err := eval.Chunks(srv.Index)
+	chunks, err := srv.IndexChunks(ctx)
 	if err != nil {
 		return "", nil, err
 	}
@@ -195,7 +259,7 @@ func header(set eval.Set, model string, questions int, kinds map[string]int, fil
 		"CPU %s; load average %s before, %s after; top_k 10, other arguments default. ",
 		set.Make, flags, time.Now().UTC().Format("2006-01-02"), questions,
 		countList(kinds, eval.KindIdentifier, eval.KindKeyword, eval.KindParaphrase),
-		files, countList(counts, ".txt", ".md", ".pdf", ".docx"), from, cpuModel(), loadBefore, loadAvg())
+		files, countList(counts, ".txt", ".md", ".pdf", ".docx"), from, eval.CPUModel(), loadBefore, loadAvg())
 }
 
 // report is the header, then the IR table, or the results table and, when
@@ -259,17 +323,4 @@ func loadAvg() string {
 		return f[0]
 	}
 	return "unknown"
-}
-
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	for l := range bytes.Lines(b) {
-		if k, v, ok := strings.Cut(string(l), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return fmt.Sprintf("%s x%d", strings.TrimSpace(v), runtime.NumCPU())
-		}
-	}
-	return runtime.GOARCH
 }

@@ -3,8 +3,10 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"path"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -31,7 +33,10 @@ func (e *stubEngine) Search(ctx context.Context, _ engine.SearchRequest) ([]engi
 func (e *stubEngine) Reindex(context.Context, engine.ReindexRequest, func(pipeline.Progress)) (engine.ReindexResult, error) {
 	return engine.ReindexResult{}, nil
 }
-func (e *stubEngine) ReadChunk(context.Context, string, int, int) (engine.Text, error) {
+func (e *stubEngine) ReadChunk(_ context.Context, path string, i, _ int) (engine.Text, error) {
+	if path == "short.md" {
+		return engine.Text{}, fmt.Errorf("%q has one chunk, not %d: %w", path, i, engine.ErrNoChunk)
+	}
 	return engine.Text{}, engine.ErrNotIndexed
 }
 func (e *stubEngine) ReadDocument(context.Context, string) (engine.Text, error) {
@@ -99,12 +104,14 @@ func TestWireResourceNotFoundCode(t *testing.T) {
 	}{
 		{"micro-rag://notes/missing.md", -32002},
 		{"micro-rag://notes/missing.md#chunk=3", -32002},
-		{"micro-rag://other/missing.md", -32602}, // another index: names nothing here
+		{"micro-rag://other/missing.md", -32602},       // another index: names nothing here
+		{"micro-rag://notes/short.md#chunk=5", -32002}, // the file shrank since a search named it
 	}
 	for i, tc := range cases {
 		send(t, in, `{"jsonrpc":"2.0","id":`+string(rune('1'+i))+`,"method":"resources/read","params":{"uri":"`+tc.uri+`"}}`)
 		line := next(t, lines)
-		if got := errorCode(t, line); got != tc.code || !strings.Contains(line, "missing.md") {
+		name := path.Base(strings.Split(tc.uri, "#")[0])
+		if got := errorCode(t, line); got != tc.code || !strings.Contains(line, name) {
 			t.Errorf("%s: %s, want code %d", tc.uri, line, tc.code)
 		}
 	}

@@ -175,6 +175,10 @@ func (rs *resources) read(ctx context.Context, req mcp.ReadResourceRequest) ([]m
 	switch {
 	case errors.Is(err, engine.ErrNotIndexed):
 		return nil, fmt.Errorf(notFoundPrefix+"%q: no document %q in this index (resources/list lists them)", uri, ref.Path)
+	case errors.Is(err, engine.ErrNoChunk):
+		// The file shrank since a search named the chunk: not found, as a
+		// removed file is, not an internal error.
+		return nil, fmt.Errorf(notFoundPrefix+"%q: %w", uri, err)
 	case err != nil:
 		return nil, fmt.Errorf("%q: %w", uri, err)
 	}

@@ -65,6 +65,15 @@ func CrowdedQuestions() ([]Question, error) {
 	return parseQuestions("questions-crowded.jsonl", crowdedQuestionsJSONL)
 }
 
+//go:embed questions-heldout.jsonl
+var heldoutQuestionsJSONL []byte
+
+// HeldoutQuestions parses the held-out man-page questions: pages no other
+// question targets, written before any model was run on them (issue 25).
+func HeldoutQuestions() ([]Question, error) {
+	return parseQuestions("questions-heldout.jsonl", heldoutQuestionsJSONL)
+}
+
 func parseQuestions(file string, b []byte) ([]Question, error) {
 	var out []Question
 	seen := map[string]bool{}

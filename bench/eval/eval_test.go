@@ -358,3 +358,46 @@ func TestNoAnswerFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldoutQuestionSet: the held-out questions target pages of the man
+// pages' corpus that the manpages set does not ask about, of every type.
+func TestHeldoutQuestionSet(t *testing.T) {
+	pages, err := ManPages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := map[string]bool{}
+	for _, p := range pages {
+		paths[p.Doc().Path()] = true
+	}
+	asked := map[string]bool{}
+	for _, q := range mustLoad(t, ManPageQuestions) {
+		asked[q.Target] = true
+	}
+	qs := mustLoad(t, HeldoutQuestions)
+	if len(qs) < 40 {
+		t.Errorf("%d held-out questions; want at least 40", len(qs))
+	}
+	byType := map[string]int{}
+	for _, q := range qs {
+		if !paths[q.Target] {
+			t.Errorf("%s: target %s is not a page of manpages.txt", q.ID, q.Target)
+		}
+		if asked[q.Target] {
+			t.Errorf("%s: target %s is asked about by the manpages set too", q.ID, q.Target)
+		}
+		byType[filepath.Ext(q.Target)]++
+	}
+	if len(byType) != 3 {
+		t.Errorf("held-out targets by type %v; want txt, md and pdf", byType)
+	}
+}
+
+func mustLoad(t *testing.T, load func() ([]Question, error)) []Question {
+	t.Helper()
+	qs, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return qs
+}

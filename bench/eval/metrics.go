@@ -6,6 +6,8 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -63,6 +65,25 @@ func SampleQuestions() ([]Question, error) {
 // CrowdedQuestions parses the committed question set of the crowded set.
 func CrowdedQuestions() ([]Question, error) {
 	return parseQuestions("questions-crowded.jsonl", crowdedQuestionsJSONL)
+}
+
+//go:embed questions-heldout.jsonl
+var heldoutQuestionsJSONL []byte
+
+// HeldoutQuestions parses the held-out man-page questions: pages no other
+// question targets, written before any model was run on them (issue 25).
+func HeldoutQuestions() ([]Question, error) {
+	return parseQuestions("questions-heldout.jsonl", heldoutQuestionsJSONL)
+}
+
+// QuestionsFile parses a question file in the sets' format, for asking
+// another wording of a set (bench/cmd/noise -questions).
+func QuestionsFile(path string) ([]Question, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	return parseQuestions(filepath.Base(path), b)
 }
 
 func parseQuestions(file string, b []byte) ([]Question, error) {

@@ -39,6 +39,10 @@ var Sets = []Set{
 		Out: "bin/eval-manpages.md", Load: ManPageQuestions, Corpus: BuildManPages},
 	{Name: "crowded", Make: "make eval-crowded", Inst: "Linux manual pages: commands, configuration files and concepts.",
 		Out: "bin/eval-crowded.md", Load: CrowdedQuestions, Corpus: BuildCrowded},
+	// heldout asks the man pages' corpus (same index) about pages the
+	// manpages set leaves alone, with questions no model had seen.
+	{Name: "heldout", Make: "go run ./bench/cmd/eval -set heldout", Inst: "Linux manual pages: commands, configuration files and concepts.",
+		Out: "bin/eval-heldout.md", Load: HeldoutQuestions, Corpus: BuildManPages},
 	{Name: "scifact", Make: "make eval-scifact", Inst: "Abstracts of biomedical research papers.",
 		Out: "bin/eval-scifact.md", IR: true, Load: SciFactQuestions, Corpus: BuildSciFact},
 	{Name: "sample", Make: "go run ./bench/cmd/eval -set sample", Inst: "A team's handbook, design notes, runbooks and release notes.",

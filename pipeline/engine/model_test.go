@@ -114,16 +114,19 @@ func TestModelDirWithModelJSON(t *testing.T) {
 }
 
 // The default model's null cosine is the search's reference scale, so its
-// scores are the raw cosines; bge's null is far above it and is mapped.
+// scores are the raw cosines; every bge model's null is far above it and
+// is mapped.
 func TestModelNullIsReference(t *testing.T) {
 	if got := isearch.NullCosine(model.Models[0].Null); got != isearch.ReferenceNull {
 		t.Errorf("%s null %+v, search reference %+v", model.Models[0].Name, got, isearch.ReferenceNull)
 	}
-	bge, err := model.Lookup("bge-small-en-v1.5-int8")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if bge.Null.Mean < 0.3 || bge.Null.Spread <= 0 {
-		t.Errorf("bge null %+v not measured", bge.Null)
+	for _, name := range []string{"bge-small-en-v1.5", "bge-small-en-v1.5-int8", "bge-small-zh-v1.5-int8"} {
+		bge, err := model.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bge.Null.Mean < 0.3 || bge.Null.Spread <= 0 {
+			t.Errorf("%s null %+v not measured", name, bge.Null)
+		}
 	}
 }

@@ -87,9 +87,10 @@ type query struct {
 type background struct{ Mean, Std, P50, P90, P99 float64 }
 
 var (
-	withBg       = flag.Bool("bg", false, "record each query's cosines with every chunk, summarised (dense mode)")
-	heldOut      = flag.Bool("heldout", false, "ask the held-out no-answer queries (bench/eval/noanswer-heldout.jsonl) instead")
-	withEvidence = flag.Int("evidence", 0, "record the first N chunks of both rankings with their evidence (hybrid mode)")
+	withBg        = flag.Bool("bg", false, "record each query's cosines with every chunk, summarised (dense mode)")
+	heldOut       = flag.Bool("heldout", false, "ask the held-out no-answer queries (bench/eval/noanswer-heldout.jsonl) instead")
+	withEvidence  = flag.Int("evidence", 0, "record the first N chunks of both rankings with their evidence (hybrid mode)")
+	questionsFile = flag.String("questions", "", "ask the questions of this file (the sets' jsonl format) instead of the set's own; one set only")
 )
 
 func summarise(ctx context.Context, eng *engine.Engine, q string, chunks int) (*background, error) {
@@ -164,7 +165,11 @@ func loadSet(ctx context.Context, name, cache string) (setData, error) {
 	if s.c, _, err = s.set.Corpus(ctx, cache); err != nil {
 		return s, err
 	}
-	if s.qs, err = s.set.Load(); err != nil {
+	load := s.set.Load
+	if *questionsFile != "" {
+		load = func() ([]eval.Question, error) { return eval.QuestionsFile(*questionsFile) }
+	}
+	if s.qs, err = load(); err != nil {
 		return s, err
 	}
 	if *heldOut {

@@ -59,6 +59,9 @@ type querySignals struct {
 	// cosine of the chunk ranked first; both on the reference model's
 	// scale, 0 in keyword mode.
 	best, first float64
+	// exact says the first result holds every word of the query the
+	// folder knows, and the folder knows every word of it.
+	exact bool
 }
 
 // gates is the factor, in [0, 1], every raw score of a query with signals
@@ -68,7 +71,9 @@ type querySignals struct {
 //     folder's words is not;
 //   - min(1, best/support): a question whose words the folder uses but
 //     whose meaning nothing in it is near is discounted, one with a close
-//     passage is not;
+//     passage is not, nor one whose first result holds every one of its
+//     words (an identifier such as parse_http_header is far from any
+//     passage in meaning, and found by its words alone);
 //   - min(1, first/best/lead): a query whose first result is far less
 //     close in meaning than the closest chunk, without holding every word
 //     of the query, was put first by some shared words (an off-topic
@@ -78,7 +83,7 @@ type querySignals struct {
 //     it was chosen.
 func (n noiseCut) gates(q querySignals) float64 {
 	g := math.Pow(min(1, q.coverage/n.full), n.power)
-	if n.support > 0 {
+	if n.support > 0 && !(q.exact && q.coverage >= 1-1e-9) {
 		g *= unit(q.best / n.support)
 	}
 	if n.lead > 0 && q.best > 0 {

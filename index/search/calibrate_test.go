@@ -181,11 +181,31 @@ func TestLeadSignal(t *testing.T) {
 		if c.wantFirst == 0 {
 			want.first = want.best
 		}
+		want.exact = c.share == 1
 		if q != want {
 			t.Errorf("null %v, share %v: signals %+v, want %+v", c.null, c.share, q, want)
 		}
 	}
 	if q := (&ranker{mode: Keyword, coverage: 0.5}).signals([]candidate{{score: 1}}); q != (querySignals{coverage: 0.5}) {
 		t.Errorf("keyword mode: %+v", q)
+	}
+}
+
+// A first result holding every word of a query the folder knows whole is
+// not discounted for its distance in meaning (an identifier); one holding
+// only the words the folder knows of a longer question is.
+func TestSupportSparesExactMatches(t *testing.T) {
+	n := noiseCuts[Hybrid]
+	far := querySignals{coverage: 1, best: 0.1, first: 0.1}
+	if g := n.gates(far); g >= 0.5 {
+		t.Errorf("a far first result without every word: gate %v, want it discounted", g)
+	}
+	far.exact = true
+	if g := n.gates(far); g != 1 {
+		t.Errorf("a first result holding every word: gate %v, want 1", g)
+	}
+	far.coverage = 0.8
+	if g := n.gates(far); g >= math.Pow(0.8/n.full, n.power)*0.5 {
+		t.Errorf("every known word, but the folder lacks some: gate %v, want the support discount", g)
 	}
 }

@@ -90,6 +90,7 @@ func (r *ranker) signals(cands []candidate) querySignals {
 			first = i
 		}
 	}
+	q.exact = first >= 0 && cands[first].why.Share >= 1-1e-9
 	switch {
 	case first < 0:
 	case !r.null.reference():

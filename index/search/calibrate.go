@@ -41,12 +41,16 @@ func (m NullCosine) cosine(c float64) float64 {
 type noiseCut struct {
 	full, power, cut float64
 	support, lead    float64 // 0: no such gate
+	// topic weighs the query's background (its mean cosine with the
+	// folder) against its best cosine, and their sum must reach topicAt;
+	// 0: no such gate.
+	topic, topicAt float64
 }
 
 var noiseCuts = map[Mode]noiseCut{
 	Dense:   {full: 0.8, power: 0.5, cut: 0.21},
 	Keyword: {full: 1, power: 3, cut: 0.015},
-	Hybrid:  {full: 0.5, power: 1.5, cut: 0.305, support: 0.3, lead: 0.6},
+	Hybrid:  {full: 0.5, power: 1.5, cut: 0.305, support: 0.3, lead: 0.6, topic: 4, topicAt: 0.45},
 }
 
 // querySignals are what one query's calibration reads, the same for all
@@ -62,6 +66,10 @@ type querySignals struct {
 	// exact says the first result holds every word of the query the
 	// folder knows, and the folder knows every word of it.
 	exact bool
+	// background is the query's mean cosine with the folder (background),
+	// when backgroundKnown.
+	background      float64
+	backgroundKnown bool
 }
 
 // gates is the factor, in [0, 1], every raw score of a query with signals
@@ -80,11 +88,27 @@ type querySignals struct {
 //     question matching a page's words) and is discounted; a first result
 //     holding all its words (an identifier: see ranker.signals) or close
 //     in meaning is not. Only with the reference model, on whose cosines
-//     it was chosen.
+//     it was chosen;
+//   - min(1, (best + topic·background)/topicAt): a query about nothing
+//     the folder is about (its mean cosine with the folder near 0) needs
+//     a closer passage than one on the folder's topic: "edit the Windows
+//     registry to start a program at login" against the man pages, best
+//     cosine 0.31 with a page on login programs, background −0.01, is
+//     discounted; "stop people deleting each other's files in a shared
+//     folder", best 0.42, background 0.04, is not. A first result holding
+//     every word of the query the folder knows is spared, even when the
+//     folder lacks some ("what does parse_http_header mean?": an
+//     identifier is far from everything in meaning, so both its best
+//     cosine and its background are low). Only with the reference model
+//     (see ranker.readBackground).
 func (n noiseCut) gates(q querySignals) float64 {
 	g := math.Pow(min(1, q.coverage/n.full), n.power)
-	if n.support > 0 && !(q.exact && q.coverage >= 1-1e-9) {
+	whole := q.exact && q.coverage >= 1-1e-9
+	if n.support > 0 && !whole {
 		g *= unit(q.best / n.support)
+	}
+	if n.topic > 0 && q.backgroundKnown && !q.exact {
+		g *= unit((q.best + n.topic*q.background) / n.topicAt)
 	}
 	if n.lead > 0 && q.best > 0 {
 		g *= unit(q.first / q.best / n.lead)

@@ -138,9 +138,10 @@ func TestSupportIsBestCosine(t *testing.T) {
 					// holds every word of the query.
 					x := r.Explain
 					raw := 1 - (1-x.Cosine)*(1-min(x.Keyword*x.Share, 1))
-					q := querySignals{coverage: x.Coverage, best: x.Support, first: res[0].Explain.Cosine}
+					q := querySignals{coverage: x.Coverage, best: x.Support, first: res[0].Explain.Cosine,
+						background: x.Background, backgroundKnown: true}
 					if res[0].Explain.Share >= 1 {
-						q.first, whole = x.Support, whole+1
+						q.first, q.exact, whole = x.Support, true, whole+1
 					}
 					if got := calibrated(Hybrid, raw, q); math.Abs(got-r.Score) > 1e-9 {
 						t.Errorf("top_k %d: score %v, its parts give %v", k, r.Score, got)
@@ -207,5 +208,57 @@ func TestSupportSparesExactMatches(t *testing.T) {
 	far.coverage = 0.8
 	if g := n.gates(far); g >= math.Pow(0.8/n.full, n.power)*0.5 {
 		t.Errorf("every known word, but the folder lacks some: gate %v, want the support discount", g)
+	}
+}
+
+// The topic gate discounts a query whose best passage is only fairly close
+// when nothing in the folder shares its topic, and leaves alone the same
+// passage for a query on the folder's topic, a query its first result
+// matches word for word, and a search whose background was not read.
+func TestTopicGate(t *testing.T) {
+	n := noiseCuts[Hybrid]
+	if n.topic <= 0 || n.topicAt <= 0 {
+		t.Fatal("hybrid mode has no topic gate")
+	}
+	// The man pages' figures: "edit the Windows registry to start a
+	// program at login" (best 0.314, background -0.007) and "stop people
+	// from deleting each other's files in a shared folder" (best 0.42,
+	// background 0.04), each first result its closest chunk.
+	offTopic := querySignals{coverage: 1, best: 0.314, first: 0.314, background: -0.007, backgroundKnown: true}
+	onTopic := querySignals{coverage: 1, best: 0.42, first: 0.42, background: 0.04, backgroundKnown: true}
+	if g := n.gates(onTopic); g != 1 {
+		t.Errorf("a question on the folder's topic: gate %v, want 1", g)
+	}
+	want := unit((offTopic.best + n.topic*offTopic.background) / n.topicAt)
+	if g := n.gates(offTopic); math.Abs(g-want) > 1e-12 || g > 0.7 {
+		t.Errorf("an off-topic question: gate %v, want %v (under 0.7)", g, want)
+	}
+	// Its raw score 0.366 was above the cut; now it is below the threshold.
+	if s := calibrated(Hybrid, 0.366, offTopic); s >= DefaultScoreThreshold {
+		t.Errorf("the off-topic question scores %v, at or above the threshold", s)
+	}
+	if s := calibrated(Hybrid, 0.366, onTopic); s < DefaultScoreThreshold {
+		t.Errorf("the on-topic question scores %v, below the threshold", s)
+	}
+	unread := offTopic
+	unread.backgroundKnown = false
+	if g := n.gates(unread); g != 1 {
+		t.Errorf("no background read: gate %v, want 1", g)
+	}
+	exact := offTopic
+	exact.exact = true
+	if g := n.gates(exact); g != 1 {
+		t.Errorf("a first result holding every word: gate %v, want 1", g)
+	}
+	// "what does parse_http_header mean?": the folder lacks "mean", the
+	// first result holds the rest; the support gate applies, not this one.
+	exact.coverage, exact.best, exact.first, exact.background = 0.83, 0.15, 0.15, -0.003
+	if g, want := n.gates(exact), unit(exact.best/n.support); math.Abs(g-want) > 1e-12 {
+		t.Errorf("an identifier in a question the folder lacks a word of: gate %v, want the support gate's %v", g, want)
+	}
+	for _, mode := range []Mode{Dense, Keyword} {
+		if a, b := calibrated(mode, 0.5, unread), calibrated(mode, 0.5, offTopic); a != b {
+			t.Errorf("%s: the background changes the score, %v against %v", mode, a, b)
+		}
 	}
 }

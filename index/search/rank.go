@@ -35,6 +35,9 @@ type ranker struct {
 	// (lexical.Query.Coverage)
 	coverage float64
 	null     NullCosine
+	// the query's mean cosine with the folder (background), read once
+	bg     float64
+	bgRead bool
 
 	// A filter (see narrow): a broad one's passing chunks, or a selective
 	// one's chunks, ranked alone. Both nil without a filter.
@@ -65,12 +68,32 @@ func newRanker(snap index.View, query string, vec []float32, opt Options) (*rank
 // more.
 func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 	cands, full, err = r.rankRaw(pool)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := r.readBackground(); err != nil {
+		return nil, false, err
+	}
 	q := r.signals(cands)
 	for i := range cands {
 		cands[i].score = calibrated(r.mode, cands[i].score, q)
-		cands[i].why.Coverage, cands[i].why.Support = q.coverage, q.best
+		cands[i].why.Coverage, cands[i].why.Support, cands[i].why.Background = q.coverage, q.best, q.background
 	}
-	return cands, full, err
+	return cands, full, nil
+}
+
+// readBackground reads the query's mean cosine with the folder once, in
+// hybrid mode with the reference model (the only case its gate applies).
+func (r *ranker) readBackground() error {
+	if r.bgRead || r.mode != Hybrid || !r.null.reference() {
+		return nil
+	}
+	bg, err := background(r.snap, r.vec)
+	if err != nil {
+		return err
+	}
+	r.bg, r.bgRead = bg, true
+	return nil
 }
 
 // signals are what calibrates the query's raw candidates cands. The best
@@ -84,6 +107,7 @@ func (r *ranker) signals(cands []candidate) querySignals {
 		return q
 	}
 	q.best = r.null.cosine(unit(float64(r.dense[0].Score)))
+	q.background, q.backgroundKnown = r.bg, r.bgRead
 	first := -1
 	for i, c := range cands {
 		if first < 0 || c.score > cands[first].score {

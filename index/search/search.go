@@ -62,7 +62,11 @@ type Explanation struct {
 	// reference model's scale; in hybrid mode a low one discounts the
 	// score (see noiseCut). 0 in keyword mode.
 	Support float64 `json:"support"`
-	Fused   float64 `json:"fused"`
+	// Background is the query's mean cosine with the folder's chunks
+	// (a sample of them; hybrid mode, default model): near 0 when nothing
+	// in the folder shares the query's topic (see noiseCut).
+	Background float64 `json:"background,omitempty"`
+	Fused      float64 `json:"fused"`
 }
 
 // Result is one passage: one chunk, or neighbouring chunks of one file

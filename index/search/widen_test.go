@@ -33,6 +33,16 @@ func unitVec(rng *rand.Rand) []float32 {
 func testSnapshot(t *testing.T, files int) index.View {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(3, 4))
+	return buildSnapshot(t, files, func(f int) (string, string) {
+		// A code in one file only, so that its keyword list is short.
+		return fmt.Sprintf("notes-%d.txt", f), prose.Random(uint64(f), 6) + fmt.Sprintf("\n\nThe code zeta-%d stands here.\n\n", f) + prose.Random(uint64(f+100), 6)
+	}, func(int) []float32 { return unitVec(rng) })
+}
+
+// buildSnapshot indexes files, file f named and written by file(f), each
+// chunk of it with the vector vec(f).
+func buildSnapshot(t *testing.T, files int, file func(f int) (path, text string), vec func(f int) []float32) index.View {
+	t.Helper()
 	s, err := index.Open(t.TempDir(), schema.Version{Schema: schema.SchemaVersion, Model: "test-model", Dim: testDim,
 		ChunkSize: 1000, ChunkOverlap: 200, MaxTokens: 256}, index.Options{})
 	if err != nil {
@@ -44,13 +54,11 @@ func testSnapshot(t *testing.T, files int) index.View {
 		t.Fatal(err)
 	}
 	for f := range files {
-		path := fmt.Sprintf("notes-%d.txt", f)
-		// A code in one file only, so that its keyword list is short.
-		text := prose.Random(uint64(f), 6) + fmt.Sprintf("\n\nThe code zeta-%d stands here.\n\n", f) + prose.Random(uint64(f+100), 6)
+		path, text := file(f)
 		recs := records(path, text, nil)
 		var vecs []float32
 		for range recs {
-			vecs = append(vecs, unitVec(rng)...)
+			vecs = append(vecs, vec(f)...)
 		}
 		if err := w.PutFile(schema.FileEntry{Path: path, Ext: ".txt"}, recs, vecs); err != nil {
 			t.Fatal(err)

@@ -257,7 +257,7 @@ func probe(ctx context.Context, eng *engine.Engine, s setData, mode string, chun
 // backgroundOf is the query's cosines summarised, with -bg in dense mode;
 // nil otherwise.
 func backgroundOf(ctx context.Context, eng *engine.Engine, mode, q string, chunks int) (*background, error) {
-	if !*withBg || mode != "dense" {
+	if !*withBg || mode == "keyword" {
 		return nil, nil
 	}
 	return summarise(ctx, eng, q, chunks)

@@ -1,10 +1,12 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -158,6 +160,21 @@ func (v *View) fullTextQuery(query string) *ftQuery {
 	if err != nil {
 		v.s.log.Warn("full-text query terms; the keyword side finds nothing for this query", "err", err)
 		return &ftQuery{v: v, idfMax: q.idfMax}
+	}
+	if len(q.terms) > lexical.MaxQueryTerms {
+		// The rarest (highest idf) are kept, as package lexical keeps them.
+		idx := make([]int, len(q.terms))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(q.terms[b].IDF, q.terms[a].IDF) })
+		idx = idx[:lexical.MaxQueryTerms]
+		slices.Sort(idx)
+		terms, tqs := q.terms, q.tqs
+		q.terms, q.tqs = nil, nil
+		for _, i := range idx {
+			q.terms, q.tqs = append(q.terms, terms[i]), append(q.tqs, tqs[i])
+		}
 	}
 	return q
 }

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -240,5 +241,41 @@ func TestFullTextURLParams(t *testing.T) {
 	if b, err := index.OpenBackend(ctx, bad, "mrag_ft", testVersion, index.Options{}); err == nil {
 		b.Close()
 		t.Error("an unknown text search configuration opened")
+	}
+}
+
+// A long query keeps its lexical.MaxQueryTerms rarest known lexemes, as
+// package lexical keeps its terms.
+func TestFullTextTermCap(t *testing.T) {
+	dsn := pgtest.Database(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	s := openFT(t, dsn, "ft", "simple", false)
+	var common, rare []string
+	for i := range lexical.MaxQueryTerms + 20 {
+		common = append(common, fmt.Sprintf("c%d", i))
+	}
+	for i := range 10 {
+		rare = append(rare, fmt.Sprintf("r%d", i))
+	}
+	line := strings.Join(common, " ")
+	fill(t, s, []doc{
+		makeDoc(rng, "a.md", line+" "+strings.Join(rare, " ")),
+		makeDoc(rng, "b.md", line),
+		makeDoc(rng, "c.md", "filler"),
+	})
+	v := s.acquire()
+	defer v.Release()
+	terms, _, _ := v.LexicalQuery(line + " " + strings.Join(rare, " ")).Terms()
+	if len(terms) != lexical.MaxQueryTerms {
+		t.Fatalf("%d terms", len(terms))
+	}
+	held := map[string]bool{}
+	for _, tm := range terms {
+		held[tm.Text] = true
+	}
+	for _, r := range rare {
+		if !held[r] {
+			t.Errorf("the rare term %s was dropped", r)
+		}
 	}
 }

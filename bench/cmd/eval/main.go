@@ -156,7 +156,7 @@ func run(ctx context.Context, set eval.Set, bin, cache, indexDir, model string, 
 			if verbose {
 				srv.Stderr = os.Stderr
 			}
-			name, outs, err := runMode(ctx, srv, qs, c)
+			name, outs, err := runMode(ctx, srv, st.url, qs, c)
 			if err != nil {
 				return "", "", err
 			}
@@ -233,13 +233,20 @@ func measurable(ctx context.Context, bin string, modes []string) ([]string, erro
 
 // runMode asks every question of the server in its mode, checks that the
 // index holds the whole corpus, and fills in the whole chunks behind the
-// hits; name is the mode as the report shows it.
-func runMode(ctx context.Context, srv eval.Server, qs []eval.Question, c eval.Corpus) (name string, outs []eval.Outcome, err error) {
+// hits; name is the mode as the report shows it. base is the store URL
+// the chunks are read through.
+func runMode(ctx context.Context, srv eval.Server, base string, qs []eval.Question, c eval.Corpus) (name string, outs []eval.Outcome, err error) {
 	t := time.Now()
 	if outs, err = srv.Run(ctx, qs); err != nil {
 		return "", nil, err
 	}
-	chunks, err := srv.IndexChunks(ctx)
+	// Read through the URL without the keyword side's parameters, which
+	// are the backend's and not PostgreSQL's.
+	read := srv
+	if read.Store != "" {
+		read.Store = base
+	}
+	chunks, err := read.IndexChunks(ctx)
 	if err != nil {
 		return "", nil, err
 	}

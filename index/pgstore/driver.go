@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -23,8 +24,41 @@ func optionsOf(cfg index.BackendConfig) Options {
 	return Options{Logger: cfg.Options.Logger, Clock: cfg.Options.Clock, ReadOnly: cfg.Options.ReadOnly, Compaction: cfg.Options.Compaction}
 }
 
+// The store URL's parameters that are this package's, not PostgreSQL's:
+// taken out of the URL before it connects (PostgreSQL refuses settings
+// it does not know).
+const (
+	KeywordParam    = "keyword"  // Options.Keyword
+	TextConfigParam = "tsconfig" // Options.TextConfig
+)
+
+// ownParams moves KeywordParam and TextConfigParam from dsn into opts.
+// A key=value connection string (not a URL) is left as it is.
+func ownParams(dsn string, opts *Options) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" {
+		return dsn
+	}
+	q := u.Query()
+	if !q.Has(KeywordParam) && !q.Has(TextConfigParam) {
+		return dsn
+	}
+	if q.Has(KeywordParam) {
+		opts.Keyword = q.Get(KeywordParam)
+	}
+	if q.Has(TextConfigParam) {
+		opts.TextConfig = q.Get(TextConfigParam)
+	}
+	q.Del(KeywordParam)
+	q.Del(TextConfigParam)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
 func openBackend(ctx context.Context, cfg index.BackendConfig) (index.Backend, error) {
-	s, err := Open(ctx, cfg.URL, cfg.Namespace, cfg.Version, optionsOf(cfg))
+	opts := optionsOf(cfg)
+	dsn := ownParams(cfg.URL, &opts)
+	s, err := Open(ctx, dsn, cfg.Namespace, cfg.Version, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +69,7 @@ func openBackend(ctx context.Context, cfg index.BackendConfig) (index.Backend, e
 // without the model: what status and list show.
 func summary(ctx context.Context, cfg index.BackendConfig) (index.Summary, error) {
 	var sum index.Summary
-	conn, err := pgx.Connect(ctx, cfg.URL)
+	conn, err := pgx.Connect(ctx, ownParams(cfg.URL, &Options{}))
 	if err != nil {
 		return sum, fmt.Errorf("postgres: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 // (pgx.Identifier.Sanitize) and never interpolated raw.
 type queries struct {
 	schema         string // quoted
+	chunks, dead   string // quoted, with the schema
 	create         []string
 	initMeta       string
 	metaGen        string
@@ -45,6 +46,8 @@ func newQueries(schemaName string, dim int, g HNSW) queries {
 	}
 	q := queries{
 		schema: sc,
+		chunks: chunks,
+		dead:   dead,
 		create: append([]string{
 			"CREATE SCHEMA IF NOT EXISTS " + sc,
 			// One row, the commit point: a commit's last write.

@@ -293,13 +293,19 @@ func (v *View) ChunkVectors(path string) map[uint64][]float32 {
 }
 
 // LexicalQuery looks query's keyword terms up in the view's keyword index
-// (package lexical's own, so scores equal the local backend's).
-func (v *View) LexicalQuery(query string) index.KeywordQuery { return v.lex.Query(query) }
+// (package lexical's own, so scores equal the local backend's), or in the
+// full-text column (Options.Keyword).
+func (v *View) LexicalQuery(query string) index.KeywordQuery {
+	if v.s.opts.Keyword == KeywordFullText {
+		return v.fullTextQuery(query)
+	}
+	return v.lex.Query(query)
+}
 
 // SearchLexical returns up to k chunks by BM25F, best first, with their
 // records.
 func (v *View) SearchLexical(query string, k int) ([]index.Hit, error) {
-	found, _ := v.lex.Query(query).Search(k, nil)
+	found, _ := v.LexicalQuery(query).Search(k, nil)
 	ids := make([]int64, len(found))
 	for i, r := range found {
 		ids[i] = r.ID

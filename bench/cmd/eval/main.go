@@ -38,7 +38,9 @@ func main() {
 	flag.StringVar(&st.url, "store", "", "run the server with --store URL (the index in PostgreSQL; -index then keeps only its scope)")
 	pg := flag.Bool("pg", false, "start a PostgreSQL from .tools/postgres for the run and use it as -store")
 	flag.BoolVar(&st.compare, "compare", false, "run every mode on the local index folder and on -store, and compare their top-5 files per question")
+	keywords := flag.String("pg-keyword", "segments", "keyword sides to run on -store, comma-separated: segments (own BM25), fulltext (PostgreSQL full text, 'simple'), fulltext:CONFIG (another text search configuration, e.g. fulltext:english)")
 	flag.Parse()
+	st.keywords = strings.Split(*keywords, ",")
 	os.Exit(evalMain(*setName, *out, *keep, *cache, *bin, *modelName, *modes, *verbose, st, *pg))
 }
 
@@ -86,18 +88,39 @@ func evalMain(setName, out, keep, cache, bin, modelName, modes string, verbose b
 }
 
 // stores says where the server keeps the index: the index folder (url
-// ""), a database, or (compare) both in turn for every mode.
+// ""), a database with each keyword side, or (compare) the folder and
+// then the database in turn for every mode.
 type stores struct {
-	url     string
-	compare bool
+	url      string
+	compare  bool
+	keywords []string // segments, fulltext, fulltext:CONFIG
 }
 
+// store is one run's --store and its name in the report.
+type store struct{ url, name string }
+
 // each is the stores of one mode's runs, the index folder first.
-func (st stores) each() []string {
-	if st.compare {
-		return []string{"", st.url}
+func (st stores) each() []store {
+	var out []store
+	if st.compare || st.url == "" {
+		out = append(out, store{"", "local"})
 	}
-	return []string{st.url}
+	if st.url == "" {
+		return out
+	}
+	for _, k := range st.keywords {
+		side, cfg, _ := strings.Cut(strings.TrimSpace(k), ":")
+		if side == "" || side == "segments" {
+			out = append(out, store{st.url, "postgres"})
+			continue
+		}
+		u := st.url + map[bool]string{true: "&", false: "?"}[strings.Contains(st.url, "?")] + "keyword=" + side
+		if cfg != "" {
+			u += "&tsconfig=" + cfg
+		}
+		out = append(out, store{u, "postgres " + strings.TrimSpace(k)})
+	}
+	return out
 }
 
 // run returns the report: the table, then every question missed per mode.
@@ -121,9 +144,10 @@ func run(ctx context.Context, set eval.Set, bin, cache, indexDir, model string, 
 	var parity strings.Builder
 	for _, m := range modes {
 		var runs [][]eval.Outcome
-		for _, store := range st.each() {
-			srv := eval.Server{Bin: bin, Data: c.Dir, Index: indexDir, Mode: m, Model: model, Inst: set.Inst, Store: store}
-			if store != "" {
+		stores := st.each()
+		for _, store := range stores {
+			srv := eval.Server{Bin: bin, Data: c.Dir, Index: indexDir, Mode: m, Model: model, Inst: set.Inst, Store: store.url}
+			if store.url != "" {
 				// The index is in the database; this folder keeps the
 				// engine's scope and last-run notes apart from the local
 				// index's.
@@ -132,22 +156,22 @@ func run(ctx context.Context, set eval.Set, bin, cache, indexDir, model string, 
 			if verbose {
 				srv.Stderr = os.Stderr
 			}
-			name, outs, err := runMode(ctx, srv, qs, c)
+			name, outs, err := runMode(ctx, srv, st.url, qs, c)
 			if err != nil {
 				return "", "", err
 			}
 			if st.url != "" {
-				name += map[bool]string{true: " (postgres)", false: " (local)"}[store != ""]
+				name += " (" + store.name + ")"
 			}
 			res.add(set.IR, name, outs)
 			runs = append(runs, outs)
 		}
-		if len(runs) == 2 {
-			p, err := eval.CompareTopFiles(runs[0], runs[1], 5)
+		for i := 1; st.compare && i < len(runs); i++ {
+			p, err := eval.CompareTopFiles(runs[0], runs[i], 5)
 			if err != nil {
 				return "", "", err
 			}
-			fmt.Fprintf(&parity, "| %s | %d | %d (%.1f %%) | %d (%.1f %%) | %s |\n", m, p.Questions, p.SameFiles, 100*float64(p.SameFiles)/float64(p.Questions),
+			fmt.Fprintf(&parity, "| %s (%s) | %d | %d (%.1f %%) | %d (%.1f %%) | %s |\n", m, stores[i].name, p.Questions, p.SameFiles, 100*float64(p.SameFiles)/float64(p.Questions),
 				p.SameOrder, 100*float64(p.SameOrder)/float64(p.Questions), strings.Join(p.Differ, " "))
 		}
 	}
@@ -160,6 +184,20 @@ func run(ctx context.Context, set eval.Set, bin, cache, indexDir, model string, 
 	if parity.Len() > 0 {
 		table += "\nTop-5 files per question, local index folder against PostgreSQL:\n\n" +
 			"| mode | questions | same files | same files, same order | questions whose files differ |\n|---|---|---|---|---|\n" + parity.String()
+	}
+	if st.url != "" {
+		sizes, err := keywordSizes(ctx, st.url, index.Namespace(c.Dir))
+		if err != nil {
+			return "", "", fmt.Errorf("keyword side sizes: %w", err)
+		}
+		table += sizes
+		if !set.IR {
+			m, err := tsqueryMatches(ctx, st.url, index.Namespace(c.Dir), qs)
+			if err != nil {
+				return "", "", fmt.Errorf("tsquery matches: %w", err)
+			}
+			table += m
+		}
 	}
 	return table, res.missed.String(), nil
 }
@@ -195,13 +233,20 @@ func measurable(ctx context.Context, bin string, modes []string) ([]string, erro
 
 // runMode asks every question of the server in its mode, checks that the
 // index holds the whole corpus, and fills in the whole chunks behind the
-// hits; name is the mode as the report shows it.
-func runMode(ctx context.Context, srv eval.Server, qs []eval.Question, c eval.Corpus) (name string, outs []eval.Outcome, err error) {
+// hits; name is the mode as the report shows it. base is the store URL
+// the chunks are read through.
+func runMode(ctx context.Context, srv eval.Server, base string, qs []eval.Question, c eval.Corpus) (name string, outs []eval.Outcome, err error) {
 	t := time.Now()
 	if outs, err = srv.Run(ctx, qs); err != nil {
 		return "", nil, err
 	}
-	chunks, err := srv.IndexChunks(ctx)
+	// Read through the URL without the keyword side's parameters, which
+	// are the backend's and not PostgreSQL's.
+	read := srv
+	if read.Store != "" {
+		read.Store = base
+	}
+	chunks, err := read.IndexChunks(ctx)
 	if err != nil {
 		return "", nil, err
 	}

@@ -461,12 +461,14 @@ func addNotes(t *testing.T, dir string, n int) {
 // TestBatteryStopMidReindex: SIGTERM or EOF on stdin during a reindex ends
 // the server promptly and cleanly; the index it leaves opens without a
 // rebuild and completes.
-func TestBatteryStopMidReindex(t *testing.T) {
+func TestBatteryStopMidReindex(t *testing.T) { eachBackend(t, testBatteryStopMidReindex) }
+
+func testBatteryStopMidReindex(t *testing.T, b backend) {
 	for _, how := range []string{"SIGTERM", "EOF"} {
 		t.Run(how, func(t *testing.T) {
 			data := copySample(t)
 			addNotes(t, data, 40)
-			s := startRaw(t, serverArgs(data)...)
+			s := b.startRaw(t, serverArgs(data)...)
 			s.initialize(`1`)
 			s.waitIndexed(sampleQueries[0].query, sampleQueries[0].path)
 			s.reindexTool(map[string]any{}) // the initial reindex is over
@@ -482,7 +484,7 @@ func TestBatteryStopMidReindex(t *testing.T) {
 			s.close() // EOF, then a clean exit within 30 s
 			t.Logf("%s: exited %v after the signal", how, time.Since(start).Round(time.Millisecond))
 
-			s2 := startRaw(t, serverArgs(data)...)
+			s2 := b.startRaw(t, serverArgs(data)...)
 			s2.initialize(`1`)
 			r := s2.reindexTool(map[string]any{})
 			if r.FilesFailed != 0 || r.ChunksTotal == 0 {
@@ -503,8 +505,10 @@ func TestBatteryStopMidReindex(t *testing.T) {
 
 // TestBatteryConcurrentSearches: 100 searches sent at once while a forced
 // reindex runs are all answered from the previous snapshot.
-func TestBatteryConcurrentSearches(t *testing.T) {
-	s := startRaw(t, serverArgs(copySample(t))...)
+func TestBatteryConcurrentSearches(t *testing.T) { eachBackend(t, testBatteryConcurrentSearches) }
+
+func testBatteryConcurrentSearches(t *testing.T, b backend) {
+	s := b.startRaw(t, serverArgs(copySample(t))...)
 	s.initialize(`1`)
 	s.waitIndexed(sampleQueries[0].query, sampleQueries[0].path)
 	s.reindexTool(map[string]any{}) // the initial reindex is over
@@ -567,7 +571,9 @@ func TestBatteryConcurrentSearches(t *testing.T) {
 
 // TestBatterySpecialFiles: FIFOs, sockets and device nodes under indexed
 // names, directly or through links, never stall or fail a reindex.
-func TestBatterySpecialFiles(t *testing.T) {
+func TestBatterySpecialFiles(t *testing.T) { eachBackend(t, testBatterySpecialFiles) }
+
+func testBatterySpecialFiles(t *testing.T, b backend) {
 	data := copySample(t)
 	if err := syscall.Mkfifo(filepath.Join(data, "pipe.txt"), 0o644); err != nil {
 		t.Fatal(err)
@@ -589,7 +595,7 @@ func TestBatterySpecialFiles(t *testing.T) {
 	os.Symlink("/dev/zero", filepath.Join(data, "zero.txt"))
 	os.Symlink("/dev/stdin", filepath.Join(data, "stdin.txt"))
 
-	s := startRaw(t, serverArgs(data)...)
+	s := b.startRaw(t, serverArgs(data)...)
 	s.initialize(`1`)
 	s.waitIndexed(sampleQueries[1].query, sampleQueries[1].path)
 	r := s.reindexTool(map[string]any{"force": true})
@@ -650,7 +656,7 @@ func TestBatteryDiskFull(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(idx, "manifest.jsonl")); err != nil || fi.Size() != commit.ManifestBytes {
 		t.Errorf("manifest.jsonl after the failed run: %v, committed %d bytes", fi.Size(), commit.ManifestBytes)
 	}
-	_, st, _ := statusJSON(t, "--data-folder", data, "--index-folder", idx)
+	_, st, _ := statusJSON(t, backend{}, "--data-folder", data, "--index-folder", idx)
 	if !strings.Contains(string(st["last_run_error"]), "no space left") {
 		t.Errorf("status last_run_error: %s", st["last_run_error"])
 	}
@@ -661,7 +667,7 @@ func TestBatteryDiskFull(t *testing.T) {
 	if r := s.reindexTool(map[string]any{}); r.FilesAdded != 60 || r.FilesFailed != 0 {
 		t.Errorf("reindex with room again: %+v", r)
 	}
-	if _, st, _ = statusJSON(t, "--data-folder", data, "--index-folder", idx); string(st["last_run_error"]) != `""` {
+	if _, st, _ = statusJSON(t, backend{}, "--data-folder", data, "--index-folder", idx); string(st["last_run_error"]) != `""` {
 		t.Errorf("status last_run_error after a good run: %s", st["last_run_error"])
 	}
 	s.close()
@@ -670,7 +676,9 @@ func TestBatteryDiskFull(t *testing.T) {
 // TestBatterySymlinkSwap races forced reindexes against a goroutine that
 // swaps a link between a file inside the data folder and one outside:
 // the outside text must never reach the index or a result.
-func TestBatterySymlinkSwap(t *testing.T) {
+func TestBatterySymlinkSwap(t *testing.T) { eachBackend(t, testBatterySymlinkSwap) }
+
+func testBatterySymlinkSwap(t *testing.T, b backend) {
 	const marker = "QZX-OUTSIDE-4471"
 	root := t.TempDir()
 	data, outside, idx := filepath.Join(root, "docs"), filepath.Join(root, "private"), filepath.Join(root, "idx")
@@ -702,7 +710,7 @@ func TestBatterySymlinkSwap(t *testing.T) {
 			}
 		}
 	})
-	s := startRaw(t, serverArgs(data, "--index-folder", idx)...)
+	s := b.startRaw(t, serverArgs(data, "--index-folder", idx)...)
 	s.initialize(`1`)
 	const runs = 200
 	failed := 0
@@ -725,6 +733,12 @@ func TestBatterySymlinkSwap(t *testing.T) {
 		}
 		return nil
 	})
+	if b.postgres() && len(b.holding(t, "keeper logs the lamp")) == 0 {
+		t.Error("the inside text is not in the database: the search for the outside text proves nothing")
+	}
+	if where := b.holding(t, marker); len(where) > 0 {
+		t.Errorf("outside text in the database: %v", where)
+	}
 	if swaps < runs {
 		t.Errorf("only %d swaps during %d reindexes: the race was not exercised", swaps, runs)
 	}
@@ -733,7 +747,9 @@ func TestBatterySymlinkSwap(t *testing.T) {
 // TestBatteryNames: Latin-1 and other non-UTF-8 names are found under a
 // path that names the file on disk, never collide, and are not embedded
 // again at the next start.
-func TestBatteryNames(t *testing.T) {
+func TestBatteryNames(t *testing.T) { eachBackend(t, testBatteryNames) }
+
+func testBatteryNames(t *testing.T, b backend) {
 	data := filepath.Join(t.TempDir(), "docs")
 	os.MkdirAll(filepath.Join(data, "r\xe9sum\xe9s"), 0o755)
 	files := map[string]string{
@@ -749,7 +765,7 @@ func TestBatteryNames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := startRaw(t, serverArgs(data)...)
+	s := b.startRaw(t, serverArgs(data)...)
 	s.initialize(`1`)
 	s.reindexTool(map[string]any{})
 	for name, text := range files {
@@ -767,7 +783,7 @@ func TestBatteryNames(t *testing.T) {
 	}
 	s.close()
 	// The next run finds nothing to do.
-	code, stdout, stderr := runBinary(t, "reindex", "--data-folder", data, "--json")
+	code, stdout, stderr := b.run(t, "reindex", "--data-folder", data, "--json")
 	var r engine.ReindexResult
 	if json.Unmarshal([]byte(stdout), &r); code != 0 || r.FilesAdded+r.FilesUpdated+r.FilesRemoved+r.ChunksEmbedded != 0 || r.ChunksTotal != len(files) {
 		t.Errorf("second run: exit %d %+v\n%s", code, r, stderr)
@@ -830,7 +846,9 @@ func asNobody(t *testing.T) (cmd func(args ...string) *exec.Cmd, data string) {
 // TestBatteryUnreadableRuleFile: a rule file the server cannot read
 // withholds its folder: the files there leave the index, and the reindex,
 // the log and status name the rule file, until it is readable again.
-func TestBatteryUnreadableRuleFile(t *testing.T) {
+func TestBatteryUnreadableRuleFile(t *testing.T) { eachBackend(t, testBatteryUnreadableRuleFile) }
+
+func testBatteryUnreadableRuleFile(t *testing.T, b backend) {
 	server, data := asNobody(t)
 	if err := os.CopyFS(data, os.DirFS("../../testdata/sample")); err != nil {
 		t.Fatal(err)
@@ -877,7 +895,9 @@ func TestBatteryUnreadableRuleFile(t *testing.T) {
 // TestBatteryUnreadable runs the server as an unprivileged user: a file or
 // folder it cannot read is counted failed, logged with the reason, and
 // keeps its previous entries until it is readable again or really gone.
-func TestBatteryUnreadable(t *testing.T) {
+func TestBatteryUnreadable(t *testing.T) { eachBackend(t, testBatteryUnreadable) }
+
+func testBatteryUnreadable(t *testing.T, b backend) {
 	server, data := asNobody(t)
 	if err := os.CopyFS(data, os.DirFS("../../testdata/sample")); err != nil {
 		t.Fatal(err)

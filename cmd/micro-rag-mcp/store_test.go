@@ -1,8 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -86,16 +86,9 @@ func mustStore(t *testing.T, s string) index.StoreURL {
 // (debug logs included) shows the password; a server that cannot be
 // reached is an error that does not show it either.
 func TestStoreOnPostgres(t *testing.T) {
-	srv, err := pgtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
-	db, err := srv.NewDatabase(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dsn := srv.DSN(db)
+	srv := pgtest.Shared(t)
+	dsn := pgtest.Database(t)
+	db := strings.TrimPrefix(mustURL(t, dsn).Path, "/")
 	data := copySample(t)
 	noSecret := func(step, out string) {
 		t.Helper()
@@ -114,7 +107,7 @@ func TestStoreOnPostgres(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "employee-handbook-leave.docx") {
 		t.Errorf("search: exit %d\n%s%s", code, stdout, stderr)
 	}
-	code, m, stderr := statusJSON(t, "--data-folder", data, "--store", dsn)
+	code, m, stderr := statusJSON(t, backend{dsn: dsn}, "--data-folder", data)
 	noSecret("status", stderr+string(m["store"])+string(m["last_run_error"]))
 	var store string
 	json.Unmarshal(m["store"], &store)
@@ -134,4 +127,13 @@ func TestStoreOnPostgres(t *testing.T) {
 	if code != 2 || strings.Contains(stdout+stderr, storeSecret) || !strings.Contains(stderr, "127.0.0.1:1") {
 		t.Errorf("search on an unreachable store: exit %d\n%s%s", code, stdout, stderr)
 	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

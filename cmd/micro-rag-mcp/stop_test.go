@@ -6,6 +6,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -292,4 +293,42 @@ func testBusyStartRetries(t *testing.T, b backend) {
 		t.Errorf("no results after the initial reindex ran:\n%s", srv.logs.String())
 	}
 	srv.close()
+}
+
+// TestKilledReindexKeepsIndex: a forced reindex killed outright (SIGKILL:
+// no chance to clean up) while it embeds leaves the previous index sound
+// and searchable on either backend, its lock dies with it, and the next
+// reindex completes.
+func TestKilledReindexKeepsIndex(t *testing.T) { eachBackend(t, testKilledReindexKeepsIndex) }
+
+func testKilledReindexKeepsIndex(t *testing.T, b backend) {
+	data := copySample(t)
+	d := []string{"--data-folder", data, "--index-folder", filepath.Join(t.TempDir(), "idx")}
+	if code, _, stderr := b.run(t, append([]string{"reindex"}, d...)...); code != 0 {
+		t.Fatalf("reindex: exit %d\n%s", code, stderr)
+	}
+	large := filepath.Join(data, "large.txt")
+	if err := os.WriteFile(large, []byte(largeText(400_000, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _ := startReindex(t, b, 128, append([]string{"--force"}, d...)...)
+	cmd.Process.Kill()
+	cmd.Wait()
+	checkLeftClean(t, b, d[1], d[3])
+	searchFinds := func(when string) {
+		t.Helper()
+		for _, q := range sampleQueries {
+			code, stdout, stderr := b.run(t, append([]string{"search", "--json", "--top-k", "1", q.query}, d...)...)
+			var out struct{ Results []engine.Result }
+			if json.Unmarshal([]byte(stdout), &out); code != 0 || len(out.Results) == 0 || out.Results[0].Path != q.path {
+				t.Errorf("%s: %q finds %+v, want %s (exit %d)\n%s", when, q.query, out.Results, q.path, code, stderr)
+			}
+		}
+	}
+	searchFinds("after the kill")
+	os.Remove(large)
+	if code, r, stderr := reindexJSON(t, b, d...); code != 0 || r.FilesFailed != 0 || r.ChunksTotal == 0 {
+		t.Errorf("reindex after the kill: exit %d, %+v\n%s", code, r, stderr)
+	}
+	searchFinds("after the next reindex")
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -136,4 +138,59 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestCommandsAgreeAcrossBackends: reindex, search, status and list print
+// the same JSON for one folder on either backend, but for what says where
+// the index lives and when (index_folder, store, index_bytes, times), and
+// search scores, which may differ in the last digits.
+func TestCommandsAgreeAcrossBackends(t *testing.T) {
+	data := copySample(t)
+	commands := [][]string{{"reindex"}, {"search", "--top-k", "8", sampleQueries[3].query}, {"status"}, {"list"}}
+	where := map[string]bool{"index_folder": true, "store": true, "index_bytes": true, "last_reindex": true, "elapsed_ms": true}
+	outs := map[bool][]any{}
+	eachBackend(t, func(t *testing.T, b backend) {
+		idx := filepath.Join(t.TempDir(), "idx")
+		for _, args := range commands {
+			code, stdout, stderr := b.run(t, append(args, "--data-folder", data, "--index-folder", idx, "--json")...)
+			b.noSecret(t, args[0], stdout+stderr)
+			var v any
+			if err := json.Unmarshal([]byte(stdout), &v); code != 0 || err != nil {
+				t.Fatalf("%s: exit %d, %v\n%s\n%s", args[0], code, err, stdout, stderr)
+			}
+			outs[b.postgres()] = append(outs[b.postgres()], normalize(v, where))
+		}
+	})
+	if len(outs[false]) != len(commands) || len(outs[true]) != len(commands) {
+		t.Fatal("a backend did not run every command")
+	}
+	for i, args := range commands {
+		local, _ := json.MarshalIndent(outs[false][i], "", " ")
+		pg, _ := json.MarshalIndent(outs[true][i], "", " ")
+		if string(local) != string(pg) {
+			t.Errorf("%s prints differently:\nlocal:\n%s\npostgres:\n%s", args[0], local, pg)
+		}
+	}
+}
+
+// normalize blanks the members named in where and rounds numbers to four
+// decimals, recursively.
+func normalize(v any, where map[string]bool) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if where[k] {
+				v[k] = "(where)"
+			} else {
+				v[k] = normalize(x, where)
+			}
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = normalize(x, where)
+		}
+	case float64:
+		return math.Round(v*1e4) / 1e4
+	}
+	return v
 }

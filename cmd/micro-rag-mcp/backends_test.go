@@ -54,10 +54,13 @@ func (b backend) environ() []string {
 	return []string{index.EnvStore + "=" + b.dsn}
 }
 
-// run runs the binary with args on this backend.
+// run runs the binary with args on this backend; what it prints must not
+// show the store's password.
 func (b backend) run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	return runBinaryEnv(t, b.environ(), b.args(args...)...)
+	code, stdout, stderr = runBinaryEnv(t, b.environ(), b.args(args...)...)
+	b.noSecret(t, args[0], stdout+stderr)
+	return code, stdout, stderr
 }
 
 // command is exec.Command of the binary with args on this backend.
@@ -72,13 +75,21 @@ func (b backend) command(args ...string) *exec.Cmd {
 // startServer is startServer on this backend.
 func (b backend) startServer(t *testing.T, data string, extra ...string) *client.Client {
 	t.Helper()
-	return startServerEnv(t, b.environ(), data, b.args(extra...)...)
+	check := func(logs string) { b.noSecret(t, "the server's log", logs) }
+	return startServerEnv(t, b.environ(), check, data, b.args(extra...)...)
 }
 
-// startRaw is startRaw on this backend.
+// startRaw is startRaw on this backend; when the test ends, nothing the
+// server wrote (stdout, logs) may show the store's password.
 func (b backend) startRaw(t *testing.T, args ...string) *rawSession {
 	t.Helper()
-	return startRawCmd(t, b.command(args...))
+	s := startRawCmd(t, b.command(args...))
+	t.Cleanup(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		b.noSecret(t, "the server", strings.Join(s.lines, "\n")+s.logs.String())
+	})
+	return s
 }
 
 // noSecret fails the test if out shows the store's password.

@@ -24,6 +24,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
@@ -228,6 +229,7 @@ func serverArgs(data string, extra ...string) []string {
 
 // TestBatteryJSONRPCWire: ids come back byte for byte, whatever their size;
 // an over-long or malformed line gets an error and the session goes on.
+// Local backend only: the framing never reaches the store.
 func TestBatteryJSONRPCWire(t *testing.T) {
 	s := startRaw(t, serverArgs(copySample(t))...)
 	s.initialize(`9007199254740993`) // 2^53+1
@@ -295,7 +297,8 @@ func tree(t *testing.T, dir string) string {
 }
 
 // TestBatteryIndexFolder: the index never overwrites or swallows the user's
-// files, and read-only commands create nothing.
+// files, and read-only commands create nothing. Local backend only: it is
+// about the index folder on disk.
 func TestBatteryIndexFolder(t *testing.T) {
 	root := t.TempDir()
 	data := filepath.Join(root, "docs")
@@ -617,7 +620,8 @@ func testBatterySpecialFiles(t *testing.T, b backend) {
 
 // TestBatteryDiskFull: a reindex that fills the index's file system fails
 // with the reason; the previous index keeps answering, and once there is
-// room again the next reindex completes.
+// room again the next reindex completes. Local backend only (the index
+// folder's file system); TestBatteryConnectionLost is its counterpart.
 func TestBatteryDiskFull(t *testing.T) {
 	mnt := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt).CombinedOutput(); err != nil {
@@ -945,6 +949,61 @@ func testBatteryUnreadable(t *testing.T, b backend) {
 	os.RemoveAll(private)
 	if r := s.reindexTool(map[string]any{}); r.FilesRemoved != 1 || r.FilesFailed != 0 {
 		t.Errorf("folder really gone: %+v, want 1 removed", r)
+	}
+	s.close()
+}
+
+// TestBatteryConnectionLost is TestBatteryDiskFull's counterpart on
+// PostgreSQL: every connection of the server is cut while a reindex
+// embeds. The reindex fails with the reason, searches keep answering from
+// the previous index, status names the failure without the password, and
+// the next reindex completes.
+func TestBatteryConnectionLost(t *testing.T) {
+	b := backend{dsn: pgtest.Database(t)}
+	data := copySample(t)
+	s := b.startRaw(t, serverArgs(data, "--watch=false")...)
+	s.initialize(`1`)
+	s.waitIndexed(sampleQueries[3].query, sampleQueries[3].path)
+	s.reindexTool(map[string]any{})
+
+	addNotes(t, data, 24)
+	s.send(`{"jsonrpc":"2.0","id":"cut","method":"tools/call","params":{"name":"reindex","arguments":{},"_meta":{"progressToken":"c"}}}`)
+	s.waitLine("embedding progress", func(l string) bool {
+		return strings.Contains(l, `"notifications/progress"`) && !strings.Contains(l, "chunks 0/")
+	})
+	ctx, conn := b.connect(t)
+	var cut int
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&cut); err != nil || cut == 0 {
+		t.Fatalf("cutting the server's connections: %v, %d cut", err, cut)
+	}
+	var m struct {
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	raw := s.await(`"cut"`)
+	json.Unmarshal(raw, &m)
+	if !m.Result.IsError || len(m.Result.Content) == 0 || !strings.Contains(m.Result.Content[0].Text, "terminating connection") {
+		t.Errorf("reindex with its connections cut: %s", raw)
+	}
+	for i, q := range sampleQueries {
+		if p := s.searchPaths(fmt.Sprint(200+i), q.query); len(p) == 0 || p[0] != q.path {
+			t.Errorf("after the lost connection, %q finds %v, want %s first", q.query, p, q.path)
+		}
+	}
+	_, st, _ := statusJSON(t, b, "--data-folder", data)
+	if !strings.Contains(string(st["last_run_error"]), "terminating connection") {
+		t.Errorf("status last_run_error: %s", st["last_run_error"])
+	}
+	if r := s.reindexTool(map[string]any{}); r.FilesAdded != 24 || r.FilesFailed != 0 {
+		t.Errorf("reindex once connected again: %+v", r)
+	}
+	if _, st, _ = statusJSON(t, b, "--data-folder", data); string(st["last_run_error"]) != `""` {
+		t.Errorf("status last_run_error after a good run: %s", st["last_run_error"])
 	}
 	s.close()
 }

@@ -247,6 +247,7 @@ func bigFolder(t *testing.T) string {
 
 // TestBroadDataFolder: / and the home folder are refused as data folders
 // (a reindex would read everything) unless --allow-broad-folder is given.
+// Like TestFlagErrors, it is refused before any store is opened.
 func TestBroadDataFolder(t *testing.T) {
 	home := t.TempDir()
 	run := func(args ...string) (int, string) {

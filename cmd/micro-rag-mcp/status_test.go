@@ -23,7 +23,6 @@ var statusKeys = []string{"changed_on_disk", "chunks", "damage", "data_folder", 
 func statusJSON(t *testing.T, b backend, args ...string) (int, map[string]json.RawMessage, string) {
 	t.Helper()
 	code, stdout, stderr := b.run(t, append([]string{"status", "--json"}, args...)...)
-	b.noSecret(t, "status --json", stdout+stderr)
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
 		t.Fatalf("status --json: exit %d, not JSON (%v):\n%s\n%s", code, err, stdout, stderr)
@@ -53,7 +52,8 @@ func statusValue(table, name string) string {
 // search makes. On a sound index it says so, with every JSON member
 // present; on one with a flipped byte it exits 1 naming the damage and the
 // command that rebuilds it, search exits 2 instead of "no match", and that
-// command makes both well again.
+// command makes both well again. Local backend only: it damages the index
+// files (TestSearchExitCodes gives PostgreSQL another model's index).
 func TestStatusFindsDamagedIndex(t *testing.T) {
 	data := copySample(t)
 	code, m, stderr := statusJSON(t, backend{}, "--data-folder", data) // never indexed
@@ -220,7 +220,7 @@ func testStatusShowsTruncated(t *testing.T, b backend) {
 
 // TestPrivateIndex: under umask 022 the index folder is made 0700 and every
 // file in it 0600, since they hold the documents' text; an index made with
-// wider modes is tightened by the next run.
+// wider modes is tightened by the next run. Local backend only: file modes.
 func TestPrivateIndex(t *testing.T) {
 	data := copySample(t)
 	idx := filepath.Join(t.TempDir(), "idx")

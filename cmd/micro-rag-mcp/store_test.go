@@ -146,7 +146,7 @@ func mustURL(t *testing.T, s string) *url.URL {
 // search scores, which may differ in the last digits.
 func TestCommandsAgreeAcrossBackends(t *testing.T) {
 	data := copySample(t)
-	commands := [][]string{{"reindex"}, {"search", "--top-k", "8", sampleQueries[3].query}, {"status"}, {"list"}}
+	commands := [][]string{{"reindex"}, {"search", "--top-k", "5", "--score-threshold", "0", sampleQueries[3].query}, {"status"}, {"list"}}
 	where := map[string]bool{"index_folder": true, "store": true, "index_bytes": true, "last_reindex": true, "elapsed_ms": true}
 	outs := map[bool][]any{}
 	eachBackend(t, func(t *testing.T, b backend) {

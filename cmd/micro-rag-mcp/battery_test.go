@@ -21,6 +21,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
@@ -1006,4 +1008,35 @@ func TestBatteryConnectionLost(t *testing.T) {
 		t.Errorf("status last_run_error after a good run: %s", st["last_run_error"])
 	}
 	s.close()
+}
+
+// TestBatteryReadOnlyCreatesNothing is TestBatteryIndexFolder's read-only
+// half on PostgreSQL: search, status and list on a database never indexed
+// answer without creating a schema or table there.
+func TestBatteryReadOnlyCreatesNothing(t *testing.T) {
+	b := backend{dsn: pgtest.Database(t)}
+	data := copySample(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"search", "--data-folder", data, "parental leave"}, 1, "no passages matched"},
+		{[]string{"status", "--data-folder", data}, 0, "files:"},
+		{[]string{"list", "--data-folder", data}, 0, "0 documents"},
+	} {
+		if code, stdout, stderr := b.run(t, tc.args...); code != tc.code || !strings.Contains(stdout+stderr, tc.says) {
+			t.Errorf("%s on a database never indexed: exit %d, want %d saying %q\n%s%s", tc.args[0], code, tc.code, tc.says, stdout, stderr)
+		}
+	}
+	ctx, conn := b.connect(t)
+	var schemas []string
+	rows, err := conn.Query(ctx, `SELECT schema_name FROM information_schema.schemata
+		WHERE schema_name NOT IN ('public', 'information_schema') AND schema_name NOT LIKE 'pg\_%'`)
+	if err == nil {
+		schemas, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil || len(schemas) > 0 {
+		t.Errorf("read-only commands created schemas %v (%v)", schemas, err)
+	}
 }

@@ -21,9 +21,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
@@ -228,6 +231,7 @@ func serverArgs(data string, extra ...string) []string {
 
 // TestBatteryJSONRPCWire: ids come back byte for byte, whatever their size;
 // an over-long or malformed line gets an error and the session goes on.
+// Local backend only: the framing never reaches the store.
 func TestBatteryJSONRPCWire(t *testing.T) {
 	s := startRaw(t, serverArgs(copySample(t))...)
 	s.initialize(`9007199254740993`) // 2^53+1
@@ -295,7 +299,8 @@ func tree(t *testing.T, dir string) string {
 }
 
 // TestBatteryIndexFolder: the index never overwrites or swallows the user's
-// files, and read-only commands create nothing.
+// files, and read-only commands create nothing. Local backend only: it is
+// about the index folder on disk.
 func TestBatteryIndexFolder(t *testing.T) {
 	root := t.TempDir()
 	data := filepath.Join(root, "docs")
@@ -461,12 +466,14 @@ func addNotes(t *testing.T, dir string, n int) {
 // TestBatteryStopMidReindex: SIGTERM or EOF on stdin during a reindex ends
 // the server promptly and cleanly; the index it leaves opens without a
 // rebuild and completes.
-func TestBatteryStopMidReindex(t *testing.T) {
+func TestBatteryStopMidReindex(t *testing.T) { eachBackend(t, testBatteryStopMidReindex) }
+
+func testBatteryStopMidReindex(t *testing.T, b backend) {
 	for _, how := range []string{"SIGTERM", "EOF"} {
 		t.Run(how, func(t *testing.T) {
 			data := copySample(t)
 			addNotes(t, data, 40)
-			s := startRaw(t, serverArgs(data)...)
+			s := b.startRaw(t, serverArgs(data)...)
 			s.initialize(`1`)
 			s.waitIndexed(sampleQueries[0].query, sampleQueries[0].path)
 			s.reindexTool(map[string]any{}) // the initial reindex is over
@@ -482,7 +489,7 @@ func TestBatteryStopMidReindex(t *testing.T) {
 			s.close() // EOF, then a clean exit within 30 s
 			t.Logf("%s: exited %v after the signal", how, time.Since(start).Round(time.Millisecond))
 
-			s2 := startRaw(t, serverArgs(data)...)
+			s2 := b.startRaw(t, serverArgs(data)...)
 			s2.initialize(`1`)
 			r := s2.reindexTool(map[string]any{})
 			if r.FilesFailed != 0 || r.ChunksTotal == 0 {
@@ -503,8 +510,10 @@ func TestBatteryStopMidReindex(t *testing.T) {
 
 // TestBatteryConcurrentSearches: 100 searches sent at once while a forced
 // reindex runs are all answered from the previous snapshot.
-func TestBatteryConcurrentSearches(t *testing.T) {
-	s := startRaw(t, serverArgs(copySample(t))...)
+func TestBatteryConcurrentSearches(t *testing.T) { eachBackend(t, testBatteryConcurrentSearches) }
+
+func testBatteryConcurrentSearches(t *testing.T, b backend) {
+	s := b.startRaw(t, serverArgs(copySample(t))...)
 	s.initialize(`1`)
 	s.waitIndexed(sampleQueries[0].query, sampleQueries[0].path)
 	s.reindexTool(map[string]any{}) // the initial reindex is over
@@ -567,7 +576,9 @@ func TestBatteryConcurrentSearches(t *testing.T) {
 
 // TestBatterySpecialFiles: FIFOs, sockets and device nodes under indexed
 // names, directly or through links, never stall or fail a reindex.
-func TestBatterySpecialFiles(t *testing.T) {
+func TestBatterySpecialFiles(t *testing.T) { eachBackend(t, testBatterySpecialFiles) }
+
+func testBatterySpecialFiles(t *testing.T, b backend) {
 	data := copySample(t)
 	if err := syscall.Mkfifo(filepath.Join(data, "pipe.txt"), 0o644); err != nil {
 		t.Fatal(err)
@@ -589,7 +600,7 @@ func TestBatterySpecialFiles(t *testing.T) {
 	os.Symlink("/dev/zero", filepath.Join(data, "zero.txt"))
 	os.Symlink("/dev/stdin", filepath.Join(data, "stdin.txt"))
 
-	s := startRaw(t, serverArgs(data)...)
+	s := b.startRaw(t, serverArgs(data)...)
 	s.initialize(`1`)
 	s.waitIndexed(sampleQueries[1].query, sampleQueries[1].path)
 	r := s.reindexTool(map[string]any{"force": true})
@@ -611,7 +622,8 @@ func TestBatterySpecialFiles(t *testing.T) {
 
 // TestBatteryDiskFull: a reindex that fills the index's file system fails
 // with the reason; the previous index keeps answering, and once there is
-// room again the next reindex completes.
+// room again the next reindex completes. Local backend only (the index
+// folder's file system); TestBatteryConnectionLost is its counterpart.
 func TestBatteryDiskFull(t *testing.T) {
 	mnt := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt).CombinedOutput(); err != nil {
@@ -650,7 +662,7 @@ func TestBatteryDiskFull(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(idx, "manifest.jsonl")); err != nil || fi.Size() != commit.ManifestBytes {
 		t.Errorf("manifest.jsonl after the failed run: %v, committed %d bytes", fi.Size(), commit.ManifestBytes)
 	}
-	_, st, _ := statusJSON(t, "--data-folder", data, "--index-folder", idx)
+	_, st, _ := statusJSON(t, backend{}, "--data-folder", data, "--index-folder", idx)
 	if !strings.Contains(string(st["last_run_error"]), "no space left") {
 		t.Errorf("status last_run_error: %s", st["last_run_error"])
 	}
@@ -661,7 +673,7 @@ func TestBatteryDiskFull(t *testing.T) {
 	if r := s.reindexTool(map[string]any{}); r.FilesAdded != 60 || r.FilesFailed != 0 {
 		t.Errorf("reindex with room again: %+v", r)
 	}
-	if _, st, _ = statusJSON(t, "--data-folder", data, "--index-folder", idx); string(st["last_run_error"]) != `""` {
+	if _, st, _ = statusJSON(t, backend{}, "--data-folder", data, "--index-folder", idx); string(st["last_run_error"]) != `""` {
 		t.Errorf("status last_run_error after a good run: %s", st["last_run_error"])
 	}
 	s.close()
@@ -670,7 +682,9 @@ func TestBatteryDiskFull(t *testing.T) {
 // TestBatterySymlinkSwap races forced reindexes against a goroutine that
 // swaps a link between a file inside the data folder and one outside:
 // the outside text must never reach the index or a result.
-func TestBatterySymlinkSwap(t *testing.T) {
+func TestBatterySymlinkSwap(t *testing.T) { eachBackend(t, testBatterySymlinkSwap) }
+
+func testBatterySymlinkSwap(t *testing.T, b backend) {
 	const marker = "QZX-OUTSIDE-4471"
 	root := t.TempDir()
 	data, outside, idx := filepath.Join(root, "docs"), filepath.Join(root, "private"), filepath.Join(root, "idx")
@@ -702,7 +716,7 @@ func TestBatterySymlinkSwap(t *testing.T) {
 			}
 		}
 	})
-	s := startRaw(t, serverArgs(data, "--index-folder", idx)...)
+	s := b.startRaw(t, serverArgs(data, "--index-folder", idx)...)
 	s.initialize(`1`)
 	const runs = 200
 	failed := 0
@@ -725,6 +739,12 @@ func TestBatterySymlinkSwap(t *testing.T) {
 		}
 		return nil
 	})
+	if b.postgres() && len(b.holding(t, "keeper logs the lamp")) == 0 {
+		t.Error("the inside text is not in the database: the search for the outside text proves nothing")
+	}
+	if where := b.holding(t, marker); len(where) > 0 {
+		t.Errorf("outside text in the database: %v", where)
+	}
 	if swaps < runs {
 		t.Errorf("only %d swaps during %d reindexes: the race was not exercised", swaps, runs)
 	}
@@ -733,7 +753,9 @@ func TestBatterySymlinkSwap(t *testing.T) {
 // TestBatteryNames: Latin-1 and other non-UTF-8 names are found under a
 // path that names the file on disk, never collide, and are not embedded
 // again at the next start.
-func TestBatteryNames(t *testing.T) {
+func TestBatteryNames(t *testing.T) { eachBackend(t, testBatteryNames) }
+
+func testBatteryNames(t *testing.T, b backend) {
 	data := filepath.Join(t.TempDir(), "docs")
 	os.MkdirAll(filepath.Join(data, "r\xe9sum\xe9s"), 0o755)
 	files := map[string]string{
@@ -749,7 +771,7 @@ func TestBatteryNames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := startRaw(t, serverArgs(data)...)
+	s := b.startRaw(t, serverArgs(data)...)
 	s.initialize(`1`)
 	s.reindexTool(map[string]any{})
 	for name, text := range files {
@@ -767,7 +789,7 @@ func TestBatteryNames(t *testing.T) {
 	}
 	s.close()
 	// The next run finds nothing to do.
-	code, stdout, stderr := runBinary(t, "reindex", "--data-folder", data, "--json")
+	code, stdout, stderr := b.run(t, "reindex", "--data-folder", data, "--json")
 	var r engine.ReindexResult
 	if json.Unmarshal([]byte(stdout), &r); code != 0 || r.FilesAdded+r.FilesUpdated+r.FilesRemoved+r.ChunksEmbedded != 0 || r.ChunksTotal != len(files) {
 		t.Errorf("second run: exit %d %+v\n%s", code, r, stderr)
@@ -830,7 +852,9 @@ func asNobody(t *testing.T) (cmd func(args ...string) *exec.Cmd, data string) {
 // TestBatteryUnreadableRuleFile: a rule file the server cannot read
 // withholds its folder: the files there leave the index, and the reindex,
 // the log and status name the rule file, until it is readable again.
-func TestBatteryUnreadableRuleFile(t *testing.T) {
+func TestBatteryUnreadableRuleFile(t *testing.T) { eachBackend(t, testBatteryUnreadableRuleFile) }
+
+func testBatteryUnreadableRuleFile(t *testing.T, b backend) {
 	server, data := asNobody(t)
 	if err := os.CopyFS(data, os.DirFS("../../testdata/sample")); err != nil {
 		t.Fatal(err)
@@ -877,7 +901,9 @@ func TestBatteryUnreadableRuleFile(t *testing.T) {
 // TestBatteryUnreadable runs the server as an unprivileged user: a file or
 // folder it cannot read is counted failed, logged with the reason, and
 // keeps its previous entries until it is readable again or really gone.
-func TestBatteryUnreadable(t *testing.T) {
+func TestBatteryUnreadable(t *testing.T) { eachBackend(t, testBatteryUnreadable) }
+
+func testBatteryUnreadable(t *testing.T, b backend) {
 	server, data := asNobody(t)
 	if err := os.CopyFS(data, os.DirFS("../../testdata/sample")); err != nil {
 		t.Fatal(err)
@@ -927,4 +953,90 @@ func TestBatteryUnreadable(t *testing.T) {
 		t.Errorf("folder really gone: %+v, want 1 removed", r)
 	}
 	s.close()
+}
+
+// TestBatteryConnectionLost is TestBatteryDiskFull's counterpart on
+// PostgreSQL: every connection of the server is cut while a reindex
+// embeds. The reindex fails with the reason, searches keep answering from
+// the previous index, status names the failure without the password, and
+// the next reindex completes.
+func TestBatteryConnectionLost(t *testing.T) {
+	b := backend{dsn: pgtest.Database(t)}
+	data := copySample(t)
+	s := b.startRaw(t, serverArgs(data, "--watch=false")...)
+	s.initialize(`1`)
+	s.waitIndexed(sampleQueries[3].query, sampleQueries[3].path)
+	s.reindexTool(map[string]any{})
+
+	addNotes(t, data, 24)
+	s.send(`{"jsonrpc":"2.0","id":"cut","method":"tools/call","params":{"name":"reindex","arguments":{},"_meta":{"progressToken":"c"}}}`)
+	s.waitLine("embedding progress", func(l string) bool {
+		return strings.Contains(l, `"notifications/progress"`) && !strings.Contains(l, "chunks 0/")
+	})
+	ctx, conn := b.connect(t)
+	var cut int
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&cut); err != nil || cut == 0 {
+		t.Fatalf("cutting the server's connections: %v, %d cut", err, cut)
+	}
+	var m struct {
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+	}
+	raw := s.await(`"cut"`)
+	json.Unmarshal(raw, &m)
+	if !m.Result.IsError || len(m.Result.Content) == 0 || !strings.Contains(m.Result.Content[0].Text, "terminating connection") {
+		t.Errorf("reindex with its connections cut: %s", raw)
+	}
+	for i, q := range sampleQueries {
+		if p := s.searchPaths(fmt.Sprint(200+i), q.query); len(p) == 0 || p[0] != q.path {
+			t.Errorf("after the lost connection, %q finds %v, want %s first", q.query, p, q.path)
+		}
+	}
+	_, st, _ := statusJSON(t, b, "--data-folder", data)
+	if !strings.Contains(string(st["last_run_error"]), "terminating connection") {
+		t.Errorf("status last_run_error: %s", st["last_run_error"])
+	}
+	if r := s.reindexTool(map[string]any{}); r.FilesAdded != 24 || r.FilesFailed != 0 {
+		t.Errorf("reindex once connected again: %+v", r)
+	}
+	if _, st, _ = statusJSON(t, b, "--data-folder", data); string(st["last_run_error"]) != `""` {
+		t.Errorf("status last_run_error after a good run: %s", st["last_run_error"])
+	}
+	s.close()
+}
+
+// TestBatteryReadOnlyCreatesNothing is TestBatteryIndexFolder's read-only
+// half on PostgreSQL: search, status and list on a database never indexed
+// answer without creating a schema or table there.
+func TestBatteryReadOnlyCreatesNothing(t *testing.T) {
+	b := backend{dsn: pgtest.Database(t)}
+	data := copySample(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"search", "--data-folder", data, "parental leave"}, 1, "no passages matched"},
+		{[]string{"status", "--data-folder", data}, 0, "files:"},
+		{[]string{"list", "--data-folder", data}, 0, "0 documents"},
+	} {
+		if code, stdout, stderr := b.run(t, tc.args...); code != tc.code || !strings.Contains(stdout+stderr, tc.says) {
+			t.Errorf("%s on a database never indexed: exit %d, want %d saying %q\n%s%s", tc.args[0], code, tc.code, tc.says, stdout, stderr)
+		}
+	}
+	ctx, conn := b.connect(t)
+	var schemas []string
+	rows, err := conn.Query(ctx, `SELECT schema_name FROM information_schema.schemata
+		WHERE schema_name NOT IN ('public', 'information_schema') AND schema_name NOT LIKE 'pg\_%'`)
+	if err == nil {
+		schemas, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil || len(schemas) > 0 {
+		t.Errorf("read-only commands created schemas %v (%v)", schemas, err)
+	}
 }

@@ -40,20 +40,37 @@ const testInst = "Search the sample docs.\nCite the path and page."
 // startServer runs the binary as an MCP server on data and initializes it.
 func startServer(t *testing.T, data string, extra ...string) *client.Client {
 	t.Helper()
+	return startServerEnv(t, nil, nil, data, extra...)
+}
+
+// startServerEnv is startServer with extra environment variables; check,
+// if given, is handed the server's log when the test ends.
+func startServerEnv(t *testing.T, env []string, check func(logs string), data string, extra ...string) *client.Client {
+	t.Helper()
 	args := append([]string{"--data-folder", data, "--title", "docs-" + filepath.Base(data),
 		"--inst", testInst, "--log-level", "debug"}, extra...)
-	return startCommand(t, binary, args)
+	return startCommandEnv(t, env, check, binary, args)
 }
 
 func startCommand(t *testing.T, command string, args []string) *client.Client {
 	t.Helper()
+	return startCommandEnv(t, nil, nil, command, args)
+}
+
+// startCommandEnv starts command as an MCP server and initializes it; env
+// entries are added to this process's environment (by the transport).
+func startCommandEnv(t *testing.T, env []string, check func(logs string), command string, args []string) *client.Client {
+	t.Helper()
 	logs := &testutil.SyncBuffer{}
-	c, err := client.NewStdioMCPClientWithOptions(command, nil, args, transport.WithCommandStderrWriter(logs))
+	c, err := client.NewStdioMCPClientWithOptions(command, env, args, transport.WithCommandStderrWriter(logs))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		c.Close()
+		if check != nil {
+			check(logs.String())
+		}
 		if t.Failed() {
 			t.Logf("%s stderr:\n%s", filepath.Base(command), logs.String())
 		}
@@ -188,10 +205,12 @@ var sampleQueries = []struct {
 
 // TestE2ESampleSearchUpdateDelete runs the product acceptance path over real
 // stdio: search the sample folder, edit a file, delete one, search again.
-func TestE2ESampleSearchUpdateDelete(t *testing.T) {
+func TestE2ESampleSearchUpdateDelete(t *testing.T) { eachBackend(t, testE2ESampleSearchUpdateDelete) }
+
+func testE2ESampleSearchUpdateDelete(t *testing.T, b backend) {
 	data := copySample(t)
 	// Watching off: this test counts what explicit reindexes do.
-	c := startServer(t, data, "--watch=false")
+	c := b.startServer(t, data, "--watch=false")
 
 	list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil || len(list.Tools) != 2 {
@@ -266,10 +285,12 @@ func TestE2ESampleSearchUpdateDelete(t *testing.T) {
 }
 
 // TestE2EResources reads around a hit through resources over real stdio.
-func TestE2EResources(t *testing.T) {
+func TestE2EResources(t *testing.T) { eachBackend(t, testE2EResources) }
+
+func testE2EResources(t *testing.T, b backend) {
 	data := copySample(t)
-	c := startServer(t, data)
-	q := sampleQueries[2] // the PDF
+	c := b.env().startServer(t, data) // the store by $MICRO_RAG_STORE
+	q := sampleQueries[2]             // the PDF
 	top := waitForTop(t, c, q.query, q.path)[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -301,10 +322,12 @@ func TestE2EResources(t *testing.T) {
 
 // TestE2EFirstRun: initialize and tools/list answer at once; a search right
 // away returns (empty or not) without error; later searches find content.
-func TestE2EFirstRun(t *testing.T) {
+func TestE2EFirstRun(t *testing.T) { eachBackend(t, testE2EFirstRun) }
+
+func testE2EFirstRun(t *testing.T, b backend) {
 	data := copySample(t)
 	start := time.Now()
-	c := startServer(t, data)
+	c := b.startServer(t, data)
 	if _, err := c.ListTools(context.Background(), mcp.ListToolsRequest{}); err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +344,9 @@ func TestE2EFirstRun(t *testing.T) {
 }
 
 // TestE2ETwoInstances runs two servers on different folders at once.
-func TestE2ETwoInstances(t *testing.T) {
+func TestE2ETwoInstances(t *testing.T) { eachBackend(t, testE2ETwoInstances) }
+
+func testE2ETwoInstances(t *testing.T, b backend) {
 	docs := copySample(t)
 	other := filepath.Join(t.TempDir(), "kitchen")
 	os.MkdirAll(other, 0o755)
@@ -330,23 +355,23 @@ func TestE2ETwoInstances(t *testing.T) {
 	os.WriteFile(filepath.Join(other, "tomatoes.txt"), []byte("Tomato seedlings go into the greenhouse in April. "+
 		"Pinch out the side shoots every week and water at the base, never on the leaves.\n"), 0o644)
 
-	var a, b *client.Client
+	var a, b2 *client.Client
 	var wg sync.WaitGroup
-	wg.Go(func() { a = startServer(t, docs) })
-	wg.Go(func() { b = startServer(t, other) })
+	wg.Go(func() { a = b.startServer(t, docs) })
+	wg.Go(func() { b2 = b.startServer(t, other) })
 	wg.Wait()
 	if t.Failed() {
 		return
 	}
 	wg.Go(func() { waitForTop(t, a, sampleQueries[3].query, sampleQueries[3].path) })
-	wg.Go(func() { waitForTop(t, b, "how often should I feed the sourdough starter", "sourdough.md") })
+	wg.Go(func() { waitForTop(t, b2, "how often should I feed the sourdough starter", "sourdough.md") })
 	wg.Wait()
 	for _, hit := range search(t, a, "feed the sourdough starter with rye flour", 50, 0) {
 		if hit.Path == "sourdough.md" || hit.Path == "tomatoes.txt" {
 			t.Errorf("instance A returned B's file %s", hit.Path)
 		}
 	}
-	for _, hit := range search(t, b, sampleQueries[3].query, 50, 0) {
+	for _, hit := range search(t, b2, sampleQueries[3].query, 50, 0) {
 		if !strings.HasPrefix(hit.Path, "sourdough") && !strings.HasPrefix(hit.Path, "tomatoes") {
 			t.Errorf("instance B returned A's file %s", hit.Path)
 		}
@@ -356,11 +381,15 @@ func TestE2ETwoInstances(t *testing.T) {
 // TestE2EBusyAcrossProcesses: while one process reindexes into an index
 // folder, another process's reindex on that folder is refused as busy, and
 // succeeds once the first process is gone.
-func TestE2EBusyAcrossProcesses(t *testing.T) {
+func TestE2EBusyAcrossProcesses(t *testing.T) { eachBackend(t, testE2EBusyAcrossProcesses) }
+
+func testE2EBusyAcrossProcesses(t *testing.T, b backend) {
+	// Two data folders, one index: one index folder, or one schema.
 	index := filepath.Join(t.TempDir(), "shared-index")
+	b = b.schema("shared")
 	big := bigFolder(t)
 	logs := &testutil.SyncBuffer{}
-	a := exec.Command(binary, "reindex", "--data-folder", big, "--index-folder", index)
+	a := b.command("reindex", "--data-folder", big, "--index-folder", index)
 	a.Stderr = logs
 	a.Stdout = io.Discard
 	if err := a.Start(); err != nil {
@@ -389,8 +418,8 @@ func TestE2EBusyAcrossProcesses(t *testing.T) {
 		}
 	}
 
-	b := startServer(t, copySample(t), "--index-folder", index)
-	res, err := callTool(context.Background(), b, "reindex", map[string]any{})
+	srv := b.startServer(t, copySample(t), "--index-folder", index)
+	res, err := callTool(context.Background(), srv, "reindex", map[string]any{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +438,7 @@ func TestE2EBusyAcrossProcesses(t *testing.T) {
 		t.Error("killed reindex process exited cleanly")
 	}
 	exited <- nil
-	r := reindex(t, b, map[string]any{})
+	r := reindex(t, srv, map[string]any{})
 	if r.ChunksTotal == 0 {
 		t.Errorf("reindex after A exited: %+v", r)
 	}
@@ -418,9 +447,9 @@ func TestE2EBusyAcrossProcesses(t *testing.T) {
 // sampleThenNotes starts a server without watching on a copy of the sample,
 // waits for its first reindex, then copies the 200 notes of bigFolder into
 // notes/, for the caller's explicit reindex to find.
-func sampleThenNotes(t *testing.T) (data string, c *client.Client) {
+func sampleThenNotes(t *testing.T, b backend) (data string, c *client.Client) {
 	data = copySample(t)
-	c = startServer(t, data, "--watch=false")
+	c = b.startServer(t, data, "--watch=false")
 	waitForTop(t, c, sampleQueries[2].query, sampleQueries[2].path)
 	reindex(t, c, map[string]any{}) // the initial reindex is over
 	if err := os.CopyFS(filepath.Join(data, "notes"), os.DirFS(bigFolder(t))); err != nil {
@@ -431,8 +460,10 @@ func sampleThenNotes(t *testing.T) (data string, c *client.Client) {
 
 // TestE2ECancelReindex cancels a long reindex from the client
 // (notifications/cancelled); the previous index keeps answering.
-func TestE2ECancelReindex(t *testing.T) {
-	data, c := sampleThenNotes(t)
+func TestE2ECancelReindex(t *testing.T) { eachBackend(t, testE2ECancelReindex) }
+
+func testE2ECancelReindex(t *testing.T, b backend) {
+	data, c := sampleThenNotes(t, b)
 	progressed := make(chan struct{}, 1)
 	var progressCount int
 	var mu sync.Mutex
@@ -487,7 +518,8 @@ func TestE2ECancelReindex(t *testing.T) {
 }
 
 // TestE2EOffline runs a whole session with networking disabled (unshare -n):
-// with the model cached, nothing needs the network.
+// with the model cached, nothing needs the network. Local backend only:
+// in its own network namespace the server cannot reach a PostgreSQL.
 func TestE2EOffline(t *testing.T) {
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Fatal("unshare (util-linux) is required: ", err)
@@ -504,7 +536,9 @@ func TestE2EOffline(t *testing.T) {
 // TestE2EStdoutIsProtocol speaks JSON-RPC to the binary directly and checks
 // that every byte it writes to stdout is a JSON-RPC 2.0 message, with hostile
 // files in the folder that the reindex must count as failed.
-func TestE2EStdoutIsProtocol(t *testing.T) {
+func TestE2EStdoutIsProtocol(t *testing.T) { eachBackend(t, testE2EStdoutIsProtocol) }
+
+func testE2EStdoutIsProtocol(t *testing.T, b backend) {
 	data := copySample(t)
 	rng := rand.New(rand.NewPCG(7, 7))
 	junk := make([]byte, 8192)
@@ -515,7 +549,8 @@ func TestE2EStdoutIsProtocol(t *testing.T) {
 	os.WriteFile(filepath.Join(data, "corrupt.pdf"), append([]byte("%PDF-1.7\n1 0 obj\n<< /Type /Catalog"), junk[:2000]...), 0o644)
 	os.WriteFile(filepath.Join(data, "not-really.docx"), []byte("This is plain text pretending to be a Word document.\n"), 0o644)
 
-	s := startRaw(t, "--data-folder", data, "--title", "raw", "--inst", "raw\nsession", "--log-level", "debug")
+	// The store by $MICRO_RAG_STORE.
+	s := b.env().startRaw(t, "--data-folder", data, "--title", "raw", "--inst", "raw\nsession", "--log-level", "debug")
 	var init struct {
 		Result struct {
 			Instructions string `json:"instructions"`
@@ -555,7 +590,9 @@ func TestE2EStdoutIsProtocol(t *testing.T) {
 
 // TestPythonClient drives the server with the PyPI mcp SDK, an independent
 // client implementation (installed by make setup).
-func TestPythonClient(t *testing.T) {
+func TestPythonClient(t *testing.T) { eachBackend(t, testPythonClient) }
+
+func testPythonClient(t *testing.T, b backend) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Fatal("python3 is required (make setup)")
@@ -564,7 +601,7 @@ func TestPythonClient(t *testing.T) {
 		t.Fatalf("the Python mcp package is missing; run make setup: %s", out)
 	}
 	data := copySample(t)
-	cmd := exec.Command(py, "testdata/pyclient.py", binary, data, sampleQueries[3].query)
+	cmd := exec.Command(py, append([]string{"testdata/pyclient.py", binary, data, sampleQueries[3].query}, b.args()...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -638,8 +675,10 @@ func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 // DOCX and Markdown files with a progress token: the chunk total in the
 // messages never decreases, is marked "~" while it is projected and ends
 // at the result's count, and an ETA shows while chunks are left.
-func TestE2EProgressTotalAndETA(t *testing.T) {
-	_, c := sampleThenNotes(t)
+func TestE2EProgressTotalAndETA(t *testing.T) { eachBackend(t, testE2EProgressTotalAndETA) }
+
+func testE2EProgressTotalAndETA(t *testing.T, b backend) {
+	_, c := sampleThenNotes(t, b)
 	var mu sync.Mutex
 	var msgs []string
 	c.OnNotification(func(n mcp.JSONRPCNotification) {

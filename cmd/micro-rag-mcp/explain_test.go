@@ -13,16 +13,20 @@ import (
 // score once was 0.035 there, for 0.66 in hybrid), and --explain shows the
 // parts of each score.
 func TestSearchKeywordIdentifierAndExplain(t *testing.T) {
+	eachBackend(t, testSearchKeywordIdentifierAndExplain)
+}
+
+func testSearchKeywordIdentifierAndExplain(t *testing.T, b backend) {
 	root := t.TempDir()
 	data, idx := filepath.Join(root, "data"), filepath.Join(root, "idx")
 	os.MkdirAll(data, 0o755)
 	os.WriteFile(filepath.Join(data, "release.txt"), []byte("Release checklist. Before tagging, confirm the build carries the marker CONTROLMARK in its version banner."), 0o644)
 	os.WriteFile(filepath.Join(data, "garden.txt"), []byte("Notes on the vegetable garden: tomatoes want sun, and the beans climb the fence by July."), 0o644)
-	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data, "--index-folder", idx); code != 0 {
+	if code, _, stderr := b.run(t, "reindex", "--data-folder", data, "--index-folder", idx); code != 0 {
 		t.Fatalf("reindex: exit %d\n%s", code, stderr)
 	}
 	for _, mode := range []string{"keyword", "hybrid"} {
-		code, stdout, stderr := runBinary(t, "search", "--data-folder", data, "--index-folder", idx, "--search-mode", mode, "--json", "--explain", "CONTROLMARK")
+		code, stdout, stderr := b.run(t, "search", "--data-folder", data, "--index-folder", idx, "--search-mode", mode, "--json", "--explain", "CONTROLMARK")
 		var out struct {
 			Results []struct {
 				Path    string  `json:"path"`
@@ -42,7 +46,7 @@ func TestSearchKeywordIdentifierAndExplain(t *testing.T) {
 			t.Errorf("%s: %+v (explain %+v); want release.txt scoring at least 0.5 with its whole share", mode, r, r.Explain)
 		}
 	}
-	code, stdout, _ := runBinary(t, "search", "--data-folder", data, "--index-folder", idx, "--explain", "vegetable garden beans")
+	code, stdout, _ := b.run(t, "search", "--data-folder", data, "--index-folder", idx, "--explain", "vegetable garden beans")
 	if code != 0 || !strings.Contains(stdout, "COSINE") || !strings.Contains(stdout, "SHARE") || !strings.Contains(stdout, "garden.txt") {
 		t.Errorf("search --explain: exit %d\n%s", code, stdout)
 	}
@@ -51,12 +55,14 @@ func TestSearchKeywordIdentifierAndExplain(t *testing.T) {
 // The CLI's snippet is the excerpt around the query's best line: the
 // sample's parental-leave answer sits past the passage's first 90
 // characters.
-func TestCLISnippetShowsTheMatch(t *testing.T) {
+func TestCLISnippetShowsTheMatch(t *testing.T) { eachBackend(t, testCLISnippetShowsTheMatch) }
+
+func testCLISnippetShowsTheMatch(t *testing.T, b backend) {
 	data := copySample(t)
-	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data); code != 0 {
+	if code, _, stderr := b.run(t, "reindex", "--data-folder", data); code != 0 {
 		t.Fatalf("reindex: exit %d\n%s", code, stderr)
 	}
-	code, stdout, stderr := runBinary(t, "search", "--data-folder", data, "--top-k", "1", "How many weeks of parental leave do I get?")
+	code, stdout, stderr := b.run(t, "search", "--data-folder", data, "--top-k", "1", "How many weeks of parental leave do I get?")
 	if code != 0 || !strings.Contains(stdout, "sixteen weeks") {
 		t.Errorf("search: exit %d, want the snippet to show \"sixteen weeks\"\n%s%s", code, stdout, stderr)
 	}

@@ -15,8 +15,10 @@ import (
 // each filter in each mode: a selective filter still returns top_k
 // passages though the unfiltered top_k holds other files, every result
 // passes its filter, and bad arguments are tool errors naming them.
-func TestE2ESearchFilters(t *testing.T) {
-	data, c := sampleThenNotes(t)
+func TestE2ESearchFilters(t *testing.T) { eachBackend(t, testE2ESearchFilters) }
+
+func testE2ESearchFilters(t *testing.T, b backend) {
+	data, c := sampleThenNotes(t, b)
 	old := time.Date(2020, 6, 1, 0, 0, 0, 0, time.UTC)
 	for i := 100; i < 120; i++ {
 		if err := os.Chtimes(filepath.Join(data, "notes", fmt.Sprintf("note-%03d.txt", i)), old, old); err != nil {
@@ -48,7 +50,7 @@ func TestE2ESearchFilters(t *testing.T) {
 	for _, mode := range []string{"hybrid", "dense", "keyword"} {
 		s := c
 		if mode != "hybrid" {
-			s = startServer(t, data, "--watch=false", "--search-mode", mode)
+			s = b.startServer(t, data, "--watch=false", "--search-mode", mode)
 		}
 		for _, tc := range cases {
 			args := map[string]any{"query": tc.query, "top_k": 5, "score_threshold": 0}

@@ -29,7 +29,8 @@ func errorCode(t *testing.T, raw json.RawMessage) (int, string) {
 // TestWireHandshakeAndBatches: requests before initialize are refused
 // unless they carry the 2026-07-28 _meta; a second initialize is refused;
 // a batch (even []) is an Invalid Request, not a parse error; an empty
-// line gets no answer at all.
+// line gets no answer at all. Local backend only: the handshake never
+// reaches the store.
 func TestWireHandshakeAndBatches(t *testing.T) {
 	s := startRaw(t, serverArgs(copySample(t), "--watch=false")...)
 

@@ -17,7 +17,9 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 )
 
-func TestE2EBrokenInstallIsAToolError(t *testing.T) {
+func TestE2EBrokenInstallIsAToolError(t *testing.T) { eachBackend(t, testE2EBrokenInstallIsAToolError) }
+
+func testE2EBrokenInstallIsAToolError(t *testing.T, b backend) {
 	notALibrary := filepath.Join(t.TempDir(), "libonnxruntime.so")
 	if err := os.WriteFile(notALibrary, []byte("this is not a shared library\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -34,7 +36,7 @@ func TestE2EBrokenInstallIsAToolError(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := copySample(t)
-			c := startServer(t, data, append([]string{"--index-folder", filepath.Join(t.TempDir(), "idx")}, tc.flags...)...)
+			c := b.startServer(t, data, append([]string{"--index-folder", filepath.Join(t.TempDir(), "idx")}, tc.flags...)...)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			for _, call := range []struct {
@@ -65,8 +67,10 @@ func TestE2EBrokenInstallIsAToolError(t *testing.T) {
 
 // While the initial indexing runs, search results carry index_state and
 // say they may be incomplete, and reindex is busy with what runs and how far.
-func TestE2EIndexingStateAndBusy(t *testing.T) {
-	c := startServer(t, bigFolder(t), "--index-folder", filepath.Join(t.TempDir(), "idx"))
+func TestE2EIndexingStateAndBusy(t *testing.T) { eachBackend(t, testE2EIndexingStateAndBusy) }
+
+func testE2EIndexingStateAndBusy(t *testing.T, b backend) {
+	c := b.startServer(t, bigFolder(t), "--index-folder", filepath.Join(t.TempDir(), "idx"))
 	ctx, cancel := context.WithTimeout(context.Background(), indexTimeout)
 	defer cancel()
 	var out mcpserver.SearchOutput
@@ -126,12 +130,14 @@ func TestToolTitlesNameTheInstance(t *testing.T) {
 // status reads the index alone (a broken ONNX Runtime path does not
 // matter), names the files the last run could not read, and counts what
 // changed on disk since.
-func TestStatusWithoutModel(t *testing.T) {
+func TestStatusWithoutModel(t *testing.T) { eachBackend(t, testStatusWithoutModel) }
+
+func testStatusWithoutModel(t *testing.T, b backend) {
 	data := copySample(t)
 	if err := os.WriteFile(filepath.Join(data, "broken.pdf"), []byte("%PDF-1.7 this is not really a PDF"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data); code != 0 {
+	if code, _, stderr := b.run(t, "reindex", "--data-folder", data); code != 0 {
 		t.Fatalf("reindex: exit %d\n%s", code, stderr)
 	}
 	os.WriteFile(filepath.Join(data, "new-note.md"), []byte("A note written after the reindex."), 0o644)
@@ -139,7 +145,7 @@ func TestStatusWithoutModel(t *testing.T) {
 	later := time.Now().Add(2 * time.Second)
 	os.Chtimes(filepath.Join(data, "release-notes-2.4.txt"), later, later)
 
-	code, stdout, stderr := runBinary(t, "status", "--data-folder", data, "--ort-lib", "/nonexistent/libonnxruntime.so")
+	code, stdout, stderr := b.run(t, "status", "--data-folder", data, "--ort-lib", "/nonexistent/libonnxruntime.so")
 	if code != 0 {
 		t.Fatalf("status: exit %d\n%s", code, stderr)
 	}
@@ -156,9 +162,11 @@ func TestStatusWithoutModel(t *testing.T) {
 
 // The server follows the folder by itself: a saved file is found, and a
 // file a new .micro-rag-ignore names disappears, without a reindex call.
-func TestE2EWatchFollowsTheFolder(t *testing.T) {
+func TestE2EWatchFollowsTheFolder(t *testing.T) { eachBackend(t, testE2EWatchFollowsTheFolder) }
+
+func testE2EWatchFollowsTheFolder(t *testing.T, b backend) {
 	data := copySample(t)
-	c := startServer(t, data)
+	c := b.startServer(t, data)
 	waitForTop(t, c, sampleQueries[0].query, sampleQueries[0].path)
 	query := "the harbour pilot logs every tanker that anchors beyond the breakwater"
 	os.WriteFile(filepath.Join(data, "harbour-log.md"), []byte("The harbour pilot logs every tanker that anchors beyond the breakwater at night."), 0o644)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
 )
 
 // binary is the micro-rag-mcp built once by TestMain for the tests that exec it.
@@ -31,7 +33,8 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := m.Run()
+	// One PostgreSQL server for the tests that run on both backends.
+	code := pgtest.Run(m)
 	os.RemoveAll(dir)
 	if bigDir != "" {
 		os.RemoveAll(bigDir)
@@ -244,6 +247,7 @@ func bigFolder(t *testing.T) string {
 
 // TestBroadDataFolder: / and the home folder are refused as data folders
 // (a reindex would read everything) unless --allow-broad-folder is given.
+// Like TestFlagErrors, it is refused before any store is opened.
 func TestBroadDataFolder(t *testing.T) {
 	home := t.TempDir()
 	run := func(args ...string) (int, string) {

@@ -93,11 +93,13 @@ func checkAccounted(t *testing.T, what, data string, withText int, failed int, g
 
 // TestSkippedFilesReported: reindex (CLI and tool) and status account for
 // every file of a mixed folder, by reason, and say that OCR is not there.
-func TestSkippedFilesReported(t *testing.T) {
+func TestSkippedFilesReported(t *testing.T) { eachBackend(t, testSkippedFilesReported) }
+
+func testSkippedFilesReported(t *testing.T, b backend) {
 	data := copySample(t)
 	want := writeMixedFolder(t, data)
 	d := []string{"--data-folder", data}
-	code, res, stderr := reindexJSON(t, d...)
+	code, res, stderr := reindexJSON(t, b, d...)
 	if code != 0 {
 		t.Fatalf("reindex: exit %d\n%s", code, stderr)
 	}
@@ -110,20 +112,20 @@ func TestSkippedFilesReported(t *testing.T) {
 		t.Errorf("files_skipped %d, groups count %d", res.FilesSkipped, stages.SkipTotal(res.Skipped))
 	}
 
-	code, stdout, _ := runBinary(t, append([]string{"reindex"}, d...)...)
+	code, stdout, _ := b.run(t, append([]string{"reindex"}, d...)...)
 	if code != 0 || !strings.Contains(stdout, "files skipped:   7") || !strings.Contains(stdout, "OCR is not available") ||
 		!strings.Contains(stdout, "1 extension not enabled (.csv): data.csv") || !strings.Contains(stdout, "--add-exts") {
 		t.Errorf("reindex table: exit %d\n%s", code, stdout)
 	}
-	st := statusOf(t, d...)
+	st := statusOf(t, b, d...)
 	checkAccounted(t, "status --json", data, st.Files-2, len(st.Failed), st.Skipped, want)
-	code, stdout, _ = runBinary(t, append([]string{"status"}, d...)...)
+	code, stdout, _ = b.run(t, append([]string{"status"}, d...)...)
 	if code != 0 || statusValue(stdout, "not indexed") != "7" || !strings.Contains(stdout, "2 no text: empty.txt, scans/image-only.pdf") {
 		t.Errorf("status table: exit %d\n%s", code, stdout)
 	}
 
 	// list names every indexed file, the one without text with 0 chunks.
-	code, stdout, stderr = runBinary(t, append([]string{"list", "--json"}, d...)...)
+	code, stdout, stderr = b.run(t, append([]string{"list", "--json"}, d...)...)
 	var listed struct{ Documents []engine.IndexedFile }
 	if err := json.Unmarshal([]byte(stdout), &listed); code != 0 || err != nil || len(listed.Documents) != st.Files {
 		t.Fatalf("list --json: exit %d, %v, %d documents for %d files\n%s", code, err, len(listed.Documents), st.Files, stderr)
@@ -133,13 +135,13 @@ func TestSkippedFilesReported(t *testing.T) {
 			t.Errorf("list: %+v", doc)
 		}
 	}
-	code, stdout, _ = runBinary(t, append([]string{"list", "--path-glob", "office/*"}, d...)...)
+	code, stdout, _ = b.run(t, append([]string{"list", "--path-glob", "office/*"}, d...)...)
 	if code != 0 || !strings.Contains(stdout, "office/lighthouse.rtf") || !strings.HasSuffix(stdout, "5 documents, 5 chunks\n") {
 		t.Errorf("list --path-glob office/*: exit %d\n%s", code, stdout)
 	}
 
 	// The tool's result says the same, in its structured content and text.
-	c := startServer(t, data, "--watch=false")
+	c := b.startServer(t, data, "--watch=false")
 	r := reindexWhenFree(t, c)
 	var out engine.ReindexResult
 	decode(t, r.StructuredContent, &out)

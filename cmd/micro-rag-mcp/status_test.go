@@ -9,6 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
 )
 
 // statusKeys are the members status --json always prints (README).
@@ -16,9 +20,9 @@ var statusKeys = []string{"changed_on_disk", "chunks", "damage", "data_folder", 
 	"index_bytes", "index_folder", "integrity", "last_reindex", "last_run_error", "links_outside", "model", "skipped", "store", "tombstones", "truncated"}
 
 // statusJSON runs status --json and returns its exit code and members.
-func statusJSON(t *testing.T, args ...string) (int, map[string]json.RawMessage, string) {
+func statusJSON(t *testing.T, b backend, args ...string) (int, map[string]json.RawMessage, string) {
 	t.Helper()
-	code, stdout, stderr := runBinary(t, append([]string{"status", "--json"}, args...)...)
+	code, stdout, stderr := b.run(t, append([]string{"status", "--json"}, args...)...)
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
 		t.Fatalf("status --json: exit %d, not JSON (%v):\n%s\n%s", code, err, stdout, stderr)
@@ -48,17 +52,18 @@ func statusValue(table, name string) string {
 // search makes. On a sound index it says so, with every JSON member
 // present; on one with a flipped byte it exits 1 naming the damage and the
 // command that rebuilds it, search exits 2 instead of "no match", and that
-// command makes both well again.
+// command makes both well again. Local backend only: it damages the index
+// files (TestSearchExitCodes gives PostgreSQL another model's index).
 func TestStatusFindsDamagedIndex(t *testing.T) {
 	data := copySample(t)
-	code, m, stderr := statusJSON(t, "--data-folder", data) // never indexed
+	code, m, stderr := statusJSON(t, backend{}, "--data-folder", data) // never indexed
 	if code != 0 || string(m["failed"]) != "[]" || string(m["integrity"]) != `"ok"` {
 		t.Errorf("status --json before indexing: exit %d, failed %s, integrity %s\n%s", code, m["failed"], m["integrity"], stderr)
 	}
 	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data); code != 0 {
 		t.Fatalf("reindex: exit %d\n%s", code, stderr)
 	}
-	code, m, stderr = statusJSON(t, "--data-folder", data)
+	code, m, stderr = statusJSON(t, backend{}, "--data-folder", data)
 	var changed map[string]json.RawMessage
 	json.Unmarshal(m["changed_on_disk"], &changed)
 	if code != 0 || string(m["failed"]) != "[]" || string(changed["examples"]) != "[]" ||
@@ -79,7 +84,7 @@ func TestStatusFindsDamagedIndex(t *testing.T) {
 		!strings.Contains(stderr, "is damaged") || !strings.Contains(stderr, "faiss.index has checksum") || !strings.Contains(stderr, fix) {
 		t.Errorf("status on a damaged index: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	code, m, stderr = statusJSON(t, "--data-folder", data)
+	code, m, stderr = statusJSON(t, backend{}, "--data-folder", data)
 	if code != 1 || string(m["integrity"]) != `"damaged"` || !strings.Contains(string(m["damage"]), "faiss.index has checksum") {
 		t.Errorf("status --json on a damaged index: exit %d, integrity %s, damage %s\n%s", code, m["integrity"], m["damage"], stderr)
 	}
@@ -112,9 +117,11 @@ func TestStatusFindsDamagedIndex(t *testing.T) {
 
 // TestSearchExitCodes: 0 when passages were found, 1 when none matched
 // (and only then), 2 for every error; --help says so.
-func TestSearchExitCodes(t *testing.T) {
+func TestSearchExitCodes(t *testing.T) { eachBackend(t, testSearchExitCodes) }
+
+func testSearchExitCodes(t *testing.T, b backend) {
 	data := copySample(t)
-	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data); code != 0 {
+	if code, _, stderr := b.run(t, "reindex", "--data-folder", data); code != 0 {
 		t.Fatalf("reindex: exit %d\n%s", code, stderr)
 	}
 	cases := []struct {
@@ -133,33 +140,39 @@ func TestSearchExitCodes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := runBinary(t, append([]string{"search", "--data-folder", data}, tc.args...)...)
+			code, _, stderr := b.run(t, append([]string{"search", "--data-folder", data}, tc.args...)...)
 			if code != tc.code || !strings.Contains(stderr, tc.says) {
 				t.Errorf("exit %d, want %d with %q; stderr:\n%s", code, tc.code, tc.says, stderr)
 			}
 		})
 	}
 	// An index of another model is not "no match" either.
-	version := filepath.Join(data, "index", "version")
-	raw, err := os.ReadFile(version)
-	if err != nil {
-		t.Fatal(err)
+	const other = "some-other-model sha256:0000000000000000"
+	if b.postgres() {
+		b.exec(t, `UPDATE `+pgx.Identifier{index.Namespace(data), "meta"}.Sanitize()+
+			` SET version = jsonb_set(version::jsonb, '{model}', to_jsonb($1::text))::text`, other)
+	} else {
+		version := filepath.Join(data, "index", "version")
+		raw, err := os.ReadFile(version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v map[string]any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		v["model"] = other
+		raw, _ = json.Marshal(v)
+		if err := os.WriteFile(version, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	var v map[string]any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatal(err)
-	}
-	v["model"] = "some-other-model sha256:0000000000000000"
-	raw, _ = json.Marshal(v)
-	if err := os.WriteFile(version, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, stderr := runBinary(t, "search", "--data-folder", data, "parental leave"); code != 2 ||
+	if code, _, stderr := b.run(t, "search", "--data-folder", data, "parental leave"); code != 2 ||
 		!strings.Contains(stderr, "was built by another model") || !strings.Contains(stderr, "reindex --force") {
 		t.Errorf("search on another model's index: exit %d\n%s", code, stderr)
 	}
 	for _, cmd := range []string{"search", "status"} {
-		if code, stdout, _ := runBinary(t, cmd, "--help"); code != 0 || !strings.Contains(stdout, "Exit status: 0 when") {
+		if code, stdout, _ := b.run(t, cmd, "--help"); code != 0 || !strings.Contains(stdout, "Exit status: 0 when") {
 			t.Errorf("%s --help does not give the exit statuses: exit %d\n%s", cmd, code, stdout)
 		}
 	}
@@ -187,17 +200,19 @@ func damage(t *testing.T, path, old, bad string) {
 
 // TestStatusShowsTruncated: a file over --max-file-chunks is indexed up to
 // the cap, and status names it with the part that is searchable.
-func TestStatusShowsTruncated(t *testing.T) {
+func TestStatusShowsTruncated(t *testing.T) { eachBackend(t, testStatusShowsTruncated) }
+
+func testStatusShowsTruncated(t *testing.T, b backend) {
 	data, idx := largeFolder(t, 8000)
-	if code, _, errOut := runBinary(t, "reindex", "--data-folder", data, "--index-folder", idx, "--max-file-chunks", "4"); code != 0 {
+	if code, _, errOut := b.run(t, "reindex", "--data-folder", data, "--index-folder", idx, "--max-file-chunks", "4"); code != 0 {
 		t.Fatalf("reindex exit %d:\n%s", code, errOut)
 	}
-	code, out, errOut := runBinary(t, "status", "--data-folder", data, "--index-folder", idx)
+	code, out, errOut := b.run(t, "status", "--data-folder", data, "--index-folder", idx)
 	if code != 0 || statusValue(out, "truncated files") != "1" ||
 		!strings.Contains(out, "large.txt: only the first 4 chunks are indexed (characters 1-") {
 		t.Errorf("status exit %d:\n%s%s", code, out, errOut)
 	}
-	_, m, _ := statusJSON(t, "--data-folder", data, "--index-folder", idx)
+	_, m, _ := statusJSON(t, b, "--data-folder", data, "--index-folder", idx)
 	if !strings.Contains(string(m["truncated"]), `"path": "large.txt"`) {
 		t.Errorf("status --json truncated: %s", m["truncated"])
 	}
@@ -205,7 +220,7 @@ func TestStatusShowsTruncated(t *testing.T) {
 
 // TestPrivateIndex: under umask 022 the index folder is made 0700 and every
 // file in it 0600, since they hold the documents' text; an index made with
-// wider modes is tightened by the next run.
+// wider modes is tightened by the next run. Local backend only: file modes.
 func TestPrivateIndex(t *testing.T) {
 	data := copySample(t)
 	idx := filepath.Join(t.TempDir(), "idx")
@@ -253,17 +268,19 @@ func TestPrivateIndex(t *testing.T) {
 
 // TestStatusCountsOutsideLinks: links that lead outside the data folder
 // are never followed, and status counts them.
-func TestStatusCountsOutsideLinks(t *testing.T) {
+func TestStatusCountsOutsideLinks(t *testing.T) { eachBackend(t, testStatusCountsOutsideLinks) }
+
+func testStatusCountsOutsideLinks(t *testing.T, b backend) {
 	data := copySample(t)
 	outside := filepath.Join(t.TempDir(), "secret.md")
 	os.WriteFile(outside, []byte("private"), 0o644)
 	os.Symlink(outside, filepath.Join(data, "escape.md"))
 	idx := filepath.Join(t.TempDir(), "idx")
-	code, out, errOut := runBinary(t, "status", "--data-folder", data, "--index-folder", idx)
+	code, out, errOut := b.run(t, "status", "--data-folder", data, "--index-folder", idx)
 	if code != 0 || statusValue(out, "links leading outside") != "1 (not followed)" {
 		t.Errorf("status exit %d:\n%s%s", code, out, errOut)
 	}
-	if _, m, _ := statusJSON(t, "--data-folder", data, "--index-folder", idx); string(m["links_outside"]) != "1" {
+	if _, m, _ := statusJSON(t, b, "--data-folder", data, "--index-folder", idx); string(m["links_outside"]) != "1" {
 		t.Errorf("links_outside %s", m["links_outside"])
 	}
 }

@@ -6,6 +6,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -97,9 +98,9 @@ func progressChunks(line string) int {
 
 // startReindex starts a CLI reindex and returns once its progress shows
 // at least min chunks embedded; stderr keeps everything it wrote.
-func startReindex(t *testing.T, min int, args ...string) (cmd *exec.Cmd, stderr *testutil.SyncBuffer) {
+func startReindex(t *testing.T, b backend, min int, args ...string) (cmd *exec.Cmd, stderr *testutil.SyncBuffer) {
 	t.Helper()
-	cmd = exec.Command(binary, append([]string{"reindex"}, args...)...)
+	cmd = b.command(append([]string{"reindex"}, args...)...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -162,17 +163,30 @@ func waitExit(t *testing.T, cmd *exec.Cmd) (int, time.Duration) {
 	return 0, 0
 }
 
-// checkLeftClean checks that nobody holds index.lock and that status loads
-// the index in idx as sound.
-func checkLeftClean(t *testing.T, data, idx string) {
+// checkLeftClean checks that nobody holds the index (index.lock, or an
+// advisory lock in the test's database) and that status loads the index
+// as sound.
+func checkLeftClean(t *testing.T, b backend, data, idx string) {
 	t.Helper()
-	l := flock.New(filepath.Join(idx, index.LockFile))
-	if ok, err := l.TryLock(); err != nil || !ok {
-		t.Errorf("index.lock still held (%v)", err)
+	if b.postgres() {
+		// The server drops a dead client's session, and its locks, on its own.
+		deadline := time.Now().Add(exitWait)
+		for n := b.advisoryLocks(t); n != 0; n = b.advisoryLocks(t) {
+			if time.Now().After(deadline) {
+				t.Errorf("%d advisory locks still held", n)
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	} else {
-		l.Unlock()
+		l := flock.New(filepath.Join(idx, index.LockFile))
+		if ok, err := l.TryLock(); err != nil || !ok {
+			t.Errorf("index.lock still held (%v)", err)
+		} else {
+			l.Unlock()
+		}
 	}
-	code, out, errOut := runBinary(t, "status", "--data-folder", data, "--index-folder", idx)
+	code, out, errOut := b.run(t, "status", "--data-folder", data, "--index-folder", idx)
 	if code != 0 || !strings.Contains(out, "integrity:") || !strings.Contains(out, engine.IntegrityOK) {
 		t.Errorf("status exit %d:\n%s%s", code, out, errOut)
 	}
@@ -180,7 +194,9 @@ func checkLeftClean(t *testing.T, data, idx string) {
 
 // TestStopDuringEmbedding: each way of stopping, while the model embeds a
 // 1.5 MB file (some 2,000 chunks, over a minute of embedding).
-func TestStopDuringEmbedding(t *testing.T) {
+func TestStopDuringEmbedding(t *testing.T) { eachBackend(t, testStopDuringEmbedding) }
+
+func testStopDuringEmbedding(t *testing.T, b backend) {
 	for _, tc := range []struct {
 		name string
 		sigs []syscall.Signal
@@ -194,7 +210,7 @@ func TestStopDuringEmbedding(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data, idx := largeFolder(t, 1500_000)
-			cmd, stderr := startReindex(t, 128, "--data-folder", data, "--index-folder", idx)
+			cmd, stderr := startReindex(t, b, 128, "--data-folder", data, "--index-folder", idx)
 			for i, s := range tc.sigs {
 				if i > 0 {
 					// Signals sent together can merge into one: wait
@@ -208,12 +224,12 @@ func TestStopDuringEmbedding(t *testing.T) {
 			if code != tc.code || !strings.Contains(stderr.String(), tc.says) {
 				t.Errorf("exit %d, want %d with %q:\n%s", code, tc.code, tc.says, stderr.String())
 			}
-			checkLeftClean(t, data, idx)
+			checkLeftClean(t, b, data, idx)
 		})
 	}
 	t.Run("server stdin EOF", func(t *testing.T) {
 		data, idx := largeFolder(t, 1500_000)
-		s := startRaw(t, serverArgs(data, "--index-folder", idx)...)
+		s := b.startRaw(t, serverArgs(data, "--index-folder", idx)...)
 		s.initialize(`1`)
 		for i := 0; ; i++ {
 			res := s.tool(fmt.Sprintf(`"s%d"`, i), "search", map[string]any{"query": "river"})
@@ -236,7 +252,7 @@ func TestStopDuringEmbedding(t *testing.T) {
 			t.Errorf("exit %d after EOF:\n%s", code, s.logs.String())
 		}
 		s.checkStdout()
-		checkLeftClean(t, data, idx)
+		checkLeftClean(t, b, data, idx)
 	})
 }
 
@@ -244,11 +260,13 @@ func TestStopDuringEmbedding(t *testing.T) {
 // process holding the index says so in its searches, and indexes the
 // folder itself once that process is gone, though it died before its
 // first commit.
-func TestBusyStartRetries(t *testing.T) {
+func TestBusyStartRetries(t *testing.T) { eachBackend(t, testBusyStartRetries) }
+
+func testBusyStartRetries(t *testing.T, b backend) {
 	data := copySample(t)
 	addNotes(t, data, 40)
 	idx := filepath.Join(t.TempDir(), "idx")
-	a := exec.Command(binary, "reindex", "--data-folder", data, "--index-folder", idx)
+	a := b.command("reindex", "--data-folder", data, "--index-folder", idx)
 	aLogs := &testutil.SyncBuffer{}
 	a.Stderr = aLogs
 	if err := a.Start(); err != nil {
@@ -257,10 +275,10 @@ func TestBusyStartRetries(t *testing.T) {
 	t.Cleanup(func() { a.Process.Kill(); a.Wait() })
 	waitFor(t, aLogs, "reindex: ")
 
-	b := startRaw(t, serverArgs(data, "--index-folder", idx)...)
-	b.initialize(`1`)
-	waitFor(t, b.logs, "initial reindex waits")
-	res := b.tool(`"w"`, "search", map[string]any{"query": "warehouse ledger"})
+	srv := b.startRaw(t, serverArgs(data, "--index-folder", idx)...)
+	srv.initialize(`1`)
+	waitFor(t, srv.logs, "initial reindex waits")
+	res := srv.tool(`"w"`, "search", map[string]any{"query": "warehouse ledger"})
 	var out struct {
 		IndexState *engine.IndexState `json:"index_state"`
 	}
@@ -270,9 +288,47 @@ func TestBusyStartRetries(t *testing.T) {
 	}
 	a.Process.Kill() // before its first checkpoint: nothing committed
 	a.Wait()
-	waitFor(t, b.logs, "initial reindex done")
-	if p := b.searchPaths(`"after"`, sampleQueries[0].query); len(p) == 0 || p[0] != sampleQueries[0].path {
-		t.Errorf("no results after the initial reindex ran:\n%s", b.logs.String())
+	waitFor(t, srv.logs, "initial reindex done")
+	if p := srv.searchPaths(`"after"`, sampleQueries[0].query); len(p) == 0 || p[0] != sampleQueries[0].path {
+		t.Errorf("no results after the initial reindex ran:\n%s", srv.logs.String())
 	}
-	b.close()
+	srv.close()
+}
+
+// TestKilledReindexKeepsIndex: a forced reindex killed outright (SIGKILL:
+// no chance to clean up) while it embeds leaves the previous index sound
+// and searchable on either backend, its lock dies with it, and the next
+// reindex completes.
+func TestKilledReindexKeepsIndex(t *testing.T) { eachBackend(t, testKilledReindexKeepsIndex) }
+
+func testKilledReindexKeepsIndex(t *testing.T, b backend) {
+	data := copySample(t)
+	d := []string{"--data-folder", data, "--index-folder", filepath.Join(t.TempDir(), "idx")}
+	if code, _, stderr := b.run(t, append([]string{"reindex"}, d...)...); code != 0 {
+		t.Fatalf("reindex: exit %d\n%s", code, stderr)
+	}
+	large := filepath.Join(data, "large.txt")
+	if err := os.WriteFile(large, []byte(largeText(400_000, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _ := startReindex(t, b, 128, append([]string{"--force"}, d...)...)
+	cmd.Process.Kill()
+	cmd.Wait()
+	checkLeftClean(t, b, d[1], d[3])
+	searchFinds := func(when string) {
+		t.Helper()
+		for _, q := range sampleQueries {
+			code, stdout, stderr := b.run(t, append([]string{"search", "--json", "--top-k", "1", q.query}, d...)...)
+			var out struct{ Results []engine.Result }
+			if json.Unmarshal([]byte(stdout), &out); code != 0 || len(out.Results) == 0 || out.Results[0].Path != q.path {
+				t.Errorf("%s: %q finds %+v, want %s (exit %d)\n%s", when, q.query, out.Results, q.path, code, stderr)
+			}
+		}
+	}
+	searchFinds("after the kill")
+	os.Remove(large)
+	if code, r, stderr := reindexJSON(t, b, d...); code != 0 || r.FilesFailed != 0 || r.ChunksTotal == 0 {
+		t.Errorf("reindex after the kill: exit %d, %+v\n%s", code, r, stderr)
+	}
+	searchFinds("after the next reindex")
 }

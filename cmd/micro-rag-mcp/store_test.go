@@ -1,8 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
+	"math"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -86,16 +88,9 @@ func mustStore(t *testing.T, s string) index.StoreURL {
 // (debug logs included) shows the password; a server that cannot be
 // reached is an error that does not show it either.
 func TestStoreOnPostgres(t *testing.T) {
-	srv, err := pgtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Stop() })
-	db, err := srv.NewDatabase(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dsn := srv.DSN(db)
+	srv := pgtest.Shared(t)
+	dsn := pgtest.Database(t)
+	db := strings.TrimPrefix(mustURL(t, dsn).Path, "/")
 	data := copySample(t)
 	noSecret := func(step, out string) {
 		t.Helper()
@@ -114,7 +109,7 @@ func TestStoreOnPostgres(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "employee-handbook-leave.docx") {
 		t.Errorf("search: exit %d\n%s%s", code, stdout, stderr)
 	}
-	code, m, stderr := statusJSON(t, "--data-folder", data, "--store", dsn)
+	code, m, stderr := statusJSON(t, backend{dsn: dsn}, "--data-folder", data)
 	noSecret("status", stderr+string(m["store"])+string(m["last_run_error"]))
 	var store string
 	json.Unmarshal(m["store"], &store)
@@ -134,4 +129,67 @@ func TestStoreOnPostgres(t *testing.T) {
 	if code != 2 || strings.Contains(stdout+stderr, storeSecret) || !strings.Contains(stderr, "127.0.0.1:1") {
 		t.Errorf("search on an unreachable store: exit %d\n%s%s", code, stdout, stderr)
 	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestCommandsAgreeAcrossBackends: reindex, search, status and list print
+// the same JSON for one folder on either backend, but for what says where
+// the index lives and when (index_folder, store, index_bytes, times), and
+// search scores, which may differ in the last digits.
+func TestCommandsAgreeAcrossBackends(t *testing.T) {
+	data := copySample(t)
+	commands := [][]string{{"reindex"}, {"search", "--top-k", "5", "--score-threshold", "0", sampleQueries[3].query}, {"status"}, {"list"}}
+	where := map[string]bool{"index_folder": true, "store": true, "index_bytes": true, "last_reindex": true, "elapsed_ms": true}
+	outs := map[bool][]any{}
+	eachBackend(t, func(t *testing.T, b backend) {
+		idx := filepath.Join(t.TempDir(), "idx")
+		for _, args := range commands {
+			code, stdout, stderr := b.run(t, append(args, "--data-folder", data, "--index-folder", idx, "--json")...)
+			var v any
+			if err := json.Unmarshal([]byte(stdout), &v); code != 0 || err != nil {
+				t.Fatalf("%s: exit %d, %v\n%s\n%s", args[0], code, err, stdout, stderr)
+			}
+			outs[b.postgres()] = append(outs[b.postgres()], normalize(v, where))
+		}
+	})
+	if len(outs[false]) != len(commands) || len(outs[true]) != len(commands) {
+		t.Fatal("a backend did not run every command")
+	}
+	for i, args := range commands {
+		local, _ := json.MarshalIndent(outs[false][i], "", " ")
+		pg, _ := json.MarshalIndent(outs[true][i], "", " ")
+		if string(local) != string(pg) {
+			t.Errorf("%s prints differently:\nlocal:\n%s\npostgres:\n%s", args[0], local, pg)
+		}
+	}
+}
+
+// normalize blanks the members named in where and rounds numbers to four
+// decimals, recursively.
+func normalize(v any, where map[string]bool) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if where[k] {
+				v[k] = "(where)"
+			} else {
+				v[k] = normalize(x, where)
+			}
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = normalize(x, where)
+		}
+	case float64:
+		return math.Round(v*1e4) / 1e4
+	}
+	return v
 }

@@ -48,7 +48,9 @@ func checkNoControls(t *testing.T, what, out string) {
 // terminal with their control characters escaped visibly, in search
 // results, status, the reindex summary and error messages; --json stays
 // valid JSON that decodes to the exact names.
-func TestCLIEscapesTerminalControls(t *testing.T) {
+func TestCLIEscapesTerminalControls(t *testing.T) { eachBackend(t, testCLIEscapesTerminalControls) }
+
+func testCLIEscapesTerminalControls(t *testing.T, b backend) {
 	data := filepath.Join(t.TempDir(), "docs")
 	if err := os.Mkdir(data, 0o755); err != nil {
 		t.Fatal(err)
@@ -59,7 +61,7 @@ func TestCLIEscapesTerminalControls(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(data, evilPDF), []byte("%PDF-1.7 not really"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runBinary(t, "reindex", "--data-folder", data)
+	code, stdout, stderr := b.run(t, "reindex", "--data-folder", data)
 	if code != 0 {
 		t.Fatalf("reindex: exit %d\n%s", code, stderr)
 	}
@@ -69,7 +71,7 @@ func TestCLIEscapesTerminalControls(t *testing.T) {
 	}
 
 	query := "Zanzibar tide gauge drifted after the storm"
-	code, stdout, stderr = runBinary(t, "search", "--data-folder", data, query)
+	code, stdout, stderr = b.run(t, "search", "--data-folder", data, query)
 	if code != 0 {
 		t.Fatalf("search: exit %d\n%s", code, stderr)
 	}
@@ -80,7 +82,7 @@ func TestCLIEscapesTerminalControls(t *testing.T) {
 		}
 	}
 
-	code, stdout, stderr = runBinary(t, "search", "--data-folder", data, "--json", query)
+	code, stdout, stderr = b.run(t, "search", "--data-folder", data, "--json", query)
 	if code != 0 {
 		t.Fatalf("search --json: exit %d\n%s", code, stderr)
 	}
@@ -97,7 +99,7 @@ func TestCLIEscapesTerminalControls(t *testing.T) {
 		t.Errorf("search --json does not decode to the exact name and text: %+v", found.Results)
 	}
 
-	code, stdout, stderr = runBinary(t, "status", "--data-folder", data)
+	code, stdout, stderr = b.run(t, "status", "--data-folder", data)
 	if code != 0 {
 		t.Fatalf("status: exit %d\n%s", code, stderr)
 	}
@@ -107,7 +109,7 @@ func TestCLIEscapesTerminalControls(t *testing.T) {
 			t.Errorf("status lacks the visible escape %s:\n%s", want, stdout)
 		}
 	}
-	code, stdout, stderr = runBinary(t, "status", "--data-folder", data, "--json")
+	code, stdout, stderr = b.run(t, "status", "--data-folder", data, "--json")
 	checkNoControls(t, "status --json", stdout+stderr)
 	var st struct {
 		Failed []struct {
@@ -128,13 +130,13 @@ func TestCLIEscapesTerminalControls(t *testing.T) {
 		if cmd == "search" {
 			args = append(args, query)
 		}
-		code, stdout, stderr = runBinary(t, args...)
+		code, stdout, stderr = b.run(t, args...)
 		if code == 0 || !strings.Contains(stderr, `gone\x1b]0;pwned\x07`) {
 			t.Errorf("%s on a missing folder: exit %d, stderr %q", cmd, code, stderr)
 		}
 		checkNoControls(t, cmd+" error", stdout+stderr)
 	}
-	code, stdout, stderr = runBinary(t, "search", "--data-folder", data, "--\x1b]0;pwned\x07", query)
+	code, stdout, stderr = b.run(t, "search", "--data-folder", data, "--\x1b]0;pwned\x07", query)
 	if code != 2 || !strings.Contains(stderr, `-\x1b]0;pwned\x07`) {
 		t.Errorf("unknown flag: exit %d, stderr %q", code, stderr)
 	}
@@ -145,7 +147,9 @@ func TestCLIEscapesTerminalControls(t *testing.T) {
 // resource links, file names and snippets come with their control
 // characters escaped as the CLI prints them; structuredContent keeps the
 // exact name.
-func TestMCPEscapesTerminalControls(t *testing.T) {
+func TestMCPEscapesTerminalControls(t *testing.T) { eachBackend(t, testMCPEscapesTerminalControls) }
+
+func testMCPEscapesTerminalControls(t *testing.T, b backend) {
 	data := filepath.Join(t.TempDir(), "docs")
 	if err := os.Mkdir(data, 0o755); err != nil {
 		t.Fatal(err)
@@ -153,14 +157,14 @@ func TestMCPEscapesTerminalControls(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(data, evilName), []byte(evilText), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := startRaw(t, serverArgs(data, "--watch=false")...)
+	s := b.startRaw(t, serverArgs(data, "--watch=false")...)
 	s.initialize(`1`)
 	query := "Zanzibar tide gauge drifted after the storm"
 	s.waitIndexed(query, evilName)
 	res := s.tool(`"q"`, "search", map[string]any{"query": query})
-	b, _ := json.Marshal(res["content"])
+	raw, _ := json.Marshal(res["content"])
 	var content []map[string]any
-	json.Unmarshal(b, &content)
+	json.Unmarshal(raw, &content)
 	var text strings.Builder
 	for _, c := range content {
 		fmt.Fprintln(&text, c["text"], c["name"], c["description"])

@@ -286,11 +286,15 @@ var shared *Server
 // Main starts one server for the test binary, runs its tests and stops it.
 // A server that does not start fails the run (never a skip: run make
 // setup). Call from TestMain.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain with set-up and tear-down of its own: it
+// returns the exit code instead of exiting.
+func Run(m *testing.M) int {
 	s, err := Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pgtest:", err)
-		os.Exit(1)
+		return 1
 	}
 	shared = s
 	code := m.Run()
@@ -300,7 +304,7 @@ func Main(m *testing.M) {
 			code = 1
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // Shared is the server Main started.

@@ -1,6 +1,6 @@
 """Independent MCP client (the PyPI `mcp` SDK) for micro-rag-mcp.
 
-Usage: python3 pyclient.py BINARY DATA_FOLDER QUERY
+Usage: python3 pyclient.py BINARY DATA_FOLDER QUERY [SERVER_FLAG...]
 
 Starts the server over stdio, lists its tools, waits for the initial index
 by repeating a search, reads around the first hit through resources, lists
@@ -29,11 +29,11 @@ def text_of(result):
     return "\n".join(getattr(c, "text", "") for c in result.content)
 
 
-async def main(binary, folder, query):
+async def main(binary, folder, query, extra):
     params = StdioServerParameters(
         command=binary,
         args=["--data-folder", folder, "--title", "py-docs",
-              "--inst", "Answers from the team docs.\nCite paths."],
+              "--inst", "Answers from the team docs.\nCite paths."] + extra,
     )
     out = {}
     async with stdio_client(params) as (read, write):
@@ -111,4 +111,4 @@ async def main(binary, folder, query):
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]))

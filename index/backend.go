@@ -82,6 +82,9 @@ type View interface {
 	// the stored vectors of chunks ids, in the order of ids; a chunk that
 	// is not live is an error.
 	Similarities(query []float32, ids []int64) ([]float32, error)
+	// Vectors are the stored vectors of chunks ids, in the order of ids;
+	// a chunk that is not live is an error.
+	Vectors(ids []int64) ([][]float32, error)
 	// ChunkVectors are the stored vectors of a file's live chunks by text
 	// hash (schema.TextHash), so a reindex re-embeds only changed text.
 	ChunkVectors(path string) map[uint64][]float32

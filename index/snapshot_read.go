@@ -149,6 +149,22 @@ func (sn *Snapshot) Similarities(query []float32, ids []int64) ([]float32, error
 	return out, nil
 }
 
+// Vectors are the stored vectors of live chunks ids, in the order of ids.
+func (sn *Snapshot) Vectors(ids []int64) ([][]float32, error) {
+	out := make([][]float32, len(ids))
+	for j, id := range ids {
+		if _, ok := sn.live.Get(id); !ok {
+			return nil, fmt.Errorf("chunk %d is not live", id)
+		}
+		v, err := sn.index.Reconstruct(id, nil)
+		if err != nil {
+			return nil, err
+		}
+		out[j] = v
+	}
+	return out, nil
+}
+
 // LexicalQuery tokenises query once for the keyword index, to be weighed
 // and searched (an empty index's query when there is no keyword index).
 func (sn *Snapshot) LexicalQuery(query string) KeywordQuery {

@@ -225,22 +225,35 @@ func (v *View) Search(query []float32, k int) ([]index.Hit, error) {
 // Similarities are the cosines of the query and the stored vectors of ids
 // (exact, computed here as the local index computes them).
 func (v *View) Similarities(query []float32, ids []int64) ([]float32, error) {
+	vecs, err := v.Vectors(ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(ids))
+	for i, vec := range vecs {
+		out[i] = dot(vec, query)
+	}
+	return out, nil
+}
+
+// Vectors are the stored vectors of live chunks ids, in the order of ids.
+func (v *View) Vectors(ids []int64) ([][]float32, error) {
 	for _, id := range ids {
 		if err := v.checkLive(id); err != nil {
 			return nil, err
 		}
 	}
-	vecs, err := v.vectorsOf(ids)
+	byID, err := v.vectorsOf(ids)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float32, len(ids))
+	out := make([][]float32, len(ids))
 	for i, id := range ids {
-		vec, ok := vecs[id]
+		vec, ok := byID[id]
 		if !ok {
 			return nil, fmt.Errorf("postgres: chunk %d has no vector", id)
 		}
-		out[i] = dot(vec, query)
+		out[i] = vec
 	}
 	return out, nil
 }

@@ -24,15 +24,7 @@ func TestBackgroundIsMeanCosine(t *testing.T) {
 	}
 	centroid := make([]float32, testDim)
 	probe := unitVec(rand.New(rand.NewPCG(9, 9)))
-	cos, err := snap.Similarities(probe, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want float64
-	for _, c := range cos {
-		want += float64(c)
-	}
-	want /= float64(len(cos))
+	want := meanCosine(t, snap, probe)
 	got, err := background(snap, probe)
 	if err != nil || math.Abs(got-want) > 1e-6 {
 		t.Fatalf("random query: background %v (%v), want the mean cosine %v", got, err, want)
@@ -154,4 +146,42 @@ func TestTopicGateCutsAStrayMatch(t *testing.T) {
 	if err != nil || len(res) == 0 {
 		t.Errorf("dense mode: %v, %v; want the stray match", res, err)
 	}
+}
+
+// The sample's centroid is kept per view: a search on another view (the
+// next commit) reads that view's folder, and going back reads the first's
+// again.
+func TestBackgroundFollowsTheView(t *testing.T) {
+	big, small := testSnapshot(t, 6), testSnapshot(t, 2)
+	probe := unitVec(rand.New(rand.NewPCG(4, 2)))
+	wantBig, wantSmall := meanCosine(t, big, probe), meanCosine(t, small, probe)
+	if math.Abs(wantBig-wantSmall) < 1e-3 {
+		t.Fatalf("the two folders give the probe the same mean cosine %v: the test could not tell them apart", wantBig)
+	}
+	for i, c := range []struct {
+		snap index.View
+		want float64
+	}{{big, wantBig}, {small, wantSmall}, {big, wantBig}} {
+		if got, err := background(c.snap, probe); err != nil || math.Abs(got-c.want) > 1e-6 {
+			t.Errorf("search %d: background %v (%v), want the view's mean cosine %v", i, got, err, c.want)
+		}
+	}
+}
+
+func meanCosine(t *testing.T, snap index.View, probe []float32) float64 {
+	t.Helper()
+	var ids []int64
+	for _, p := range snap.Paths() {
+		f, _ := snap.File(p)
+		ids = append(ids, f.ChunkIDs...)
+	}
+	cos, err := snap.Similarities(probe, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, c := range cos {
+		sum += float64(c)
+	}
+	return sum / float64(len(cos))
 }

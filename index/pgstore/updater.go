@@ -283,12 +283,8 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 			return err
 		}
 		if bulk {
-			// The graph is built in memory when it fits.
-			if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '1GB'"); err != nil {
+			if err := u.buildHNSW(ctx, tx); err != nil {
 				return err
-			}
-			if _, err := tx.Exec(ctx, q.createHNSW); err != nil {
-				return fmt.Errorf("build the HNSW index: %w", err)
 			}
 		}
 		if err := u.writeFiles(ctx, tx, changed); err != nil {

@@ -3,8 +3,10 @@ package pgstore
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -120,4 +122,39 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// A commit's live ids (merged from the last commit's, not sorted afresh)
+// are exactly its files' chunk ids, sorted, through puts, re-puts and
+// removals, also of a file added and removed before one commit.
+func TestLiveIDsAfterCommits(t *testing.T) {
+	dsn := pgtest.Database(t)
+	s := open(t, dsn, "idx", testVersion)
+	rng := rand.New(rand.NewPCG(7, 8))
+	u := begin(t, s)
+	defer u.Close()
+	for round := range 6 {
+		for f := range 5 {
+			switch (round + f) % 3 {
+			case 0:
+				put(t, u, makeDoc(rng, fmt.Sprintf("f%d.md", f), "one", "two", "three"))
+			case 1:
+				u.RemoveFile(fmt.Sprintf("f%d.md", f))
+			}
+		}
+		put(t, u, makeDoc(rng, "brief.md", "here and gone"))
+		u.RemoveFile("brief.md")
+		commit(t, u, schema.MidRun)
+		v := s.acquire()
+		var want []int64
+		for _, p := range v.Paths() {
+			f, _ := v.File(p)
+			want = append(want, f.ChunkIDs...)
+		}
+		slices.Sort(want)
+		if !slices.Equal(v.live, want) {
+			t.Errorf("round %d: live %v, files' chunks %v", round, v.live, want)
+		}
+		v.Release()
+	}
 }

@@ -434,15 +434,17 @@ func (u *Updater) published(ctx context.Context, gen int64, last string, lex *le
 // ones, then the added ones (all above head's, in order). A merge, not a
 // sort of every id: a one-file commit into 1M chunks sorted 1M ids.
 func (u *Updater) liveIDs() []int64 {
-	gone := make(map[int64]bool, len(u.removeIDs))
-	for _, id := range u.removeIDs {
-		gone[id] = true
-	}
+	gone := slices.Sorted(slices.Values(u.removeIDs))
 	live := make([]int64, 0, u.live)
+	j := 0
 	for _, id := range u.head.live {
-		if !gone[id] {
-			live = append(live, id)
+		for j < len(gone) && gone[j] < id {
+			j++
 		}
+		if j < len(gone) && gone[j] == id {
+			continue
+		}
+		live = append(live, id)
 	}
 	for i := range u.addRecs {
 		live = append(live, u.addRecs[i].ID)

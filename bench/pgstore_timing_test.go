@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -24,6 +25,7 @@ var (
 	pgEfs   = flag.String("pgstore.ef", "100,200,400,800,exact", "hnsw.ef_search values the Postgres searches run with (exact: no index)")
 	pgM     = flag.Int("pgstore.m", 0, "HNSW m of the Postgres index (0: pgstore.DefaultHNSW)")
 	pgEfc   = flag.Int("pgstore.efc", 0, "HNSW ef_construction of the Postgres index (0: pgstore.DefaultHNSW)")
+	pgConf  = flag.String("pgstore.conf", "", "PostgreSQL settings for the run's server, name=value separated by commas (shared_buffers=2GB); needs -pgstore.dir")
 	pgDir   = flag.String("pgstore.dir", "", "keep the PostgreSQL server's folder and the local indexes here; a size this folder already holds a finished run of is only searched (re-measure searches on an idle machine)")
 )
 
@@ -139,12 +141,19 @@ func BenchmarkPgstore(b *testing.B) {
 // temporary folder.
 func startBenchServer() (*pgtest.Server, error) {
 	if *pgDir == "" {
+		if *pgConf != "" {
+			return nil, errors.New("-pgstore.conf needs -pgstore.dir")
+		}
 		return pgtest.Start()
 	}
 	if err := os.MkdirAll(*pgDir, 0o755); err != nil {
 		return nil, err
 	}
-	return pgtest.StartKept(filepath.Join(*pgDir, "postgres"))
+	var conf []string
+	if *pgConf != "" {
+		conf = strings.Split(*pgConf, ",")
+	}
+	return pgtest.StartKept(filepath.Join(*pgDir, "postgres"), conf...)
 }
 
 // built reports whether -pgstore.dir holds a finished run of size.
@@ -221,8 +230,8 @@ func ingest(b *testing.B, be index.Backend, vecs []float32) index.Updater {
 	return w
 }
 
-// oneFileCommits times five commits of a one-file change: new text and
-// vectors for file 0's chunks.
+// oneFileCommits times five commits of a one-file change (new text and
+// vectors for file 0's chunks) and five of a new mtime only.
 func oneFileCommits(b *testing.B, w index.Updater, vecs []float32) {
 	var commits []time.Duration
 	for round := range 5 {
@@ -234,6 +243,18 @@ func oneFileCommits(b *testing.B, w index.Updater, vecs []float32) {
 		commits = append(commits, time.Since(start))
 	}
 	b.ReportMetric(percentile(commits, 0.5), "commit1-ms")
+	// A commit that writes no chunk (a new mtime for file 1): what a
+	// commit costs besides the chunks, round trips and publishing.
+	commits = commits[:0]
+	for round := range 5 {
+		start := time.Now()
+		w.TouchFile(fmt.Sprintf("syn/%05d.txt", 1), float64(100+round), 1)
+		if err := w.Commit(schema.EndOfRun); err != nil {
+			b.Fatal(err)
+		}
+		commits = append(commits, time.Since(start))
+	}
+	b.ReportMetric(percentile(commits, 0.5), "touch-ms")
 	reportLoad(b)
 }
 

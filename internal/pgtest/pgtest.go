@@ -40,7 +40,8 @@ type Server struct {
 	bin      string
 	dir      string // holds data/ and the log; removed by Stop unless kept
 	runAs    []string
-	kept     bool // StartKept's: Stop leaves the folder
+	kept     bool     // StartKept's: Stop leaves the folder
+	settings []string // StartKept's: name=value, given to the server at start
 }
 
 // Bin finds the PostgreSQL binaries: $MICRO_RAG_PG_BIN, else
@@ -96,7 +97,8 @@ func Start() (*Server, error) {
 // it): the first call initialises it, later ones
 // start on the data already there, so a benchmark can search what an
 // earlier run built. The superuser's password is kept in dir (mode 0600).
-func StartKept(dir string) (*Server, error) {
+// settings (name=value, such as shared_buffers=2GB) apply to this start.
+func StartKept(dir string, settings ...string) (*Server, error) {
 	s, uid, gid, err := newServer()
 	if err != nil {
 		return nil, err
@@ -104,7 +106,7 @@ func StartKept(dir string) (*Server, error) {
 	if s.dir, err = filepath.Abs(dir); err != nil {
 		return nil, err
 	}
-	s.kept = true
+	s.kept, s.settings = true, settings
 	pw := filepath.Join(s.dir, "superuser-password")
 	if raw, err := os.ReadFile(pw); err == nil {
 		s.Password = strings.TrimSpace(string(raw))
@@ -228,6 +230,9 @@ func (s *Server) startOn(data string) error {
 			return err
 		}
 		opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c fsync=off -c max_connections=200", s.Port)
+		for _, kv := range s.settings {
+			opts += " -c " + kv
+		}
 		var out []byte
 		if out, err = s.run("pg_ctl", "-D", data, "-l", filepath.Join(s.dir, "log"), "-o", opts, "-w", "-t", "60", "start"); err == nil {
 			break

@@ -158,3 +158,25 @@ func TestLiveIDsAfterCommits(t *testing.T) {
 		v.Release()
 	}
 }
+
+// ef_search above pgvector's limit (1000) and a k above it are lowered to
+// the limit instead of failing the query ("outside the valid range").
+func TestEfSearchAboveLimit(t *testing.T) {
+	dsn := pgtest.Database(t)
+	s := open(t, dsn, "idx", testVersion)
+	rng := rand.New(rand.NewPCG(9, 10))
+	u := begin(t, s)
+	defer u.Close()
+	d := makeDoc(rng, "a.md", "one", "two", "three")
+	put(t, u, d)
+	commit(t, u, schema.EndOfRun)
+	s.SetEfSearch(1600)
+	v := s.acquire()
+	defer v.Release()
+	for _, k := range []int{3, 1200} {
+		got, err := v.Nearest(d.vecs[:testDim], k)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("k %d: %v, %v", k, got, err)
+		}
+	}
+}

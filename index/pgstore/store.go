@@ -78,6 +78,10 @@ type HNSW struct {
 // query's k raises it when larger.
 const DefaultEfSearch = 800
 
+// MaxEfSearch is the largest hnsw.ef_search pgvector accepts (0.8: 1000);
+// larger values are lowered to it.
+const MaxEfSearch = 1000
+
 // DefaultHNSW are the build parameters of new indexes: with pgvector's own
 // (16, 64) recall@10 was 0.97 at ef_search 200 on 10k benchmark vectors,
 // with these 0.99.

@@ -128,11 +128,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // are exactly its files' chunk ids, sorted, through puts, re-puts and
 // removals, also of a file added and removed before one commit.
 func TestLiveIDsAfterCommits(t *testing.T) {
-	dsn := pgtest.Database(t)
-	s := open(t, dsn, "idx", testVersion)
-	rng := rand.New(rand.NewPCG(7, 8))
-	u := begin(t, s)
-	defer u.Close()
+	s, u, rng := writer(t, 7, 8)
 	for round := range 6 {
 		for f := range 5 {
 			switch (round + f) % 3 {
@@ -162,11 +158,7 @@ func TestLiveIDsAfterCommits(t *testing.T) {
 // ef_search above pgvector's limit (1000) and a k above it are lowered to
 // the limit instead of failing the query ("outside the valid range").
 func TestEfSearchAboveLimit(t *testing.T) {
-	dsn := pgtest.Database(t)
-	s := open(t, dsn, "idx", testVersion)
-	rng := rand.New(rand.NewPCG(9, 10))
-	u := begin(t, s)
-	defer u.Close()
+	s, u, rng := writer(t, 9, 10)
 	d := makeDoc(rng, "a.md", "one", "two", "three")
 	put(t, u, d)
 	commit(t, u, schema.EndOfRun)
@@ -179,4 +171,14 @@ func TestEfSearchAboveLimit(t *testing.T) {
 			t.Fatalf("k %d: %v, %v", k, got, err)
 		}
 	}
+}
+
+// writer opens an index in a new database and takes its writer role
+// (closed when the test ends).
+func writer(t *testing.T, seed1, seed2 uint64) (*Store, *Updater, *rand.Rand) {
+	t.Helper()
+	s := open(t, pgtest.Database(t), "idx", testVersion)
+	u := begin(t, s)
+	t.Cleanup(func() { u.Close() })
+	return s, u, rand.New(rand.NewPCG(seed1, seed2))
 }

@@ -2,9 +2,11 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +25,8 @@ var (
 	pgEfs   = flag.String("pgstore.ef", "100,200,400,800,exact", "hnsw.ef_search values the Postgres searches run with (exact: no index)")
 	pgM     = flag.Int("pgstore.m", 0, "HNSW m of the Postgres index (0: pgstore.DefaultHNSW)")
 	pgEfc   = flag.Int("pgstore.efc", 0, "HNSW ef_construction of the Postgres index (0: pgstore.DefaultHNSW)")
+	pgConf  = flag.String("pgstore.conf", "", "PostgreSQL settings for the run's server, name=value separated by commas (shared_buffers=2GB); needs -pgstore.dir")
+	pgDir   = flag.String("pgstore.dir", "", "keep the PostgreSQL server's folder and the local indexes here; a size this folder already holds a finished run of is only searched (re-measure searches on an idle machine)")
 )
 
 // pgChunksPerFile: the ingest puts files of 100 chunks; pgIncrFiles is
@@ -46,7 +50,7 @@ const (
 // -pgstore.ef; the searches call View.Nearest (the backend alone, no
 // engine, no embedding).
 func BenchmarkPgstore(b *testing.B) {
-	srv, err := pgtest.Start()
+	srv, err := startBenchServer()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,6 +66,7 @@ func BenchmarkPgstore(b *testing.B) {
 		}
 		efs = append(efs, e)
 	}
+	ctx := context.Background()
 	for _, size := range strings.Split(*pgSizes, ",") {
 		n := parseSize(size)
 		vecs := syntheticVectors(n, baseVectors(b), uint64(n)+7)
@@ -71,25 +76,29 @@ func BenchmarkPgstore(b *testing.B) {
 				want[i] = append(want[i], int64(id)+1) // chunk ids start at 1
 			}
 		}
+		kept := *pgDir != "" && built(size)
 		b.Run("chunks="+size+"/backend=local", func(b *testing.B) {
-			dir, err := os.MkdirTemp("", "pgstore-bench-local-")
+			dir, done, err := localDir(size)
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer os.RemoveAll(dir)
+			defer done()
 			s, err := index.Open(dir, benchVersion, index.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer s.Close()
 			be := index.Local(s)
+			if kept {
+				measureSearch(b, be, qv, want, n)
+				return
+			}
 			w := ingest(b, be, vecs)
 			defer w.Close()
-			measureSearch(b, be, qv, want)
+			measureSearch(b, be, qv, want, n)
 			oneFileCommits(b, w, vecs)
 		})
-		ctx := context.Background()
-		db, err := srv.NewDatabase(ctx)
+		db, err := benchDatabase(ctx, srv, size, kept)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -98,10 +107,12 @@ func BenchmarkPgstore(b *testing.B) {
 			b.Fatal(err)
 		}
 		var w index.Updater
-		b.Run("chunks="+size+"/backend=postgres/ingest", func(b *testing.B) {
-			w = ingest(b, s, vecs)
-			reportSize(b, srv, db)
-		})
+		if !kept {
+			b.Run("chunks="+size+"/backend=postgres/ingest", func(b *testing.B) {
+				w = ingest(b, s, vecs)
+				reportSize(b, srv, db)
+			})
+		}
 		for _, ef := range efs {
 			name := strconv.Itoa(ef)
 			if ef == pgstore.ExactSearch {
@@ -109,13 +120,72 @@ func BenchmarkPgstore(b *testing.B) {
 			}
 			b.Run("chunks="+size+"/backend=postgres/ef="+name, func(b *testing.B) {
 				s.SetEfSearch(ef)
-				measureSearch(b, s, qv, want)
+				measureSearch(b, s, qv, want, n)
 			})
 		}
-		b.Run("chunks="+size+"/backend=postgres/commit", func(b *testing.B) { oneFileCommits(b, w, vecs) })
-		w.Close()
+		if !kept {
+			b.Run("chunks="+size+"/backend=postgres/commit", func(b *testing.B) { oneFileCommits(b, w, vecs) })
+			w.Close()
+			if *pgDir != "" {
+				if err := os.WriteFile(filepath.Join(*pgDir, "built-"+size), nil, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
 		s.Close()
 	}
+}
+
+// startBenchServer starts the run's PostgreSQL: in -pgstore.dir when set
+// (kept, and started on the data an earlier run left there), else in a
+// temporary folder.
+func startBenchServer() (*pgtest.Server, error) {
+	if *pgDir == "" {
+		if *pgConf != "" {
+			return nil, errors.New("-pgstore.conf needs -pgstore.dir")
+		}
+		return pgtest.Start()
+	}
+	if err := os.MkdirAll(*pgDir, 0o755); err != nil {
+		return nil, err
+	}
+	var conf []string
+	if *pgConf != "" {
+		conf = strings.Split(*pgConf, ",")
+	}
+	return pgtest.StartKept(filepath.Join(*pgDir, "postgres"), conf...)
+}
+
+// built reports whether -pgstore.dir holds a finished run of size.
+func built(size string) bool {
+	_, err := os.Stat(filepath.Join(*pgDir, "built-"+size))
+	return err == nil
+}
+
+// localDir is the local index folder of size: kept in -pgstore.dir, else
+// a temporary folder, removed by done.
+func localDir(size string) (dir string, done func(), err error) {
+	if *pgDir != "" {
+		return filepath.Join(*pgDir, "local-"+size), func() {}, nil
+	}
+	dir, err = os.MkdirTemp("", "pgstore-bench-local-")
+	return dir, func() { os.RemoveAll(dir) }, err
+}
+
+// benchDatabase is the database of size: a new one, or in -pgstore.dir
+// bench_<size>, made unless kept says the earlier run's is there.
+func benchDatabase(ctx context.Context, srv *pgtest.Server, size string, kept bool) (string, error) {
+	if *pgDir == "" {
+		return srv.NewDatabase(ctx)
+	}
+	name := "bench_" + strings.ToLower(size)
+	if kept {
+		return name, nil
+	}
+	if err := srv.DropDatabase(ctx, name); err != nil {
+		return "", err
+	}
+	return name, srv.CreateDatabase(ctx, name)
 }
 
 var benchVersion = schema.Version{Schema: schema.SchemaVersion, Model: "bench", Dim: embed.Dim, ChunkSize: 1, ChunkOverlap: 0, MaxTokens: 1}
@@ -156,11 +226,12 @@ func ingest(b *testing.B, be index.Backend, vecs []float32) index.Updater {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(n-(files-incr)*pgChunksPerFile)/time.Since(start).Seconds(), "incr-chunks/s")
+	reportLoad(b)
 	return w
 }
 
-// oneFileCommits times five commits of a one-file change: new text and
-// vectors for file 0's chunks.
+// oneFileCommits times five commits of a one-file change (new text and
+// vectors for file 0's chunks) and five of a new mtime only.
 func oneFileCommits(b *testing.B, w index.Updater, vecs []float32) {
 	var commits []time.Duration
 	for round := range 5 {
@@ -172,6 +243,19 @@ func oneFileCommits(b *testing.B, w index.Updater, vecs []float32) {
 		commits = append(commits, time.Since(start))
 	}
 	b.ReportMetric(percentile(commits, 0.5), "commit1-ms")
+	// A commit that writes no chunk (a new mtime for file 1): what a
+	// commit costs besides the chunks, round trips and publishing.
+	commits = commits[:0]
+	for round := range 5 {
+		start := time.Now()
+		w.TouchFile(fmt.Sprintf("syn/%05d.txt", 1), float64(100+round), 1)
+		if err := w.Commit(schema.EndOfRun); err != nil {
+			b.Fatal(err)
+		}
+		commits = append(commits, time.Since(start))
+	}
+	b.ReportMetric(percentile(commits, 0.5), "touch-ms")
+	reportLoad(b)
 }
 
 // putBenchFile puts file f: its chunks' vectors, texts that name round.
@@ -191,7 +275,7 @@ func putBenchFile(b *testing.B, w index.Updater, f int, vecs []float32, round in
 
 // measureSearch times View.Nearest for every query (two rounds; the first
 // warms caches and is not counted) and its recall@10 against want.
-func measureSearch(b *testing.B, be index.Backend, qv []float32, want [][]int64) {
+func measureSearch(b *testing.B, be index.Backend, qv []float32, want [][]int64, n int) {
 	v := be.Acquire()
 	defer v.Release()
 	var times []time.Duration
@@ -209,7 +293,7 @@ func measureSearch(b *testing.B, be index.Backend, qv []float32, want [][]int64)
 			}
 			times = append(times, time.Since(start))
 			for _, m := range got {
-				if slices.Contains(want[i], m.ID) {
+				if slices.Contains(want[i], originalID(m.ID, n)) {
 					hits++
 				}
 			}
@@ -219,6 +303,31 @@ func measureSearch(b *testing.B, be index.Backend, qv []float32, want [][]int64)
 	b.ReportMetric(percentile(times, 0.5), "p50-ms")
 	b.ReportMetric(percentile(times, 0.95), "p95-ms")
 	b.ReportMetric(float64(hits)/float64(total), "recall@10")
+	reportLoad(b)
+}
+
+// originalID maps the ids oneFileCommits gave file 0's chunks (from n+1
+// on, 100 a round, the same vectors) back to the ingest's, so a kept
+// index searched again scores as before its commits.
+func originalID(id int64, n int) int64 {
+	if id <= int64(n) {
+		return id
+	}
+	return (id-int64(n)-1)%pgChunksPerFile + 1
+}
+
+// reportLoad reports the one-minute load average: the machine's cores are
+// shared, and timings taken under load are slower.
+func reportLoad(b *testing.B) {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return
+	}
+	if f := strings.Fields(string(raw)); len(f) > 0 {
+		if l, err := strconv.ParseFloat(f[0], 64); err == nil {
+			b.ReportMetric(l, "load1")
+		}
+	}
 }
 
 // reportSize reports the database's size on disk after the ingest.

@@ -69,7 +69,12 @@ func openBackend(ctx context.Context, cfg index.BackendConfig) (index.Backend, e
 // without the model: what status and list show.
 func summary(ctx context.Context, cfg index.BackendConfig) (index.Summary, error) {
 	var sum index.Summary
-	conn, err := pgx.Connect(ctx, ownParams(cfg.URL, &Options{}))
+	// build_memory is taken out too: pgx would send it as a setting.
+	dsn, _, err := takeBuildMemory(ownParams(cfg.URL, &Options{}))
+	if err != nil {
+		return sum, err
+	}
+	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return sum, fmt.Errorf("postgres: %w", err)
 	}

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
@@ -13,10 +14,16 @@ import (
 // --store postgres://... reaches this package through the seam: the
 // backend opens by URL, writes, and the summary (status, list) reads the
 // commit without the model; a read-only open of a schema never written
-// creates nothing and serves an empty index.
+// creates nothing and serves an empty index. The URL carries the
+// parameters this package takes for itself, which the server would refuse.
 func TestDriverThroughSeam(t *testing.T) {
 	ctx := context.Background()
-	u, err := index.ParseStoreURL(pgtest.Database(t))
+	dsn := pgtest.Database(t)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	u, err := index.ParseStoreURL(dsn + sep + BuildMemoryParam + "=512MB&" + KeywordParam + "=" + KeywordSegments)
 	if err != nil {
 		t.Fatal(err)
 	}

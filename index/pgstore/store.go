@@ -65,6 +65,13 @@ type Options struct {
 	// TextConfig is the full-text side's text search configuration
 	// (default DefaultTextConfig); each has its own column.
 	TextConfig string
+	// BuildMemory caps the maintenance_work_mem a commit that builds the
+	// HNSW graph asks for: it asks what the graph of its rows needs
+	// (about 3.6 KB a chunk at 384 dimensions, m 32; never less than the
+	// server's setting). A graph larger than this is built on disk, many
+	// times slower. Default DefaultBuildMemory; the store URL's
+	// build_memory parameter sets it when this is 0.
+	BuildMemory int64
 }
 
 // HNSW are pgvector's HNSW build parameters.
@@ -78,6 +85,10 @@ type HNSW struct {
 // 384-dimension vectors (200: 0.93, 400: 0.96; BENCHMARKS.md). The
 // query's k raises it when larger.
 const DefaultEfSearch = 800
+
+// MaxEfSearch is the largest hnsw.ef_search pgvector accepts (0.8: 1000);
+// larger values are lowered to it.
+const MaxEfSearch = 1000
 
 // DefaultHNSW are the build parameters of new indexes: with pgvector's own
 // (16, 64) recall@10 was 0.97 at ef_search 200 on 10k benchmark vectors,
@@ -111,6 +122,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TextConfig == "" {
 		o.TextConfig = DefaultTextConfig
+	}
+	if o.BuildMemory <= 0 {
+		o.BuildMemory = DefaultBuildMemory
 	}
 	if o.Compaction == (index.Compaction{}) {
 		o.Compaction = index.DefaultOptions().Compaction
@@ -148,6 +162,13 @@ type Store struct {
 // built for another model or chunking is served as empty (OpenErr says
 // so) and rebuilt by the next writer. Errors never carry the password.
 func Open(ctx context.Context, dsn, schemaName string, v schema.Version, opts Options) (*Store, error) {
+	dsn, mem, err := takeBuildMemory(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if opts.BuildMemory <= 0 {
+		opts.BuildMemory = mem
+	}
 	opts = opts.withDefaults()
 	if schemaName == "" || len(schemaName) > 63 {
 		return nil, fmt.Errorf("postgres: schema name must have 1 to 63 bytes, not %d", len(schemaName))
@@ -173,6 +194,7 @@ func Open(ctx context.Context, dsn, schemaName string, v schema.Version, opts Op
 	// until it has k rows, ranked as exact search ranks them.
 	cfg.ConnConfig.RuntimeParams["hnsw.iterative_scan"] = "strict_order"
 	cfg.AfterConnect = registerVector
+	cfg.ConnConfig.OnNotice = logNotice(opts.Logger)
 	if !opts.ReadOnly {
 		if err := ensureExtension(ctx, cfg.ConnConfig); err != nil {
 			return nil, scrubPassword(err, password)

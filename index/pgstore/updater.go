@@ -260,6 +260,11 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 		last = s.opts.Clock().UTC().Format(time.RFC3339)
 	}
 	changed := slices.Sorted(maps.Keys(u.changed))
+	names := make([]string, 0, len(lex.Segments()))
+	for _, r := range lex.Segments() {
+		names = append(names, r.Name)
+	}
+	began := time.Now()
 	err = pgx.BeginFunc(ctx, u.conn, func(tx pgx.Tx) error {
 		if u.reset {
 			for _, sql := range q.reset {
@@ -268,55 +273,66 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 				}
 			}
 		}
-		if len(u.removeIDs) > 0 {
-			if _, err := tx.Exec(ctx, q.markDead, u.removeIDs, gen); err != nil {
-				return err
-			}
-		}
+		// The statements around the copies go in two round trips (a
+		// batch runs in order and stops at the first error).
 		bulk := len(u.addRecs) >= s.opts.BulkMin && len(u.addRecs) >= len(u.head.live)
+		var before pgx.Batch
+		if len(u.removeIDs) > 0 {
+			before.Queue(q.markDead, u.removeIDs, gen)
+		}
+		if len(changed) > 0 {
+			before.Queue(q.deleteFiles, changed)
+		}
 		if bulk {
-			if _, err := tx.Exec(ctx, q.dropHNSW); err != nil {
-				return err
-			}
+			before.Queue(q.dropHNSW)
+		}
+		if err := runBatch(ctx, tx, &before); err != nil {
+			return err
 		}
 		if err := u.copyChunks(ctx, tx); err != nil {
 			return err
 		}
 		if bulk {
-			// The graph is built in memory when it fits.
-			if _, err := tx.Exec(ctx, "SET LOCAL maintenance_work_mem = '1GB'"); err != nil {
+			if err := u.buildHNSW(ctx, tx); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, q.createHNSW); err != nil {
-				return fmt.Errorf("build the HNSW index: %w", err)
-			}
 		}
-		if err := u.writeFiles(ctx, tx, changed); err != nil {
+		if err := u.copyFiles(ctx, tx, changed); err != nil {
 			return err
 		}
+		var after pgx.Batch
 		if raw != nil {
-			if _, err := tx.Exec(ctx, q.insertSegment, lexical.SegmentName(gen), raw); err != nil {
-				return err
-			}
+			after.Queue(q.insertSegment, lexical.SegmentName(gen), raw)
 		}
-		names := make([]string, 0, len(lex.Segments()))
-		for _, r := range lex.Segments() {
-			names = append(names, r.Name)
-		}
-		if _, err := tx.Exec(ctx, q.deleteUnlisted, names); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, q.purge, s.opts.Grace.String()); err != nil {
-			return err
-		}
-		// The commit point: readers compare the generation.
-		_, err := tx.Exec(ctx, q.updateMeta, s.version.String(), gen, u.nextID, last, refs)
-		return err
+		after.Queue(q.deleteUnlisted, names)
+		after.Queue(q.purge, s.opts.Grace.String())
+		// The commit point, last: readers compare the generation.
+		after.Queue(q.updateMeta, s.version.String(), gen, u.nextID, last, refs)
+		return runBatch(ctx, tx, &after)
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: commit: %w", err)
 	}
-	return u.published(ctx, gen, last, lex, raw)
+	wrote, added, removed := time.Since(began), len(u.addRecs), len(u.removeIDs)
+	err = u.published(ctx, gen, last, lex, raw)
+	s.log.Debug("postgres: commit", "generation", gen, "added", added, "removed", removed,
+		"transaction", wrote, "publish", time.Since(began)-wrote)
+	return err
+}
+
+// runBatch sends b's statements in one round trip, in order.
+func runBatch(ctx context.Context, tx pgx.Tx, b *pgx.Batch) error {
+	if b.Len() == 0 {
+		return nil
+	}
+	br := tx.SendBatch(ctx, b)
+	for range b.Len() {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return err
+		}
+	}
+	return br.Close()
 }
 
 // copyChunks writes the added records and vectors with COPY (binary).
@@ -346,19 +362,17 @@ func (u *Updater) copyChunks(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
-// writeFiles replaces the entries of the changed paths.
-func (u *Updater) writeFiles(ctx context.Context, tx pgx.Tx, changed []string) error {
-	if len(changed) == 0 {
-		return nil
-	}
-	if _, err := tx.Exec(ctx, u.s.q.deleteFiles, changed); err != nil {
-		return err
-	}
+// copyFiles writes the entries of the changed paths (their old rows are
+// deleted before).
+func (u *Updater) copyFiles(ctx context.Context, tx pgx.Tx, changed []string) error {
 	var put []*schema.FileEntry
 	for _, p := range changed {
 		if f, ok := u.files[p]; ok {
 			put = append(put, f)
 		}
+	}
+	if len(put) == 0 {
+		return nil
 	}
 	_, err := tx.CopyFrom(ctx, u.s.q.filesTable,
 		[]string{"path", "mtime", "size", "checksum", "ext", "chunk_ids", "page_starts", "truncated"},
@@ -398,11 +412,7 @@ func (u *Updater) published(ctx context.Context, gen int64, last string, lex *le
 	}
 	v := &View{s: s, gen: gen, nextID: u.nextID, lastReindex: last, tombstones: tomb, files: maps.Clone(u.files), lex: lex}
 	v.paths = slices.Sorted(maps.Keys(v.files))
-	v.live = make([]int64, 0, u.live)
-	for _, f := range v.files {
-		v.live = append(v.live, f.ChunkIDs...)
-	}
-	slices.Sort(v.live)
+	v.live = u.liveIDs()
 	v.refs.Store(1)
 	keep := map[string]*lexical.Segment{}
 	for _, r := range lex.Segments() {
@@ -418,6 +428,28 @@ func (u *Updater) published(ctx context.Context, gen int64, last string, lex *le
 	u.changed = map[string]bool{}
 	u.dirty, u.reset = false, false
 	return nil
+}
+
+// liveIDs are the committed chunk ids, sorted: head's without the removed
+// ones, then the added ones (all above head's, in order). A merge, not a
+// sort of every id: a one-file commit into 1M chunks sorted 1M ids.
+func (u *Updater) liveIDs() []int64 {
+	gone := slices.Sorted(slices.Values(u.removeIDs))
+	live := make([]int64, 0, u.live)
+	j := 0
+	for _, id := range u.head.live {
+		for j < len(gone) && gone[j] < id {
+			j++
+		}
+		if j < len(gone) && gone[j] == id {
+			continue
+		}
+		live = append(live, id)
+	}
+	for i := range u.addRecs {
+		live = append(live, u.addRecs[i].ID)
+	}
+	return live
 }
 
 // Close gives up the writer role; uncommitted changes are dropped.

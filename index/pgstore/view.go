@@ -163,7 +163,8 @@ func (v *View) FileChunk(path string, i int) (schema.Record, bool, error) {
 }
 
 // Nearest returns up to k live chunks nearest the normalised query vector,
-// best first, by the HNSW index with ef_search = max(EfSearch, k).
+// best first, by the HNSW index with ef_search = max(EfSearch, k), at most
+// MaxEfSearch (the iterative scan goes on past it for a larger k).
 func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 	if k <= 0 || len(v.live) == 0 {
 		return nil, nil
@@ -177,7 +178,7 @@ func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 		// A sequential scan: every distance computed, no graph.
 		b.Queue("SELECT set_config('enable_indexscan', 'off', true)")
 	} else {
-		b.Queue("SELECT set_config('hnsw.ef_search', $1, true)", strconv.Itoa(max(ef, k)))
+		b.Queue("SELECT set_config('hnsw.ef_search', $1, true)", strconv.Itoa(min(max(ef, k), MaxEfSearch)))
 	}
 	b.Queue(v.s.q.nearest, query, v.nextID, v.gen, k)
 	br := v.pool().SendBatch(v.ctx(), b)

@@ -38,8 +38,10 @@ type Server struct {
 	User     string // the superuser
 	Password string
 	bin      string
-	dir      string // holds data/ and the log; removed by Stop
+	dir      string // holds data/ and the log; removed by Stop unless kept
 	runAs    []string
+	kept     bool     // StartKept's: Stop leaves the folder
+	settings []string // StartKept's: name=value, given to the server at start
 }
 
 // Bin finds the PostgreSQL binaries: $MICRO_RAG_PG_BIN, else
@@ -71,23 +73,11 @@ func Bin() (string, error) {
 // created in its postgres database (template1 too, so every database made
 // from it has the extension).
 func Start() (*Server, error) {
-	bin, err := Bin()
+	s, uid, gid, err := newServer()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Host: "127.0.0.1", User: "postgres", Password: randomHex(12), bin: bin}
-	uid, gid := -1, -1
-	if os.Geteuid() == 0 {
-		// initdb refuses root: run the server as nobody.
-		u, err := user.Lookup("nobody")
-		if err != nil {
-			return nil, fmt.Errorf("running as root and no user nobody to run PostgreSQL as: %w", err)
-		}
-		uid, _ = strconv.Atoi(u.Uid)
-		gid, _ = strconv.Atoi(u.Gid)
-		s.runAs = []string{"runuser", "-u", "nobody", "--"}
-	}
-	reapOrphans(bin, s.runAs)
+	reapOrphans(s.bin, s.runAs)
 	if s.dir, err = os.MkdirTemp("", dirPrefix); err != nil {
 		return nil, err
 	}
@@ -101,6 +91,61 @@ func Start() (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// StartKept starts a server whose folder dir outlives it (Stop leaves
+// it): the first call initialises it, later ones
+// start on the data already there, so a benchmark can search what an
+// earlier run built. The superuser's password is kept in dir (mode 0600).
+// settings (name=value, such as shared_buffers=2GB) apply to this start.
+func StartKept(dir string, settings ...string) (*Server, error) {
+	s, uid, gid, err := newServer()
+	if err != nil {
+		return nil, err
+	}
+	if s.dir, err = filepath.Abs(dir); err != nil {
+		return nil, err
+	}
+	s.kept, s.settings = true, settings
+	pw := filepath.Join(s.dir, "superuser-password")
+	if raw, err := os.ReadFile(pw); err == nil {
+		s.Password = strings.TrimSpace(string(raw))
+		if uid >= 0 {
+			if err := s.reachable(); err != nil {
+				return nil, err
+			}
+		}
+		return s, s.startOn(filepath.Join(s.dir, "data"))
+	}
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := s.start(uid, gid); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, os.WriteFile(pw, []byte(s.Password+"\n"), 0o600)
+}
+
+// newServer finds the binaries and whom to run them as.
+func newServer() (s *Server, uid, gid int, err error) {
+	bin, err := Bin()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	s = &Server{Host: "127.0.0.1", User: "postgres", Password: randomHex(12), bin: bin}
+	uid, gid = -1, -1
+	if os.Geteuid() == 0 {
+		// initdb refuses root: run the server as nobody.
+		u, err := user.Lookup("nobody")
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("running as root and no user nobody to run PostgreSQL as: %w", err)
+		}
+		uid, _ = strconv.Atoi(u.Uid)
+		gid, _ = strconv.Atoi(u.Gid)
+		s.runAs = []string{"runuser", "-u", "nobody", "--"}
+	}
+	return s, uid, gid, nil
 }
 
 const (
@@ -164,23 +209,7 @@ func (s *Server) start(uid, gid int) error {
 		return fmt.Errorf("initdb: %w: %s", err, out)
 	}
 	os.Remove(pwfile)
-	var err error
-	for try := 0; try < 5; try++ {
-		if s.Port, err = freePort(); err != nil {
-			return err
-		}
-		opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c fsync=off -c max_connections=200", s.Port)
-		var out []byte
-		if out, err = s.run("pg_ctl", "-D", data, "-l", filepath.Join(s.dir, "log"), "-o", opts, "-w", "-t", "60", "start"); err == nil {
-			break
-		}
-		log, _ := os.ReadFile(filepath.Join(s.dir, "log"))
-		err = fmt.Errorf("pg_ctl start: %w: %s\n%s", err, out, log)
-		if !strings.Contains(string(log), "could not bind") {
-			return err
-		}
-	}
-	if err != nil {
+	if err := s.startOn(data); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -193,7 +222,32 @@ func (s *Server) start(uid, gid int) error {
 	return nil
 }
 
-// Stop stops the server (fast shutdown) and removes its folder.
+// startOn runs the server on the data folder, on a free port.
+func (s *Server) startOn(data string) error {
+	var err error
+	for try := 0; try < 5; try++ {
+		if s.Port, err = freePort(); err != nil {
+			return err
+		}
+		opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c fsync=off -c max_connections=200", s.Port)
+		for _, kv := range s.settings {
+			opts += " -c " + kv
+		}
+		var out []byte
+		if out, err = s.run("pg_ctl", "-D", data, "-l", filepath.Join(s.dir, "log"), "-o", opts, "-w", "-t", "60", "start"); err == nil {
+			break
+		}
+		log, _ := os.ReadFile(filepath.Join(s.dir, "log"))
+		err = fmt.Errorf("pg_ctl start: %w: %s\n%s", err, out, log)
+		if !strings.Contains(string(log), "could not bind") {
+			return err
+		}
+	}
+	return err
+}
+
+// Stop stops the server (fast shutdown) and removes its folder, unless
+// StartKept started it.
 func (s *Server) Stop() error {
 	var err error
 	data := filepath.Join(s.dir, "data")
@@ -202,7 +256,7 @@ func (s *Server) Stop() error {
 			err = fmt.Errorf("pg_ctl stop: %w: %s", rerr, out)
 		}
 	}
-	if s.dir != "" {
+	if s.dir != "" && !s.kept {
 		if rerr := os.RemoveAll(s.dir); err == nil {
 			err = rerr
 		}
@@ -273,7 +327,12 @@ var dbSeq atomic.Int64
 // returns its name.
 func (s *Server) NewDatabase(ctx context.Context) (string, error) {
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), dbSeq.Add(1))
-	return name, s.exec(ctx, "postgres", "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
+	return name, s.CreateDatabase(ctx, name)
+}
+
+// CreateDatabase creates database name (with the vector extension).
+func (s *Server) CreateDatabase(ctx context.Context, name string) error {
+	return s.exec(ctx, "postgres", "CREATE DATABASE "+pgx.Identifier{name}.Sanitize())
 }
 
 // DropDatabase drops a database, closing its connections.

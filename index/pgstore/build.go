@@ -1,0 +1,129 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// BuildMemoryParam is the store URL's query parameter that sets
+// Options.BuildMemory ("4GB", "512MB"); pgstore takes it out of the URL
+// before connecting.
+const BuildMemoryParam = "build_memory"
+
+// DefaultBuildMemory is the most maintenance_work_mem a graph build asks
+// for unless told otherwise: enough for about 1.2M chunks of 384
+// dimensions at m 32, and only taken by an index that large.
+const DefaultBuildMemory = 4 << 30
+
+// graphBytes estimates the memory pgvector's in-memory HNSW build needs
+// for rows vectors of dim dimensions with m links: the vector, 2m links
+// (16 bytes each) at layer 0, a few on the upper layers and the element's
+// header. pgvector reported "graph no longer fits" after 23,053 rows in
+// 64 MB at 384 dimensions, m 32 (2,911 bytes a row; this gives 2,896),
+// so a quarter more and 16 MB are added.
+func graphBytes(rows int64, dim, m int) int64 {
+	perRow := int64(4*dim + 8 + 36*m + 200)
+	return rows*perRow*5/4 + 16<<20
+}
+
+// parseMemory reads a size as PostgreSQL writes memory settings: a number
+// with kB, MB, GB or TB (powers of 1024), or bytes when bare.
+func parseMemory(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		shift  uint
+	}{{"kB", 10}, {"MB", 20}, {"GB", 30}, {"TB", 40}, {"B", 0}}
+	shift := uint(0)
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, shift = strings.TrimSpace(n), u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)>>shift {
+		return 0, fmt.Errorf("%s=%q is not a memory size such as 4GB or 512MB", BuildMemoryParam, s)
+	}
+	return n << shift, nil
+}
+
+// takeBuildMemory removes BuildMemoryParam from a URL connection string
+// (pgx would send it to the server as a setting) and returns its value.
+// Key=value connection strings are returned unchanged.
+func takeBuildMemory(dsn string) (string, int64, error) {
+	if !strings.Contains(dsn, "://") {
+		return dsn, 0, nil
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return dsn, 0, nil // pgx reports it, scrubbed
+	}
+	q := u.Query()
+	if !q.Has(BuildMemoryParam) {
+		return dsn, 0, nil
+	}
+	mem, err := parseMemory(q.Get(BuildMemoryParam))
+	if err != nil {
+		return "", 0, err
+	}
+	q.Del(BuildMemoryParam)
+	u.RawQuery = q.Encode()
+	return u.String(), mem, nil
+}
+
+// buildHNSW builds the graph over the vectors table in tx with
+// maintenance_work_mem raised, up to BuildMemory, to what the graph of its
+// rows needs (never lowered below the server's setting): a graph that
+// outgrows it is built on disk, many times slower. pgvector's report of
+// the parallel workers it used is logged.
+func (u *Updater) buildHNSW(ctx context.Context, tx pgx.Tx) error {
+	s := u.s
+	var have int64
+	if err := tx.QueryRow(ctx, "SELECT pg_size_bytes(current_setting('maintenance_work_mem'))").Scan(&have); err != nil {
+		return err
+	}
+	rows := int64(len(u.addRecs) + len(u.head.live))
+	need := graphBytes(rows, s.version.Dim, s.opts.HNSW.M)
+	mem := min(need, s.opts.BuildMemory)
+	if need > mem && need > have {
+		s.log.Warn("the HNSW graph will not fit into the build memory: building it on disk, much slower (raise "+BuildMemoryParam+")",
+			"rows", rows, "need_mb", need>>20, "build_memory_mb", mem>>20)
+	}
+	if mem > have {
+		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL maintenance_work_mem = '%dkB'", mem>>10)); err != nil {
+			return err
+		}
+	}
+	// DEBUG1 carries pgvector's "using N parallel workers".
+	if _, err := tx.Exec(ctx, "SET LOCAL client_min_messages = debug1"); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, s.q.createHNSW); err != nil {
+		return fmt.Errorf("build the HNSW index: %w", err)
+	}
+	_, err := tx.Exec(ctx, "SET LOCAL client_min_messages = notice")
+	return err
+}
+
+// logNotice logs the server's warnings, pgvector's notice that a graph no
+// longer fits into maintenance_work_mem and how an index is built
+// (serially, or with how many parallel workers: debug messages). The
+// notices of CREATE … IF NOT EXISTS are not logged.
+func logNotice(log *slog.Logger) func(*pgconn.PgConn, *pgconn.Notice) {
+	return func(_ *pgconn.PgConn, n *pgconn.Notice) {
+		switch {
+		case n.Severity == "WARNING" || strings.Contains(n.Message, "maintenance_work_mem"):
+			log.Warn("postgres: "+n.Message, "detail", n.Detail)
+		case strings.Contains(n.Message, "parallel workers") || strings.Contains(n.Message, "serially"):
+			log.Info("postgres: " + n.Message)
+		}
+	}
+}

@@ -4,18 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
-
-// BuildMemoryParam is the store URL's query parameter that sets
-// Options.BuildMemory ("4GB", "512MB"); pgstore takes it out of the URL
-// before connecting.
-const BuildMemoryParam = "build_memory"
 
 // DefaultBuildMemory is the most maintenance_work_mem a graph build asks
 // for unless told otherwise: enough for about 1.2M chunks of 384
@@ -53,30 +47,6 @@ func parseMemory(s string) (int64, error) {
 		return 0, fmt.Errorf("%s=%q is not a memory size such as 4GB or 512MB", BuildMemoryParam, s)
 	}
 	return n << shift, nil
-}
-
-// takeBuildMemory removes BuildMemoryParam from a URL connection string
-// (pgx would send it to the server as a setting) and returns its value.
-// Key=value connection strings are returned unchanged.
-func takeBuildMemory(dsn string) (string, int64, error) {
-	if !strings.Contains(dsn, "://") {
-		return dsn, 0, nil
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return dsn, 0, nil // pgx reports it, scrubbed
-	}
-	q := u.Query()
-	if !q.Has(BuildMemoryParam) {
-		return dsn, 0, nil
-	}
-	mem, err := parseMemory(q.Get(BuildMemoryParam))
-	if err != nil {
-		return "", 0, err
-	}
-	q.Del(BuildMemoryParam)
-	u.RawQuery = q.Encode()
-	return u.String(), mem, nil
 }
 
 // buildHNSW builds the graph over the vectors table in tx with

@@ -28,37 +28,47 @@ func optionsOf(cfg index.BackendConfig) Options {
 // taken out of the URL before it connects (PostgreSQL refuses settings
 // it does not know).
 const (
-	KeywordParam    = "keyword"  // Options.Keyword
-	TextConfigParam = "tsconfig" // Options.TextConfig
+	KeywordParam     = "keyword"      // Options.Keyword
+	TextConfigParam  = "tsconfig"     // Options.TextConfig
+	BuildMemoryParam = "build_memory" // Options.BuildMemory ("4GB", "512MB")
 )
 
-// ownParams moves KeywordParam and TextConfigParam from dsn into opts.
-// A key=value connection string (not a URL) is left as it is.
-func ownParams(dsn string, opts *Options) string {
+// ownParams takes this package's parameters out of a URL connection
+// string into the options opts leaves unset. A key=value connection
+// string (not a URL) is returned as it is.
+func ownParams(dsn string, opts *Options) (string, error) {
 	u, err := url.Parse(dsn)
 	if err != nil || u.Scheme == "" {
-		return dsn
+		return dsn, nil // pgx reports a bad one, scrubbed
 	}
 	q := u.Query()
-	if !q.Has(KeywordParam) && !q.Has(TextConfigParam) {
-		return dsn
+	if !q.Has(KeywordParam) && !q.Has(TextConfigParam) && !q.Has(BuildMemoryParam) {
+		return dsn, nil
 	}
-	if q.Has(KeywordParam) {
+	if opts.Keyword == "" {
 		opts.Keyword = q.Get(KeywordParam)
 	}
-	if q.Has(TextConfigParam) {
+	if opts.TextConfig == "" {
 		opts.TextConfig = q.Get(TextConfigParam)
+	}
+	if q.Has(BuildMemoryParam) {
+		mem, err := parseMemory(q.Get(BuildMemoryParam))
+		if err != nil {
+			return "", err
+		}
+		if opts.BuildMemory <= 0 {
+			opts.BuildMemory = mem
+		}
 	}
 	q.Del(KeywordParam)
 	q.Del(TextConfigParam)
+	q.Del(BuildMemoryParam)
 	u.RawQuery = q.Encode()
-	return u.String()
+	return u.String(), nil
 }
 
 func openBackend(ctx context.Context, cfg index.BackendConfig) (index.Backend, error) {
-	opts := optionsOf(cfg)
-	dsn := ownParams(cfg.URL, &opts)
-	s, err := Open(ctx, dsn, cfg.Namespace, cfg.Version, opts)
+	s, err := Open(ctx, cfg.URL, cfg.Namespace, cfg.Version, optionsOf(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -69,10 +79,9 @@ func openBackend(ctx context.Context, cfg index.BackendConfig) (index.Backend, e
 // without the model: what status and list show.
 func summary(ctx context.Context, cfg index.BackendConfig) (index.Summary, error) {
 	var sum index.Summary
-	// build_memory is taken out too: pgx would send it as a setting.
-	dsn, _, err := takeBuildMemory(ownParams(cfg.URL, &Options{}))
+	dsn, err := ownParams(cfg.URL, &Options{})
 	if err != nil {
-		return sum, err
+		return sum, fmt.Errorf("postgres: %w", err)
 	}
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {

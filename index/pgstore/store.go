@@ -162,12 +162,9 @@ type Store struct {
 // built for another model or chunking is served as empty (OpenErr says
 // so) and rebuilt by the next writer. Errors never carry the password.
 func Open(ctx context.Context, dsn, schemaName string, v schema.Version, opts Options) (*Store, error) {
-	dsn, mem, err := takeBuildMemory(dsn)
+	dsn, err := ownParams(dsn, &opts)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	if opts.BuildMemory <= 0 {
-		opts.BuildMemory = mem
 	}
 	opts = opts.withDefaults()
 	if schemaName == "" || len(schemaName) > 63 {

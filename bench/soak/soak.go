@@ -343,15 +343,21 @@ func (s *soak) reindexer(ctx context.Context) {
 // second reindex from each server (the reindex tool) and from another
 // CLI process: each must be answered busy. One that asks after the lock
 // was let go runs instead (Missed): the CLI takes a second or two to load
-// the model before it asks.
+// the model before it asks. A forced reindex that never held the lock
+// (answered busy itself, by the reindexer loop or a server's update) is
+// tried again soon, so a short soak under load still gets its checks.
 func (s *soak) busyChecker(ctx context.Context) {
+	wait := s.cfg.BusyEvery
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(s.cfg.BusyEvery):
+		case <-time.After(wait):
 		}
-		s.busyOnce(ctx)
+		wait = s.cfg.BusyEvery
+		if !s.busyOnce(ctx) {
+			wait = 250 * time.Millisecond
+		}
 	}
 }
 
@@ -359,14 +365,16 @@ func (s *soak) busyChecker(ctx context.Context) {
 // tell its lock from the servers' own updates.
 const busyApp = "micro-rag-soak-busy"
 
-func (s *soak) busyOnce(ctx context.Context) {
+// busyOnce reports whether the second reindexes were asked while the
+// forced one held the lock.
+func (s *soak) busyOnce(ctx context.Context) (checked bool) {
 	first := exec.CommandContext(ctx, s.cfg.Bin, s.cliArgs("reindex", "idx-busy-a", s.cfg.Store, "--force")...)
 	first.Env = append(os.Environ(), "PGAPPNAME="+busyApp)
 	var firstOut strings.Builder
 	first.Stdout, first.Stderr = &firstOut, &firstOut
 	if err := first.Start(); err != nil {
 		s.rep.fail("busy check: %v", err)
-		return
+		return false
 	}
 	var finished atomic.Bool
 	done := make(chan error, 1)
@@ -387,7 +395,7 @@ func (s *soak) busyOnce(ctx context.Context) {
 	for !finished.Load() {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-time.After(20 * time.Millisecond):
 		}
 		held, err := s.lockHeld(ctx, busyApp)
@@ -395,7 +403,7 @@ func (s *soak) busyOnce(ctx context.Context) {
 			if ctx.Err() == nil {
 				s.rep.fail("busy check: %v", err)
 			}
-			return
+			return false
 		}
 		if !held {
 			continue
@@ -415,8 +423,9 @@ func (s *soak) busyOnce(ctx context.Context) {
 			return nil
 		}(), "a second CLI reindex")
 		wg.Wait()
-		return
+		return true
 	}
+	return false
 }
 
 func (s *soak) busyAnswer(ctx context.Context, c *busyCount, busy bool, err error, who string) {

@@ -22,11 +22,13 @@ import (
 
 var (
 	pgSizes = flag.String("pgstore.sizes", "100k", "index sizes for the Postgres backend benchmark")
-	pgEfs   = flag.String("pgstore.ef", "100,200,400,800,exact", "hnsw.ef_search values the Postgres searches run with (exact: no index)")
+	pgANN    = flag.String("pgstore.ann", pgstore.DefaultANN, "the Postgres vector index: ivfflat or hnsw")
+	pgEfs    = flag.String("pgstore.ef", "100,200,400,800,exact", "hnsw.ef_search values the Postgres searches run with on HNSW (exact: no index)")
+	pgProbes = flag.String("pgstore.probes", "auto,exact", "ivfflat.probes values the Postgres searches run with on IVFFlat (auto: pgstore's for the index's lists; exact: no index)")
 	pgM     = flag.Int("pgstore.m", 0, "HNSW m of the Postgres index (0: pgstore.DefaultHNSW)")
 	pgEfc   = flag.Int("pgstore.efc", 0, "HNSW ef_construction of the Postgres index (0: pgstore.DefaultHNSW)")
 	pgConf  = flag.String("pgstore.conf", "", "PostgreSQL settings for the run's server, name=value separated by commas (shared_buffers=2GB); needs -pgstore.dir")
-	pgDir   = flag.String("pgstore.dir", "", "keep the PostgreSQL server's folder and the local indexes here; a size this folder already holds a finished run of is only searched (re-measure searches on an idle machine)")
+	pgDir   = flag.String("pgstore.dir", "", "keep the PostgreSQL server's folder and the local indexes here; a size this folder already holds a finished run of is only searched (re-measure searches on an idle machine); one folder per -pgstore.ann")
 )
 
 // pgChunksPerFile: the ingest puts files of 100 chunks; pgIncrFiles is
@@ -56,15 +58,9 @@ func BenchmarkPgstore(b *testing.B) {
 	}
 	defer srv.Stop()
 	qv := pgQueries(b)
-	var efs []int
-	for _, ef := range strings.Split(*pgEfs, ",") {
-		e := pgstore.ExactSearch
-		if ef != "exact" {
-			if e, err = strconv.Atoi(ef); err != nil {
-				b.Fatal(err)
-			}
-		}
-		efs = append(efs, e)
+	settings, err := searchSettings()
+	if err != nil {
+		b.Fatal(err)
 	}
 	ctx := context.Background()
 	for _, size := range strings.Split(*pgSizes, ",") {
@@ -102,7 +98,7 @@ func BenchmarkPgstore(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := pgstore.Open(ctx, srv.DSN(db), "bench", benchVersion, pgstore.Options{HNSW: pgstore.HNSW{M: *pgM, EfConstruction: *pgEfc}})
+		s, err := pgstore.Open(ctx, srv.DSN(db), "bench", benchVersion, pgstore.Options{ANN: *pgANN, HNSW: pgstore.HNSW{M: *pgM, EfConstruction: *pgEfc}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -113,13 +109,9 @@ func BenchmarkPgstore(b *testing.B) {
 				reportSize(b, srv, db)
 			})
 		}
-		for _, ef := range efs {
-			name := strconv.Itoa(ef)
-			if ef == pgstore.ExactSearch {
-				name = "exact"
-			}
-			b.Run("chunks="+size+"/backend=postgres/ef="+name, func(b *testing.B) {
-				s.SetEfSearch(ef)
+		for _, set := range settings {
+			b.Run("chunks="+size+"/backend=postgres/"+set.name, func(b *testing.B) {
+				set.apply(s)
 				measureSearch(b, s, qv, want, n)
 			})
 		}
@@ -136,6 +128,45 @@ func BenchmarkPgstore(b *testing.B) {
 	}
 }
 
+// searchSetting is one way the Postgres searches run: an ef_search on
+// HNSW, a probes on IVFFlat, or exact.
+type searchSetting struct {
+	name  string
+	apply func(*pgstore.Store)
+}
+
+// searchSettings reads -pgstore.ef (HNSW) or -pgstore.probes (IVFFlat).
+func searchSettings() ([]searchSetting, error) {
+	list, param := *pgProbes, "probes"
+	switch *pgANN {
+	case pgstore.ANNHNSW:
+		list, param = *pgEfs, "ef"
+	case pgstore.ANNIVFFlat:
+	default:
+		return nil, fmt.Errorf("-pgstore.ann %q: %s or %s", *pgANN, pgstore.ANNIVFFlat, pgstore.ANNHNSW)
+	}
+	var out []searchSetting
+	for _, v := range strings.Split(list, ",") {
+		switch {
+		case v == "exact":
+			out = append(out, searchSetting{param + "=exact", func(s *pgstore.Store) { s.SetEfSearch(pgstore.ExactSearch) }})
+		case v == "auto" && param == "probes":
+			out = append(out, searchSetting{param + "=auto", func(s *pgstore.Store) { s.SetEfSearch(pgstore.DefaultEfSearch); s.SetProbes(0) }})
+		default:
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, fmt.Errorf("-pgstore.%s: %q", param, v)
+			}
+			if param == "ef" {
+				out = append(out, searchSetting{param + "=" + v, func(s *pgstore.Store) { s.SetEfSearch(n) }})
+			} else {
+				out = append(out, searchSetting{param + "=" + v, func(s *pgstore.Store) { s.SetEfSearch(pgstore.DefaultEfSearch); s.SetProbes(n) }})
+			}
+		}
+	}
+	return out, nil
+}
+
 // startBenchServer starts the run's PostgreSQL: in -pgstore.dir when set
 // (kept, and started on the data an earlier run left there), else in a
 // temporary folder.
@@ -147,6 +178,15 @@ func startBenchServer() (*pgtest.Server, error) {
 		return pgtest.Start()
 	}
 	if err := os.MkdirAll(*pgDir, 0o755); err != nil {
+		return nil, err
+	}
+	// A kept folder's databases were built with one kind of vector index.
+	annFile := filepath.Join(*pgDir, "ann")
+	if raw, err := os.ReadFile(annFile); err == nil {
+		if got := strings.TrimSpace(string(raw)); got != *pgANN {
+			return nil, fmt.Errorf("-pgstore.dir %s holds %s indexes, not -pgstore.ann %s: use another folder", *pgDir, got, *pgANN)
+		}
+	} else if err := os.WriteFile(annFile, []byte(*pgANN+"\n"), 0o644); err != nil {
 		return nil, err
 	}
 	var conf []string

@@ -56,21 +56,15 @@ func parseMemory(s string) (int64, error) {
 // the parallel workers it used is logged.
 func (u *Updater) buildHNSW(ctx context.Context, tx pgx.Tx) error {
 	s := u.s
-	var have int64
-	if err := tx.QueryRow(ctx, "SELECT pg_size_bytes(current_setting('maintenance_work_mem'))").Scan(&have); err != nil {
-		return err
-	}
-	rows := int64(len(u.addRecs) + len(u.head.live))
+	rows := int64(u.live)
 	need := graphBytes(rows, s.version.Dim, s.opts.HNSW.M)
 	mem := min(need, s.opts.BuildMemory)
-	if need > mem && need > have {
-		s.log.Warn("the HNSW graph will not fit into the build memory: building it on disk, much slower (raise "+BuildMemoryParam+")",
+	if need > mem {
+		s.log.Warn("the HNSW graph may not fit into the build memory: building it on disk, much slower (raise "+BuildMemoryParam+")",
 			"rows", rows, "need_mb", need>>20, "build_memory_mb", mem>>20)
 	}
-	if mem > have {
-		if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL maintenance_work_mem = '%dkB'", mem>>10)); err != nil {
-			return err
-		}
+	if err := raiseBuildMemory(ctx, tx, mem); err != nil {
+		return err
 	}
 	// DEBUG1 carries pgvector's "using N parallel workers".
 	if _, err := tx.Exec(ctx, "SET LOCAL client_min_messages = debug1"); err != nil {
@@ -80,6 +74,20 @@ func (u *Updater) buildHNSW(ctx context.Context, tx pgx.Tx) error {
 		return fmt.Errorf("build the HNSW index: %w", err)
 	}
 	_, err := tx.Exec(ctx, "SET LOCAL client_min_messages = notice")
+	return err
+}
+
+// raiseBuildMemory sets maintenance_work_mem for the rest of tx to mem
+// when that is more than the server's setting (never lowers it).
+func raiseBuildMemory(ctx context.Context, tx pgx.Tx, mem int64) error {
+	var have int64
+	if err := tx.QueryRow(ctx, "SELECT pg_size_bytes(current_setting('maintenance_work_mem'))").Scan(&have); err != nil {
+		return err
+	}
+	if mem <= have {
+		return nil
+	}
+	_, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL maintenance_work_mem = '%dkB'", mem>>10))
 	return err
 }
 

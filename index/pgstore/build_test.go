@@ -78,7 +78,7 @@ func TestBulkBuildLogged(t *testing.T) {
 	var mu sync.Mutex
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&lockedWriter{mu: &mu, w: &buf}, nil))
-	s, err := Open(context.Background(), dsn, "idx", testVersion, Options{Logger: log, BulkMin: 50})
+	s, err := Open(context.Background(), dsn, "idx", testVersion, Options{Logger: log, BulkMin: 50, ANN: ANNHNSW})
 	if err != nil {
 		t.Fatal(err)
 	}

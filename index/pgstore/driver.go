@@ -31,6 +31,7 @@ const (
 	KeywordParam     = "keyword"      // Options.Keyword
 	TextConfigParam  = "tsconfig"     // Options.TextConfig
 	BuildMemoryParam = "build_memory" // Options.BuildMemory ("4GB", "512MB")
+	ANNParam         = "ann"          // Options.ANN ("ivfflat", "hnsw")
 )
 
 // ownParams takes this package's parameters out of a URL connection
@@ -42,7 +43,7 @@ func ownParams(dsn string, opts *Options) (string, error) {
 		return dsn, nil // pgx reports a bad one, scrubbed
 	}
 	q := u.Query()
-	if !q.Has(KeywordParam) && !q.Has(TextConfigParam) && !q.Has(BuildMemoryParam) {
+	if !q.Has(KeywordParam) && !q.Has(TextConfigParam) && !q.Has(BuildMemoryParam) && !q.Has(ANNParam) {
 		return dsn, nil
 	}
 	if opts.Keyword == "" {
@@ -50,6 +51,9 @@ func ownParams(dsn string, opts *Options) (string, error) {
 	}
 	if opts.TextConfig == "" {
 		opts.TextConfig = q.Get(TextConfigParam)
+	}
+	if opts.ANN == "" {
+		opts.ANN = q.Get(ANNParam)
 	}
 	if q.Has(BuildMemoryParam) {
 		mem, err := parseMemory(q.Get(BuildMemoryParam))
@@ -63,6 +67,7 @@ func ownParams(dsn string, opts *Options) (string, error) {
 	q.Del(KeywordParam)
 	q.Del(TextConfigParam)
 	q.Del(BuildMemoryParam)
+	q.Del(ANNParam)
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }

@@ -26,7 +26,7 @@ type queries struct {
 	insertSegment, purge, updateMeta      string
 	chunksTable, vectorsTable, filesTable pgx.Identifier
 	// A bulk commit drops the HNSW index, copies, and builds it again.
-	dropHNSW, createHNSW string
+	createHNSW string
 }
 
 // The record fields of a chunk, in the order scans read them.
@@ -38,11 +38,11 @@ func newQueries(schemaName string, dim int, g HNSW) queries {
 	meta, files, chunks, vectors, dead, lex := t("meta"), t("files"), t("chunks"), t("vectors"), t("dead"), t("lexical")
 	createHNSW := fmt.Sprintf("CREATE INDEX IF NOT EXISTS vectors_hnsw ON %s USING hnsw (embedding vector_cosine_ops) WITH (m = %d, ef_construction = %d)",
 		vectors, g.M, g.EfConstruction)
+	// The vector index (HNSW or IVFFlat) is made by commits (planANN).
 	vectorsDDL := []string{
 		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
 			id bigint PRIMARY KEY,
 			embedding vector(%d) NOT NULL)`, vectors, dim),
-		createHNSW,
 	}
 	q := queries{
 		schema: sc,
@@ -130,7 +130,6 @@ func newQueries(schemaName string, dim int, g HNSW) queries {
 		chunksTable:  pgx.Identifier{schemaName, "chunks"},
 		vectorsTable: pgx.Identifier{schemaName, "vectors"},
 		filesTable:   pgx.Identifier{schemaName, "files"},
-		dropHNSW:     "DROP INDEX IF EXISTS " + sc + ".vectors_hnsw",
 		createHNSW:   createHNSW,
 	}
 	return q

@@ -50,6 +50,14 @@ type Options struct {
 	// Compaction says when a commit rewrites the keyword segments without
 	// their deleted chunks, as it does for the local index.
 	Compaction index.Compaction
+	// ANN is the vector index a writer keeps: ANNIVFFlat or ANNHNSW; a
+	// writer given another than the index has converts it at its next
+	// commit. Unset, it keeps the index's (a new index: DefaultANN).
+	// The store URL's ann parameter sets it.
+	ANN string
+	// Probes is ivfflat.probes for kNN queries on an IVFFlat index; 0
+	// takes probesFor(lists).
+	Probes int
 	// HNSW are the graph's build parameters, used when the index is made.
 	HNSW HNSW
 	// BulkMin is the number of chunks from which a commit that at least
@@ -146,6 +154,8 @@ type Store struct {
 	current  atomic.Pointer[View]
 	openErr  atomic.Pointer[error]
 	efSearch atomic.Int64
+	probes   atomic.Int64 // Options.Probes, SetProbes
+	lists    atomic.Int64 // the IVFFlat index's lists as last read (0: none)
 
 	// mu serialises loading and publishing commits and the writer role.
 	mu           sync.Mutex
@@ -176,6 +186,9 @@ func Open(ctx context.Context, dsn, schemaName string, v schema.Version, opts Op
 	if opts.Keyword != KeywordSegments && opts.Keyword != KeywordFullText {
 		return nil, fmt.Errorf("postgres: keyword side %q: %s or %s", opts.Keyword, KeywordSegments, KeywordFullText)
 	}
+	if opts.ANN != "" && opts.ANN != ANNIVFFlat && opts.ANN != ANNHNSW {
+		return nil, fmt.Errorf("postgres: %s=%q: %s or %s", ANNParam, opts.ANN, ANNIVFFlat, ANNHNSW)
+	}
 	if !textConfigName.MatchString(opts.TextConfig) {
 		return nil, fmt.Errorf("postgres: text search configuration %q: lower-case letters, digits and _", opts.TextConfig)
 	}
@@ -190,6 +203,8 @@ func Open(ctx context.Context, dsn, schemaName string, v schema.Version, opts Op
 	// Strict order: a filtered kNN scan (rows of other commits) goes on
 	// until it has k rows, ranked as exact search ranks them.
 	cfg.ConnConfig.RuntimeParams["hnsw.iterative_scan"] = "strict_order"
+	// IVFFlat has only relaxed order: Nearest sorts what it returns.
+	cfg.ConnConfig.RuntimeParams["ivfflat.iterative_scan"] = "relaxed_order"
 	// pgx prepares its statements; after five runs PostgreSQL may switch
 	// to a generic plan, which cannot see the query vector and sorts every
 	// row instead of walking the graph (measured at 100k: 62 ms instead
@@ -219,6 +234,7 @@ func Open(ctx context.Context, dsn, schemaName string, v schema.Version, opts Op
 		return s, nil
 	}
 	s.efSearch.Store(int64(opts.EfSearch))
+	s.probes.Store(int64(opts.Probes))
 	s.current.Store(s.emptyView())
 	if _, err := s.Refresh(); err != nil {
 		s.log.Warn("index not loaded; the next reindex rebuilds it", "schema", schemaName, "err", err)
@@ -333,6 +349,18 @@ func (s *Store) SetEfSearch(ef int) {
 	s.efSearch.Store(int64(ef))
 }
 
+// probesNow is ivfflat.probes for a kNN query now.
+func (s *Store) probesNow() int {
+	if p := s.probes.Load(); p > 0 {
+		return int(p)
+	}
+	return probesFor(max(int(s.lists.Load()), 1))
+}
+
+// SetProbes sets ivfflat.probes for later kNN queries on an IVFFlat index
+// (0: probesFor the index's lists).
+func (s *Store) SetProbes(n int) { s.probes.Store(int64(max(n, 0))) }
+
 // Schema is the index's schema name.
 func (s *Store) Schema() string { return s.name }
 
@@ -439,6 +467,11 @@ func (s *Store) load(ctx context.Context) (*View, error) {
 		if err != nil {
 			return err
 		}
+		ann, err := s.readANN(ctx, tx)
+		if err != nil {
+			return err
+		}
+		s.lists.Store(int64(searchLists(ann)))
 		v, err = s.newView(c, files, segs, tomb)
 		return err
 	})

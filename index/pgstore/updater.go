@@ -265,6 +265,7 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 		names = append(names, r.Name)
 	}
 	began := time.Now()
+	var annLists []annIndex
 	err = pgx.BeginFunc(ctx, u.conn, func(tx pgx.Tx) error {
 		if u.reset {
 			for _, sql := range q.reset {
@@ -275,7 +276,12 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 		}
 		// The statements around the copies go in two round trips (a
 		// batch runs in order and stops at the first error).
+		have, err := s.readANN(ctx, tx)
+		if err != nil {
+			return err
+		}
 		bulk := len(u.addRecs) >= s.opts.BulkMin && len(u.addRecs) >= len(u.head.live)
+		plan := planANN(s.wantANN(have), have, int64(u.live), u.nextID, bulk)
 		var before pgx.Batch
 		if len(u.removeIDs) > 0 {
 			before.Queue(q.markDead, u.removeIDs, gen)
@@ -283,21 +289,34 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 		if len(changed) > 0 {
 			before.Queue(q.deleteFiles, changed)
 		}
-		if bulk {
-			before.Queue(q.dropHNSW)
-		}
 		if err := runBatch(ctx, tx, &before); err != nil {
+			return err
+		}
+		if err := u.dropIndexes(ctx, tx, plan.dropBefore); err != nil {
 			return err
 		}
 		if err := u.copyChunks(ctx, tx); err != nil {
 			return err
 		}
-		if bulk {
+		if plan.buildHNSW {
 			if err := u.buildHNSW(ctx, tx); err != nil {
 				return err
 			}
 		}
 		if err := u.copyFiles(ctx, tx, changed); err != nil {
+			return err
+		}
+		// Readers keep searching the old IVFFlat index while the new one
+		// builds; dropping it locks the table until the commit, just after.
+		if plan.buildIVF > 0 {
+			if err := u.buildIVFFlat(ctx, tx, plan.buildIVF, gen); err != nil {
+				return err
+			}
+		}
+		if err := u.dropIndexes(ctx, tx, plan.dropAfter); err != nil {
+			return err
+		}
+		if annLists, err = u.s.readANN(ctx, tx); err != nil {
 			return err
 		}
 		var after pgx.Batch
@@ -314,6 +333,7 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 		return fmt.Errorf("postgres: commit: %w", err)
 	}
 	wrote, added, removed := time.Since(began), len(u.addRecs), len(u.removeIDs)
+	s.lists.Store(int64(searchLists(annLists)))
 	err = u.published(ctx, gen, last, lex, raw)
 	s.log.Debug("postgres: commit", "generation", gen, "added", added, "removed", removed,
 		"transaction", wrote, "publish", time.Since(began)-wrote)

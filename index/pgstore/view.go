@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -179,12 +180,17 @@ func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 		b.Queue("SELECT set_config('enable_indexscan', 'off', true)")
 	} else {
 		b.Queue("SELECT set_config('hnsw.ef_search', $1, true)", strconv.Itoa(min(max(ef, k), MaxEfSearch)))
+		// Both settings are sent: the index may have changed kind since
+		// lists was read, and the other is ignored.
+		b.Queue("SELECT set_config('ivfflat.probes', $1, true)", strconv.Itoa(v.s.probesNow()))
 	}
 	b.Queue(v.s.q.nearest, query, v.nextID, v.gen, k)
 	br := v.pool().SendBatch(v.ctx(), b)
 	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return nil, fmt.Errorf("postgres: kNN: %w", err)
+	for range b.Len() - 1 {
+		if _, err := br.Exec(); err != nil {
+			return nil, fmt.Errorf("postgres: kNN: %w", err)
+		}
 	}
 	rows, _ := br.Query()
 	out := make([]index.Match, 0, k)
@@ -195,6 +201,8 @@ func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("postgres: kNN: %w", err)
 	}
+	// An IVFFlat iterative scan returns rows in relaxed order.
+	slices.SortStableFunc(out, func(a, b index.Match) int { return cmp.Compare(b.Score, a.Score) })
 	return out, br.Close()
 }
 

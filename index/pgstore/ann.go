@@ -1,0 +1,224 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The vector index kinds (Options.ANN, the store URL's ann parameter).
+const (
+	// ANNIVFFlat is pgvector's IVFFlat: the vectors split into lists
+	// around k-means centres, a query scanning the nearest probes lists.
+	// Built in about a minute at 1M chunks, cheap to insert into, rebuilt
+	// by the commit after which as many chunks were added as it held.
+	ANNIVFFlat = "ivfflat"
+	// ANNHNSW is pgvector's HNSW graph: slow to build and to insert
+	// into, and on BenchmarkPgstore's clustered vectors below 0.99
+	// recall@10 at 100k and 1M chunks (BENCHMARKS.md).
+	ANNHNSW = "hnsw"
+	// DefaultANN is the kind a new index gets when Options.ANN is unset.
+	DefaultANN = ANNIVFFlat
+)
+
+// annIndex is a vector index on the vectors table as the catalog has it.
+type annIndex struct {
+	name  string // relation name, in the index's schema
+	kind  string // ANNHNSW or ANNIVFFlat
+	lists int    // IVFFlat's lists
+	// The live rows and the next chunk id when an IVFFlat index was
+	// built (its comment): chunks added since then are counted as
+	// nextID - built.NextID.
+	built ivfBuilt
+}
+
+// ivfBuilt is the comment an IVFFlat build leaves on its index.
+type ivfBuilt struct {
+	Rows   int64 `json:"rows"`
+	NextID int64 `json:"next_id"`
+}
+
+// listsFor is the number of IVFFlat lists for rows vectors, as pgvector
+// advises: rows/1000 up to 1M rows, the square root above.
+func listsFor(rows int64) int {
+	if rows <= 1_000_000 {
+		return int(max(1, rows/1000))
+	}
+	return int(math.Sqrt(float64(rows)))
+}
+
+// probesFor is the number of lists a query scans: 4 % of them, and at
+// least 10 (all of them below 10). Measured on BenchmarkPgstore's
+// clustered vectors: 100k chunks, 100 lists, 10 probes recall@10 0.998;
+// 1M, 1000 lists, 40 probes 0.994 (BENCHMARKS.md).
+func probesFor(lists int) int {
+	return max((lists*4+99)/100, min(lists, 10))
+}
+
+// queryer is what readANN needs of a pool, connection or transaction.
+type queryer interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// readANN lists the vector indexes on the vectors table.
+func (s *Store) readANN(ctx context.Context, q queryer) ([]annIndex, error) {
+	rows, _ := q.Query(ctx, `SELECT c.relname, a.amname, coalesce(array_to_string(c.reloptions, ','), ''),
+			coalesce(obj_description(c.oid, 'pg_class'), '')
+		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+		WHERE i.indrelid = to_regclass($1) AND a.amname IN ('hnsw', 'ivfflat')
+		ORDER BY c.relname`, s.q.vectorsTable.Sanitize())
+	var out []annIndex
+	var a annIndex
+	var opts, comment string
+	_, err := pgx.ForEachRow(rows, []any{&a.name, &a.kind, &opts, &comment}, func() error {
+		a.lists, a.built = 0, ivfBuilt{}
+		for _, o := range strings.Split(opts, ",") {
+			if v, ok := strings.CutPrefix(o, "lists="); ok {
+				a.lists, _ = strconv.Atoi(v)
+			}
+		}
+		if comment != "" {
+			_ = json.Unmarshal([]byte(comment), &a.built) // an unreadable one counts as built at 0
+		}
+		out = append(out, a)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read the vector index: %w", err)
+	}
+	return out, nil
+}
+
+// wantANN is the kind the writer keeps: Options.ANN, else the kind the
+// index has, else DefaultANN.
+func (s *Store) wantANN(have []annIndex) string {
+	switch {
+	case s.opts.ANN != "":
+		return s.opts.ANN
+	case len(have) > 0:
+		return have[len(have)-1].kind
+	}
+	return DefaultANN
+}
+
+// searchLists is what a kNN query needs to know of the index: IVFFlat's
+// lists (0 for HNSW or none).
+func searchLists(have []annIndex) int {
+	for _, a := range have {
+		if a.kind == ANNIVFFlat {
+			return a.lists
+		}
+	}
+	return 0
+}
+
+// annPlan is what a commit does to the vector index.
+type annPlan struct {
+	dropBefore []string // before the rows are copied (no slow inserts)
+	buildHNSW  bool     // after the copy
+	buildIVF   int      // lists of an IVFFlat index built after the copy (0: none)
+	dropAfter  []string // after the new index is built
+}
+
+// planANN decides a commit's work on the vector index: have is the index
+// as it stands, rows the live chunks after the commit, nextID the next
+// chunk id after it, bulk whether the commit at least doubles the index.
+func planANN(want string, have []annIndex, rows, nextID int64, bulk bool) annPlan {
+	var p annPlan
+	var same *annIndex
+	for i := range have {
+		if have[i].kind == want && same == nil {
+			same = &have[i]
+			continue
+		}
+		// Another kind (or a second of the same): HNSW goes before the
+		// copy, an IVFFlat index (cheap to insert into, and searchable)
+		// once the new one is there.
+		if have[i].kind == ANNHNSW {
+			p.dropBefore = append(p.dropBefore, have[i].name)
+		} else {
+			p.dropAfter = append(p.dropAfter, have[i].name)
+		}
+	}
+	switch want {
+	case ANNHNSW:
+		if same != nil && bulk {
+			p.dropBefore = append(p.dropBefore, same.name)
+			same = nil
+		}
+		if same == nil {
+			p.buildHNSW = true
+			// The graph is built after the copy; an IVFFlat index
+			// dropped after it would cost the copy its inserts.
+			p.dropBefore, p.dropAfter = append(p.dropBefore, p.dropAfter...), nil
+		}
+	case ANNIVFFlat:
+		added := nextID - 1
+		if same != nil {
+			added = nextID - same.built.NextID
+		}
+		if same == nil || added > same.built.Rows {
+			p.buildIVF = listsFor(rows)
+			if same != nil {
+				p.dropAfter = append(p.dropAfter, same.name)
+			}
+		}
+	}
+	slices.Sort(p.dropBefore)
+	slices.Sort(p.dropAfter)
+	return p
+}
+
+// ivfMemory is the maintenance_work_mem an IVFFlat build of lists lists
+// asks for: pgvector samples 50 rows a list for k-means and refuses to
+// build when they do not fit.
+func ivfMemory(lists, dim int) int64 {
+	return int64(lists)*50*int64(4*dim+64)*2 + 64<<20
+}
+
+// buildIVFFlat builds an IVFFlat index of lists lists over the vectors
+// table in tx under a name of generation gen (the old one stays until it
+// is dropped, so readers keep an index), noting the live rows and the
+// next chunk id in its comment.
+func (u *Updater) buildIVFFlat(ctx context.Context, tx pgx.Tx, lists int, gen int64) error {
+	s := u.s
+	s.log.Info("postgres: building the IVFFlat index", "lists", lists, "rows", u.live)
+	if err := raiseBuildMemory(ctx, tx, min(ivfMemory(lists, s.version.Dim), s.opts.BuildMemory)); err != nil {
+		return err
+	}
+	name := "vectors_ivfflat_" + strconv.FormatInt(gen, 10)
+	q := pgx.Identifier{s.name, name}.Sanitize()
+	if _, err := tx.Exec(ctx, "SET LOCAL client_min_messages = debug1"); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE INDEX %s ON %s USING ivfflat (embedding vector_cosine_ops) WITH (lists = %d)",
+		pgx.Identifier{name}.Sanitize(), s.q.vectorsTable.Sanitize(), lists)); err != nil {
+		return fmt.Errorf("build the IVFFlat index: %w", err)
+	}
+	if _, err := tx.Exec(ctx, "SET LOCAL client_min_messages = notice"); err != nil {
+		return err
+	}
+	note, _ := json.Marshal(ivfBuilt{Rows: int64(u.live), NextID: u.nextID})
+	_, err := tx.Exec(ctx, fmt.Sprintf("COMMENT ON INDEX %s IS %s", q, quoteLiteral(string(note))))
+	return err
+}
+
+// quoteLiteral quotes s as an SQL string literal (COMMENT takes no
+// parameters).
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// dropIndexes drops the named indexes of the index's schema.
+func (u *Updater) dropIndexes(ctx context.Context, tx pgx.Tx, names []string) error {
+	for _, n := range names {
+		if _, err := tx.Exec(ctx, "DROP INDEX IF EXISTS "+pgx.Identifier{u.s.name, n}.Sanitize()); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
+)
+
+func TestListsAndProbes(t *testing.T) {
+	for _, c := range []struct {
+		rows          int64
+		lists, probes int
+	}{
+		{0, 1, 1}, {999, 1, 1}, {9_000, 9, 9}, {100_000, 100, 10}, {1_000_000, 1000, 40}, {4_000_000, 2000, 80},
+	} {
+		if l := listsFor(c.rows); l != c.lists {
+			t.Errorf("listsFor(%d) = %d, want %d", c.rows, l, c.lists)
+		}
+		if p := probesFor(c.lists); p != c.probes {
+			t.Errorf("probesFor(%d) = %d, want %d", c.lists, p, c.probes)
+		}
+	}
+}
+
+func TestPlanANN(t *testing.T) {
+	hnsw := annIndex{name: "vectors_hnsw", kind: ANNHNSW}
+	ivf := annIndex{name: "vectors_ivfflat_3", kind: ANNIVFFlat, lists: 5, built: ivfBuilt{Rows: 5000, NextID: 5001}}
+	for _, c := range []struct {
+		name       string
+		want       string
+		have       []annIndex
+		rows, next int64
+		bulk       bool
+		plan       annPlan
+	}{
+		{"new ivfflat index", ANNIVFFlat, nil, 3000, 3001, false, annPlan{buildIVF: 3}},
+		{"ivfflat, fewer added than it held", ANNIVFFlat, []annIndex{ivf}, 9000, 10001, false, annPlan{}},
+		{"ivfflat, more added than it held", ANNIVFFlat, []annIndex{ivf}, 9000, 10002, false,
+			annPlan{buildIVF: 9, dropAfter: []string{"vectors_ivfflat_3"}}},
+		{"ivfflat, a bulk commit that adds little", ANNIVFFlat, []annIndex{ivf}, 9000, 6000, true, annPlan{}},
+		{"hnsw to ivfflat", ANNIVFFlat, []annIndex{hnsw}, 2000, 2001, false,
+			annPlan{dropBefore: []string{"vectors_hnsw"}, buildIVF: 2}},
+		{"new hnsw index", ANNHNSW, nil, 10, 11, false, annPlan{buildHNSW: true}},
+		{"hnsw, row by row", ANNHNSW, []annIndex{hnsw}, 10, 11, false, annPlan{}},
+		{"hnsw, bulk", ANNHNSW, []annIndex{hnsw}, 10, 11, true, annPlan{dropBefore: []string{"vectors_hnsw"}, buildHNSW: true}},
+		{"ivfflat to hnsw", ANNHNSW, []annIndex{ivf}, 10, 11, false, annPlan{dropBefore: []string{"vectors_ivfflat_3"}, buildHNSW: true}},
+		{"two ivfflat indexes", ANNIVFFlat, []annIndex{ivf, {name: "vectors_ivfflat_9", kind: ANNIVFFlat, built: ivfBuilt{Rows: 1, NextID: 10001}}}, 9000, 10001, false,
+			annPlan{dropAfter: []string{"vectors_ivfflat_9"}}},
+	} {
+		got := planANN(c.want, c.have, c.rows, c.next, c.bulk)
+		if fmt.Sprint(got) != fmt.Sprint(c.plan) {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.plan)
+		}
+	}
+}
+
+// putMany puts files of 100 chunks until the index holds n chunks more,
+// and commits.
+func putMany(t *testing.T, u *Updater, rng *rand.Rand, from, n int) []doc {
+	t.Helper()
+	var docs []doc
+	texts := make([]string, 100)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("chunk %d", i)
+	}
+	for f := from; f < from+n/100; f++ {
+		d := makeDoc(rng, fmt.Sprintf("f%05d.md", f), texts...)
+		put(t, u, d)
+		docs = append(docs, d)
+	}
+	commit(t, u, schema.EndOfRun)
+	return docs
+}
+
+// annOf reads the vector indexes as the catalog has them.
+func annOf(t *testing.T, s *Store) []annIndex {
+	t.Helper()
+	have, err := s.readANN(context.Background(), s.pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return have
+}
+
+// A new index gets an IVFFlat index sized to its rows, rebuilt (under a
+// new name, its build noted) once more chunks were added than it held;
+// kNN answers with the exact ranking while every list is probed.
+func TestIVFFlatRebuiltAsItGrows(t *testing.T) {
+	s, u, rng := writer(t, 11, 12)
+	docs := putMany(t, u, rng, 0, 2000)
+	have := annOf(t, s)
+	if len(have) != 1 || have[0].kind != ANNIVFFlat || have[0].lists != 2 || have[0].built != (ivfBuilt{Rows: 2000, NextID: 2001}) {
+		t.Fatalf("after 2,000 chunks: %+v", have)
+	}
+	if s.lists.Load() != 2 {
+		t.Errorf("the store searches with %d lists, want 2", s.lists.Load())
+	}
+	docs = append(docs, putMany(t, u, rng, 20, 1000)...)
+	if got := annOf(t, s); len(got) != 1 || got[0].name != have[0].name {
+		t.Errorf("rebuilt after adding half as many chunks as it held: %+v", got)
+	}
+	docs = append(docs, putMany(t, u, rng, 30, 1100)...)
+	got := annOf(t, s)
+	if len(got) != 1 || got[0].name == have[0].name || got[0].lists != 4 || got[0].built.Rows != 4100 {
+		t.Fatalf("after 2,100 chunks added to an index built at 2,000: %+v", got)
+	}
+	v := s.acquire()
+	defer v.Release()
+	for _, d := range docs[:5] {
+		q := d.vecs[:testDim]
+		want := exactNearest(t, v, docs, q, 10)
+		res, err := v.Nearest(q, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for i, m := range res {
+			ids = append(ids, m.ID)
+			if i > 0 && m.Score > res[i-1].Score {
+				t.Errorf("results out of order: %v", res)
+			}
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("kNN %v, exact %v", ids, want)
+		}
+	}
+}
+
+// exactNearest ranks every chunk of docs by cosine with q in Go.
+func exactNearest(t *testing.T, v *View, docs []doc, q []float32, k int) []int64 {
+	t.Helper()
+	type scored struct {
+		id    int64
+		score float32
+	}
+	var all []scored
+	for _, d := range docs {
+		f, ok := v.File(d.entry.Path)
+		if !ok {
+			t.Fatalf("%s not indexed", d.entry.Path)
+		}
+		for i, id := range f.ChunkIDs {
+			var dot float32
+			for j, x := range d.vecs[i*testDim : (i+1)*testDim] {
+				dot += x * q[j]
+			}
+			all = append(all, scored{id, dot})
+		}
+	}
+	slices.SortFunc(all, func(a, b scored) int {
+		if a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		}
+		return int(a.id - b.id)
+	})
+	var out []int64
+	for _, s := range all[:k] {
+		out = append(out, s.id)
+	}
+	return out
+}
+
+// The ann parameter converts the index at the writer's next commit, both
+// ways; a writer without it keeps the kind the index has, and a server
+// that only reads searches the new kind after a refresh.
+func TestANNConverted(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Database(t)
+	reader := open(t, dsn, "idx", testVersion)
+	rng := rand.New(rand.NewPCG(13, 14))
+	step := func(ann string, from int) []annIndex {
+		t.Helper()
+		s, err := Open(ctx, dsn+"&"+ANNParam+"="+ann, "idx", testVersion, Options{})
+		if ann == "" {
+			s, err = Open(ctx, dsn, "idx", testVersion, Options{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		u := begin(t, s)
+		defer u.Close()
+		putMany(t, u, rng, from, 100)
+		return annOf(t, s)
+	}
+	kinds := func(have []annIndex) (out []string) {
+		for _, a := range have {
+			out = append(out, a.kind)
+		}
+		return out
+	}
+	for i, c := range []struct{ ann, want string }{
+		{ANNHNSW, ANNHNSW}, {"", ANNHNSW}, {ANNIVFFlat, ANNIVFFlat}, {"", ANNIVFFlat}, {ANNHNSW, ANNHNSW},
+	} {
+		if got := kinds(step(c.ann, i*10)); !slices.Equal(got, []string{c.want}) {
+			t.Fatalf("step %d (ann=%q): indexes %v, want [%s]", i, c.ann, got, c.want)
+		}
+		if _, err := reader.Refresh(); err != nil {
+			t.Fatal(err)
+		}
+		wantLists := int64(0)
+		if c.want == ANNIVFFlat {
+			wantLists = 1
+		}
+		if reader.lists.Load() != wantLists {
+			t.Errorf("step %d: the reader searches with %d lists, want %d", i, reader.lists.Load(), wantLists)
+		}
+		v := reader.acquire()
+		if v.Chunks() != (i+1)*100 {
+			t.Errorf("step %d: %d chunks", i, v.Chunks())
+		}
+		v.Release()
+	}
+	if _, err := Open(ctx, dsn+"&"+ANNParam+"=flat", "idx", testVersion, Options{}); err == nil {
+		t.Error("ann=flat was accepted")
+	}
+	var _ index.Backend = reader
+}

@@ -108,6 +108,9 @@ func BenchmarkPgstore(b *testing.B) {
 				w = ingest(b, s, vecs)
 				reportSize(b, srv, db)
 			})
+			if w == nil {
+				b.Fatal("the Postgres ingest failed")
+			}
 		}
 		for _, set := range settings {
 			b.Run("chunks="+size+"/backend=postgres/"+set.name, func(b *testing.B) {

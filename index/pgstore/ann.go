@@ -176,10 +176,15 @@ func planANN(want string, have []annIndex, rows, nextID int64, bulk bool) annPla
 }
 
 // ivfMemory is the maintenance_work_mem an IVFFlat build of lists lists
-// asks for: pgvector samples 50 rows a list for k-means and refuses to
-// build when they do not fit.
+// asks for. pgvector samples 50 rows a list and runs Elkan's k-means on
+// them, refusing to build when its arrays do not fit: the samples, a
+// lower bound per sample and centre (4 bytes), the centre-to-centre
+// distances and the centres. At 999 lists and 384 dimensions the server
+// asked 273 MB; this adds a quarter and 64 MB.
 func ivfMemory(lists, dim int) int64 {
-	return int64(lists)*50*int64(4*dim+64)*2 + 64<<20
+	l, samples, item := int64(lists), int64(lists)*50, int64(4*dim+8)
+	need := samples*item + samples*l*4 + l*l*4 + 2*l*item
+	return need*5/4 + 64<<20
 }
 
 // buildIVFFlat builds an IVFFlat index of lists lists over the vectors

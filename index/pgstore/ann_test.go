@@ -28,6 +28,14 @@ func TestListsAndProbes(t *testing.T) {
 	}
 }
 
+// The build memory covers what pgvector asked for (at 999 lists, 384
+// dimensions: "memory required is 273 MB").
+func TestIVFMemory(t *testing.T) {
+	if got := ivfMemory(999, 384); got < 273<<20 || got > 512<<20 {
+		t.Errorf("ivfMemory(999, 384) = %d MB, want 273 MB and a margin", got>>20)
+	}
+}
+
 func TestPlanANN(t *testing.T) {
 	hnsw := annIndex{name: "vectors_hnsw", kind: ANNHNSW}
 	ivf := annIndex{name: "vectors_ivfflat_3", kind: ANNIVFFlat, lists: 5, built: ivfBuilt{Rows: 5000, NextID: 5001}}

@@ -22,7 +22,12 @@ type Summary struct {
 	Tombstones  int
 	LastReindex string
 	Bytes       int64 // every file in the folder
+	// VectorIndex says how kNN searches find neighbours, for people.
+	VectorIndex string
 }
+
+// LocalVectorIndex is the local folder's VectorIndex.
+const LocalVectorIndex = "FAISS flat inner product (large indexes: a quantised first pass, rescored in fp32)"
 
 // ReadSummary reads dir's last commit. A folder never indexed gives an
 // empty summary.
@@ -55,6 +60,7 @@ func ReadSummary(dir string) (Summary, error) {
 	}
 	slices.SortFunc(doc.Files, func(a, b *schema.FileEntry) int { return strings.Compare(a.Path, b.Path) })
 	s.Files, s.Tombstones, s.LastReindex = doc.Files, doc.Tombstones, doc.LastReindex
+	s.VectorIndex = LocalVectorIndex
 	for _, f := range doc.Files {
 		s.Chunks += len(f.ChunkIDs)
 	}

@@ -357,6 +357,9 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 	fmt.Fprintf(tw, "tombstones:\t%d\n", st.Tombstones)
 	fmt.Fprintf(tw, "model:\t%s\n", term.Visible(model))
 	fmt.Fprintf(tw, "index size:\t%s\n", st.IndexSize())
+	if st.VectorIndex != "" {
+		fmt.Fprintf(tw, "vector index:\t%s\n", st.VectorIndex)
+	}
 	fmt.Fprintf(tw, "last reindex:\t%s\n", last)
 	fmt.Fprintf(tw, "extensions:\t%s\n", engine.ExtList(st.Exts))
 	fmt.Fprintf(tw, "excludes:\t%s\n", term.Visible(excludeList(st.Excludes)))

@@ -17,7 +17,7 @@ import (
 
 // statusKeys are the members status --json always prints (README).
 var statusKeys = []string{"changed_on_disk", "chunks", "damage", "data_folder", "excludes", "exts", "failed", "files",
-	"index_bytes", "index_folder", "integrity", "last_reindex", "last_run_error", "links_outside", "model", "skipped", "store", "tombstones", "truncated"}
+	"index_bytes", "index_folder", "integrity", "last_reindex", "last_run_error", "links_outside", "model", "skipped", "store", "tombstones", "truncated", "vector_index"}
 
 // statusJSON runs status --json and returns its exit code and members.
 func statusJSON(t *testing.T, b backend, args ...string) (int, map[string]json.RawMessage, string) {

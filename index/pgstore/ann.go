@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -32,6 +33,8 @@ type annIndex struct {
 	name  string // relation name, in the index's schema
 	kind  string // ANNHNSW or ANNIVFFlat
 	lists int    // IVFFlat's lists
+	m     int    // HNSW's links per node (0: pgvector's default)
+	efc   int    // HNSW's ef_construction (0: pgvector's default)
 	// The live rows and the next chunk id when an IVFFlat index was
 	// built (its comment): chunks added since then are counted as
 	// nextID - built.NextID.
@@ -68,19 +71,31 @@ type queryer interface {
 
 // readANN lists the vector indexes on the vectors table.
 func (s *Store) readANN(ctx context.Context, q queryer) ([]annIndex, error) {
+	return readANN(ctx, q, s.q.vectorsTable)
+}
+
+// readANN lists the vector indexes on table.
+func readANN(ctx context.Context, q queryer, table pgx.Identifier) ([]annIndex, error) {
 	rows, _ := q.Query(ctx, `SELECT c.relname, a.amname, coalesce(array_to_string(c.reloptions, ','), ''),
 			coalesce(obj_description(c.oid, 'pg_class'), '')
 		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
 		WHERE i.indrelid = to_regclass($1) AND a.amname IN ('hnsw', 'ivfflat')
-		ORDER BY c.relname`, s.q.vectorsTable.Sanitize())
+		ORDER BY c.relname`, table.Sanitize())
 	var out []annIndex
 	var a annIndex
 	var opts, comment string
 	_, err := pgx.ForEachRow(rows, []any{&a.name, &a.kind, &opts, &comment}, func() error {
-		a.lists, a.built = 0, ivfBuilt{}
+		a.lists, a.m, a.efc, a.built = 0, 0, 0, ivfBuilt{}
 		for _, o := range strings.Split(opts, ",") {
-			if v, ok := strings.CutPrefix(o, "lists="); ok {
-				a.lists, _ = strconv.Atoi(v)
+			k, v, _ := strings.Cut(o, "=")
+			n, _ := strconv.Atoi(v)
+			switch k {
+			case "lists":
+				a.lists = n
+			case "m":
+				a.m = n
+			case "ef_construction":
+				a.efc = n
 			}
 		}
 		if comment != "" {
@@ -226,4 +241,17 @@ func (u *Updater) dropIndexes(ctx context.Context, tx pgx.Tx, names []string) er
 		}
 	}
 	return nil
+}
+
+// describeANN says for people how kNN searches of an index with have
+// find neighbours, searched with ef_search ef on HNSW.
+func describeANN(have []annIndex, ef int) string {
+	if len(have) == 0 {
+		return "none yet: every vector compared (exact)"
+	}
+	a := have[len(have)-1]
+	if a.kind == ANNIVFFlat {
+		return fmt.Sprintf("IVFFlat (lists %d, probes %d a query)", a.lists, probesFor(max(a.lists, 1)))
+	}
+	return fmt.Sprintf("HNSW, m %d, ef_construction %d, ef_search %d", cmp.Or(a.m, 16), cmp.Or(a.efc, 64), min(ef, MaxEfSearch))
 }

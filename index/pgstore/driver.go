@@ -124,6 +124,11 @@ func summary(ctx context.Context, cfg index.BackendConfig) (index.Summary, error
 		if err := tx.QueryRow(ctx, q.countDead).Scan(&sum.Tombstones); err != nil {
 			return err
 		}
+		have, err := readANN(ctx, tx, q.vectorsTable)
+		if err != nil {
+			return err
+		}
+		sum.VectorIndex = describeANN(have, DefaultEfSearch)
 		return tx.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
 			JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'`, cfg.Namespace).Scan(&sum.Bytes)
 	})

@@ -145,6 +145,7 @@ type Status struct {
 	Chunks      int       `json:"chunks"`
 	Tombstones  int       `json:"tombstones"`
 	IndexBytes  int64     `json:"index_bytes"`
+	VectorIndex string    `json:"vector_index"` // how kNN finds neighbours
 	LastReindex time.Time `json:"last_reindex"`
 	Reindexing  bool      `json:"-"` // Status of a running engine only
 	// What ReadStatus adds: files that could not be read (from the runs

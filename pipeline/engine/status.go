@@ -114,6 +114,7 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 		return st, err
 	}
 	st.Model, st.Files, st.Chunks, st.Tombstones, st.IndexBytes = sum.Model, len(sum.Files), sum.Chunks, sum.Tombstones, sum.Bytes
+	st.VectorIndex = sum.VectorIndex
 	st.LastReindex, _ = time.Parse(time.RFC3339, sum.LastReindex)
 	if lr := e.readLastRun(); lr.Failures != nil || lr.Error != "" {
 		if lr.Failures != nil {

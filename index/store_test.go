@@ -570,4 +570,7 @@ func TestLastReindexFromClock(t *testing.T) {
 	if sum.LastReindex != "2030-01-02T02:04:05Z" {
 		t.Fatalf("last reindex %q, want the clock's time of the run's end in UTC", sum.LastReindex)
 	}
+	if sum.VectorIndex != LocalVectorIndex {
+		t.Errorf("vector index %q", sum.VectorIndex)
+	}
 }

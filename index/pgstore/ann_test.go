@@ -228,6 +228,19 @@ func TestANNConverted(t *testing.T) {
 		}
 		v.Release()
 	}
+	// A run that changes no file converts too (reindex with ann=… on an
+	// unchanged folder).
+	s, err := Open(ctx, dsn+"&"+ANNParam+"="+ANNIVFFlat, "idx", testVersion, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := begin(t, s)
+	commit(t, u, schema.EndOfRun)
+	u.Close()
+	if got := kinds(annOf(t, s)); !slices.Equal(got, []string{ANNIVFFlat}) {
+		t.Errorf("after a run with no change and ann=ivfflat: %v", got)
+	}
+	s.Close()
 	if _, err := Open(ctx, dsn+"&"+ANNParam+"=flat", "idx", testVersion, Options{}); err == nil {
 		t.Error("ann=flat was accepted")
 	}

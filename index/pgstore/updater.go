@@ -97,6 +97,20 @@ func (s *Store) begin(ctx context.Context) (*Updater, error) {
 	if !u.rebuilt {
 		u.base = s.acquire()
 	}
+	if s.opts.ANN != "" && !u.rebuilt {
+		// A vector index of another kind is converted by the next
+		// commit, even a run that changes no file.
+		have, err := s.readANN(ctx, conn)
+		if err != nil {
+			u.head.Release()
+			u.base.Release()
+			u.unlock(s.lockKey)
+			return nil, err
+		}
+		if len(have) > 0 && !slices.ContainsFunc(have, func(a annIndex) bool { return a.kind == s.opts.ANN }) {
+			u.dirty = true
+		}
+	}
 	u.before = maps.Clone(u.head.files)
 	u.files = maps.Clone(u.head.files)
 	u.live, u.nextID = len(u.head.live), u.head.nextID

@@ -21,14 +21,14 @@ import (
 )
 
 var (
-	pgSizes = flag.String("pgstore.sizes", "100k", "index sizes for the Postgres backend benchmark")
+	pgSizes  = flag.String("pgstore.sizes", "100k", "index sizes for the Postgres backend benchmark")
 	pgANN    = flag.String("pgstore.ann", pgstore.DefaultANN, "the Postgres vector index: ivfflat or hnsw")
 	pgEfs    = flag.String("pgstore.ef", "100,200,400,800,exact", "hnsw.ef_search values the Postgres searches run with on HNSW (exact: no index)")
 	pgProbes = flag.String("pgstore.probes", "auto,exact", "ivfflat.probes values the Postgres searches run with on IVFFlat (auto: pgstore's for the index's lists; exact: no index)")
-	pgM     = flag.Int("pgstore.m", 0, "HNSW m of the Postgres index (0: pgstore.DefaultHNSW)")
-	pgEfc   = flag.Int("pgstore.efc", 0, "HNSW ef_construction of the Postgres index (0: pgstore.DefaultHNSW)")
-	pgConf  = flag.String("pgstore.conf", "", "PostgreSQL settings for the run's server, name=value separated by commas (shared_buffers=2GB); needs -pgstore.dir")
-	pgDir   = flag.String("pgstore.dir", "", "keep the PostgreSQL server's folder and the local indexes here; a size this folder already holds a finished run of is only searched (re-measure searches on an idle machine); one folder per -pgstore.ann")
+	pgM      = flag.Int("pgstore.m", 0, "HNSW m of the Postgres index (0: pgstore.DefaultHNSW)")
+	pgEfc    = flag.Int("pgstore.efc", 0, "HNSW ef_construction of the Postgres index (0: pgstore.DefaultHNSW)")
+	pgConf   = flag.String("pgstore.conf", "", "PostgreSQL settings for the run's server, name=value separated by commas (shared_buffers=2GB); needs -pgstore.dir")
+	pgDir    = flag.String("pgstore.dir", "", "keep the PostgreSQL server's folder and the local indexes here; a size this folder already holds a finished run of is only searched (re-measure searches on an idle machine); one folder per -pgstore.ann")
 )
 
 // pgChunksPerFile: the ingest puts files of 100 chunks; pgIncrFiles is

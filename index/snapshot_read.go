@@ -137,10 +137,7 @@ func (sn *Snapshot) Similarities(query []float32, ids []int64) ([]float32, error
 	out := make([]float32, len(ids))
 	vec := make([]float32, sn.index.D())
 	for j, id := range ids {
-		if _, ok := sn.live.Get(id); !ok {
-			return nil, fmt.Errorf("chunk %d is not live", id)
-		}
-		v, err := sn.index.Reconstruct(id, vec)
+		v, err := sn.liveVector(id, vec)
 		if err != nil {
 			return nil, err
 		}
@@ -149,14 +146,20 @@ func (sn *Snapshot) Similarities(query []float32, ids []int64) ([]float32, error
 	return out, nil
 }
 
+// liveVector is the stored vector of live chunk id, in buf when it has
+// room.
+func (sn *Snapshot) liveVector(id int64, buf []float32) ([]float32, error) {
+	if _, ok := sn.live.Get(id); !ok {
+		return nil, fmt.Errorf("chunk %d is not live", id)
+	}
+	return sn.index.Reconstruct(id, buf)
+}
+
 // Vectors are the stored vectors of live chunks ids, in the order of ids.
 func (sn *Snapshot) Vectors(ids []int64) ([][]float32, error) {
 	out := make([][]float32, len(ids))
 	for j, id := range ids {
-		if _, ok := sn.live.Get(id); !ok {
-			return nil, fmt.Errorf("chunk %d is not live", id)
-		}
-		v, err := sn.index.Reconstruct(id, nil)
+		v, err := sn.liveVector(id, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -139,6 +139,7 @@ type annPlan struct {
 	buildHNSW  bool     // after the copy
 	buildIVF   int      // lists of an IVFFlat index built after the copy (0: none)
 	dropAfter  []string // after the new index is built
+	lists      int      // the IVFFlat lists searched after the commit (0: HNSW)
 }
 
 // planANN decides a commit's work on the vector index: have is the index
@@ -183,6 +184,10 @@ func planANN(want string, have []annIndex, rows, nextID int64, bulk bool) annPla
 			if same != nil {
 				p.dropAfter = append(p.dropAfter, same.name)
 			}
+		}
+		p.lists = p.buildIVF
+		if p.lists == 0 {
+			p.lists = same.lists
 		}
 	}
 	slices.Sort(p.dropBefore)

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -47,19 +48,19 @@ func TestPlanANN(t *testing.T) {
 		bulk       bool
 		plan       annPlan
 	}{
-		{"new ivfflat index", ANNIVFFlat, nil, 3000, 3001, false, annPlan{buildIVF: 3}},
-		{"ivfflat, fewer added than it held", ANNIVFFlat, []annIndex{ivf}, 9000, 10001, false, annPlan{}},
+		{"new ivfflat index", ANNIVFFlat, nil, 3000, 3001, false, annPlan{buildIVF: 3, lists: 3}},
+		{"ivfflat, fewer added than it held", ANNIVFFlat, []annIndex{ivf}, 9000, 10001, false, annPlan{lists: 5}},
 		{"ivfflat, more added than it held", ANNIVFFlat, []annIndex{ivf}, 9000, 10002, false,
-			annPlan{buildIVF: 9, dropAfter: []string{"vectors_ivfflat_3"}}},
-		{"ivfflat, a bulk commit that adds little", ANNIVFFlat, []annIndex{ivf}, 9000, 6000, true, annPlan{}},
+			annPlan{buildIVF: 9, dropAfter: []string{"vectors_ivfflat_3"}, lists: 9}},
+		{"ivfflat, a bulk commit that adds little", ANNIVFFlat, []annIndex{ivf}, 9000, 6000, true, annPlan{lists: 5}},
 		{"hnsw to ivfflat", ANNIVFFlat, []annIndex{hnsw}, 2000, 2001, false,
-			annPlan{dropBefore: []string{"vectors_hnsw"}, buildIVF: 2}},
+			annPlan{dropBefore: []string{"vectors_hnsw"}, buildIVF: 2, lists: 2}},
 		{"new hnsw index", ANNHNSW, nil, 10, 11, false, annPlan{buildHNSW: true}},
 		{"hnsw, row by row", ANNHNSW, []annIndex{hnsw}, 10, 11, false, annPlan{}},
 		{"hnsw, bulk", ANNHNSW, []annIndex{hnsw}, 10, 11, true, annPlan{dropBefore: []string{"vectors_hnsw"}, buildHNSW: true}},
 		{"ivfflat to hnsw", ANNHNSW, []annIndex{ivf}, 10, 11, false, annPlan{dropBefore: []string{"vectors_ivfflat_3"}, buildHNSW: true}},
 		{"two ivfflat indexes", ANNIVFFlat, []annIndex{ivf, {name: "vectors_ivfflat_9", kind: ANNIVFFlat, built: ivfBuilt{Rows: 1, NextID: 10001}}}, 9000, 10001, false,
-			annPlan{dropAfter: []string{"vectors_ivfflat_9"}}},
+			annPlan{dropAfter: []string{"vectors_ivfflat_9"}, lists: 5}},
 	} {
 		got := planANN(c.want, c.have, c.rows, c.next, c.bulk)
 		if fmt.Sprint(got) != fmt.Sprint(c.plan) {
@@ -161,15 +162,7 @@ func exactNearest(t *testing.T, v *View, docs []doc, q []float32, k int) []int64
 			all = append(all, scored{id, dot})
 		}
 	}
-	slices.SortFunc(all, func(a, b scored) int {
-		if a.score != b.score {
-			if a.score > b.score {
-				return -1
-			}
-			return 1
-		}
-		return int(a.id - b.id)
-	})
+	slices.SortFunc(all, func(a, b scored) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.id, b.id)) })
 	var out []int64
 	for _, s := range all[:k] {
 		out = append(out, s.id)

@@ -279,7 +279,7 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 		names = append(names, r.Name)
 	}
 	began := time.Now()
-	var annLists []annIndex
+	var lists int // the IVFFlat lists searched after the commit
 	err = pgx.BeginFunc(ctx, u.conn, func(tx pgx.Tx) error {
 		if u.reset {
 			for _, sql := range q.reset {
@@ -288,14 +288,15 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 				}
 			}
 		}
-		// The statements around the copies go in two round trips (a
-		// batch runs in order and stops at the first error).
 		have, err := s.readANN(ctx, tx)
 		if err != nil {
 			return err
 		}
 		bulk := len(u.addRecs) >= s.opts.BulkMin && len(u.addRecs) >= len(u.head.live)
 		plan := planANN(s.wantANN(have), have, int64(u.live), u.nextID, bulk)
+		lists = plan.lists
+		// The statements around the copies go in two round trips (a
+		// batch runs in order and stops at the first error).
 		var before pgx.Batch
 		if len(u.removeIDs) > 0 {
 			before.Queue(q.markDead, u.removeIDs, gen)
@@ -330,9 +331,6 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 		if err := u.dropIndexes(ctx, tx, plan.dropAfter); err != nil {
 			return err
 		}
-		if annLists, err = u.s.readANN(ctx, tx); err != nil {
-			return err
-		}
 		var after pgx.Batch
 		if raw != nil {
 			after.Queue(q.insertSegment, lexical.SegmentName(gen), raw)
@@ -347,7 +345,7 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 		return fmt.Errorf("postgres: commit: %w", err)
 	}
 	wrote, added, removed := time.Since(began), len(u.addRecs), len(u.removeIDs)
-	s.lists.Store(int64(searchLists(annLists)))
+	s.lists.Store(int64(lists))
 	err = u.published(ctx, gen, last, lex, raw)
 	s.log.Debug("postgres: commit", "generation", gen, "added", added, "removed", removed,
 		"transaction", wrote, "publish", time.Since(began)-wrote)

@@ -3,9 +3,6 @@ package eval
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"path/filepath"
-	"strings"
 )
 
 // Set is one question set with the corpus it is asked over. Each is a
@@ -47,6 +44,10 @@ var Sets = []Set{
 		Out: "bin/eval-scifact.md", IR: true, Load: SciFactQuestions, Corpus: BuildSciFact},
 	{Name: "sample", Make: "go run ./bench/cmd/eval -set sample", Inst: "A team's handbook, design notes, runbooks and release notes.",
 		Out: "bin/eval-sample.md", Load: SampleQuestions, Corpus: SampleCorpus},
+	{Name: "handbook", Make: "make eval-handbook", Inst: "A company's staff handbook: leave, pay, expenses, equipment, travel and conduct.",
+		Out: "bin/eval-handbook.md", Load: HandbookQuestions, Corpus: FolderCorpus(HandbookDir, "the repository's "+HandbookDir)},
+	{Name: "opsnotes", Make: "make eval-opsnotes", Inst: "A platform team's operations notes: on-call rota, runbooks, postmortems, services and meeting notes.",
+		Out: "bin/eval-opsnotes.md", Load: OpsNotesQuestions, Corpus: FolderCorpus(OpsNotesDir, "the repository's "+OpsNotesDir)},
 }
 
 // SampleDir is the repository's demo folder, relative to its root.
@@ -55,17 +56,7 @@ var SampleDir = "testdata/sample"
 // SampleCorpus is testdata/sample as it is: seven files, a folder so small
 // that a score must not depend on many chunks to mean something.
 func SampleCorpus(ctx context.Context, cacheDir string) (Corpus, string, error) {
-	c := Corpus{Dir: SampleDir}
-	err := filepath.WalkDir(SampleDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(SampleDir, p)
-		ext := filepath.Ext(rel)
-		c.Docs = append(c.Docs, Document{Name: filepath.ToSlash(strings.TrimSuffix(rel, ext)), Ext: ext})
-		return err
-	})
-	return c, "the repository's testdata/sample", err
+	return FolderCorpus(SampleDir, "the repository's testdata/sample")(ctx, cacheDir)
 }
 
 // SetNamed returns the set called name.

@@ -10,7 +10,7 @@ export GOTOOLCHAIN ?= auto
 VERSION_COMMIT = $(shell bash scripts/version.sh)
 LDFLAGS = -X main.version=$(word 1,$(VERSION_COMMIT)) -X main.commit=$(word 2,$(VERSION_COMMIT))
 
-.PHONY: setup models build dist test test-short vet bench bench-setup bench-report eval eval-manpages eval-crowded eval-scifact eval-all demo fuzz clean
+.PHONY: setup models build dist test test-short vet bench bench-setup bench-report eval eval-manpages eval-crowded eval-scifact eval-handbook eval-opsnotes eval-all demo fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -67,25 +67,28 @@ bench-report: bench
 # Retrieval evaluation (bench/eval): generates a corpus of about 230 files
 # from the Go toolchain's documentation and Debian's licences (cached under
 # bin/), indexes it with the built server over MCP on stdio, asks the
-# committed questions in each search mode and prints the table, also
-# written to bin/eval.md.
+# committed questions and the no-answer queries in each search mode, with
+# top_k 10 at threshold 0 and again with the query alone as a client asks,
+# and prints the tables, also written to bin/eval.md. Every eval target
+# does the same on its set; BEFORE=path/to/another/build adds its rows.
+EVAL_BEFORE = $(if $(BEFORE),-before $(BEFORE))
 eval: setup models bench-setup build
-	$(GO) run ./bench/cmd/eval -bin $(BIN) -out bin/eval.md
+	$(GO) run ./bench/cmd/eval -bin $(BIN) $(EVAL_BEFORE) -out bin/eval.md
 
 # 87 plain-language questions over 302 of the machine's
 # man pages rendered to txt, md and pdf (bench/eval/manpages.txt,
 # questions-manpages.jsonl); table in bin/eval-manpages.md. eval-all runs
-# all four sets; the fusion's constant is chosen leaving each set out in
+# all six sets; the fusion's constant is chosen leaving each set out in
 # turn (docs/search-fusion.md, bench/cmd/fusion -loso).
 eval-manpages: setup models bench-setup build
-	$(GO) run ./bench/cmd/eval -set manpages -bin $(BIN) -out bin/eval-manpages.md
+	$(GO) run ./bench/cmd/eval -set manpages -bin $(BIN) $(EVAL_BEFORE) -out bin/eval-manpages.md
 
 # 72 plain-language questions whose answer is in a short page (coreutils
 # and the like) while the longest man pages on the machine share the
 # folder (bench/eval/crowded.txt, questions-crowded.jsonl): the case where
 # keyword evidence lifts a long page over the right short one.
 eval-crowded: setup bench-setup build
-	$(GO) run ./bench/cmd/eval -set crowded -bin $(BIN) -out bin/eval-crowded.md
+	$(GO) run ./bench/cmd/eval -set crowded -bin $(BIN) $(EVAL_BEFORE) -out bin/eval-crowded.md
 
 # BEIR SciFact (300 claims over 5,183 abstracts, nDCG@10, Recall@10,
 # MRR@10), read from ../shared/eval/beir-scifact (SCIFACT=... for another
@@ -93,9 +96,19 @@ eval-crowded: setup bench-setup build
 # repository; its folder of files and its index are cached under bin/.
 SCIFACT ?= ../shared/eval/beir-scifact
 eval-scifact: setup build
-	$(GO) run ./bench/cmd/eval -set scifact -scifact $(SCIFACT) -bin $(BIN) -out bin/eval-scifact.md
+	$(GO) run ./bench/cmd/eval -set scifact -scifact $(SCIFACT) -bin $(BIN) $(EVAL_BEFORE) -out bin/eval-scifact.md
 
-eval-all: eval eval-manpages eval-crowded eval-scifact
+# Two small folders written for the evaluation (bench/eval/folders): a
+# 13-file staff handbook and 14 files of a team's ops notes, 85 and 78
+# questions, over a third of them sharing no word with their file: where
+# few of a query's words occur in the folder at all.
+eval-handbook: setup build
+	$(GO) run ./bench/cmd/eval -set handbook -bin $(BIN) $(EVAL_BEFORE) -out bin/eval-handbook.md
+
+eval-opsnotes: setup build
+	$(GO) run ./bench/cmd/eval -set opsnotes -bin $(BIN) $(EVAL_BEFORE) -out bin/eval-opsnotes.md
+
+eval-all: eval eval-manpages eval-crowded eval-scifact eval-handbook eval-opsnotes
 
 # Runs the built server on testdata/sample through MCP on stdio; the index
 # goes to a temporary folder so the repository stays clean.

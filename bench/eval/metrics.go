@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -128,6 +129,59 @@ type Outcome struct {
 	Question Question
 	Hits     []Hit
 	Latency  time.Duration
+	// Text is the tool result's text content and TextBlocks its results
+	// as that text shows them; Structured is its structuredContent as
+	// compact JSON. A client hands its model one of the two.
+	Text       string
+	TextBlocks []TextBlock
+	Structured string
+}
+
+// TextBlock is one result in a tool result's text: the file it cites
+// and the text from that citation to the next result's.
+type TextBlock struct {
+	Path string
+	Text string
+}
+
+// TextBlocks splits a tool result's text into its result blocks. A block
+// starts at a line that cites one of the returned paths and runs to the
+// next such line; the text before the first is no block. A line cites a
+// path that opens it after at most a list number and markup ("1. a.md",
+// "[2] a.md", "**a.md**"), so a passage naming a file is not taken for a
+// citation; a text that cites no path that way is split at any line
+// naming one (the first named in it), whatever its layout.
+func TextBlocks(text string, paths []string) []TextBlock {
+	if b := splitCited(text, paths, true); len(b) > 0 {
+		return b
+	}
+	return splitCited(text, paths, false)
+}
+
+// citationPrefix is what may come before a cited path on its line.
+var citationPrefix = regexp.MustCompile(`^[\s#>*_\-\[(]*(\d+[.):\]]?[\s*_\[(]*)?$`)
+
+func splitCited(text string, paths []string, strict bool) []TextBlock {
+	var blocks []TextBlock
+	for _, line := range strings.SplitAfter(text, "\n") {
+		at, cited := -1, ""
+		for _, p := range paths {
+			i := strings.Index(line, p)
+			if i < 0 || strict && !citationPrefix.MatchString(line[:i]) {
+				continue
+			}
+			if at < 0 || i < at || i == at && len(p) > len(cited) {
+				at, cited = i, p
+			}
+		}
+		switch {
+		case at >= 0:
+			blocks = append(blocks, TextBlock{Path: cited, Text: line})
+		case len(blocks) > 0:
+			blocks[len(blocks)-1].Text += line
+		}
+	}
+	return blocks
 }
 
 // Scores are the evaluation's figures over a set of outcomes.
@@ -137,6 +191,7 @@ type Scores struct {
 	MRR10        float64 // mean of 1/rank of the target's first hit, 0 beyond 10
 	Answer5      float64 // share whose answer phrase is in a returned top-5 passage of the target
 	Answer5Whole float64 // the same on the whole chunks behind those hits
+	TextAnswer5  float64 // share whose answer phrase is in one of the text's first 5 result blocks citing the target
 	Identifiers  int
 	IdentHit1    float64 // hit@1 over identifier questions
 	P50          time.Duration
@@ -175,6 +230,17 @@ func answered(o Outcome, whole bool) bool {
 	return false
 }
 
+// textAnswered reports whether one of the text's first 5 result blocks
+// cites the target and holds the answer.
+func textAnswered(o Outcome) bool {
+	for _, b := range o.TextBlocks[:min(5, len(o.TextBlocks))] {
+		if b.Path == o.Question.Target && Contains(b.Text, o.Question.Answer) {
+			return true
+		}
+	}
+	return false
+}
+
 // Score computes the figures; it is zero for no outcomes.
 func Score(outs []Outcome) Scores {
 	s := Scores{Questions: len(outs)}
@@ -200,6 +266,9 @@ func Score(outs []Outcome) Scores {
 		if answered(o, true) {
 			s.Answer5Whole++
 		}
+		if textAnswered(o) {
+			s.TextAnswer5++
+		}
 		if o.Question.Kind == KindIdentifier {
 			s.Identifiers++
 			if r == 1 {
@@ -210,6 +279,7 @@ func Score(outs []Outcome) Scores {
 	}
 	n := float64(len(outs))
 	s.Hit1, s.Hit5, s.MRR10, s.Answer5, s.Answer5Whole = s.Hit1/n, s.Hit5/n, s.MRR10/n, s.Answer5/n, s.Answer5Whole/n
+	s.TextAnswer5 /= n
 	if s.Identifiers > 0 {
 		s.IdentHit1 = float64(identHits) / float64(s.Identifiers)
 	}
@@ -301,4 +371,65 @@ func CheckAnswers(qs []Question, docs []Document, text func(path string) (string
 		}
 	}
 	return bad
+}
+
+// TradeOff is one run at one setting: how well it answers, how often an
+// answerable question gets nothing, and how often a query the folder does
+// not answer does (Silent of NoAnswers returned nothing).
+type TradeOff struct {
+	Run               string
+	IR                bool
+	Scores            Scores   // answer sets
+	IRScores          IRScores // IR sets
+	Nothing           float64  // share of answerable questions that returned nothing
+	NoAnswers, Silent int
+}
+
+// NewTradeOff scores one run's answerable outcomes, and counts the
+// no-answer outcomes that returned nothing.
+func NewTradeOff(run string, ir bool, outs, noAnswers []Outcome) TradeOff {
+	t := TradeOff{Run: run, IR: ir, NoAnswers: len(noAnswers)}
+	if ir {
+		t.IRScores = ScoreIR(outs)
+	} else {
+		t.Scores = Score(outs)
+	}
+	for _, o := range outs {
+		if len(o.Hits) == 0 {
+			t.Nothing++
+		}
+	}
+	if len(outs) > 0 {
+		t.Nothing /= float64(len(outs))
+	}
+	for _, o := range noAnswers {
+		if len(o.Hits) == 0 {
+			t.Silent++
+		}
+	}
+	return t
+}
+
+// TradeOffTable renders one row per run: the answers' figures, the share
+// of answerable questions returning nothing, and no-answer precision.
+func TradeOffTable(rows []TradeOff) string {
+	var sb strings.Builder
+	if len(rows) > 0 && rows[0].IR {
+		sb.WriteString("| run | nDCG@10 | Recall@10 | MRR@10 | returned nothing | no-answer precision |\n|---|---|---|---|---|---|\n")
+	} else {
+		sb.WriteString("| run | hit@5 | MRR@10 | answer@5 structured | text_answer@5 | returned nothing | no-answer precision |\n|---|---|---|---|---|---|---|\n")
+	}
+	for _, r := range rows {
+		precision := "–"
+		if r.NoAnswers > 0 {
+			precision = fmt.Sprintf("%.3f (%d/%d)", float64(r.Silent)/float64(r.NoAnswers), r.Silent, r.NoAnswers)
+		}
+		if r.IR {
+			fmt.Fprintf(&sb, "| %s | %.3f | %.3f | %.3f | %.3f | %s |\n", r.Run, r.IRScores.NDCG10, r.IRScores.R10, r.IRScores.MRR10, r.Nothing, precision)
+			continue
+		}
+		fmt.Fprintf(&sb, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %s |\n", r.Run, r.Scores.Hit5, r.Scores.MRR10,
+			r.Scores.Answer5, r.Scores.TextAnswer5, r.Nothing, precision)
+	}
+	return sb.String()
 }

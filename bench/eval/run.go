@@ -29,7 +29,37 @@ type Server struct {
 	Model  string // value of --model; "" runs the server's default
 	Inst   string // --inst: what the folder holds, as a client is told
 	Store  string // value of --store; "" keeps the index in Index
+	Args   Setting
 	Stderr io.Writer
+}
+
+// Setting is the search arguments every question is asked with besides
+// its query; the zero Setting leaves them all to the server's defaults.
+type Setting struct {
+	Name      string   // as the report shows it
+	TopK      int      // 0 sends no top_k
+	Threshold *float64 // nil sends no score_threshold
+}
+
+var zero = 0.0
+
+// Ranking asks for the 10 best whatever they score: the order alone.
+// Defaults asks as a user's client does, with the query alone.
+var (
+	Ranking  = Setting{Name: "top_k 10, threshold 0", TopK: 10, Threshold: &zero}
+	Defaults = Setting{Name: "default top_k and threshold"}
+)
+
+// arguments are the search tool's arguments for query.
+func (st Setting) arguments(query string) map[string]any {
+	args := map[string]any{"query": query}
+	if st.TopK > 0 {
+		args["top_k"] = st.TopK
+	}
+	if st.Threshold != nil {
+		args["score_threshold"] = *st.Threshold
+	}
+	return args
 }
 
 // SupportsSearchMode reports whether the binary has a --search-mode flag,
@@ -43,7 +73,7 @@ func SupportsSearchMode(ctx context.Context, bin string) (bool, error) {
 }
 
 // Run starts the server over stdio, waits for its index to be up to date,
-// and asks every question with top_k 10 and otherwise default arguments.
+// and asks every question with s.Args.
 func (s Server) Run(ctx context.Context, qs []Question) ([]Outcome, error) {
 	c, err := s.start(ctx)
 	if err != nil {
@@ -129,11 +159,11 @@ func waitIndexed(ctx context.Context, c *client.Client) error {
 	}
 }
 
-// ask runs one question's search with top_k 10; hit paths are made
-// relative to the corpus folder.
+// ask runs one question's search with s.Args; hit paths are made
+// relative to the corpus folder, and so are the text's result blocks.
 func (s Server) ask(ctx context.Context, c *client.Client, q Question) (Outcome, error) {
 	start := time.Now()
-	res, err := mcpcall.Tool(ctx, c, "search", map[string]any{"query": q.Query, "top_k": 10})
+	res, err := mcpcall.Tool(ctx, c, "search", s.Args.arguments(q.Query))
 	lat := time.Since(start)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("eval: search %s: %w", q.ID, err)
@@ -153,16 +183,33 @@ func (s Server) ask(ctx context.Context, c *client.Client, q Question) (Outcome,
 	if err := mcpcall.Decode(res.StructuredContent, &out); err != nil {
 		return Outcome{}, fmt.Errorf("eval: search %s result: %w", q.ID, err)
 	}
-	o := Outcome{Question: q, Latency: lat}
+	structured, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("eval: search %s result: %w", q.ID, err)
+	}
+	o := Outcome{Question: q, Latency: lat, Text: mcpcall.Text(res), Structured: string(structured)}
+	var cited []string
 	for _, r := range out.Results {
-		p := r.Path
-		if rel, err := filepath.Rel(s.Data, p); err == nil && filepath.IsAbs(p) {
-			p = rel
-		}
-		o.Hits = append(o.Hits, Hit{Path: filepath.ToSlash(p), ChunkIndex: r.ChunkIndex,
+		o.Hits = append(o.Hits, Hit{Path: s.relative(r.Path), ChunkIndex: r.ChunkIndex,
 			CharStart: r.CharStart, CharEnd: r.CharEnd, Text: r.Snippet})
+		cited = append(cited, r.Path)
+	}
+	o.TextBlocks = TextBlocks(o.Text, cited)
+	for i := range o.TextBlocks {
+		o.TextBlocks[i].Path = s.relative(o.TextBlocks[i].Path)
 	}
 	return o, nil
+}
+
+// relative is p relative to the corpus folder when the server gave it
+// absolute, with forward slashes.
+func (s Server) relative(p string) string {
+	if data, err := filepath.Abs(s.Data); err == nil && filepath.IsAbs(p) {
+		if rel, err := filepath.Rel(data, p); err == nil {
+			p = rel
+		}
+	}
+	return filepath.ToSlash(p)
 }
 
 // IndexChunks reads the live chunks of the server's index, in its folder

@@ -169,13 +169,3 @@ func DocRanking(hits []Hit) []string {
 	}
 	return out
 }
-
-// IRTable renders one row per mode of the BEIR figures.
-func IRTable(modes []string, scores []IRScores) string {
-	var sb strings.Builder
-	sb.WriteString("| mode | nDCG@10 | Recall@10 | MRR@10 |\n|---|---|---|---|\n")
-	for i, m := range modes {
-		fmt.Fprintf(&sb, "| %s | %.3f | %.3f | %.3f |\n", m, scores[i].NDCG10, scores[i].R10, scores[i].MRR10)
-	}
-	return sb.String()
-}

@@ -38,7 +38,7 @@ func TestSampleParity(t *testing.T) {
 	for _, mode := range []string{"hybrid", "dense", "keyword"} {
 		var runs [2][]eval.Outcome
 		for i, st := range []string{"", store} {
-			srv := eval.Server{Bin: binary, Data: c.Dir, Index: filepath.Join(index, fmt.Sprint(i)), Mode: mode, Inst: "A team's notes.", Store: st}
+			srv := eval.Server{Bin: binary, Data: c.Dir, Index: filepath.Join(index, fmt.Sprint(i)), Mode: mode, Inst: "A team's notes.", Store: st, Args: eval.Setting{TopK: 10}}
 			if runs[i], err = srv.Run(ctx, qs); err != nil {
 				t.Fatal(err)
 			}

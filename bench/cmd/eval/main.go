@@ -10,11 +10,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +29,9 @@ import (
 
 func main() {
 	bin := flag.String("bin", "bin/micro-rag-mcp", "the built server")
+	before := flag.String("before", "", "also run this server (another build, e.g. main's) on its own index and label the rows before/after")
+	settings := flag.String("settings", "ranking,default", "search arguments to ask with: ranking (top_k 10, score_threshold 0) and default (the query alone, as a client asks)")
+	dump := flag.String("dump", "", "also write every search's text and structuredContent here, one JSON line each (scripts/eval_tokens.py counts their tokens)")
 	cache := flag.String("cache", "bin", "folder for the generated corpus")
 	setName := flag.String("set", eval.Sets[0].Name, "question set: godoc or manpages")
 	out := flag.String("out", "", "also write the report here (default: the set's, bin/eval.md or bin/eval-manpages.md)")
@@ -41,11 +47,16 @@ func main() {
 	keywords := flag.String("pg-keyword", "segments", "keyword sides to run on -store, comma-separated: segments (own BM25), fulltext (PostgreSQL full text, 'simple'), fulltext:CONFIG (another text search configuration, e.g. fulltext:english)")
 	flag.Parse()
 	st.keywords = strings.Split(*keywords, ",")
-	os.Exit(evalMain(*setName, *out, *keep, *cache, *bin, *modelName, *modes, *verbose, st, *pg))
+	os.Exit(evalMain(*setName, *out, *keep, *cache, *bin, *before, *settings, *dump, *modelName, *modes, *verbose, st, *pg))
 }
 
-func evalMain(setName, out, keep, cache, bin, modelName, modes string, verbose bool, st stores, pg bool) int {
+func evalMain(setName, out, keep, cache, bin, before, settingNames, dump, modelName, modes string, verbose bool, st stores, pg bool) int {
 	set, err := eval.SetNamed(setName)
+	if err != nil {
+		slog.Error("eval", "err", err)
+		return 2
+	}
+	settings, err := parseSettings(settingNames)
 	if err != nil {
 		slog.Error("eval", "err", err)
 		return 2
@@ -71,7 +82,21 @@ func evalMain(setName, out, keep, cache, bin, modelName, modes string, verbose b
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
 	defer cancel()
-	table, misses, err := run(ctx, set, bin, cache, keep, modelName, strings.Split(modes, ","), verbose, st)
+	bins := []server{{"", bin, keep}}
+	if before != "" {
+		bins = []server{{"before", before, keep + "-before"}, {"after", bin, keep}}
+	}
+	var dumpTo io.Writer // nil: no dump
+	if dump != "" {
+		f, err := os.Create(dump)
+		if err != nil {
+			slog.Error("eval", "err", err)
+			return 1
+		}
+		defer f.Close()
+		dumpTo = f
+	}
+	table, misses, err := run(ctx, set, bins, settings, cache, modelName, strings.Split(modes, ","), verbose, st, dumpTo)
 	if err != nil {
 		slog.Error("eval", "err", index.RedactURL(err.Error()))
 		return 1
@@ -85,6 +110,26 @@ func evalMain(setName, out, keep, cache, bin, modelName, modes string, verbose b
 		return 1
 	}
 	return 0
+}
+
+// server is one build of the server to measure, with its own index:
+// another build may not read this one's index.
+type server struct{ label, bin, index string }
+
+// parseSettings reads -settings.
+func parseSettings(names string) ([]eval.Setting, error) {
+	var out []eval.Setting
+	for _, n := range strings.Split(names, ",") {
+		switch strings.TrimSpace(n) {
+		case "ranking":
+			out = append(out, eval.Ranking)
+		case "default":
+			out = append(out, eval.Defaults)
+		default:
+			return nil, fmt.Errorf("-settings: %q is neither ranking nor default", n)
+		}
+	}
+	return out, nil
 }
 
 // stores says where the server keeps the index: the index folder (url
@@ -123,8 +168,10 @@ func (st stores) each() []store {
 	return out
 }
 
-// run returns the report: the table, then every question missed per mode.
-func run(ctx context.Context, set eval.Set, bin, cache, indexDir, model string, modes []string, verbose bool, st stores) (table, misses string, err error) {
+// run returns the report: the table, then every question missed per run.
+// Each server, mode, setting and store is one run, which asks the set's
+// questions and then its no-answer queries.
+func run(ctx context.Context, set eval.Set, bins []server, settings []eval.Setting, cache, model string, modes []string, verbose bool, st stores, dump io.Writer) (table, misses string, err error) {
 	loadBefore := loadAvg()
 	c, from, counts, err := corpus(ctx, set, cache)
 	if err != nil {
@@ -137,49 +184,62 @@ func run(ctx context.Context, set eval.Set, bin, cache, indexDir, model string, 
 	if err := checkAnswers(ctx, set, qs, c); err != nil {
 		return "", "", err
 	}
-	if modes, err = measurable(ctx, bin, modes); err != nil {
+	nas, err := eval.NoAnswers(set.Name)
+	if err != nil {
 		return "", "", err
 	}
 	var res results
 	var parity strings.Builder
-	for _, m := range modes {
-		var runs [][]eval.Outcome
-		stores := st.each()
-		for _, store := range stores {
-			srv := eval.Server{Bin: bin, Data: c.Dir, Index: indexDir, Mode: m, Model: model, Inst: set.Inst, Store: store.url}
-			if store.url != "" {
-				// The index is in the database; this folder keeps the
-				// engine's scope and last-run notes apart from the local
-				// index's.
-				srv.Index = indexDir + "-store"
-			}
-			if verbose {
-				srv.Stderr = os.Stderr
-			}
-			name, outs, err := runMode(ctx, srv, st.url, qs, c)
-			if err != nil {
-				return "", "", err
-			}
-			if st.url != "" {
-				name += " (" + store.name + ")"
-			}
-			res.add(set.IR, name, outs)
-			runs = append(runs, outs)
+	for _, b := range bins {
+		bmodes, err := measurable(ctx, b.bin, modes)
+		if err != nil {
+			return "", "", err
 		}
-		for i := 1; st.compare && i < len(runs); i++ {
-			p, err := eval.CompareTopFiles(runs[0], runs[i], 5)
-			if err != nil {
-				return "", "", err
+		for _, m := range bmodes {
+			for _, setting := range settings {
+				var runs [][]eval.Outcome
+				stores := st.each()
+				for _, store := range stores {
+					srv := eval.Server{Bin: b.bin, Data: c.Dir, Index: b.index, Mode: m, Model: model, Inst: set.Inst, Store: store.url, Args: setting}
+					if store.url != "" {
+						// The index is in the database; this folder keeps the
+						// engine's scope and last-run notes apart from the local
+						// index's.
+						srv.Index = b.index + "-store"
+					}
+					if verbose {
+						srv.Stderr = os.Stderr
+					}
+					name, outs, silent, err := runMode(ctx, srv, st.url, qs, nas, c)
+					if err != nil {
+						return "", "", err
+					}
+					if st.url != "" {
+						name += " (" + store.name + ")"
+					}
+					name = strings.TrimSpace(b.label + " " + name + ", " + setting.Name)
+					res.add(set.IR, name, outs, silent)
+					if err := dumpRun(dump, set.Name, name, outs, silent); err != nil {
+						return "", "", err
+					}
+					runs = append(runs, outs)
+				}
+				for i := 1; st.compare && i < len(runs); i++ {
+					p, err := eval.CompareTopFiles(runs[0], runs[i], 5)
+					if err != nil {
+						return "", "", err
+					}
+					fmt.Fprintf(&parity, "| %s, %s (%s) | %d | %d (%.1f %%) | %d (%.1f %%) | %s |\n", m, setting.Name, stores[i].name, p.Questions, p.SameFiles, 100*float64(p.SameFiles)/float64(p.Questions),
+						p.SameOrder, 100*float64(p.SameOrder)/float64(p.Questions), strings.Join(p.Differ, " "))
+				}
 			}
-			fmt.Fprintf(&parity, "| %s (%s) | %d | %d (%.1f %%) | %d (%.1f %%) | %s |\n", m, stores[i].name, p.Questions, p.SameFiles, 100*float64(p.SameFiles)/float64(p.Questions),
-				p.SameOrder, 100*float64(p.SameOrder)/float64(p.Questions), strings.Join(p.Differ, " "))
 		}
 	}
 	kinds := map[string]int{}
 	for _, q := range qs {
 		kinds[q.Kind]++
 	}
-	head := header(set, model, len(qs), kinds, len(c.Docs), counts, from, loadBefore)
+	head := header(set, bins, model, len(qs), len(nas), kinds, len(c.Docs), counts, from, loadBefore)
 	table = res.report(set.IR, head, kinds)
 	if parity.Len() > 0 {
 		table += "\nTop-5 files per question, local index folder against PostgreSQL:\n\n" +
@@ -231,15 +291,20 @@ func measurable(ctx context.Context, bin string, modes []string) ([]string, erro
 	return modes, nil
 }
 
-// runMode asks every question of the server in its mode, checks that the
-// index holds the whole corpus, and fills in the whole chunks behind the
-// hits; name is the mode as the report shows it. base is the store URL
-// the chunks are read through.
-func runMode(ctx context.Context, srv eval.Server, base string, qs []eval.Question, c eval.Corpus) (name string, outs []eval.Outcome, err error) {
+// runMode asks every question and then every no-answer query of the
+// server in its mode, checks that the index holds the whole corpus, and
+// fills in the whole chunks behind the hits; name is the mode as the
+// report shows it. base is the store URL the chunks are read through.
+func runMode(ctx context.Context, srv eval.Server, base string, qs []eval.Question, nas []eval.NoAnswer, c eval.Corpus) (name string, outs, silent []eval.Outcome, err error) {
 	t := time.Now()
-	if outs, err = srv.Run(ctx, qs); err != nil {
-		return "", nil, err
+	asked := slices.Clone(qs)
+	for _, na := range nas {
+		asked = append(asked, eval.Question{ID: na.ID, Kind: na.Kind, Query: na.Query})
 	}
+	if outs, err = srv.Run(ctx, asked); err != nil {
+		return "", nil, nil, err
+	}
+	outs, silent = outs[:len(qs)], outs[len(qs):]
 	// Read through the URL without the keyword side's parameters, which
 	// are the backend's and not PostgreSQL's.
 	read := srv
@@ -248,32 +313,54 @@ func runMode(ctx context.Context, srv eval.Server, base string, qs []eval.Questi
 	}
 	chunks, err := read.IndexChunks(ctx)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	if len(chunks) != len(c.Docs) {
-		return "", nil, fmt.Errorf("the index holds %d files, the corpus %d", len(chunks), len(c.Docs))
+		return "", nil, nil, fmt.Errorf("the index holds %d files, the corpus %d", len(chunks), len(c.Docs))
 	}
 	eval.FillWhole(outs, chunks, c.Dir)
 	name = srv.Mode
 	if name == "" {
 		name = "dense (server default)"
 	}
-	slog.Info("mode done", "mode", name, "took", time.Since(t).Round(time.Millisecond))
-	return name, outs, nil
+	slog.Info("mode done", "mode", name, "setting", srv.Args.Name, "took", time.Since(t).Round(time.Millisecond))
+	return name, outs, silent, nil
 }
 
-// results gathers every mode's scores: IR scores for an IR set, else a
-// row and the questions missed.
+// dumpRun writes one JSON line per search of a run to w (when not nil):
+// what a client receives, for counting its tokens.
+func dumpRun(w io.Writer, set, run string, outs, noAnswers []eval.Outcome) error {
+	if w == nil {
+		return nil
+	}
+	enc := json.NewEncoder(w)
+	for i, o := range append(slices.Clone(outs), noAnswers...) {
+		line := struct {
+			Set        string `json:"set"`
+			Run        string `json:"run"`
+			ID         string `json:"id"`
+			NoAnswer   bool   `json:"noanswer"`
+			Text       string `json:"text"`
+			Structured string `json:"structured"`
+		}{set, run, o.Question.ID, i >= len(outs), o.Text, o.Structured}
+		if err := enc.Encode(line); err != nil {
+			return fmt.Errorf("-dump: %w", err)
+		}
+	}
+	return nil
+}
+
+// results gathers every run's trade-off row and, for an answer set, its
+// row and the questions it missed.
 type results struct {
-	rows    []eval.Row
-	irModes []string
-	irRows  []eval.IRScores
-	missed  strings.Builder
+	rows   []eval.Row
+	trade  []eval.TradeOff
+	missed strings.Builder
 }
 
-func (res *results) add(ir bool, name string, outs []eval.Outcome) {
+func (res *results) add(ir bool, name string, outs, noAnswers []eval.Outcome) {
+	res.trade = append(res.trade, eval.NewTradeOff(name, ir, outs, noAnswers))
 	if ir {
-		res.irModes, res.irRows = append(res.irModes, name), append(res.irRows, eval.ScoreIR(outs))
 		return
 	}
 	res.rows = append(res.rows, eval.ScoreRow(name, outs))
@@ -291,7 +378,7 @@ func (res *results) add(ir bool, name string, outs []eval.Outcome) {
 
 // header is the report's opening sentence: what was run, on what, where
 // and under what load (the load after is read now).
-func header(set eval.Set, model string, questions int, kinds map[string]int, files int, counts map[string]int, from, loadBefore string) string {
+func header(set eval.Set, bins []server, model string, questions, noAnswers int, kinds map[string]int, files int, counts map[string]int, from, loadBefore string) string {
 	flags := ""
 	if set.Name != eval.Sets[0].Name {
 		flags = " -set " + set.Name
@@ -299,12 +386,18 @@ func header(set eval.Set, model string, questions int, kinds map[string]int, fil
 	if model != "" {
 		flags += " -model " + model
 	}
-	return fmt.Sprintf("`%s` (bench/cmd/eval%s) on %s: %d questions (%s) "+
-		"over %d generated files (%s) from %s; "+
-		"CPU %s; load average %s before, %s after; top_k 10, other arguments default. ",
+	servers := ""
+	for _, b := range bins {
+		servers += fmt.Sprintf("%s %s; ", strings.TrimSpace(b.label+" server"), b.bin)
+	}
+	return fmt.Sprintf("`%s` (bench/cmd/eval%s) on %s: %d questions (%s) and %d no-answer queries "+
+		"over %d files (%s) from %s; %s"+
+		"CPU %s; load average %s before, %s after. Each run asks through MCP on stdio with its setting: "+
+		"%s (top_k 10, score_threshold 0: the ranking alone) or %s (the query alone, as a client asks). ",
 		set.Make, flags, time.Now().UTC().Format("2006-01-02"), questions,
-		countList(kinds, eval.KindIdentifier, eval.KindKeyword, eval.KindParaphrase),
-		files, countList(counts, ".txt", ".md", ".pdf", ".docx"), from, eval.CPUModel(), loadBefore, loadAvg())
+		countList(kinds, eval.KindIdentifier, eval.KindKeyword, eval.KindParaphrase), noAnswers,
+		files, countList(counts, ".txt", ".md", ".pdf", ".docx"), from, servers, eval.CPUModel(), loadBefore, loadAvg(),
+		eval.Ranking.Name, eval.Defaults.Name)
 }
 
 // report is the header, then the IR table, or the results table and, when
@@ -312,11 +405,17 @@ func header(set eval.Set, model string, questions int, kinds map[string]int, fil
 func (res *results) report(ir bool, head string, kinds map[string]int) string {
 	var sb strings.Builder
 	sb.WriteString(head)
+	sb.WriteString("Returned nothing is the share of answerable questions given no result (each also a miss); " +
+		"no-answer precision the share of no-answer queries given none (bench/eval/noanswer.jsonl).\n\n")
 	if ir {
 		sb.WriteString("Each file counts once, at its best passage; relevance as judged in BEIR's qrels/test.tsv.\n\n")
-		sb.WriteString(eval.IRTable(res.irModes, res.irRows))
+		sb.WriteString(eval.TradeOffTable(res.trade))
 		return sb.String()
 	}
+	sb.WriteString("answer@5 structured: the answer phrase in a top-5 structuredContent passage of the target file; " +
+		"text_answer@5: in one of the first 5 result blocks of the text content that cite the target.\n\n")
+	sb.WriteString(eval.TradeOffTable(res.trade))
+	sb.WriteString("\n")
 	sb.WriteString("Hits count by file; answer@5 needs the answer phrase in a top-5 passage of the target file, " +
 		"as returned (client) or in the whole indexed chunks behind those hits (whole-chunk).\n\n")
 	sb.WriteString(eval.Table(res.rows))

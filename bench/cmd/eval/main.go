@@ -1,11 +1,12 @@
-// Command eval is make eval, eval-manpages and eval-scifact: for one
-// question set (-set godoc, the default, manpages or scifact) it generates
-// the set's corpus (cached under bin/), checks every question's answer
-// phrase against the extracted text of its target, indexes the corpus with
-// the built server through MCP on stdio (into bin/eval-index-SET, kept, so
-// a second run and every mode reuse it), asks every question in each search
-// mode the server offers, and prints the results table (also written to the
-// set's bin/eval*.md).
+// Command eval is make eval and the other eval targets: for one question
+// set (-set godoc, the default, or another of eval.Sets) it generates the
+// set's corpus (cached under bin/), checks every question's answer phrase
+// against the extracted text of its target, indexes the corpus with the
+// built server through MCP on stdio (into bin/eval-index-SET, kept, so a
+// second run and every mode reuse it), asks every question and the set's
+// no-answer queries in each search mode the server offers, at each
+// setting (top_k 10 at threshold 0, and the query alone as a client asks),
+// and prints the results tables (also written to the set's bin/eval*.md).
 package main
 
 import (
@@ -33,7 +34,7 @@ func main() {
 	settings := flag.String("settings", "ranking,default", "search arguments to ask with: ranking (top_k 10, score_threshold 0) and default (the query alone, as a client asks)")
 	dump := flag.String("dump", "", "also write every search's text and structuredContent here, one JSON line each (scripts/eval_tokens.py counts their tokens)")
 	cache := flag.String("cache", "bin", "folder for the generated corpus")
-	setName := flag.String("set", eval.Sets[0].Name, "question set: godoc or manpages")
+	setName := flag.String("set", eval.Sets[0].Name, "question set: godoc, manpages, crowded, heldout, scifact, sample, handbook or opsnotes")
 	out := flag.String("out", "", "also write the report here (default: the set's, bin/eval.md or bin/eval-manpages.md)")
 	modes := flag.String("modes", "dense,keyword,hybrid", "values of --search-mode to compare, when the server has the flag")
 	modelName := flag.String("model", "", "value of the server's --model (default: its default model)")

@@ -10,7 +10,7 @@ export GOTOOLCHAIN ?= auto
 VERSION_COMMIT = $(shell bash scripts/version.sh)
 LDFLAGS = -X main.version=$(word 1,$(VERSION_COMMIT)) -X main.commit=$(word 2,$(VERSION_COMMIT))
 
-.PHONY: setup models build dist test test-short vet bench bench-setup bench-report eval eval-manpages eval-crowded eval-scifact eval-handbook eval-opsnotes eval-all demo fuzz clean
+.PHONY: setup models build dist test test-short vet bench bench-setup bench-report eval eval-manpages eval-crowded eval-scifact eval-all demo fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -102,6 +102,7 @@ eval-scifact: setup build
 # 13-file staff handbook and 14 files of a team's ops notes, 85 and 78
 # questions, over a third of them sharing no word with their file: where
 # few of a query's words occur in the folder at all.
+.PHONY: eval-handbook eval-opsnotes
 eval-handbook: setup build
 	$(GO) run ./bench/cmd/eval -set handbook -bin $(BIN) $(EVAL_BEFORE) -out bin/eval-handbook.md
 

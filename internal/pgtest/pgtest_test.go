@@ -54,13 +54,13 @@ func TestDatabaseHasVector(t *testing.T) {
 	}
 }
 
-// Binaries that are not there fail with the advice to run make setup.
+// Binaries that are not there fail with the advice to run make setup-test.
 func TestMissingBinaries(t *testing.T) {
 	t.Setenv(BinEnv, "")
 	t.Chdir(t.TempDir())
 	_, err := Bin()
-	if err == nil || !strings.Contains(err.Error(), "make setup") {
-		t.Errorf("Bin outside the repository: %v, want an error naming make setup", err)
+	if err == nil || !strings.Contains(err.Error(), "make setup-test") {
+		t.Errorf("Bin outside the repository: %v, want an error naming make setup-test", err)
 	}
 }
 

@@ -52,7 +52,8 @@ var forms = []form{
 		return []string{filepath.Join(toolsDir, "bin", "uvx"), "--offline", "--from", dist.wheel, "micro-rag-mcp"}
 	}, false},
 	{"uvx-find-links", func(t *testing.T, dir string, env []string) []string {
-		return []string{filepath.Join(toolsDir, "bin", "uvx"), "--offline", "--find-links", dist.dist, "micro-rag-mcp"}
+		// The distribution's own name as the command: what uvx NAME runs.
+		return []string{filepath.Join(toolsDir, "bin", "uvx"), "--offline", "--find-links", dist.dist, "micro-rag-mcp-go"}
 	}, false},
 	{"npx", func(t *testing.T, dir string, env []string) []string {
 		return []string{"npx", "-y", "--offline", "--package", dist.platform, "--package", dist.launcher, "--", "micro-rag-mcp"}

@@ -126,7 +126,7 @@ func TestLayout(t *testing.T) {
 			pkg   string
 			files map[string]entry
 			name  string
-		}{{"wheel", wheel, "micro_rag_mcp/" + rel}, {"npm platform package", platform, "package/" + rel}} {
+		}{{"wheel", wheel, "micro_rag_mcp_go/" + rel}, {"npm platform package", platform, "package/" + rel}} {
 			got, ok := c.files[c.name]
 			switch {
 			case !ok:
@@ -146,18 +146,21 @@ func TestLayout(t *testing.T) {
 
 func checkWheel(t *testing.T, files map[string]entry) {
 	name := filepath.Base(dist.wheel)
-	m := regexp.MustCompile(`^micro_rag_mcp-([^-]+)-(py3-none-manylinux_\d+_\d+_x86_64)\.whl$`).FindStringSubmatch(name)
+	m := regexp.MustCompile(`^micro_rag_mcp_go-([^-]+)-(py3-none-manylinux_\d+_\d+_x86_64)\.whl$`).FindStringSubmatch(name)
 	if m == nil {
-		t.Fatalf("wheel name %s is not micro_rag_mcp-VERSION-py3-none-manylinux_X_Y_x86_64.whl", name)
+		t.Fatalf("wheel name %s is not micro_rag_mcp_go-VERSION-py3-none-manylinux_X_Y_x86_64.whl", name)
 	}
 	version, tag := m[1], m[2]
-	info := "micro_rag_mcp-" + version + ".dist-info/"
+	if version != dist.version {
+		t.Errorf("wheel version %s, want the build's %s unchanged", version, dist.version)
+	}
+	info := "micro_rag_mcp_go-" + version + ".dist-info/"
 	for _, c := range []struct{ file, want string }{
 		{"WHEEL", "Root-Is-Purelib: false\n"},
 		{"WHEEL", "Tag: " + tag + "\n"},
-		{"METADATA", "Name: micro-rag-mcp\n"},
+		{"METADATA", "Name: micro-rag-mcp-go\n"},
 		{"METADATA", "Version: " + version + "\n"},
-		{"entry_points.txt", "[console_scripts]\nmicro-rag-mcp = micro_rag_mcp:main\n"},
+		{"entry_points.txt", "[console_scripts]\nmicro-rag-mcp = micro_rag_mcp_go:main\nmicro-rag-mcp-go = micro_rag_mcp_go:main\n"},
 	} {
 		if !strings.Contains(string(files[info+c.file].data), c.want) {
 			t.Errorf("%s lacks %q", c.file, c.want)
@@ -202,12 +205,21 @@ func checkWheel(t *testing.T, files map[string]entry) {
 
 func checkNPM(t *testing.T, platformFiles map[string]entry) {
 	plat, launcher := npmManifest(t, dist.platform), npmManifest(t, dist.launcher)
-	if plat.Name != "micro-rag-mcp-linux-x64-gnu" || strings.Join(plat.OS, ",") != "linux" ||
+	if plat.Name != "micro-rag-mcp-go-linux-x64-gnu" || strings.Join(plat.OS, ",") != "linux" ||
 		strings.Join(plat.CPU, ",") != "x64" || strings.Join(plat.Libc, ",") != "glibc" {
 		t.Errorf("platform package.json: %+v", plat)
 	}
-	if launcher.Name != "micro-rag-mcp" || launcher.Bin["micro-rag-mcp"] != "bin/micro-rag-mcp.js" {
+	if launcher.Name != "micro-rag-mcp-go" || launcher.Bin["micro-rag-mcp"] != "bin/micro-rag-mcp.js" ||
+		launcher.Bin["micro-rag-mcp-go"] != "bin/micro-rag-mcp.js" {
 		t.Errorf("launcher package.json: %+v", launcher)
+	}
+	if launcher.Version != dist.version {
+		t.Errorf("npm version %s, want the build's %s unchanged", launcher.Version, dist.version)
+	}
+	for _, p := range []string{dist.tarball, dist.wheel, dist.platform, dist.launcher} {
+		if !strings.Contains(filepath.Base(p), "-"+dist.version+"-") && !strings.HasSuffix(p, "-"+dist.version+".tgz") {
+			t.Errorf("%s does not carry the version %s", filepath.Base(p), dist.version)
+		}
 	}
 	if len(launcher.OptionalDependencies) != 1 || launcher.OptionalDependencies[plat.Name] != plat.Version || plat.Version != launcher.Version {
 		t.Errorf("launcher %s pins %v, want exactly %s@%s", launcher.Version, launcher.OptionalDependencies, plat.Name, plat.Version)

@@ -18,16 +18,16 @@ import (
 type artifacts struct {
 	dist     string // the folder, absolute
 	tarball  string // micro-rag-mcp-VERSION-linux-amd64.tar.gz
-	wheel    string
-	platform string // npm micro-rag-mcp-linux-x64-gnu-VERSION.tgz
-	launcher string // npm micro-rag-mcp-VERSION.tgz
-	version  string // scripts/version.sh's, as --version prints it
+	wheel    string // micro_rag_mcp_go-VERSION-py3-none-manylinux_X_Y_x86_64.whl
+	platform string // npm micro-rag-mcp-go-linux-x64-gnu-VERSION.tgz
+	launcher string // npm micro-rag-mcp-go-VERSION.tgz
+	version  string // scripts/version.sh's, as --version prints it and every file name holds it
 }
 
 var (
 	dist     artifacts
 	root     string // the repository
-	toolsDir string // .tools/python: uv and auditwheel (make setup)
+	toolsDir string // .tools/python: uv and auditwheel (make setup-test)
 )
 
 func TestMain(m *testing.M) {
@@ -45,7 +45,7 @@ func prepare() error {
 	}
 	toolsDir = filepath.Join(root, ".tools", "python")
 	if _, err := os.Stat(filepath.Join(toolsDir, "bin", "uvx")); err != nil {
-		return fmt.Errorf("uv is not installed in %s: run make setup (%v)", toolsDir, err)
+		return fmt.Errorf("uv is not installed in %s: run make setup-test (%v)", toolsDir, err)
 	}
 	build := exec.Command("bash", "scripts/dist.sh", "--if-changed")
 	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
@@ -62,10 +62,10 @@ func prepare() error {
 		dst     *string
 		pattern string
 	}{
-		{&dist.tarball, "micro-rag-mcp-*-linux-amd64.tar.gz"},
-		{&dist.wheel, "micro_rag_mcp-*.whl"},
-		{&dist.platform, "micro-rag-mcp-linux-x64-gnu-*.tgz"},
-		{&dist.launcher, "micro-rag-mcp-[0-9]*.tgz"},
+		{&dist.tarball, "micro-rag-mcp-[0-9]*-linux-amd64.tar.gz"},
+		{&dist.wheel, "micro_rag_mcp_go-*.whl"},
+		{&dist.platform, "micro-rag-mcp-go-linux-x64-gnu-*.tgz"},
+		{&dist.launcher, "micro-rag-mcp-go-[0-9]*.tgz"},
 	} {
 		m, _ := filepath.Glob(filepath.Join(dist.dist, f.pattern))
 		if len(m) != 1 {

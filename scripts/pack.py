@@ -3,11 +3,17 @@
 built into the one-line install forms, with the very same binary and
 libraries as the tarball:
 
-  micro_rag_mcp-PYVER-py3-none-manylinux_X_Y_x86_64.whl  (pip, uvx)
-  micro-rag-mcp-linux-x64-gnu-NPMVER.tgz                  (npm platform package)
-  micro-rag-mcp-NPMVER.tgz                                (npm launcher)
+  micro_rag_mcp_go-VERSION-py3-none-manylinux_X_Y_x86_64.whl  (pip, uvx)
+  micro-rag-mcp-go-linux-x64-gnu-VERSION.tgz                  (npm platform package)
+  micro-rag-mcp-go-VERSION.tgz                                (npm launcher)
 
-Usage: pack.py STAGE OUTDIR VERSION. VERSION is scripts/version.sh's;
+The distributions are named micro-rag-mcp-go: the name micro-rag-mcp on
+the Python package index belongs to another project. Both install the
+command micro-rag-mcp, and micro-rag-mcp-go beside it so that a runner
+given only the distribution's name (uvx NAME, npx NAME) finds a command.
+
+Usage: pack.py STAGE OUTDIR VERSION. VERSION is scripts/version.sh's, the
+same string in all three file names and metadata;
 SOURCE_DATE_EPOCH, when set, dates every file in the wheel.
 Only the standard library and npm are used, so no build backend is fetched.
 """
@@ -23,28 +29,24 @@ import tempfile
 import time
 import zipfile
 
-NAME = "micro-rag-mcp"
-MODULE = "micro_rag_mcp"
+NAME = "micro-rag-mcp-go"  # the distribution, on both registries
+COMMAND = "micro-rag-mcp"  # the program; NAME is installed as a second command
+MODULE = "micro_rag_mcp_go"
 PLATFORM_NPM = NAME + "-linux-x64-gnu"
 SUMMARY = "Local semantic search over a folder of documents, as an MCP server on stdio"
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGING = os.path.join(HERE, "..", "packaging")
 
 
-def versions(v):
-    """The release version as PEP 440 and as npm's semver. A tagged release
-    X.Y.Z is the same in both; anything after it (dev builds, commits past
-    a tag, -dirty) becomes a local version (+...) and a prerelease (-...)."""
-    m = re.fullmatch(r"(\d+\.\d+\.\d+)(.*)", v)
-    if not m:
-        raise SystemExit(f"pack: version {v!r} does not start with X.Y.Z")
-    base, rest = m.groups()
-    parts = [p for p in re.split(r"[^0-9A-Za-z]+", rest) if p]
-    if not parts:
-        return base, base
-    # semver forbids numeric identifiers with a leading zero.
-    npm = [("g" + p) if p.isdigit() and p.startswith("0") and p != "0" else p for p in parts]
-    return base + "+" + ".".join(parts).lower(), base + "-" + ".".join(npm)
+def check_version(v):
+    """v must read the same to PEP 440 (in its normal form) and to semver:
+    X.Y.Z, optionally +WORD.WORD... of lower-case letters and digits, no
+    all-digit word with a leading zero (PEP 440 would drop the zero)."""
+    m = re.fullmatch(r"\d+\.\d+\.\d+(?:\+([0-9a-z]+(?:\.[0-9a-z]+)*))?", v)
+    bad = m and any(w.isdigit() and len(w) > 1 and w[0] == "0" for w in (m.group(1) or "").split("."))
+    if not m or bad or any(len(p) > 1 and p[0] == "0" for p in v.split("+")[0].split(".")):
+        raise SystemExit(f"pack: version {v!r} is not X.Y.Z[+word.word...], the one spelling PEP 440 and semver share")
+    return v
 
 
 def glibc_floor(paths):
@@ -79,10 +81,10 @@ def walk(root):
     return sorted(out)
 
 
-def wheel(stage, outdir, pyver, floor):
+def wheel(stage, outdir, version, floor):
     tag = f"py3-none-manylinux_{floor[0]}_{floor[1]}_x86_64"
-    distinfo = f"{MODULE}-{pyver}.dist-info"
-    path = os.path.join(outdir, f"{MODULE}-{pyver}-{tag}.whl")
+    distinfo = f"{MODULE}-{version}.dist-info"
+    path = os.path.join(outdir, f"{MODULE}-{version}-{tag}.whl")
     with open(os.path.join(stage, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     entries = []  # (name in the zip, bytes, executable)
@@ -93,7 +95,7 @@ def wheel(stage, outdir, pyver, floor):
 
     for rel in ("__init__.py", "__main__.py"):
         add_file(f"{MODULE}/{rel}", os.path.join(PACKAGING, "python", rel))
-    add_file(f"{MODULE}/bin/{NAME}", os.path.join(stage, "bin", NAME), executable=True)
+    add_file(f"{MODULE}/bin/{COMMAND}", os.path.join(stage, "bin", COMMAND), executable=True)
     for rel, src in walk(os.path.join(stage, "lib")):
         add_file(f"{MODULE}/lib/{rel}", src)
     for rel in ("LICENSE", "THIRD_PARTY_NOTICES.md"):
@@ -103,7 +105,7 @@ def wheel(stage, outdir, pyver, floor):
     metadata = "\n".join([
         "Metadata-Version: 2.1",
         f"Name: {NAME}",
-        f"Version: {pyver}",
+        f"Version: {version}",
         f"Summary: {SUMMARY}",
         "License: MIT; bundled third-party components under their own licences (see licenses/)",
         "Requires-Python: >=3.8",
@@ -117,7 +119,7 @@ def wheel(stage, outdir, pyver, floor):
         # Not pure: the package carries a native binary for one platform.
         "Root-Is-Purelib: false", f"Tag: {tag}", ""]).encode(), False))
     entries.append((f"{distinfo}/entry_points.txt",
-                    f"[console_scripts]\n{NAME} = {MODULE}:main\n".encode(), False))
+                    f"[console_scripts]\n{COMMAND} = {MODULE}:main\n{NAME} = {MODULE}:main\n".encode(), False))
     record = []
     for name, data, _ in entries:
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
@@ -151,7 +153,7 @@ def write_json(path, obj):
         f.write("\n")
 
 
-def npm(stage, outdir, npmver, floor):
+def npm(stage, outdir, version, floor):
     work = tempfile.mkdtemp()
     try:
         plat = os.path.join(work, "platform")
@@ -161,13 +163,13 @@ def npm(stage, outdir, npmver, floor):
         for f in ("LICENSE", "THIRD_PARTY_NOTICES.md"):
             shutil.copy2(os.path.join(stage, f), plat)
         with open(os.path.join(plat, "README.md"), "w", encoding="utf-8") as f:
-            f.write(f"# {PLATFORM_NPM}\n\nThe {NAME} binary and its libraries for Linux x86_64 "
+            f.write(f"# {PLATFORM_NPM}\n\nThe {COMMAND} binary and its libraries for Linux x86_64 "
                     f"(glibc {floor[0]}.{floor[1]} or newer). Install `{NAME}`, which runs it; "
                     "this package is its optional dependency.\n")
         write_json(os.path.join(plat, "package.json"), {
             "name": PLATFORM_NPM,
-            "version": npmver,
-            "description": f"{NAME} binary for Linux x86_64 (glibc {floor[0]}.{floor[1]}+)",
+            "version": version,
+            "description": f"{COMMAND} binary for Linux x86_64 (glibc {floor[0]}.{floor[1]}+)",
             "license": "MIT",
             "os": ["linux"],
             "cpu": ["x64"],
@@ -177,18 +179,20 @@ def npm(stage, outdir, npmver, floor):
         })
         main = os.path.join(work, "main")
         os.makedirs(os.path.join(main, "bin"))
-        shutil.copy(os.path.join(PACKAGING, "npm", "micro-rag-mcp.js"), os.path.join(main, "bin", NAME + ".js"))
-        os.chmod(os.path.join(main, "bin", NAME + ".js"), 0o755)
+        launcher = os.path.join(main, "bin", COMMAND + ".js")
+        shutil.copy(os.path.join(PACKAGING, "npm", "micro-rag-mcp.js"), launcher)
+        os.chmod(launcher, 0o755)
         for f in ("README.md", "LICENSE"):
             shutil.copy2(os.path.join(stage, f), main)
         write_json(os.path.join(main, "package.json"), {
             "name": NAME,
-            "version": npmver,
+            "version": version,
             "description": SUMMARY,
             "license": "MIT",
-            "bin": {NAME: f"bin/{NAME}.js"},
+            # npx NAME runs the command named like the package.
+            "bin": {COMMAND: f"bin/{COMMAND}.js", NAME: f"bin/{COMMAND}.js"},
             # Exact pin: the launcher and the binary come from one build.
-            "optionalDependencies": {PLATFORM_NPM: npmver},
+            "optionalDependencies": {PLATFORM_NPM: version},
             "engines": {"node": ">=16"},
             "files": ["bin/"],
             # Read by the launcher for its message on an unsupported system.
@@ -203,9 +207,9 @@ def main():
     if len(sys.argv) != 4:
         raise SystemExit("usage: pack.py STAGE OUTDIR VERSION")
     stage, outdir, version = sys.argv[1:]
-    pyver, npmver = versions(version)
+    version = check_version(version)
     floor = glibc_floor(elf_files(os.path.join(stage, "bin")) + elf_files(os.path.join(stage, "lib")))
-    for p in [wheel(stage, outdir, pyver, floor), *npm(stage, outdir, npmver, floor)]:
+    for p in [wheel(stage, outdir, version, floor), *npm(stage, outdir, version, floor)]:
         print(f"pack: {p} ({os.path.getsize(p) / 1e6:.1f} MB)", file=sys.stderr)
 
 

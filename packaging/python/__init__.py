@@ -1,5 +1,5 @@
-"""micro-rag-mcp, packed as a wheel: the Go binary and its libraries under
-this folder (bin/, lib/), started by main()."""
+"""micro-rag-mcp, packed as the wheel micro-rag-mcp-go: the Go binary and
+its libraries under this folder (bin/, lib/), started by main()."""
 import os
 import sys
 

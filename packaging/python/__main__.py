@@ -1,4 +1,4 @@
-"""python -m micro_rag_mcp runs the server like the micro-rag-mcp command."""
+"""python -m micro_rag_mcp_go runs the server like the micro-rag-mcp command."""
 from . import main
 
 main()

@@ -14,7 +14,7 @@ type Chunker struct {
 	Config chunk.Config
 	Tokens chunk.TokenCounter
 	// MaxChunks caps the chunks of one file (0 = no cap): the file is
-	// indexed up to the cap and marked truncated (README: Limits).
+	// indexed up to the cap and marked truncated (docs/command-line.md: Large files).
 	MaxChunks int
 }
 

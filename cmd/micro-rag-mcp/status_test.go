@@ -15,7 +15,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index"
 )
 
-// statusKeys are the members status --json always prints (README).
+// statusKeys are the members status --json always prints (docs/command-line.md).
 var statusKeys = []string{"changed_on_disk", "chunks", "damage", "data_folder", "excludes", "exts", "failed", "files",
 	"index_bytes", "index_folder", "integrity", "last_reindex", "last_run_error", "links_outside", "model", "skipped", "store", "tombstones", "truncated", "vector_index"}
 

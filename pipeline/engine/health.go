@@ -35,7 +35,7 @@ const (
 	fixModel     = "check that the model files are readable and complete; delete them to have them downloaded again, or pass --model-dir"
 	fixEmbedder  = "check that model.onnx and tokenizer.json are complete (delete them to have them downloaded again) and that ONNX Runtime is 1.24 or newer"
 	fixIndex     = "check that the index folder is readable and writable (--index-folder), or move it away to have it rebuilt"
-	fixStore     = "check that the database of --store (or MICRO_RAG_STORE) is reachable, that the URL's user, password, database and sslmode are right, and that the role may use the schema (README, Storage backends)"
+	fixStore     = "check that the database of --store (or MICRO_RAG_STORE) is reachable, that the URL's user, password, database and sslmode are right, and that the role may use the schema (docs/storage-layout.md, Storage backends)"
 )
 
 func loadErr(cause error, fix string) error { return &LoadError{Cause: cause, Fix: fix} }

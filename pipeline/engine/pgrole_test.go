@@ -12,7 +12,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
 )
 
-// TestPostgresLeastPrivilege: the least a role needs (README, Storage
+// TestPostgresLeastPrivilege: the least a role needs (docs/storage-layout.md, Storage
 // backends) is enough. An administrator creates the vector extension and
 // a schema the role owns; the role, with no other privilege, reindexes
 // into that schema (named by ?schema=) and searches it; a role with USAGE

@@ -9,7 +9,7 @@ type Config struct {
 	MaxTokens int // model window including [CLS] and [SEP]
 }
 
-// Default is 1000/200 code points (README: How it works) with MiniLM's
+// Default is 1000/200 code points (docs/how-it-works.md) with MiniLM's
 // 256-token window.
 var Default = Config{Size: 1000, Overlap: 200, MaxTokens: 256}
 

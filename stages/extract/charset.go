@@ -50,7 +50,7 @@ func decodeBytes(b []byte) (string, error) {
 	if utf8.Valid(b) {
 		// No copy: every caller hands over a buffer it never writes again,
 		// and a second copy of a 256 MB file is what would break the
-		// memory bound (README: Limits).
+		// memory bound (docs/command-line.md: Ignore rules, per-file limits).
 		return unsafe.String(unsafe.SliceData(b), len(b)), nil
 	}
 	return decodeWith(detectLegacy(b), b), nil

@@ -8,7 +8,7 @@ import (
 )
 
 // Caps on one CSV row, so that no file costs memory out of proportion to
-// its text (README: Limits). A file over them fails at once with the reason.
+// its text (docs/command-line.md, per-file limits). A file over them fails at once with the reason.
 const (
 	// maxCSVCells is Excel's column limit: a row wider than any spreadsheet.
 	maxCSVCells = 16384

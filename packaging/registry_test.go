@@ -45,7 +45,15 @@ func TestNpxByNameResolvesHere(t *testing.T) {
 			t.Fatal(err)
 		}
 		sum := sha512.Sum512(raw)
-		name, version := pkg["name"].(string), pkg["version"].(string)
+		// Publishing drops semver's build metadata (the +part of a dev
+		// build): the registry lists X.Y.Z, the tarball keeps its own.
+		name, version := pkg["name"].(string), published(pkg["version"].(string))
+		pkg["version"] = version
+		if deps, ok := pkg["optionalDependencies"].(map[string]any); ok {
+			for k, v := range deps {
+				deps[k] = published(v.(string))
+			}
+		}
 		files[filepath.Base(tgz)] = tgz
 		pkg["dist"] = map[string]string{
 			"tarball":   srv.URL + "/-/" + filepath.Base(tgz),
@@ -72,4 +80,10 @@ func TestNpxByNameResolvesHere(t *testing.T) {
 	if want := "micro-rag-mcp " + dist.version + " "; !strings.Contains(string(out), want) {
 		t.Errorf("npx -y micro-rag-mcp-go --version printed %q, want %q", out, want)
 	}
+}
+
+// published is version as the registry keeps it: without build metadata.
+func published(version string) string {
+	v, _, _ := strings.Cut(version, "+")
+	return v
 }

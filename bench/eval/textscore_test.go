@@ -63,3 +63,14 @@ func TestTradeOff(t *testing.T) {
 		t.Errorf("table:\n%s", got)
 	}
 }
+
+// The default setting sends the query alone, so the server's own top_k
+// and threshold apply; the ranking setting sends both.
+func TestSettingArguments(t *testing.T) {
+	if got := Defaults.arguments("q"); len(got) != 1 || got["query"] != "q" {
+		t.Errorf("default arguments %v", got)
+	}
+	if got := Ranking.arguments("q"); len(got) != 3 || got["top_k"] != 10 || got["score_threshold"] != 0.0 {
+		t.Errorf("ranking arguments %v", got)
+	}
+}

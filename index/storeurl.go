@@ -55,8 +55,7 @@ func ParseStoreURL(s string) (StoreURL, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		// url's own message may quote part of the password.
-		return StoreURL{}, fmt.Errorf("store URL %s is not valid: a user name or password holding / ? # @ : or %% must be percent-encoded", RedactURL(s))
+		return StoreURL{}, badURL(scheme, s)
 	}
 	out := StoreURL{backend: backend}
 	if pw, set := u.User.Password(); set && pw != "" {
@@ -87,6 +86,29 @@ func ParseStoreURL(s string) (StoreURL, error) {
 	return out, nil
 }
 
+// badURL says why url.Parse refused s without quoting its password: a fault
+// in the host or port (read after the last @, where no password can be),
+// else the user name or password.
+func badURL(scheme, s string) error {
+	rest := s[len(scheme)+len("://"):]
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		rest = rest[at+1:]
+	}
+	var uerr *url.Error
+	if _, err := url.Parse("x://" + rest); errors.As(err, &uerr) {
+		return fmt.Errorf("store URL %s is not valid: %v (the host and port read %q)", RedactURL(s), uerr.Err, hostPort(rest))
+	}
+	return fmt.Errorf("store URL %s is not valid: a user name or password holding / ? # @ : or %% must be percent-encoded", RedactURL(s))
+}
+
+// hostPort is the authority part of what follows a URL's user info.
+func hostPort(rest string) string {
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		return rest[:i]
+	}
+	return rest
+}
+
 // Local reports whether the index lives in the local index folder.
 func (u StoreURL) Local() bool { return u.backend == "" }
 
@@ -98,7 +120,17 @@ func (u StoreURL) Namespace() string { return u.namespace }
 
 // String is the URL with its password replaced by xxxxx: safe to log and
 // show. "" for the local folder.
-func (u StoreURL) String() string { return RedactURL(u.raw) }
+// The schema the URL named is shown too: it says which index this is.
+func (u StoreURL) String() string {
+	if u.namespace == "" {
+		return RedactURL(u.raw)
+	}
+	sep := "?"
+	if strings.Contains(u.raw, "?") {
+		sep = "&"
+	}
+	return RedactURL(u.raw + sep + SchemaParam + "=" + u.namespace)
+}
 
 // Scrub replaces u's password wherever it occurs in text (a driver's error
 // message, say) by xxxxx.

@@ -23,7 +23,7 @@ func TestParseStoreURL(t *testing.T) {
 		// A password with characters a URL reserves, percent-encoded.
 		{"postgres://rag:" + "a%2Fb%40c" + secret + "@localhost/docs", "postgres://rag:xxxxx@localhost/docs", ""},
 		// The schema parameter is the seam's: taken out of the URL.
-		{"postgres://rag:" + secret + "@localhost/docs?schema=team_docs&sslmode=disable", "postgres://rag:xxxxx@localhost/docs?sslmode=disable", "team_docs"},
+		{"postgres://rag:" + secret + "@localhost/docs?schema=team_docs&sslmode=disable", "postgres://rag:xxxxx@localhost/docs?sslmode=disable&schema=team_docs", "team_docs"},
 	} {
 		u, err := ParseStoreURL(tc.in)
 		if err != nil {
@@ -59,6 +59,10 @@ func TestParseStoreURLErrors(t *testing.T) {
 		// A / in the password, not encoded: url.Parse's own message would
 		// quote part of it.
 		{"postgres://rag:ab/" + secret + "@localhost/docs", "must be percent-encoded"},
+		// A bad port or host is named as such, not as a password fault.
+		{"postgres://rag:" + secret + "@localhost:54x2/docs", `invalid port ":54x2" after host`},
+		{"postgres://rag:" + secret + "@local host:5432/docs", `invalid character " " in host name`},
+		{"postgres://localhost:99999999999x/docs", `invalid port`},
 		{"postgres://rag:" + secret + "@localhost/docs?schema=Team-Docs", "not a schema name"},
 		{"postgres://rag:" + secret + "@localhost/docs?schema=1x", "not a schema name"},
 	} {

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,6 +56,9 @@ func ownParams(dsn string, opts *Options) (string, error) {
 	if opts.ANN == "" {
 		opts.ANN = q.Get(ANNParam)
 	}
+	if err := checkChoices(cmp.Or(q.Get(KeywordParam), KeywordSegments), q.Get(ANNParam)); err != nil {
+		return "", err
+	}
 	if q.Has(BuildMemoryParam) {
 		mem, err := parseMemory(q.Get(BuildMemoryParam))
 		if err != nil {
@@ -70,6 +74,18 @@ func ownParams(dsn string, opts *Options) (string, error) {
 	q.Del(ANNParam)
 	u.RawQuery = q.Encode()
 	return u.String(), nil
+}
+
+// checkChoices refuses a keyword side or vector index kind this package
+// does not have ("" ann: the index's own, or the default).
+func checkChoices(keyword, ann string) error {
+	if keyword != KeywordSegments && keyword != KeywordFullText {
+		return fmt.Errorf("%s=%q: the keyword side is %s or %s", KeywordParam, keyword, KeywordSegments, KeywordFullText)
+	}
+	if ann != "" && ann != ANNIVFFlat && ann != ANNHNSW {
+		return fmt.Errorf("%s=%q: the vector index is %s or %s", ANNParam, ann, ANNIVFFlat, ANNHNSW)
+	}
+	return nil
 }
 
 func openBackend(ctx context.Context, cfg index.BackendConfig) (index.Backend, error) {

@@ -74,3 +74,25 @@ func TestDriverThroughSeam(t *testing.T) {
 		t.Errorf("summary: %+v %v", sum, err)
 	}
 }
+
+// A keyword side or vector index kind this package lacks is refused where
+// the URL is read, so status and list refuse it as the server does.
+func TestOwnParamsRefusesUnknownChoices(t *testing.T) {
+	base := "postgres://rag@localhost/docs?sslmode=disable&"
+	for _, tc := range []struct{ query, says string }{
+		{ANNParam + "=bogus", `ann="bogus"`},
+		{ANNParam + "=HNSW", `ann="HNSW"`},
+		{KeywordParam + "=bogus", `keyword="bogus"`},
+	} {
+		_, err := ownParams(base+tc.query, &Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s: error %v, want one saying %s", tc.query, err, tc.says)
+		}
+	}
+	for _, ok := range []string{ANNParam + "=hnsw", ANNParam + "=ivfflat", KeywordParam + "=segments", BuildMemoryParam + "=1GB"} {
+		dsn, err := ownParams(base+ok, &Options{})
+		if err != nil || strings.Contains(dsn, ok) {
+			t.Errorf("%s: %q, %v; want the parameter taken out", ok, dsn, err)
+		}
+	}
+}

@@ -183,11 +183,8 @@ func Open(ctx context.Context, dsn, schemaName string, v schema.Version, opts Op
 	if v.Dim <= 0 {
 		return nil, fmt.Errorf("postgres: vector dimension %d", v.Dim)
 	}
-	if opts.Keyword != KeywordSegments && opts.Keyword != KeywordFullText {
-		return nil, fmt.Errorf("postgres: keyword side %q: %s or %s", opts.Keyword, KeywordSegments, KeywordFullText)
-	}
-	if opts.ANN != "" && opts.ANN != ANNIVFFlat && opts.ANN != ANNHNSW {
-		return nil, fmt.Errorf("postgres: %s=%q: %s or %s", ANNParam, opts.ANN, ANNIVFFlat, ANNHNSW)
+	if err := checkChoices(opts.Keyword, opts.ANN); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	if !textConfigName.MatchString(opts.TextConfig) {
 		return nil, fmt.Errorf("postgres: text search configuration %q: lower-case letters, digits and _", opts.TextConfig)

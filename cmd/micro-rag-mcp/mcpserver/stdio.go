@@ -138,7 +138,69 @@ func (w *wire) refuse(line []byte) []byte {
 		return errorReply(raw, -32600, "Invalid Request: the session is not initialized; send initialize first "+
 			"(or, from protocol version 2026-07-28, the protocol version and client capabilities in each request's _meta)")
 	}
+	if msg := badParams(string(line[method.start:method.end]), line); msg != "" {
+		return errorReply(raw, -32602, "Invalid params: "+msg)
+	}
 	return nil
+}
+
+// badParams says what is wrong with the params of a tools/call or
+// resources/read whose names are not strings, or "" to pass it on: mcp-go
+// fails to decode such params and answers -32600 (invalid request), where
+// JSON-RPC's code for a well-formed request with bad params is -32602.
+func badParams(method string, line []byte) string {
+	var field string
+	switch method {
+	case `"tools/call"`:
+		field = "name"
+	case `"resources/read"`:
+		field = "uri"
+	default:
+		return ""
+	}
+	var m struct {
+		Params map[string]json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Params == nil {
+		return ""
+	}
+	v, ok := m.Params[field]
+	if !ok {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return fmt.Sprintf("%s must be a string, not %s", field, jsonKind(v))
+	}
+	if field == "name" {
+		if args, ok := m.Params["arguments"]; ok {
+			if t := jsonKind(args); t != "object" && t != "null" {
+				return "arguments must be an object, not " + t
+			}
+		}
+	}
+	return ""
+}
+
+// jsonKind names the JSON type of a raw value.
+func jsonKind(v json.RawMessage) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "nothing"
+	}
+	switch v[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
 }
 
 // modernRequest reports whether a request declares in params._meta a

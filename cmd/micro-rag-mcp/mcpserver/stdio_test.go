@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -276,5 +277,45 @@ func TestWireDropsEmptyLinkFields(t *testing.T) {
 	}
 	if _, ok := link["mimeType"]; ok {
 		t.Errorf("link %v keeps an empty mimeType", link)
+	}
+}
+
+func TestWireBadParamsAreInvalidParams(t *testing.T) {
+	in, lines := wireSession(t)
+	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}` + "\n"
+	if _, err := io.WriteString(in, init); err != nil {
+		t.Fatal(err)
+	}
+	next(t, lines)
+	cases := []struct{ params, want string }{
+		{`{"name":7,"arguments":{}}`, "name must be a string, not number"},
+		{`{"name":["search"]}`, "name must be a string, not array"},
+		{`{"name":"search","arguments":"q"}`, "arguments must be an object, not string"},
+	}
+	for i, c := range cases {
+		msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`+"\n", i+1, c.params)
+		if _, err := io.WriteString(in, msg); err != nil {
+			t.Fatal(err)
+		}
+		got := next(t, lines)
+		var e struct {
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(got), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Error.Code != -32602 || !strings.Contains(e.Error.Message, c.want) {
+			t.Errorf("params %s answered %s; want -32602 saying %q", c.params, got, c.want)
+		}
+	}
+	uri := `{"jsonrpc":"2.0","id":9,"method":"resources/read","params":{"uri":{}}}` + "\n"
+	if _, err := io.WriteString(in, uri); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, lines); !strings.Contains(got, "-32602") || !strings.Contains(got, "uri must be a string") {
+		t.Errorf("resources/read with an object uri answered %s", got)
 	}
 }

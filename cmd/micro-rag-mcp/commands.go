@@ -102,7 +102,7 @@ func openEngine(ctx context.Context, cfg engine.Config, readOnly bool) (*engine.
 	eng.Start(ctx)
 	if err := eng.WaitModel(ctx); err != nil {
 		eng.Close()
-		return nil, fmt.Errorf("loading the model: %w", err)
+		return nil, fmt.Errorf("not ready: %w", err) // the cause names the model or the store
 	}
 	return eng, nil
 }

@@ -30,6 +30,7 @@ func TestStoreFlagErrors(t *testing.T) {
 		{"unknown scheme", "mysql://rag:" + storeSecret + "@db.example/docs", `scheme "mysql" is not known`},
 		{"not a URL", "rag:" + storeSecret + "@db.example", "is not a URL"},
 		{"password not encoded", "postgres://rag:a/" + storeSecret + "@db.example/docs", "must be percent-encoded"},
+		{"bad port", "postgres://rag:" + storeSecret + "@db.example:54x2/docs", `invalid port ":54x2" after host`},
 		{"bad schema", "postgres://rag:" + storeSecret + "@db.example/docs?schema=My-Docs", "not a schema name"},
 	}
 	if index.CheckBackend(mustStore(t, "postgres://x@y/z")) != nil {

@@ -16,11 +16,11 @@ import (
 // cannot read or a newer one, is ErrOtherVersion: served as empty and
 // rebuilt by the next writer, never read with the wrong layout.
 
-// readableSchemas are the older schemas whose files this code reads. Schema
-// 2 covers two layouts: files.json alone (before commit.json) and the
-// layout of schema 3, which arrived without a bump; readCommitRecord takes
-// both.
-var readableSchemas = map[int]bool{2: true}
+// readableSchemas are the older schemas whose files this code reads. None
+// since 4: schemas 2 and 3 hold unstemmed keyword terms, which stemmed
+// queries would miss, so their indexes are rebuilt. (readCommitRecord
+// still takes schema 2's two layouts, files.json alone and commit.json.)
+var readableSchemas = map[int]bool{}
 
 // schemaReadable reports whether a commit record or version file of this
 // schema is read by this code.

@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/kljensen/snowball/english"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -54,7 +55,11 @@ func Tokens(text string) []string { return AppendTokens(nil, text) }
 // boundaries split too. A word followed by a number yields the pair joined
 // (RFC 7807: rfc, 7807, rfc7807), so the phrase matches rfc7807 and RFC-7807.
 // Han, kana and Hangul give overlapping character pairs. English stop words
-// are left out, except inside a longer identifier. Invalid UTF-8 separates.
+// are left out, except inside a longer identifier. A plain word of ASCII
+// letters yields its English stem alone (printers, printing: printer,
+// print); an identifier keeps its exact terms, and each of its parts adds
+// its stem, so the word "retries" finds max_retry_backoff_ms. Invalid
+// UTF-8 separates.
 func AppendTokens(dst []string, text string) []string {
 	var prev string // the previous word when it was letters only, for pairs
 	prevEnd := -1
@@ -137,7 +142,7 @@ func appendWord(dst []string, raw string) ([]string, wordInfo) {
 		if stopWords[raw] {
 			return dst, wordInfo{}
 		}
-		return append(dst, clip(raw)), wordInfo{letters: raw}
+		return append(dst, clip(stem(raw))), wordInfo{letters: raw}
 	case '0':
 		return append(dst, clip(raw)), wordInfo{digits: raw}
 	}
@@ -166,11 +171,15 @@ func appendWord(dst []string, raw string) ([]string, wordInfo) {
 		} else if isAllLetters(bare) && !stop {
 			info.letters = whole
 		}
-		if !stop {
+		switch {
+		case stop:
+		case bare != raw: // a flag: -v, --verbose
 			add(whole)
+		default:
+			add(stem(whole))
 		}
 		if bare != raw {
-			add(fold(bare))
+			addPart(add, fold(bare))
 		}
 		return dst, info
 	}
@@ -188,10 +197,32 @@ func appendWord(dst []string, raw string) ([]string, wordInfo) {
 	}
 	for _, p := range parts {
 		if f := fold(p); !stopWords[f] {
-			add(f)
+			addPart(add, f)
 		}
 	}
 	return dst, info
+}
+
+// addPart adds a folded part of an identifier as it is and its stem, so
+// both the identifier and the plain word find it.
+func addPart(add func(string), part string) {
+	add(part)
+	add(stem(part))
+}
+
+// stem is the English Snowball (Porter2) stem of a folded word of ASCII
+// letters; any other word (digits, accents, other scripts, where English
+// suffix rules do not fit) is kept as it is.
+func stem(w string) string {
+	if len(w) <= 2 {
+		return w
+	}
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c < 'a' || c > 'z' {
+			return w
+		}
+	}
+	return english.Stem(w, true)
 }
 
 // asciiClass returns 'a' for a word of lower-case ASCII letters only, '0'

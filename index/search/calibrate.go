@@ -31,26 +31,32 @@ func (m NullCosine) cosine(c float64) float64 {
 
 // noiseCut is, per mode, how a search's scores become calibrated ones.
 // Every score of one query is multiplied by the same gates (see gates),
-// then the raw score at cut maps to DefaultScoreThreshold, linearly on
-// either side. Each step keeps the order of one query's results. The
-// constants were chosen on bench/cmd/noise (docs/search-fusion.md,
-// "Calibration"): cut sits just below the weakest answer each mode found
-// in a top 5 at the old threshold; support and lead were chosen on the Go
-// docs and man pages alone, inside the largest values that lost none of
-// their answers, and checked on the other three sets.
+// so each step keeps the order of one query's results: dense mode stays
+// in cosine order. Then the raw score at cut maps to
+// DefaultScoreThreshold, linearly on either side. The constants were
+// chosen on bench/cmd/noise (docs/search-fusion.md, "Calibration").
 type noiseCut struct {
-	full, power, cut float64
-	support, lead    float64 // 0: no such gate
+	cut float64
+	// full and power gate keyword mode alone, which has no other evidence:
+	// min(1, coverage/full)^power. 0: no such gate. A mode that embeds the
+	// query never gates on the words the folder lacks.
+	full, power float64
 	// topic weighs the query's background (its mean cosine with the
 	// folder) against its best cosine, and their sum must reach topicAt;
 	// 0: no such gate.
 	topic, topicAt float64
+	// spare: a query whose first result holds every word of it the folder
+	// knows, the folder knowing at least this share of its keyword weight,
+	// is not discounted for its distance in meaning (an identifier); 0:
+	// never spared.
+	spare         float64
+	support, lead float64 // 0: no such gate
 }
 
 var noiseCuts = map[Mode]noiseCut{
-	Dense:   {full: 0.8, power: 0.5, cut: 0.21},
+	Dense:   {cut: 0.21, support: 0.4},
 	Keyword: {full: 1, power: 3, cut: 0.015},
-	Hybrid:  {full: 0.5, power: 1.5, cut: 0.305, support: 0.3, lead: 0.6, topic: 4, topicAt: 0.45},
+	Hybrid:  {cut: 0.305, topic: 4, topicAt: 0.45, spare: 0.5, support: 0.3, lead: 0.6},
 }
 
 // querySignals are what one query's calibration reads, the same for all
@@ -64,7 +70,7 @@ type querySignals struct {
 	// scale, 0 in keyword mode.
 	best, first float64
 	// exact says the first result holds every word of the query the
-	// folder knows, and the folder knows every word of it.
+	// folder knows.
 	exact bool
 	// background is the query's mean cosine with the folder (background),
 	// when backgroundKnown.
@@ -74,41 +80,46 @@ type querySignals struct {
 
 // gates is the factor, in [0, 1], every raw score of a query with signals
 // q is multiplied by in mode n:
-//   - min(1, coverage/full)^power: a random string or a question about
-//     what the folder never mentions is discounted, a question in the
-//     folder's words is not;
-//   - min(1, best/support): a question whose words the folder uses but
-//     whose meaning nothing in it is near is discounted, one with a close
-//     passage is not, nor one whose first result holds every one of its
-//     words (an identifier such as parse_http_header is far from any
-//     passage in meaning, and found by its words alone);
-//   - min(1, first/best/lead): a query whose first result is far less
-//     close in meaning than the closest chunk, without holding every word
-//     of the query, was put first by some shared words (an off-topic
-//     question matching a page's words) and is discounted; a first result
-//     holding all its words (an identifier: see ranker.signals) or close
-//     in meaning is not. Only with the reference model, on whose cosines
-//     it was chosen;
+//   - keyword mode: min(1, coverage/full)^power: a random string or a
+//     question about what the folder never mentions is discounted, a
+//     question in the folder's words is not. Keyword mode has nothing
+//     else to go on; the modes that embed the query never gate on the
+//     words the folder lacks (a paraphrase shares none with its answer);
 //   - min(1, (best + topic·background)/topicAt): a query about nothing
 //     the folder is about (its mean cosine with the folder near 0) needs
 //     a closer passage than one on the folder's topic: "edit the Windows
 //     registry to start a program at login" against the man pages, best
 //     cosine 0.31 with a page on login programs, background −0.01, is
 //     discounted; "stop people deleting each other's files in a shared
-//     folder", best 0.42, background 0.04, is not. A first result holding
-//     every word of the query the folder knows is spared, even when the
-//     folder lacks some ("what does parse_http_header mean?": an
-//     identifier is far from everything in meaning, so both its best
-//     cosine and its background are low). Only with the reference model
-//     (see ranker.readBackground).
+//     folder", best 0.42, background 0.04, is not. Its first result
+//     holding every word of the query the folder knows, the folder
+//     knowing most of them, spares a query (keyword evidence: an
+//     identifier such as parse_http_header is far from everything in
+//     meaning, and found by its words alone). Only with the reference
+//     model (see ranker.readBackground);
+//   - min(1, best/support): a question whose meaning nothing in the
+//     folder is near is discounted, one with a close passage is not, nor
+//     one spared as above. With every model, its cosines mapped onto the
+//     reference's scale (NullCosine). Dense mode's one gate: it keeps the
+//     cosines' order, and no word spares a query;
+//   - min(1, first/best/lead): a query whose first result is far less
+//     close in meaning than the closest chunk, without holding every word
+//     of the query, was put first by some shared words (an off-topic
+//     question matching a page's words) and is discounted; a first result
+//     holding all its words (an identifier: see ranker.signals) or close
+//     in meaning is not. Only with the reference model, on whose cosines
+//     it was chosen.
 func (n noiseCut) gates(q querySignals) float64 {
-	g := math.Pow(min(1, q.coverage/n.full), n.power)
-	whole := q.exact && q.coverage >= 1-1e-9
-	if n.support > 0 && !whole {
-		g *= unit(q.best / n.support)
+	g := 1.0
+	if n.power > 0 {
+		g = math.Pow(min(1, q.coverage/n.full), n.power)
 	}
-	if n.topic > 0 && q.backgroundKnown && !q.exact {
+	spared := n.spare > 0 && q.exact && q.coverage >= n.spare
+	if n.topicAt > 0 && q.backgroundKnown && !spared {
 		g *= unit((q.best + n.topic*q.background) / n.topicAt)
+	}
+	if n.support > 0 && !spared {
+		g *= unit(q.best / n.support)
 	}
 	if n.lead > 0 && q.best > 0 {
 		g *= unit(q.first / q.best / n.lead)

@@ -9,8 +9,11 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
-// Calibration keeps each query's order, puts every mode's cut on the
-// default threshold, and gives a query the folder has no words of nothing.
+// Calibration keeps each query's order and puts every mode's cut on the
+// default threshold. Only keyword mode, which has nothing else to go on,
+// gives a query the folder has no words of nothing: in dense and hybrid
+// mode the words the folder lacks change no score (a paraphrase shares
+// none with its answer; printer is not in a folder that says Printers).
 func TestCalibrated(t *testing.T) {
 	full := querySignals{coverage: 1, best: 1, first: 1}
 	for mode, n := range noiseCuts {
@@ -20,11 +23,6 @@ func TestCalibrated(t *testing.T) {
 		if got := calibrated(mode, 1, full); got != 1 {
 			t.Errorf("%s: 1 maps to %v", mode, got)
 		}
-		// A query of unknown words scores next to nothing, but in order.
-		a, b := calibrated(mode, 0.9, querySignals{best: 1, first: 1}), calibrated(mode, 0.8, querySignals{best: 1, first: 1})
-		if a > 1e-6 || a <= b {
-			t.Errorf("%s: a query of unknown words scores %v, and %v below", mode, a, b)
-		}
 		prev := -1.0
 		for x := 0.0; x <= 1; x += 0.01 {
 			got := calibrated(mode, x, querySignals{coverage: 0.4, best: 0.2, first: 0.1})
@@ -33,9 +31,17 @@ func TestCalibrated(t *testing.T) {
 			}
 			prev = got
 		}
-		// A low coverage lowers the score, a full one does not.
-		if calibrated(mode, 0.6, querySignals{coverage: 0.2, best: 1, first: 1}) >= calibrated(mode, 0.6, full) {
-			t.Errorf("%s: coverage 0.2 scores no lower than 1", mode)
+		unknown := calibrated(mode, 0.6, querySignals{best: 1, first: 1})
+		low := calibrated(mode, 0.6, querySignals{coverage: 0.2, best: 1, first: 1})
+		whole := calibrated(mode, 0.6, full)
+		if mode == Keyword {
+			if unknown > 1e-6 || low >= whole {
+				t.Errorf("keyword: coverage 0 scores %v, 0.2 %v, 1 %v; want next to nothing, then lower than 1", unknown, low, whole)
+			}
+			continue
+		}
+		if unknown != whole || low != whole {
+			t.Errorf("%s: coverage 0 scores %v, 0.2 %v, 1 %v; want the words the folder lacks to change nothing", mode, unknown, low, whole)
 		}
 	}
 }
@@ -67,10 +73,12 @@ func TestSupportAndLeadGates(t *testing.T) {
 	if got := at(0, 0); got > 1e-6 {
 		t.Errorf("no chunk near the query: %v", got)
 	}
-	for _, mode := range []Mode{Dense, Keyword} {
-		if a, b := calibrated(mode, x, querySignals{coverage: 1}), calibrated(mode, x, querySignals{coverage: 1, best: 1, first: 0.1}); a != b {
-			t.Errorf("%s: cosines change the score, %v against %v", mode, a, b)
-		}
+	// Keyword mode reads no cosine; dense mode no lead.
+	if a, b := calibrated(Keyword, x, querySignals{coverage: 1}), calibrated(Keyword, x, querySignals{coverage: 1, best: 1, first: 0.1}); a != b {
+		t.Errorf("keyword: cosines change the score, %v against %v", a, b)
+	}
+	if a, b := calibrated(Dense, x, querySignals{best: 1, first: 1}), calibrated(Dense, x, querySignals{best: 1, first: 0.1}); a != b {
+		t.Errorf("dense: the first result's cosine changes the score, %v against %v", a, b)
 	}
 }
 
@@ -137,7 +145,7 @@ func TestSupportIsBestCosine(t *testing.T) {
 					// result's cosine against the best, unless the first
 					// holds every word of the query.
 					x := r.Explain
-					raw := 1 - (1-x.Cosine)*(1-min(x.Keyword*x.Share, 1))
+					raw := 1 - (1-x.Cosine)*(1-min(x.Keyword*x.Share*x.Coverage*x.Coverage, 1))
 					q := querySignals{coverage: x.Coverage, best: x.Support, first: res[0].Explain.Cosine,
 						background: x.Background, backgroundKnown: true}
 					if res[0].Explain.Share >= 1 {
@@ -192,9 +200,10 @@ func TestLeadSignal(t *testing.T) {
 	}
 }
 
-// A first result holding every word of a query the folder knows whole is
+// A first result holding every word of a query the folder mostly knows is
 // not discounted for its distance in meaning (an identifier); one holding
-// only the words the folder knows of a longer question is.
+// the few words the folder knows of a longer question is, by its meaning
+// alone: the missing words are no discount of their own.
 func TestSupportSparesExactMatches(t *testing.T) {
 	n := noiseCuts[Hybrid]
 	far := querySignals{coverage: 1, best: 0.1, first: 0.1}
@@ -205,9 +214,13 @@ func TestSupportSparesExactMatches(t *testing.T) {
 	if g := n.gates(far); g != 1 {
 		t.Errorf("a first result holding every word: gate %v, want 1", g)
 	}
-	far.coverage = 0.8
-	if g := n.gates(far); g >= math.Pow(0.8/n.full, n.power)*0.5 {
-		t.Errorf("every known word, but the folder lacks some: gate %v, want the support discount", g)
+	far.coverage = n.spare
+	if g := n.gates(far); g != 1 {
+		t.Errorf("every word of a query the folder knows %v of: gate %v, want 1", far.coverage, g)
+	}
+	far.coverage = n.spare / 2
+	if g, want := n.gates(far), unit(far.best/n.support); math.Abs(g-want) > 1e-12 {
+		t.Errorf("every known word, but the folder lacks most: gate %v, want the support gate's %v alone", g, want)
 	}
 }
 
@@ -251,10 +264,17 @@ func TestTopicGate(t *testing.T) {
 		t.Errorf("a first result holding every word: gate %v, want 1", g)
 	}
 	// "what does parse_http_header mean?": the folder lacks "mean", the
-	// first result holds the rest; the support gate applies, not this one.
+	// first result holds the rest: spared.
 	exact.coverage, exact.best, exact.first, exact.background = 0.83, 0.15, 0.15, -0.003
-	if g, want := n.gates(exact), unit(exact.best/n.support); math.Abs(g-want) > 1e-12 {
-		t.Errorf("an identifier in a question the folder lacks a word of: gate %v, want the support gate's %v", g, want)
+	if g := n.gates(exact); g != 1 {
+		t.Errorf("an identifier in a question the folder lacks a word of: gate %v, want 1", g)
+	}
+	// Dense mode's one gate is its support, every result of a query by
+	// the same factor (its order stays the cosines'), with no word sparing
+	// it; neither it nor keyword mode reads a background.
+	d := noiseCuts[Dense]
+	if g, want := d.gates(exact), unit(exact.best/d.support); math.Abs(g-want) > 1e-12 || g >= 1 {
+		t.Errorf("dense: gate %v, want the support gate's %v", g, want)
 	}
 	for _, mode := range []Mode{Dense, Keyword} {
 		if a, b := calibrated(mode, 0.5, unread), calibrated(mode, 0.5, offTopic); a != b {

@@ -53,8 +53,8 @@ func newRanker(snap index.View, query string, vec []float32, opt Options) (*rank
 	if r.fusion, r.params, err = parseFusion(cmp.Or(opt.Fusion, DefaultFusion)); err != nil {
 		return nil, err
 	}
-	// Tokenised once: the coverage gates every mode; weights and search
-	// serve the keyword side.
+	// Tokenised once: the coverage weighs the keyword side's evidence
+	// (and gates keyword mode); weights and search serve the keyword side.
 	r.lex = snap.LexicalQuery(query)
 	r.coverage = r.lex.Coverage()
 	if r.mode != Dense {
@@ -295,8 +295,13 @@ func (r *ranker) fused(b *both) candidate {
 		}
 		s /= 2.0 / float64(rrfK+1)
 	case FusionShare, FusionSpecific:
+		// The share of the query's whole keyword weight the chunk holds:
+		// its share of the words the folder knows, times the folder's
+		// coverage of the query to the power c. A paraphrase whose few
+		// words the folder knows are incidental ones (work, team) is
+		// ranked by its meaning, not lifted by those words.
 		p := r.params
-		lift := p.get("a", 1) * k * math.Pow(b.share, p.get("g", 1))
+		lift := p.get("a", 1) * k * math.Pow(b.share, p.get("g", 1)) * math.Pow(r.coverage, p.get("c", 2))
 		s = 1 - (1-r.null.cosine(b.cos))*(1-min(lift, 1))
 	default:
 		s = 1 - (1-r.null.cosine(b.cos))*(1-k)

@@ -55,16 +55,16 @@ type Explanation struct {
 	Share       float64 `json:"share"`
 	Specificity float64 `json:"specificity"`
 	// Coverage is the share of the query's keyword weight the index knows
-	// at all (lexical.Index.QueryCoverage); it gates the score in every
-	// mode (see noiseCut).
+	// at all (lexical.Index.QueryCoverage); it weighs the keyword side in
+	// hybrid mode (FusionSpecific) and gates keyword mode (see noiseCut).
 	Coverage float64 `json:"coverage"`
 	// Support is the best cosine of any chunk with the query, on the
-	// reference model's scale; in hybrid mode a low one discounts the
-	// score (see noiseCut). 0 in keyword mode.
+	// reference model's scale; a low one discounts the score (see
+	// noiseCut). 0 in keyword mode.
 	Support float64 `json:"support"`
 	// Background is the query's mean cosine with the folder's chunks
-	// (a sample of them; hybrid mode, default model): near 0 when nothing
-	// in the folder shares the query's topic (see noiseCut).
+	// (a sample of them; hybrid mode, default model): near 0
+	// when nothing in the folder shares the query's topic (see noiseCut).
 	Background float64 `json:"background,omitempty"`
 	Fused      float64 `json:"fused"`
 }
@@ -116,9 +116,11 @@ const (
 	// depend on the size of the index and counts as much as the query's
 	// words are specific: k = ρ·s/(s + W/4), ρ = Wr/W (Wr weighting each
 	// term's idf by idf/idfMax, so ρ is 1 for words that occur in one
-	// chunk, as an identifier, and small for common words). A question of
-	// ordinary words is ranked by its cosine; one naming rare terms, by
-	// both. See docs/search-fusion.md.
+	// chunk, as an identifier, and small for common words), and times
+	// the square of the query's coverage by the folder's words, so that
+	// a few incidental words a paraphrase shares with the folder lift
+	// little. A question of ordinary words is ranked by its cosine; one
+	// naming rare terms, by both. See docs/search-fusion.md.
 	FusionSpecific Fusion = "specific"
 	// FusionCoverage calibrates BM25 by the query's own keyword weight W
 	// (Σ idf of its terms found in the index): k = s/(max(s, W) + 8), below

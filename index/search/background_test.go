@@ -116,7 +116,8 @@ func topicSnapshot(t *testing.T, files int, best, others float32) index.View {
 	})
 }
 
-// The same closest passage (cosine 0.33, first) is found in a folder whose other pages share the
+// The same closest passage (cosine 0.30, first: "edit the Windows
+// registry to start a program at login" against the man pages) is found in a folder whose other pages share the
 // query's topic (cosine 0.12 each) and is nothing at the default threshold
 // in a folder where nothing else is near the query: there the best match
 // is a stray, not the folder's subject.
@@ -131,18 +132,18 @@ func TestTopicGateCutsAStrayMatch(t *testing.T) {
 		}
 		return res
 	}
-	onTopic := ask(topicSnapshot(t, 40, 0.33, 0.12))
+	onTopic := ask(topicSnapshot(t, 40, 0.30, 0.12))
 	if len(onTopic) == 0 || onTopic[0].Path != "page-00.txt" {
 		t.Fatalf("on the folder's topic: %+v, want page-00.txt first", onTopic)
 	}
-	if x := onTopic[0].Explain; x.Background < 0.1 || math.Abs(x.Support-0.33) > 1e-3 {
+	if x := onTopic[0].Explain; x.Background < 0.1 || math.Abs(x.Support-0.30) > 1e-3 {
 		t.Errorf("on the folder's topic: background %v, support %v", x.Background, x.Support)
 	}
-	if stray := ask(topicSnapshot(t, 40, 0.33, 0)); len(stray) > 0 {
+	if stray := ask(topicSnapshot(t, 40, 0.30, 0)); len(stray) > 0 {
 		t.Errorf("a stray match in an unrelated folder: %s at %.3f (%+v), want nothing", stray[0].Path, stray[0].Score, *stray[0].Explain)
 	}
 	// Dense mode has no topic gate: the stray match stays there.
-	res, err := Search(topicSnapshot(t, 40, 0.33, 0), Request{Query: "harbour ledger tides", TopK: 5, ScoreThreshold: DefaultScoreThreshold}, query, Options{Mode: Dense})
+	res, err := Search(topicSnapshot(t, 40, 0.30, 0), Request{Query: "harbour ledger tides", TopK: 5, ScoreThreshold: DefaultScoreThreshold}, query, Options{Mode: Dense})
 	if err != nil || len(res) == 0 {
 		t.Errorf("dense mode: %v, %v; want the stray match", res, err)
 	}

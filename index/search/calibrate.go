@@ -37,13 +37,17 @@ func (m NullCosine) cosine(c float64) float64 {
 // chosen on bench/cmd/noise (docs/search-fusion.md, "Calibration").
 type noiseCut struct {
 	cut float64
-	// full and power gate keyword mode alone, which has no other evidence:
-	// min(1, coverage/full)^power. 0: no such gate. A mode that embeds the
-	// query never gates on the words the folder lacks.
+	// full and power weigh the keyword evidence, min(1,
+	// coverage/full)^power; 0: none. Keyword mode has no other evidence.
+	// In the modes that embed the query its meaning lifts it to 1: see
+	// gates.
 	full, power float64
+	// floor and floorSpan: the meaning that overrides missing words, on
+	// best + topic·background (0: none).
+	floor, floorSpan float64
 	// topic weighs the query's background (its mean cosine with the
-	// folder) against its best cosine, and their sum must reach topicAt;
-	// 0: no such gate.
+	// folder) against its best cosine; in the topic gate their sum must
+	// reach topicAt (0: no such gate).
 	topic, topicAt float64
 	// spare: a query whose first result holds every word of it the folder
 	// knows, the folder knowing at least this share of its keyword weight,
@@ -54,9 +58,10 @@ type noiseCut struct {
 }
 
 var noiseCuts = map[Mode]noiseCut{
-	Dense:   {cut: 0.21, support: 0.4},
+	Dense:   {cut: 0.21, full: 0.5, power: 1.5, floor: 0.8, floorSpan: 0.1, topic: 4, support: 0.3},
 	Keyword: {full: 1, power: 3, cut: 0.015},
-	Hybrid:  {cut: 0.305, topic: 4, topicAt: 0.45, spare: 0.5, support: 0.3, lead: 0.6},
+	Hybrid: {cut: 0.25, full: 0.5, power: 1.5, floor: 0.8, floorSpan: 0.1, topic: 4, topicAt: 0.45,
+		spare: 0.5, support: 0.3, lead: 0.6},
 }
 
 // querySignals are what one query's calibration reads, the same for all
@@ -80,11 +85,18 @@ type querySignals struct {
 
 // gates is the factor, in [0, 1], every raw score of a query with signals
 // q is multiplied by in mode n:
-//   - keyword mode: min(1, coverage/full)^power: a random string or a
-//     question about what the folder never mentions is discounted, a
-//     question in the folder's words is not. Keyword mode has nothing
-//     else to go on; the modes that embed the query never gate on the
-//     words the folder lacks (a paraphrase shares none with its answer);
+//   - evidence, max(min(1, coverage/full)^power, meaning): a random string
+//     or a question about what the folder never mentions is discounted, a
+//     question in the folder's words is not; nor, in the modes that embed
+//     the query, one whose meaning the folder holds: meaning is
+//     min(1, (best + topic·background − floor)/floorSpan), so the words
+//     the folder lacks never sink a query alone (a paraphrase shares none
+//     with its answer; "can I accept a present from a vendor" against a
+//     rule on gifts from suppliers). Keyboard mashes against the Go docs
+//     (best 0.31–0.42, background 0.06–0.12) stay below the floor, a
+//     handbook question sharing no word with the folder (best 0.35,
+//     background 0.17) clears it. Without a background (another model)
+//     the floor reads the best cosine alone;
 //   - min(1, (best + topic·background)/topicAt): a query about nothing
 //     the folder is about (its mean cosine with the folder near 0) needs
 //     a closer passage than one on the folder's topic: "edit the Windows
@@ -113,6 +125,13 @@ func (n noiseCut) gates(q querySignals) float64 {
 	g := 1.0
 	if n.power > 0 {
 		g = math.Pow(min(1, q.coverage/n.full), n.power)
+		if n.floorSpan > 0 {
+			m := q.best
+			if q.backgroundKnown {
+				m += n.topic * q.background
+			}
+			g = max(g, unit((m-n.floor)/n.floorSpan))
+		}
 	}
 	spared := n.spare > 0 && q.exact && q.coverage >= n.spare
 	if n.topicAt > 0 && q.backgroundKnown && !spared {

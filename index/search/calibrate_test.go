@@ -12,8 +12,8 @@ import (
 // Calibration keeps each query's order and puts every mode's cut on the
 // default threshold. Only keyword mode, which has nothing else to go on,
 // gives a query the folder has no words of nothing: in dense and hybrid
-// mode the words the folder lacks change no score (a paraphrase shares
-// none with its answer; printer is not in a folder that says Printers).
+// mode the words the folder lacks change no score of a query close in
+// meaning (a paraphrase shares none with its answer).
 func TestCalibrated(t *testing.T) {
 	full := querySignals{coverage: 1, best: 1, first: 1}
 	for mode, n := range noiseCuts {
@@ -202,8 +202,8 @@ func TestLeadSignal(t *testing.T) {
 
 // A first result holding every word of a query the folder mostly knows is
 // not discounted for its distance in meaning (an identifier); one holding
-// the few words the folder knows of a longer question is, by its meaning
-// alone: the missing words are no discount of their own.
+// the few words the folder knows of a longer question is, far in meaning
+// and short of words both.
 func TestSupportSparesExactMatches(t *testing.T) {
 	n := noiseCuts[Hybrid]
 	far := querySignals{coverage: 1, best: 0.1, first: 0.1}
@@ -219,8 +219,35 @@ func TestSupportSparesExactMatches(t *testing.T) {
 		t.Errorf("every word of a query the folder knows %v of: gate %v, want 1", far.coverage, g)
 	}
 	far.coverage = n.spare / 2
-	if g, want := n.gates(far), unit(far.best/n.support); math.Abs(g-want) > 1e-12 {
-		t.Errorf("every known word, but the folder lacks most: gate %v, want the support gate's %v alone", g, want)
+	if g, want := n.gates(far), math.Pow(far.coverage/n.full, n.power)*unit(far.best/n.support); math.Abs(g-want) > 1e-12 {
+		t.Errorf("every known word, but the folder lacks most: gate %v, want the evidence and support gates' %v", g, want)
+	}
+}
+
+// The words the folder lacks discount a query only when its meaning is
+// far too: a close meaning on the folder's topic lifts the keyword
+// evidence to 1, in dense and hybrid mode alike; keyword mode has no
+// meaning to go on.
+func TestMeaningOverridesMissingWords(t *testing.T) {
+	// The staff handbook's "Where do we gather during an evacuation?"
+	// shares no word with the folder (best 0.45, background 0.23); a
+	// keyboard mash against the Go docs (best 0.42, background 0.10).
+	close := querySignals{coverage: 0, best: 0.45, first: 0.45, background: 0.23, backgroundKnown: true}
+	mash := querySignals{coverage: 0, best: 0.42, first: 0.42, background: 0.10, backgroundKnown: true}
+	for _, mode := range []Mode{Dense, Hybrid} {
+		n := noiseCuts[mode]
+		if g := n.gates(close); g != 1 {
+			t.Errorf("%s: a close question sharing no word: gate %v, want 1", mode, g)
+		}
+		if s := calibrated(mode, close.best, close); s < DefaultScoreThreshold {
+			t.Errorf("%s: a close question sharing no word scores %v", mode, s)
+		}
+		if s := calibrated(mode, mash.best, mash); s >= DefaultScoreThreshold {
+			t.Errorf("%s: a keyboard mash scores %v", mode, s)
+		}
+	}
+	if g := noiseCuts[Keyword].gates(close); g != 0 {
+		t.Errorf("keyword: a query sharing no word: gate %v, want 0", g)
 	}
 }
 

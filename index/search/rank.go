@@ -83,9 +83,10 @@ func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 }
 
 // readBackground reads the query's mean cosine with the folder once, in
-// hybrid mode with the reference model (the only case its gate applies).
+// the modes that embed the query, with the reference model (on whose
+// cosines its gates were chosen).
 func (r *ranker) readBackground() error {
-	if r.bgRead || r.mode != Hybrid || !r.null.reference() {
+	if r.bgRead || r.mode == Keyword || !r.null.reference() {
 		return nil
 	}
 	bg, err := background(r.snap, r.vec)

@@ -56,14 +56,15 @@ type Explanation struct {
 	Specificity float64 `json:"specificity"`
 	// Coverage is the share of the query's keyword weight the index knows
 	// at all (lexical.Index.QueryCoverage); it weighs the keyword side in
-	// hybrid mode (FusionSpecific) and gates keyword mode (see noiseCut).
+	// hybrid mode (FusionSpecific) and is keyword evidence against noise
+	// (see noiseCut), which a close meaning overrides.
 	Coverage float64 `json:"coverage"`
 	// Support is the best cosine of any chunk with the query, on the
 	// reference model's scale; a low one discounts the score (see
 	// noiseCut). 0 in keyword mode.
 	Support float64 `json:"support"`
 	// Background is the query's mean cosine with the folder's chunks
-	// (a sample of them; hybrid mode, default model): near 0
+	// (a sample of them; dense and hybrid mode, default model): near 0
 	// when nothing in the folder shares the query's topic (see noiseCut).
 	Background float64 `json:"background,omitempty"`
 	Fused      float64 `json:"fused"`

@@ -74,8 +74,8 @@ type querySignals struct {
 	// cosine of the chunk ranked first; both on the reference model's
 	// scale, 0 in keyword mode.
 	best, first float64
-	// exact says the first result holds every word of the query the
-	// folder knows.
+	// exact says the first result holds the words of the query the folder
+	// knows (at least exactShare of their weight).
 	exact bool
 	// background is the query's mean cosine with the folder (background),
 	// when backgroundKnown.

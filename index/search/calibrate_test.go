@@ -148,7 +148,7 @@ func TestSupportIsBestCosine(t *testing.T) {
 					raw := 1 - (1-x.Cosine)*(1-min(x.Keyword*x.Share*x.Coverage*x.Coverage, 1))
 					q := querySignals{coverage: x.Coverage, best: x.Support, first: res[0].Explain.Cosine,
 						background: x.Background, backgroundKnown: true}
-					if res[0].Explain.Share >= 1 {
+					if res[0].Explain.Share >= exactShare {
 						q.first, q.exact, whole = x.Support, true, whole+1
 					}
 					if got := calibrated(Hybrid, raw, q); math.Abs(got-r.Score) > 1e-9 {

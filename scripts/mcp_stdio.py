@@ -4,11 +4,13 @@ import json, subprocess, sys, time
 
 class Session:
     """Starts the server with args, initializes, and calls methods; every
-    notification that arrives is handed to on_note(message)."""
+    notification that arrives is handed to on_note(message). The server's
+    stderr goes to stderr (a file, say; default discarded), its environment
+    is env (default inherited)."""
 
-    def __init__(self, args, on_note=None):
+    def __init__(self, args, on_note=None, stderr=subprocess.DEVNULL, env=None):
         self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True)
+                                  stderr=stderr, env=env, text=True)
         self.on_note = on_note or (lambda m: None)
         self.next_id = 0
         self.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},

@@ -6,6 +6,7 @@ this; docs/versus-original.md explains the method.
 
 Usage: versus_original.py --ours BIN --original BIN --hf-home DIR --work DIR
        [--pages 80] [--pairs 3] [--idle 10] [--warmup 1] [--out FILE.jsonl]
+       versus_original.py --table FILE.jsonl
 """
 import argparse, gzip, json, os, re, shutil, statistics, subprocess, sys, time
 from pathlib import Path
@@ -146,8 +147,8 @@ def run_one(which, cmd, env, folder, index, questions, idle_s, logfile):
 def table(runs, pairs):
     by = {(r["pair"], r["server"]): r for r in runs}
     rows = ["| pair (first) | load 1 min | wall s ours / orig | ratio | CPU s ours / orig | ratio "
-            "| peak RSS MB ours / orig | idle RSS MB ours / orig | search p50 ms ours / orig | hit@5 ours / orig |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+            "| peak RSS MB ours / orig | idle RSS MB ours / orig | search p50 ms ours / orig | hit@5 ours / orig | chunks ours / orig |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     wr, cr = [], []
     for i in range(pairs):
         o, g = by[(i, "ours")], by[(i, "original")]
@@ -157,13 +158,22 @@ def table(runs, pairs):
                     f"| {o['wall_s']:.1f} / {g['wall_s']:.1f} | {wr[-1]:.3f} "
                     f"| {o['cpu_s']:.1f} / {g['cpu_s']:.1f} | {cr[-1]:.3f} "
                     f"| {o['peak_rss_mb']:.0f} / {g['peak_rss_mb']:.0f} | {o['idle_rss_mb']:.0f} / {g['idle_rss_mb']:.0f} "
-                    f"| {o['search_p50_ms']:.1f} / {g['search_p50_ms']:.1f} | {o['hit5']:.3f} / {g['hit5']:.3f} |")
-    rows.append(f"\nmedian ratio ours/original: wall {statistics.median(wr):.3f} "
+                    f"| {o['search_p50_ms']:.1f} / {g['search_p50_ms']:.1f} | {o['hit5']:.3f} / {g['hit5']:.3f} | {o['chunks']} / {g['chunks']} |")
+    rows.append(f"\n- median ratio ours/original: wall {statistics.median(wr):.3f} "
                 f"({min(wr):.3f}–{max(wr):.3f}), CPU {statistics.median(cr):.3f} ({min(cr):.3f}–{max(cr):.3f})")
+    for key, what in (("peak_rss_mb", "peak RSS MB"), ("idle_rss_mb", "idle RSS MB"), ("search_p50_ms", "search p50 ms")):
+        o = [r[key] for r in runs if r["server"] == "ours"]
+        g = [r[key] for r in runs if r["server"] == "original"]
+        rows.append(f"- {what}: ours {min(o):.0f}–{max(o):.0f}, original {min(g):.0f}–{max(g):.0f}")
     return "\n".join(rows)
 
 
 def main():
+    if sys.argv[1:2] == ["--table"]:
+        # Prints the table of runs recorded by --out, one pair per two lines.
+        runs = [json.loads(l) for l in Path(sys.argv[2]).read_text().splitlines() if l.strip()]
+        print(table(runs, max(r["pair"] for r in runs) + 1))
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ours", required=True, help="this project's binary")
     ap.add_argument("--original", required=True, help="the original's console script in its venv")

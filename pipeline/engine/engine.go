@@ -235,12 +235,12 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	if cfg.Exts != nil {
-		if cfg.Exts, err = ParseExts(cfg.Exts); err != nil {
+		if cfg.Exts, err = normaliseExts(cfg.Exts); err != nil {
 			return nil, err
 		}
 	}
 	if len(cfg.AddExts) > 0 {
-		if cfg.AddExts, err = ParseExts(cfg.AddExts); err != nil {
+		if cfg.AddExts, err = normaliseExts(cfg.AddExts); err != nil {
 			return nil, err
 		}
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,6 +91,17 @@ type ScopeRequest struct {
 	Excludes []string
 	// ChangeExcludes allows patterns the record does not have.
 	ChangeExcludes bool
+}
+
+// normaliseExts is ParseExts for a list that may already be normalised,
+// as Config.Exts is when the command line parsed it: there "" is files
+// without an extension, not a blank item to skip.
+func normaliseExts(list []string) ([]string, error) {
+	spelled := make([]string, len(list))
+	for i, e := range list {
+		spelled[i] = cmp.Or(e, NoExt)
+	}
+	return ParseExts(spelled)
 }
 
 // readScope reads dir's record; nil when there is none.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,3 +60,39 @@ func TestScopeResolve(t *testing.T) {
 		})
 	}
 }
+
+// Every spelling of an extension list survives the command line's parse and
+// the engine's second one (New normalises Config.Exts again): noext and
+// group names included, case and dots aside.
+func TestExtSpellingsRoundTrip(t *testing.T) {
+	defaults := strings.Join(DefaultExts, ",")
+	for _, tc := range []struct{ typed, want string }{
+		{".md,noext", ".md,"},
+		{"noext", ""},
+		{"NOEXT,.noext", ""},
+		{".MD,md,Md", ".md"},
+		{"md, .txt ,", ".md,.txt"},
+		{strings.ToUpper(ExtList(DefaultExts)), defaults},
+		{strings.ReplaceAll(ExtList(DefaultExts), ".", ""), defaults},
+		{"markup,noext", strings.Join(append(slices.Clone(ExtGroups["markup"]), ""), ",")},
+		{".CODE", strings.Join(ExtGroups["code"], ",")},
+	} {
+		t.Run(tc.typed, func(t *testing.T) {
+			first, err := ParseExts(strings.Split(tc.typed, ","))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := New(Config{DataFolder: t.TempDir(), Exts: first, AddExts: first, NoInitialReindex: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(e.cfg.Exts, ","); got != tc.want {
+				t.Errorf("Exts: typed %q, engine has %q, want %q", tc.typed, got, tc.want)
+			}
+			if got := strings.Join(e.cfg.AddExts, ","); got != tc.want {
+				t.Errorf("AddExts: typed %q, engine has %q, want %q", tc.typed, got, tc.want)
+			}
+		})
+	}
+}
+

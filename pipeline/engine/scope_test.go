@@ -95,4 +95,3 @@ func TestExtSpellingsRoundTrip(t *testing.T) {
 		})
 	}
 }
-

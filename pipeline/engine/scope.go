@@ -265,6 +265,9 @@ func (e *Engine) scopeRequest() ScopeRequest {
 // changes anything, so a run cut short never leaves files removed under a
 // record that still names them.
 func (e *Engine) resolveScope(indexed map[string]*schema.FileEntry) (*activeScope, error) {
+	if err := e.checkFolderID(); err != nil {
+		return nil, err
+	}
 	rec, err := readScope(e.cfg.IndexFolder)
 	var damage *ScopeDamage
 	if errors.As(err, &damage) && e.cfg.Exts == nil {

@@ -393,7 +393,8 @@ func checkIndexFolder(data, dir string, readOnly, local bool) (string, error) {
 }
 
 // onlyEngineFiles reports whether dir holds nothing but what the engine
-// writes beside a database store: the scope record and the last run.
+// writes beside a database store: the scope and data folder records and
+// the last run.
 func onlyEngineFiles(dir string) bool {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -401,7 +402,7 @@ func onlyEngineFiles(dir string) bool {
 	}
 	for _, e := range entries {
 		switch strings.TrimSuffix(e.Name(), ".tmp") {
-		case ScopeFile, LastRunFile:
+		case ScopeFile, LastRunFile, FolderIDFile:
 		default:
 			return false
 		}

@@ -144,3 +144,17 @@ func TestODSRepeats(t *testing.T) {
 		}
 	}
 }
+
+// TestRTFStopsAtTheCap: an RTF whose text passes the cap fails as soon as
+// its text does, having built no more than the cap (before: the whole
+// text, then several copies of it, and only then the cap's error).
+func TestRTFStopsAtTheCap(t *testing.T) {
+	data := []byte(`{\rtf1\ansi ` + prose(24<<20) + `\par}`)
+	lim := DefaultLimits
+	lim.MaxChars = 4 << 20
+	_, err, alloc := extractAllocs(t, "big.rtf", data, lim)
+	wantFileError(t, err, "extracted text exceeds")
+	if alloc > 3*uint64(len(data)) { // the file is read whole, and grown once to see its end
+		t.Errorf("allocated %d MB for a %d MB file and a %d MB cap", alloc>>20, len(data)>>20, lim.MaxChars>>20)
+	}
+}

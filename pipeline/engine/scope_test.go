@@ -115,9 +115,13 @@ func TestScopeDamagedRecord(t *testing.T) {
 			if _, err := readScope(dir); !errors.As(err, &damage) {
 				t.Fatalf("readScope: %v, want a *ScopeDamage", err)
 			}
-			e := &Engine{cfg: Config{DataFolder: "/data/my docs", IndexFolder: dir}}
+			data := filepath.Join(t.TempDir(), "my docs")
+			if err := os.Mkdir(data, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			e := &Engine{cfg: Config{DataFolder: data, IndexFolder: dir}}
 			_, err := e.resolveScope(indexed)
-			want := "run: micro-rag-mcp reindex --data-folder '/data/my docs' --index-folder " + ShellQuote(dir) + " --exts " +
+			want := "run: micro-rag-mcp reindex --data-folder " + ShellQuote(data) + " --index-folder " + ShellQuote(dir) + " --exts " +
 				ExtList(append(slices.Clone(DefaultExts), ".go"))
 			if err == nil || !strings.HasSuffix(err.Error(), want) {
 				t.Fatalf("plain run: %v\nwant it to end with %q", err, want)

@@ -19,12 +19,12 @@ func TestFormatPagesCoverEveryFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(raw)
-	for _, name := range []string{VersionFile, CommitFile, FilesFile, ManifestFile, FaissFile, LockFile, "files-<G>.log.jsonl", "vectors-<G>.seg", "lexical-<G>.seg", "last-run.json", "scope.json"} {
+	for _, name := range []string{VersionFile, CommitFile, FilesFile, ManifestFile, FaissFile, LockFile, "files-<G>.log.jsonl", "vectors-<G>.seg", "lexical-<G>.seg", "last-run.json", "scope.json", "data-folder.json"} {
 		if !strings.Contains(readme, "`"+name+"`") {
 			t.Errorf("index/docs/README.md does not list %s", name)
 		}
 	}
-	for _, page := range []string{"version", "commit-json", "files-json", "file-log", "manifest", "faiss-index", "vector-segments", "lexical-segments", "index-lock", "last-run", "scope-json"} {
+	for _, page := range []string{"version", "commit-json", "files-json", "file-log", "manifest", "faiss-index", "vector-segments", "lexical-segments", "index-lock", "last-run", "scope-json", "data-folder-json"} {
 		if !strings.Contains(readme, "("+page+".md)") {
 			t.Errorf("index/docs/README.md does not link %s.md", page)
 		}

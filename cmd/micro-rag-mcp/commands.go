@@ -327,6 +327,9 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err == nil && st.Integrity == engine.IntegrityDamaged {
 		err = c.unusableIndex(1, st.IndexFolder, "is damaged: "+st.Damage)
 	}
+	if err == nil && st.ScopeDamage != "" {
+		err = &exitError{code: 1, err: errors.New(st.ScopeDamage)}
+	}
 	return err
 }
 
@@ -362,6 +365,9 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 	}
 	fmt.Fprintf(tw, "last reindex:\t%s\n", last)
 	fmt.Fprintf(tw, "extensions:\t%s\n", engine.ExtList(st.Exts))
+	if st.ScopeDamage != "" {
+		fmt.Fprintf(tw, "scope record:\tDAMAGED (see below)\n")
+	}
 	fmt.Fprintf(tw, "excludes:\t%s\n", term.Visible(excludeList(st.Excludes)))
 	if st.LastRunError != "" {
 		fmt.Fprintf(tw, "last run failed:\t%s\n", term.OneLine(st.LastRunError, 240))
@@ -404,29 +410,17 @@ func (c *common) unusableIndex(code int, dir, problem string) error {
 
 // rebuildCommand is the reindex command line that rebuilds this index.
 func (c *common) rebuildCommand() string {
-	args := []string{"micro-rag-mcp", "reindex", "--force", "--data-folder", shellQuote(c.dataFolder)}
+	args := []string{"micro-rag-mcp", "reindex", "--force", "--data-folder", engine.ShellQuote(c.dataFolder)}
 	if c.indexFolder != "" {
-		args = append(args, "--index-folder", shellQuote(c.indexFolder))
+		args = append(args, "--index-folder", engine.ShellQuote(c.indexFolder))
 	}
 	if c.store != "" {
-		args = append(args, "--store", shellQuote(index.RedactURL(c.store)))
+		args = append(args, "--store", engine.ShellQuote(index.RedactURL(c.store)))
 	}
 	if c.model != engine.DefaultModel {
-		args = append(args, "--model", shellQuote(c.model))
+		args = append(args, "--model", engine.ShellQuote(c.model))
 	}
 	return strings.Join(args, " ")
-}
-
-// shellQuote quotes s for a POSIX shell when it holds more than plain
-// path characters.
-func shellQuote(s string) string {
-	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:,=@%", r))
-	}) < 0
-	if plain {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // writeJSON prints v as indented JSON that is safe on a terminal (VisibleJSON).

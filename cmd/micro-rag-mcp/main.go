@@ -79,6 +79,7 @@ func withExitCode(err error, code int) error {
 }
 
 func main() {
+	setMemoryLimit()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -424,10 +424,18 @@ func (e *Embedder) embed(sc *scratch, dst []float32, seqs [][]int32) ([]float32,
 	return dst, nil
 }
 
-// plan cuts sc.order (longest first) into runs of at most maxBatch sequences,
-// each padded to its first (longest) member, minimising padded tokens plus a
-// fixed cost per Run. Without it, one long text would pad a batch of short
-// ones to 256. Result: sc.runs holds the boundaries, from 0 to len(order).
+// maxRunAttention bounds a Run's sequences × padded length²: the size of
+// one layer's attention scores per head, which is what ONNX Runtime's
+// working set grows with (12 heads × 4 bytes: 48 MB at this bound). 64
+// sequences of 256 ids are 4 times it, and took the process past 600 MB
+// RSS while embedding; 16 of them, or 64 of 128 ids, fit.
+const maxRunAttention = 16 * 256 * 256
+
+// plan cuts sc.order (longest first) into runs of at most maxBatch sequences
+// and maxRunAttention, each padded to its first (longest) member, minimising
+// padded tokens plus a fixed cost per Run. Without it, one long text would
+// pad a batch of short ones to 256. Result: sc.runs holds the boundaries,
+// from 0 to len(order).
 func (e *Embedder) plan(sc *scratch, seqs [][]int32) {
 	n := len(sc.order)
 	sc.cost = grow(sc.cost, n+1)
@@ -436,7 +444,11 @@ func (e *Embedder) plan(sc *scratch, seqs [][]int32) {
 	for j := 1; j <= n; j++ {
 		sc.cost[j] = math.MaxInt
 		for i := j - 1; i >= 0 && j-i <= e.maxBatch; i-- {
-			c := sc.cost[i] + (j-i)*len(seqs[sc.order[i]]) + e.runPenalty
+			l := len(seqs[sc.order[i]])
+			if j-i > 1 && (j-i)*l*l > maxRunAttention {
+				break // earlier starts are longer still
+			}
+			c := sc.cost[i] + (j-i)*l + e.runPenalty
 			if c < sc.cost[j] {
 				sc.cost[j], sc.prev[j] = c, i
 			}

@@ -328,6 +328,9 @@ func TestPlan(t *testing.T) {
 		{"even lengths stay together", slices.Repeat([]int{200}, 10), 64, []int{0, 10}},
 		{"one long text is run alone", append([]int{256}, slices.Repeat([]int{10}, 63)...), 64, []int{0, 1, 64}},
 		{"max batch", slices.Repeat([]int{50}, 10), 4, []int{0, 2, 6, 10}},
+		// Runs stay within maxRunAttention: 16 sequences of 256 ids, 64 of 128.
+		{"long sequences in runs of 16", slices.Repeat([]int{256}, 64), 64, []int{0, 16, 32, 48, 64}},
+		{"half length in runs of 64", slices.Repeat([]int{128}, 64), 64, []int{0, 64}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

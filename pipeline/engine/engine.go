@@ -170,6 +170,9 @@ type Status struct {
 	// the one recorded in the index (ScopeFile), as the flags change it.
 	Exts     []string `json:"exts"`
 	Excludes []string `json:"excludes"`
+	// ScopeDamage says that the scope record is damaged and how to record
+	// it again; Exts are then the defaults and the indexed files' own.
+	ScopeDamage string `json:"scope_damage,omitempty"`
 	// Skipped counts, by reason, the files on disk the index holds no text
 	// of (unchanged since the last run; a changed file is counted once read).
 	Skipped []stages.SkipGroup `json:"skipped"`
@@ -235,12 +238,12 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	if cfg.Exts != nil {
-		if cfg.Exts, err = ParseExts(cfg.Exts); err != nil {
+		if cfg.Exts, err = normaliseExts(cfg.Exts); err != nil {
 			return nil, err
 		}
 	}
 	if len(cfg.AddExts) > 0 {
-		if cfg.AddExts, err = ParseExts(cfg.AddExts); err != nil {
+		if cfg.AddExts, err = normaliseExts(cfg.AddExts); err != nil {
 			return nil, err
 		}
 	}
@@ -261,7 +264,10 @@ func New(cfg Config) (*Engine, error) {
 	// Until a run resolves it against the index's files, the watcher and
 	// status use the record as the request changes it.
 	rec, err := readScope(cfg.IndexFolder)
-	if err != nil {
+	if damage := (*ScopeDamage)(nil); errors.As(err, &damage) {
+		// Search, status and list do not need it; a reindex says how to fix it.
+		e.log.Warn("scope record damaged: a reindex will say how to repair it", "err", err)
+	} else if err != nil {
 		return nil, err
 	}
 	sc, _ := e.scopeRequest().resolve(rec, nil)
@@ -387,7 +393,8 @@ func checkIndexFolder(data, dir string, readOnly, local bool) (string, error) {
 }
 
 // onlyEngineFiles reports whether dir holds nothing but what the engine
-// writes beside a database store: the scope record and the last run.
+// writes beside a database store: the scope and data folder records and
+// the last run.
 func onlyEngineFiles(dir string) bool {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -395,7 +402,7 @@ func onlyEngineFiles(dir string) bool {
 	}
 	for _, e := range entries {
 		switch strings.TrimSuffix(e.Name(), ".tmp") {
-		case ScopeFile, LastRunFile:
+		case ScopeFile, LastRunFile, FolderIDFile:
 		default:
 			return false
 		}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 )
 
 // ScopeFile, in the index folder, records which files the index covers: the
@@ -92,20 +94,50 @@ type ScopeRequest struct {
 	ChangeExcludes bool
 }
 
-// readScope reads dir's record; nil when there is none.
+// normaliseExts is ParseExts for a list that may already be normalised,
+// as Config.Exts is when the command line parsed it: there "" is files
+// without an extension, not a blank item to skip.
+func normaliseExts(list []string) ([]string, error) {
+	spelled := make([]string, len(list))
+	for i, e := range list {
+		spelled[i] = cmp.Or(e, NoExt)
+	}
+	return ParseExts(spelled)
+}
+
+// ScopeDamage is a scope record that cannot be trusted: not JSON, or not
+// a plausible list of extensions. It is never read as "no extensions".
+type ScopeDamage struct {
+	Path   string
+	Reason string
+}
+
+func (e *ScopeDamage) Error() string { return fmt.Sprintf("%s is damaged: %s", e.Path, e.Reason) }
+
+// readScope reads dir's record; nil when there is none, a *ScopeDamage
+// when it is damaged.
 func readScope(dir string) (*Scope, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ScopeFile))
+	path := filepath.Join(dir, ScopeFile)
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var s Scope
+	var s *Scope
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s in %s: %w", ScopeFile, dir, err)
+		return nil, &ScopeDamage{Path: path, Reason: err.Error()}
 	}
-	return &s, nil
+	if s == nil || len(s.Exts) == 0 {
+		return nil, &ScopeDamage{Path: path, Reason: "it lists no file extensions"}
+	}
+	for _, e := range s.Exts {
+		if e != "" && (e != strings.ToLower(e) || !strings.HasPrefix(e, ".") || !extract.Supported(e)) {
+			return nil, &ScopeDamage{Path: path, Reason: fmt.Sprintf("%q is not an extension this program reads", e)}
+		}
+	}
+	return s, nil
 }
 
 // writeScope replaces dir's record.
@@ -130,6 +162,15 @@ func (r ScopeRequest) resolve(rec *Scope, indexed map[string]*schema.FileEntry) 
 	base := Scope{Exts: DefaultExts}
 	if rec != nil {
 		base = *rec
+	} else {
+		// No record (deleted, or an index older than records): the
+		// defaults and whatever the index holds, so a plain run keeps it.
+		base.Exts = slices.Clone(DefaultExts)
+		for _, f := range indexed {
+			if !slices.Contains(base.Exts, f.Ext) {
+				base.Exts = append(base.Exts, f.Ext)
+			}
+		}
 	}
 	next := Scope{Exts: base.Exts, Excludes: base.Excludes}
 	if r.Exts != nil {
@@ -224,10 +265,19 @@ func (e *Engine) scopeRequest() ScopeRequest {
 // changes anything, so a run cut short never leaves files removed under a
 // record that still names them.
 func (e *Engine) resolveScope(indexed map[string]*schema.FileEntry) (*activeScope, error) {
-	rec, err := readScope(e.cfg.IndexFolder)
-	if err != nil {
+	if err := e.checkFolderID(); err != nil {
 		return nil, err
 	}
+	rec, err := readScope(e.cfg.IndexFolder)
+	var damage *ScopeDamage
+	if errors.As(err, &damage) && e.cfg.Exts == nil {
+		return nil, e.scopeRepair(damage, indexed)
+	}
+	if err != nil && damage == nil {
+		return nil, err
+	}
+	// A damaged record with --exts given: the index's files say what it
+	// covers, as for an index without a record, and the list is recorded.
 	sc, err := e.scopeRequest().resolve(rec, indexed)
 	if err != nil {
 		return nil, err
@@ -244,4 +294,35 @@ func (e *Engine) resolveScope(indexed map[string]*schema.FileEntry) (*activeScop
 	a := newActiveScope(sc)
 	e.scope.Store(a)
 	return a, nil
+}
+
+// scopeRepair is the refusal of a run over a damaged record, with the
+// command that records the index's extensions again (the defaults and
+// those of its files, so that no file leaves the index).
+func (e *Engine) scopeRepair(damage *ScopeDamage, indexed map[string]*schema.FileEntry) error {
+	exts, _ := ScopeRequest{}.resolve(nil, indexed)
+	args := []string{"micro-rag-mcp", "reindex", "--data-folder", ShellQuote(e.cfg.DataFolder),
+		"--index-folder", ShellQuote(e.cfg.IndexFolder)}
+	if !e.cfg.Store.Local() {
+		args = append(args, "--store", ShellQuote(e.cfg.Store.String()))
+	}
+	if e.cfg.Model != "" && e.cfg.Model != DefaultModel {
+		args = append(args, "--model", ShellQuote(e.cfg.Model))
+	}
+	args = append(args, "--exts", ShellQuote(ExtList(exts.Exts)))
+	return fmt.Errorf("%w. It records which file types this index covers, so no run guesses them (a wrong guess "+
+		"would remove files). To record the default types and those of the %d indexed files again, run: %s",
+		damage, len(indexed), strings.Join(args, " "))
+}
+
+// ShellQuote quotes s for a POSIX shell when it holds more than plain
+// path characters, for the commands that messages print in full.
+func ShellQuote(s string) string {
+	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:,=@%", r))
+	}) < 0
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -2,6 +2,9 @@ package engine
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,5 +60,95 @@ func TestScopeResolve(t *testing.T) {
 				t.Fatalf("got %+v, %v; want exts %q excludes %q", got, err, tc.exts, tc.excl)
 			}
 		})
+	}
+}
+
+// Every spelling of an extension list survives the command line's parse and
+// the engine's second one (New normalises Config.Exts again): noext and
+// group names included, case and dots aside.
+func TestExtSpellingsRoundTrip(t *testing.T) {
+	defaults := strings.Join(DefaultExts, ",")
+	for _, tc := range []struct{ typed, want string }{
+		{".md,noext", ".md,"},
+		{"noext", ""},
+		{"NOEXT,.noext", ""},
+		{".MD,md,Md", ".md"},
+		{"md, .txt ,", ".md,.txt"},
+		{strings.ToUpper(ExtList(DefaultExts)), defaults},
+		{strings.ReplaceAll(ExtList(DefaultExts), ".", ""), defaults},
+		{"markup,noext", strings.Join(append(slices.Clone(ExtGroups["markup"]), ""), ",")},
+		{".CODE", strings.Join(ExtGroups["code"], ",")},
+	} {
+		t.Run(tc.typed, func(t *testing.T) {
+			first, err := ParseExts(strings.Split(tc.typed, ","))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := New(Config{DataFolder: t.TempDir(), Exts: first, AddExts: first, NoInitialReindex: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(e.cfg.Exts, ","); got != tc.want {
+				t.Errorf("Exts: typed %q, engine has %q, want %q", tc.typed, got, tc.want)
+			}
+			if got := strings.Join(e.cfg.AddExts, ","); got != tc.want {
+				t.Errorf("AddExts: typed %q, engine has %q, want %q", tc.typed, got, tc.want)
+			}
+		})
+	}
+}
+
+// A damaged or implausible scope record is never read as "no extensions":
+// a plain run over it is refused with the command that records it again,
+// the record stays as it was, and a run that names --exts repairs it.
+func TestScopeDamagedRecord(t *testing.T) {
+	indexed := map[string]*schema.FileEntry{
+		"a.md": {Path: "a.md", Ext: ".md"}, "m.go": {Path: "m.go", Ext: ".go"}, "README": {Path: "README", Ext: ""}}
+	for _, content := range []string{`{"exts":[".md",".go",""],"exc`, `null`, `[]`, `{}`, `{"exts":[]}`, `{"exts":["MD"]}`, `{"exts":[".exe"]}`} {
+		t.Run(content, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, ScopeFile)
+			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var damage *ScopeDamage
+			if _, err := readScope(dir); !errors.As(err, &damage) {
+				t.Fatalf("readScope: %v, want a *ScopeDamage", err)
+			}
+			data := filepath.Join(t.TempDir(), "my docs")
+			if err := os.Mkdir(data, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			e := &Engine{cfg: Config{DataFolder: data, IndexFolder: dir}}
+			_, err := e.resolveScope(indexed)
+			want := "run: micro-rag-mcp reindex --data-folder " + ShellQuote(data) + " --index-folder " + ShellQuote(dir) + " --exts " +
+				ExtList(append(slices.Clone(DefaultExts), ".go"))
+			if err == nil || !strings.HasSuffix(err.Error(), want) {
+				t.Fatalf("plain run: %v\nwant it to end with %q", err, want)
+			}
+			if b, _ := os.ReadFile(path); string(b) != content {
+				t.Fatalf("the refused run rewrote the record: %q", b)
+			}
+			e.cfg.Exts = []string{".md", ".go", ""}
+			sc, err := e.resolveScope(indexed)
+			if err != nil || strings.Join(sc.Exts, ",") != ".md,.go," {
+				t.Fatalf("run with --exts: %+v, %v", sc, err)
+			}
+			if rec, err := readScope(dir); err != nil || strings.Join(rec.Exts, ",") != ".md,.go," {
+				t.Fatalf("record after the repair: %+v, %v", rec, err)
+			}
+		})
+	}
+}
+
+// Without a record (deleted, or an index older than records) a plain run
+// keeps every indexed file's extension and adds the defaults; it is not
+// refused over --exts, which nobody gave.
+func TestScopeMissingRecordKeepsIndexedFiles(t *testing.T) {
+	indexed := map[string]*schema.FileEntry{"a.md": {Path: "a.md", Ext: ".md"}, "m.go": {Path: "m.go", Ext: ".go"}}
+	got, err := ScopeRequest{}.resolve(nil, indexed)
+	want := ExtList(append(slices.Clone(DefaultExts), ".go"))
+	if err != nil || ExtList(got.Exts) != want {
+		t.Fatalf("got %v, %v; want %s", got.Exts, err, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -125,12 +126,19 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	// Status shows what a run with this command line would see: the
 	// record, or what the flags change it to.
 	rec, err := readScope(e.cfg.IndexFolder)
-	if err != nil {
+	var indexed map[string]*schema.FileEntry
+	if damage := (*ScopeDamage)(nil); errors.As(err, &damage) {
+		indexed = make(map[string]*schema.FileEntry, len(sum.Files))
+		for _, f := range sum.Files {
+			indexed[f.Path] = f
+		}
+		st.ScopeDamage = e.scopeRepair(damage, indexed).Error()
+	} else if err != nil {
 		return st, err
 	}
 	req := e.scopeRequest()
 	req.ChangeExts, req.ChangeExcludes = true, true
-	scope, _ := req.resolve(rec, nil)
+	scope, _ := req.resolve(rec, indexed)
 	st.Exts, st.Excludes = scope.Exts, scope.Excludes
 	rules, err := ignore.New(e.cfg.DataFolder, scope.Excludes)
 	if err != nil {

@@ -127,17 +127,28 @@ func isSpaceControl(r rune) bool {
 	return r == '\t' || r == '\n' || r == '\v' || r == '\f' || r == '\r' || r == 0x1B
 }
 
-// looksBinary reports whether more than about 3% of the first bytes are
-// NUL or control bytes no text encoding uses (ESC is allowed for ISO-2022).
-func looksBinary(b []byte) bool {
-	n := min(len(b), sniffBytes)
-	var ctrl int
-	for _, c := range b[:n] {
-		if (c < 0x20 && !isSpaceControl(rune(c))) || c == 0x7F {
-			ctrl++
+// looksBinary reports whether any 8 KB block of b has more than about 3%
+// NUL or control bytes no text encoding uses (ESC is allowed for
+// ISO-2022). Every block counts, so text with a binary tail is binary.
+func looksBinary(b []byte) bool { return binaryBlocks(b, int64(len(b))) }
+
+// binaryBlocks is looksBinary for b, a part of a file of size bytes that
+// starts at a block boundary. A short last block is measured against a
+// whole one, so a few stray bytes at a file's end do not make it binary.
+func binaryBlocks(b []byte, size int64) bool {
+	for off := 0; off < len(b); off += sniffBytes {
+		block := b[off:min(off+sniffBytes, len(b))]
+		var ctrl int
+		for _, c := range block {
+			if (c < 0x20 && !isSpaceControl(rune(c))) || c == 0x7F {
+				ctrl++
+			}
+		}
+		if ctrl*32 > max(len(block), int(min(size, sniffBytes))) {
+			return true
 		}
 	}
-	return ctrl*32 > n
+	return false
 }
 
 // detectLegacy picks the encoding of bytes that are not valid UTF-8.
@@ -219,9 +230,12 @@ func utf8File(f File, size int64) bool {
 			if enc, _ := bomEncoding(b); enc != nil && !bytes.HasPrefix(b, []byte("\uFEFF")) {
 				return false
 			}
-			if sniffUTF16(b) != nil || looksBinary(b) {
+			if sniffUTF16(b) != nil {
 				return false
 			}
+		}
+		if binaryBlocks(b[keep:], size) { // blocks of the whole file, as decodeBytes sees it
+			return false
 		}
 		off += int64(n)
 		cut := 0

@@ -130,6 +130,12 @@ type docxBody struct {
 	rows   [][]string        // open rows: their cells
 	runs   int               // depth of open w:r
 	inText bool              // inside w:t
+	// ODF repeats: of each open row, how often it stands (number-rows-
+	// repeated) and how often each of its cells does (number-columns-
+	// repeated); missing entries are 1.
+	rowReps  []int
+	cellReps [][]int
+	budget   *charBudget // counts what is written and repeated; nil: no cap
 }
 
 func isW(n xml.Name) bool { return n.Space == nsW || n.Space == nsWStrict }
@@ -230,13 +236,11 @@ func (b *docxBody) start(t xml.StartElement) (skip bool) {
 	case "noBreakHyphen":
 		b.write("-")
 	case "tbl":
-		b.tables = append(b.tables, nil)
+		b.startTable()
 	case "tr":
-		b.rows = append(b.rows, nil)
+		b.startRow()
 	case "tc":
-		if n := len(b.rows); n > 0 {
-			b.rows[n-1] = append(b.rows[n-1], "")
-		}
+		b.startCell()
 	}
 	return false
 }
@@ -262,7 +266,7 @@ func (b *docxBody) end(t xml.EndElement) {
 
 // write appends run content to the innermost open paragraph.
 func (b *docxBody) write(s string) {
-	if b.runs == 0 || len(b.paras) == 0 {
+	if b.runs == 0 || len(b.paras) == 0 || !b.budget.takeString(s, 1) {
 		return
 	}
 	b.paras[len(b.paras)-1].WriteString(s)
@@ -334,16 +338,45 @@ func (b *docxBody) endRow() {
 	if n == 0 {
 		return
 	}
-	line := strings.TrimRight(strings.Join(b.rows[n-1], "\t"), "\t")
-	b.rows = b.rows[:n-1]
-	if line == "" {
+	cells, cellReps, rowReps := b.rows[n-1], b.cellReps[n-1], b.rowReps[n-1]
+	b.rows, b.cellReps, b.rowReps = b.rows[:n-1], b.cellReps[:n-1], b.rowReps[:n-1]
+	last := len(cells) - 1 // trailing empty cells say nothing, however often repeated
+	for last >= 0 && cells[last] == "" {
+		last--
+	}
+	if last < 0 {
 		return
+	}
+	var line strings.Builder
+	for i, c := range cells[:last+1] {
+		reps := 1
+		if i < len(cellReps) {
+			reps = cellReps[i]
+		}
+		// The first copy was counted as it was written; the tabs and
+		// the other copies are counted before they are built.
+		if !b.budget.take(reps) || !b.budget.takeString(c, reps-1) {
+			return
+		}
+		for k := 0; k < reps; k++ {
+			if i > 0 || k > 0 {
+				line.WriteByte('\t')
+			}
+			line.WriteString(c)
+		}
+	}
+	text := strings.TrimRight(line.String(), "\t")
+	if rowReps > 1 {
+		if !b.budget.takeString(text+"\n", rowReps-1) {
+			return
+		}
+		text = strings.Repeat(text+"\n", rowReps-1) + text
 	}
 	if t := len(b.tables); t > 0 {
-		b.tables[t-1] = append(b.tables[t-1], line)
+		b.tables[t-1] = append(b.tables[t-1], text)
 		return
 	}
-	b.emit(line) // a row outside any table: malformed, keep its text
+	b.emit(text) // a row outside any table: malformed, keep its text
 }
 
 func (b *docxBody) endTable() {

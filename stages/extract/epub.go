@@ -63,6 +63,7 @@ func readEPUB(p string, f File, lim Limits) (*Document, error) {
 		parts[i] = items[id]
 	}
 	var out []string
+	budget := newCharBudget(lim)
 	err = z.eachPart(parts, func(part string, r io.Reader) error {
 		var buf bytes.Buffer
 		if _, err := buf.ReadFrom(r); err != nil {
@@ -73,6 +74,9 @@ func readEPUB(p string, f File, lim Limits) (*Document, error) {
 			return &FileError{Path: p, Reason: "binary content in " + part}
 		}
 		if text := htmlText(strings.NewReader(s)); text != "" {
+			if !budget.takeString(text, 1) {
+				return budget.err()
+			}
 			out = append(out, text)
 		}
 		return nil

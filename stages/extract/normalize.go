@@ -37,7 +37,7 @@ func normalise(s string) string {
 func finish(path, text string, lim Limits) (*Document, error) {
 	text = normalise(text)
 	if lim.MaxChars > 0 && len(text) > lim.MaxChars && utf8.RuneCountInString(text) > lim.MaxChars {
-		return nil, &FileError{Path: path, Reason: fmt.Sprintf("extracted text exceeds %d characters", lim.MaxChars)}
+		return nil, &FileError{Path: path, Reason: (&textCapError{limit: lim.MaxChars}).Error()}
 	}
 	return &Document{Text: text}, nil
 }

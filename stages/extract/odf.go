@@ -1,7 +1,9 @@
 package extract
 
 import (
+	"cmp"
 	"encoding/xml"
+	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -33,7 +35,11 @@ func readODF(p string, f File, lim Limits) (*Document, error) {
 		if _, err := checkSize(p, f, lim); err != nil {
 			return nil, err
 		}
-		text, err := odfText(io.LimitReader(f, max(lim.MaxFileBytes, 0)+1))
+		budget := newCharBudget(lim)
+		text, err := odfText(budget.reader(io.LimitReader(f, max(lim.MaxFileBytes, 0)+1)), budget)
+		if textCap := (*textCapError)(nil); errors.As(err, &textCap) {
+			return nil, &FileError{Path: p, Reason: textCap.Error()}
+		}
 		if err != nil {
 			return nil, &FileError{Path: p, Reason: "malformed OpenDocument XML", Err: err}
 		}
@@ -44,8 +50,9 @@ func readODF(p string, f File, lim Limits) (*Document, error) {
 		return nil, err
 	}
 	var text string
+	budget := newCharBudget(lim)
 	err = z.read("content.xml", func(r io.Reader) (err error) {
-		text, err = odfText(r)
+		text, err = odfText(budget.reader(r), budget)
 		return err
 	})
 	if err != nil {
@@ -75,10 +82,11 @@ var odfSkip = map[xml.Name]bool{
 	{Space: nsODFTable, Local: "calculation-settings"}: true,
 }
 
-// odfText streams an OpenDocument content (or flat) document.
-func odfText(r io.Reader) (string, error) {
-	b := docxBody{runs: 1} // ODF has no runs: all paragraph text counts
-	sheets := false        // inside office:spreadsheet: tables are sheets
+// odfText streams an OpenDocument content (or flat) document; budget
+// counts its text, repeated rows and cells included, as it is built.
+func odfText(r io.Reader, budget *charBudget) (string, error) {
+	b := docxBody{runs: 1, budget: budget} // ODF has no runs: all paragraph text counts
+	sheets := false                        // inside office:spreadsheet: tables are sheets
 	err := xmlTokens(xmlDecoder(r), func(tok xml.Token) bool {
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -113,8 +121,10 @@ func odfText(r io.Reader) (string, error) {
 				b.startTable()
 			case xml.Name{Space: nsODFTable, Local: "table-row"}:
 				b.startRow()
+				b.repeatRow(odfRepeat(t, "number-rows-repeated"))
 			case xml.Name{Space: nsODFTable, Local: "table-cell"}, xml.Name{Space: nsODFTable, Local: "covered-table-cell"}:
 				b.startCell()
+				b.repeatCell(odfRepeat(t, "number-columns-repeated"))
 			}
 		case xml.EndElement:
 			switch t.Name {
@@ -130,8 +140,20 @@ func odfText(r io.Reader) (string, error) {
 		}
 		return false
 	})
-	if err != nil {
+	if err := cmp.Or(budget.err(), err); err != nil {
 		return "", err
 	}
 	return b.out.String(), nil
+}
+
+// odfRepeat is a table:number-*-repeated attribute: at least 1.
+func odfRepeat(t xml.StartElement, name string) int {
+	for _, a := range t.Attr {
+		if a.Name.Space == nsODFTable && a.Name.Local == name {
+			if n, err := strconv.Atoi(a.Value); err == nil && n > 1 {
+				return n
+			}
+		}
+	}
+	return 1
 }

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"cmp"
 	"encoding/xml"
 	"io"
 	"math"
@@ -80,8 +81,12 @@ func readPPTX(p string, f File, lim Limits) (*Document, error) {
 		slides[i] = rels[id]
 	}
 	var out []string
+	budget := newCharBudget(lim)
 	err = z.eachPart(slides, func(_ string, r io.Reader) error {
 		text, err := drawingText(r)
+		if !budget.takeString(text, 1) {
+			return budget.err()
+		}
 		if text != "" {
 			out = append(out, text)
 		}
@@ -197,11 +202,12 @@ func readXLSX(p string, f File, lim Limits) (*Document, error) {
 		targets[i] = rels[s.rid]
 	}
 	i := 0
+	budget := newCharBudget(lim)
 	err = z.eachPart(targets, func(name string, r io.Reader) error {
 		for targets[i] != name {
 			i++
 		}
-		rows, err := sheetRows(r, shared, &dates)
+		rows, err := sheetRows(budget.reader(r), shared, &dates, budget)
 		if len(rows) > 0 {
 			out = append(out, "# "+strings.Join(strings.Fields(sheets[i].name), " ")+"\n\n"+strings.Join(rows, "\n"))
 		}
@@ -252,7 +258,9 @@ func sharedStrings(r io.Reader) ([]string, error) {
 }
 
 // sheetRows reads a worksheet's rows as lines of "\t"-joined cell values.
-func sheetRows(r io.Reader, shared []string, dates *xlsxDates) ([]string, error) {
+// Each cell's text is counted against budget before it is copied: one
+// shared string may stand in every cell.
+func sheetRows(r io.Reader, shared []string, dates *xlsxDates, budget *charBudget) ([]string, error) {
 	var rows, cells []string
 	var val strings.Builder
 	kind, style, inV := "", "", false
@@ -292,12 +300,15 @@ func sheetRows(r io.Reader, shared []string, dates *xlsxDates) ([]string, error)
 				case "", "n":
 					v = dates.format(style, v)
 				}
-				cells = append(cells, strings.Join(strings.Fields(v), " "))
+				if !budget.takeString(v, 1) {
+					return false // the reader stops the parse
+				}
+				cells = append(cells, collapseSpace(v))
 			case "row":
 				for len(cells) > 0 && cells[len(cells)-1] == "" {
 					cells = cells[:len(cells)-1]
 				}
-				if len(cells) > 0 {
+				if len(cells) > 0 && budget.take(len(cells)) { // the tabs and the line end
 					rows = append(rows, strings.Join(cells, "\t"))
 				}
 			}
@@ -308,7 +319,7 @@ func sheetRows(r io.Reader, shared []string, dates *xlsxDates) ([]string, error)
 		}
 		return false
 	})
-	return slices.Clip(rows), err
+	return slices.Clip(rows), cmp.Or(budget.err(), err)
 }
 
 // xlsxDates knows which cell styles show numbers as dates or times.

@@ -31,7 +31,10 @@ func readRTF(p string, f File, lim Limits) (*Document, error) {
 	if !bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte(`{\rtf`)) {
 		return nil, &FileError{Path: p, Reason: `not an RTF file: it does not start with {\rtf`}
 	}
-	text, err := rtfText(b)
+	text, err := rtfText(b, newCharBudget(lim))
+	if textCap := (*textCapError)(nil); errors.As(err, &textCap) {
+		return nil, &FileError{Path: p, Reason: textCap.Error()}
+	}
 	if err != nil {
 		return nil, &FileError{Path: p, Reason: "malformed RTF", Err: err}
 	}
@@ -76,6 +79,7 @@ type rtfReader struct {
 	intbl     bool // the paragraph is in a table cell: \par is a space
 	afterRow  bool // a table row ended: body text starts a paragraph
 	level     int  // the paragraph's heading level (\outlinelevel + 1)
+	budget    *charBudget
 }
 
 func (r *rtfReader) top() *rtfGroup { return &r.groups[len(r.groups)-1] }
@@ -93,8 +97,11 @@ func (r *rtfReader) text() {
 
 func (r *rtfReader) flush() {
 	if len(r.raw) > 0 {
-		r.para.WriteString(decodeWith(r.enc, r.raw))
+		s := decodeWith(r.enc, r.raw)
 		r.raw = r.raw[:0]
+		if r.budget.takeString(s, 1) {
+			r.para.WriteString(s)
+		}
 	}
 }
 
@@ -107,6 +114,11 @@ func (r *rtfReader) char(c byte) {
 	default:
 		r.text()
 		r.raw = append(r.raw, c)
+		// A single-byte code page can be decoded in pieces: the text is
+		// counted as it grows, not once the file is read.
+		if _, single := r.enc.(*charmap.Charmap); single && len(r.raw) >= 64<<10 {
+			r.flush()
+		}
 	}
 }
 
@@ -114,7 +126,9 @@ func (r *rtfReader) write(s string) {
 	if !r.hidden() {
 		r.text()
 		r.flush()
-		r.para.WriteString(s)
+		if r.budget.takeString(s, 1) {
+			r.para.WriteString(s)
+		}
 	}
 }
 
@@ -138,10 +152,14 @@ func (r *rtfReader) endParagraph() {
 	r.out.WriteString(text)
 }
 
-// rtfText tokenises an RTF document.
-func rtfText(b []byte) (string, error) {
-	r := &rtfReader{enc: charmap.Windows1252, groups: []rtfGroup{{uc: 1}}}
+// rtfText tokenises an RTF document, its text counted against budget as
+// it is built.
+func rtfText(b []byte, budget *charBudget) (string, error) {
+	r := &rtfReader{enc: charmap.Windows1252, groups: []rtfGroup{{uc: 1}}, budget: budget}
 	for i := 0; i < len(b); i++ {
+		if err := budget.err(); err != nil {
+			return "", err
+		}
 		switch c := b[i]; c {
 		case '{':
 			r.flush()
@@ -164,7 +182,7 @@ func rtfText(b []byte) (string, error) {
 		}
 	}
 	r.endParagraph()
-	return r.out.String(), nil
+	return r.out.String(), budget.err()
 }
 
 // control reads the control word or symbol starting at b[i] (after the

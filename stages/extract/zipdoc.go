@@ -75,11 +75,14 @@ func (z *zipDoc) read(name string, parse func(io.Reader) error) error {
 	}
 	var corrupt flate.CorruptInputError
 	var fe *FileError
+	var textCap *textCapError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &fe):
 		return err
+	case errors.As(err, &textCap):
+		return &FileError{Path: z.path, Reason: textCap.Error()}
 	case errors.Is(err, zip.ErrFormat), errors.Is(err, zip.ErrChecksum),
 		errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &corrupt):
 		return &FileError{Path: z.path, Reason: "corrupt document part " + name, Err: err}
@@ -204,10 +207,27 @@ func (b *docxBody) startParagraph(level int) {
 
 func (b *docxBody) startTable() { b.tables = append(b.tables, nil) }
 
-func (b *docxBody) startRow() { b.rows = append(b.rows, nil) }
+func (b *docxBody) startRow() {
+	b.rows, b.cellReps, b.rowReps = append(b.rows, nil), append(b.cellReps, nil), append(b.rowReps, 1)
+}
 
 func (b *docxBody) startCell() {
 	if n := len(b.rows); n > 0 {
 		b.rows[n-1] = append(b.rows[n-1], "")
+		b.cellReps[n-1] = append(b.cellReps[n-1], 1)
+	}
+}
+
+// repeatRow and repeatCell set how often the open row, and its last cell,
+// stand in the table (ODF's number-rows-repeated, number-columns-repeated).
+func (b *docxBody) repeatRow(n int) {
+	if r := len(b.rowReps); r > 0 {
+		b.rowReps[r-1] = n
+	}
+}
+
+func (b *docxBody) repeatCell(n int) {
+	if r := len(b.cellReps); r > 0 && len(b.cellReps[r-1]) > 0 {
+		b.cellReps[r-1][len(b.cellReps[r-1])-1] = n
 	}
 }

@@ -96,7 +96,7 @@ func SearchTool(title string) mcp.Tool {
 			"codes and identifiers are matched as written). Returns passages, best first, with file path, "+
 			"page or lines, and a score from 0 to 1: semantic similarity and keyword match combined, so a "+
 			"passage found both ways scores higher than either alone. The structured result holds each whole "+
-			"passage, the text an excerpt around the best match; a passage found in several files comes once, "+
+			"passage in both the text and the structured result, cut around its best match when long; a passage found in several files comes once, "+
 			"listing every path. Each result has a uri; read it as a "+
 			"resource for the passage with its neighbours, or drop the #chunk part for the whole document. "+
 			"The index keeps itself up to date: it is built at start and updated when files change, "+
@@ -225,7 +225,7 @@ const reindexOutputSchema = `{
 
 // SearchOutput is the structured result of the search tool.
 type SearchOutput struct {
-	Results    []Hit              `json:"results"`
+	Results    []engine.Result    `json:"results"`
 	IndexState *engine.IndexState `json:"index_state,omitempty"`
 }
 
@@ -405,10 +405,7 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	want := req.TopK
-	// Ask for a few more so that copies merged away still leave top_k.
-	req.TopK = min(search.MaxTopK, 2*req.TopK)
-	found, err := t.eng.Search(ctx, req)
+	res, err := t.eng.Search(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return mcp.NewToolResultError("search cancelled"), nil
@@ -416,13 +413,11 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 		t.log.Warn("search failed", "err", err)
 		return mcp.NewToolResultError("search failed: " + err.Error()), nil
 	}
-	res := MergeCopies(found, want) // never nil: "results": [] rather than null
+	if res == nil {
+		res = []engine.Result{} // "results": [] rather than null
+	}
 	for i := range res {
 		res[i].URI = ChunkURI(t.title, res[i].Path, res[i].ChunkIndex)
-		// Digits past these cost a model tokens and say nothing: scores
-		// to 1/1000 (the order is the ranking's), mtimes to the millisecond.
-		res[i].Score = math.Round(res[i].Score*1e3) / 1e3
-		res[i].Mtime = math.Round(res[i].Mtime*1e3) / 1e3
 	}
 	structured, text := SearchOutput{Results: res}, FormatResults(req.Query, res)
 	// Only work really left makes results incomplete: a run that finds
@@ -506,10 +501,10 @@ func IndexNote(st engine.IndexState) string {
 	return "Note: indexing is running (" + st.Describe() + "); " + st.Searchable() + ", so results may be incomplete."
 }
 
-// FormatResults renders hits as compact text for the model: where each
-// is, its score and an excerpt around the best match. structuredContent
-// holds the passages; a result's uri reads one with its neighbours.
-func FormatResults(query string, res []Hit) string {
+// FormatResults renders results as text for the model: where each is,
+// its score, and the same passage text as its structuredContent snippet,
+// so a client that reads only one of the two reads the answer either way.
+func FormatResults(query string, res []engine.Result) string {
 	if r := []rune(query); len(r) > 200 {
 		query = string(r[:200]) + "…" // a long query is not worth echoing whole
 	}
@@ -521,28 +516,15 @@ func FormatResults(query string, res []Hit) string {
 	if len(res) == 1 {
 		noun = "passage"
 	}
-	fmt.Fprintf(&b, "%d %s (excerpts; each links to the whole):", len(res), noun)
+	fmt.Fprintf(&b, "%d %s, best first; each is the part of its file around the best match, and its link reads on:", len(res), noun)
 	for i, r := range res {
 		// Names and text from documents reach the client's display: their
 		// control characters are escaped (structuredContent keeps them exact).
-		fmt.Fprintf(&b, "\n%d. %s (%.2f)", i+1, term.Visible(Citation(r.Result)), r.Score)
+		fmt.Fprintf(&b, "\n\n[%d] %s (%.2f)", i+1, term.Visible(r.Citation()), r.Score)
 		if len(r.Paths) > 1 {
 			fmt.Fprintf(&b, ", same text in %s", term.Visible(strings.Join(r.Paths[1:], ", ")))
 		}
-		fmt.Fprintf(&b, "\n%s", term.Visible(Excerpt(r.Snippet, query, ExcerptRunes)))
+		fmt.Fprintf(&b, "\n%s", term.VisibleText(r.Snippet))
 	}
 	return b.String()
-}
-
-// Citation names where a hit is: path plus page or line range when known.
-func Citation(r engine.Result) string {
-	switch {
-	case r.Page > 0:
-		return fmt.Sprintf("%s, page %d", r.Path, r.Page)
-	case r.LineStart > 0 && r.LineEnd > r.LineStart:
-		return fmt.Sprintf("%s, lines %d-%d", r.Path, r.LineStart, r.LineEnd)
-	case r.LineStart > 0:
-		return fmt.Sprintf("%s, line %d", r.Path, r.LineStart)
-	}
-	return r.Path
 }

@@ -219,20 +219,3 @@ func TestParseSearchDefaults(t *testing.T) {
 		t.Errorf("reindex defaults: %+v, %v", r, err)
 	}
 }
-
-func TestCitation(t *testing.T) {
-	cases := []struct {
-		r    engine.Result
-		want string
-	}{
-		{engine.Result{Path: "a.pdf", Page: 3}, "a.pdf, page 3"},
-		{engine.Result{Path: "b.md", LineStart: 4, LineEnd: 9}, "b.md, lines 4-9"},
-		{engine.Result{Path: "b.md", LineStart: 4, LineEnd: 4}, "b.md, line 4"},
-		{engine.Result{Path: "c.docx"}, "c.docx"},
-	}
-	for _, tc := range cases {
-		if got := mcpserver.Citation(tc.r); got != tc.want {
-			t.Errorf("Citation(%+v) = %q, want %q", tc.r, got, tc.want)
-		}
-	}
-}

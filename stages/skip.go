@@ -26,7 +26,7 @@ var skipOrder = []string{SkipNoText, SkipNotEnabled, SkipLargeTable, SkipNoReade
 var skipNotes = map[string]string{
 	SkipNotEnabled: "a reader exists but the extension is not in the list; add it with --add-exts",
 	SkipNoReader:   "no reader for these file types",
-	SkipLargeTable: fmt.Sprintf("CSV and TSV files over %d MB are data exports rather than documents, and each would take minutes to embed; they are not indexed (split one into smaller files to index it)", DefaultTableCap>>20),
+	SkipLargeTable: fmt.Sprintf("CSV and TSV files over %d KiB are not indexed: such a table is a data export rather than a document, and would take minutes to embed (split one into smaller files to index it)", DefaultTableCap>>10),
 	SkipBinary:     "not text",
 	SkipCompressed: "compressed or archived files are not opened; unpack them into the folder to index them (gzip-compressed documents, such as README.gz, are read with --add-exts .gz)",
 	SkipNoText:     "read, but no text found: an empty file, or a PDF whose pages are images (a scan); OCR is not available",
@@ -34,8 +34,13 @@ var skipNotes = map[string]string{
 
 // DefaultTableCap is the largest CSV or TSV file a reindex reads: tables
 // are indexed by default, and one over the cap is reported as
-// SkipLargeTable. [measured]
-const DefaultTableCap = 2 << 20
+// SkipLargeTable. A 256 KiB sales export (7 columns, 4,400 rows) made
+// 1,246 chunks, so the cap's 512 KiB is about 2,500 chunks: 100 s of
+// embedding at the 25 chunks/s of two cores (BENCHMARKS.md, EmbedRaw),
+// where a folder of notes takes seconds. The reindex of that 256 KiB file
+// peaked at 847 MB RSS (three small notes: 236 MB), and took 31 minutes on
+// two cores shared with five other engineers' builds and tests.
+const DefaultTableCap = 512 << 10
 
 // IsTable reports whether ext (lower case, with its dot) is a delimited
 // table, which TableCap bounds.

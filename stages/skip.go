@@ -26,7 +26,7 @@ var skipOrder = []string{SkipNoText, SkipNotEnabled, SkipLargeTable, SkipNoReade
 var skipNotes = map[string]string{
 	SkipNotEnabled: "a reader exists but the extension is not in the list; add it with --add-exts",
 	SkipNoReader:   "no reader for these file types",
-	SkipLargeTable: fmt.Sprintf("CSV and TSV files over %d KiB are not indexed: such a table is a data export rather than a document, and would take minutes to embed (split one into smaller files to index it)", DefaultTableCap>>10),
+	SkipLargeTable: fmt.Sprintf("CSV and TSV files over the size cap (--max-table-kib, %d by default) are not indexed: such a table is a data export rather than a document, and takes minutes to embed; raise the cap to index them", DefaultTableCap>>10),
 	SkipBinary:     "not text",
 	SkipCompressed: "compressed or archived files are not opened; unpack them into the folder to index them (gzip-compressed documents, such as README.gz, are read with --add-exts .gz)",
 	SkipNoText:     "read, but no text found: an empty file, or a PDF whose pages are images (a scan); OCR is not available",

@@ -109,6 +109,10 @@ type Config struct {
 	// MaxFileChunks caps the chunks indexed of one file; the rest is left
 	// out and the file marked truncated. 0 = DefaultMaxFileChunks, < 0 = no cap.
 	MaxFileChunks int
+	// TableCap is the largest CSV or TSV file a run reads, in bytes; a
+	// larger one is reported as stages.SkipLargeTable. 0 =
+	// stages.DefaultTableCap, < 0 = no cap.
+	TableCap int64
 	// ReadOnly engines (the CLI's search and status) never create the index
 	// folder or any file in it, and cannot reindex.
 	ReadOnly bool
@@ -253,6 +257,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.MaxFileChunks == 0 {
 		cfg.MaxFileChunks = DefaultMaxFileChunks
+	}
+	if cfg.TableCap == 0 {
+		cfg.TableCap = stages.DefaultTableCap
 	}
 	if cfg.RefreshEvery <= 0 {
 		cfg.RefreshEvery = 2 * time.Second
@@ -732,7 +739,7 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 	defer folder.Close()
 	cfg := pipeline.Config{
 		Walker: stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: scope.exts, Glob: pathGlob,
-			Rules: rules, Paths: paths, TableCap: stages.DefaultTableCap},
+			Rules: rules, Paths: paths, TableCap: max(0, e.cfg.TableCap)},
 		Force: req.Force, Chunking: e.chunking, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
 		Dim: e.embedder.Dim(), Limits: extract.DefaultLimits, PDF: e.pdf, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
 		MaxFileChunks: max(0, e.cfg.MaxFileChunks),

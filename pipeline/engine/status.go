@@ -142,7 +142,7 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	}
 	defer folder.Close()
 	w := stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: newActiveScope(scope).exts, Rules: rules,
-		TableCap: stages.DefaultTableCap}
+		TableCap: max(0, e.cfg.TableCap)}
 	return st, compareDisk(ctx, &st, w, sum.Files)
 }
 

@@ -96,8 +96,8 @@ func SearchTool(title string) mcp.Tool {
 		mcp.WithDescription(fmt.Sprintf("Search the documents of %q by meaning and by keyword (exact names, "+
 			"codes and identifiers are matched as written). Returns passages, best first, with file path, "+
 			"page or lines, and a score from 0 to 1: semantic similarity and keyword match combined, so a "+
-			"passage found both ways scores higher than either alone. The structured result holds each whole "+
-			"passage in both the text and the structured result, cut around its best match when long; a passage found in several files comes once, "+
+			"passage found both ways scores higher than either alone. The text and the structured result hold "+
+			"the same passage text, cut around its best match when long; a passage found in several files comes once, "+
 			"listing every path. Each result has a uri; read it as a "+
 			"resource for the passage with its neighbours, or drop the #chunk part for the whole document. "+
 			"The index keeps itself up to date: it is built at start and updated when files change, "+

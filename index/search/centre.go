@@ -5,6 +5,7 @@ import (
 	"unicode"
 
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
 // DefaultPassageCap is the most characters of a passage a result carries
@@ -201,11 +202,17 @@ func centre(res []Result, query string, limit int, src *chunks) error {
 	return nil
 }
 
+// headChunks bounds how many chunks before a passage are read for the
+// header of a table the passage starts inside (about 3,200 characters).
+const headChunks = 4
+
 // headAbove returns the header line of the table whose row starts text at
 // rune at (with the header's rule line when one follows it), "" when at is
-// not inside a table below its header. When the table runs up to the start
-// of text, which starts at the document's code point from, the header is
-// looked for at the end of the chunk before r's first.
+// not inside a table below its header or the header is out of reach. When
+// the table runs up to the start of text, which starts at the document's
+// code point from, the header is looked for in the chunks before r's first
+// (read from src; with none, a table at the start of text counts as
+// starting there only when text starts the document).
 func headAbove(text []rune, at, from int, r Result, src *chunks) (string, error) {
 	ls := lines(text)
 	row := 0 // the line at begins
@@ -220,36 +227,54 @@ func headAbove(text []rune, at, from int, r Result, src *chunks) (string, error)
 	for top > 0 && isRow(text, ls[top-1]) {
 		top--
 	}
-	if top == 0 && src != nil && len(r.Chunks) > 0 && r.Chunks[0] > 0 {
+	if top == 0 && len(r.Chunks) > 0 && r.Chunks[0] > 0 {
 		// The table may start above the passage.
-		prev, _, err := src.snap.FileChunk(r.Path, r.Chunks[0]-1)
-		if err != nil {
-			return "", err
+		if src == nil {
+			return "", nil
 		}
-		before := []rune(prev.Text)
-		if n := from - prev.CharStart; n >= 0 && n < len(before) {
-			before = before[:n] // chunks overlap: only what comes before the passage
-		}
-		pl := lines(before)
-		if last := pl[len(pl)-1]; last.start == last.end {
-			pl = pl[:len(pl)-1] // the passage starts a line
-		}
-		up := len(pl)
-		for up > 0 && isRow(before, pl[up-1]) {
-			up--
-		}
-		switch {
-		case up == len(pl): // the table starts in the passage
-		case up == 0:
-			return "", nil // no header within reach
-		default:
-			return headLines(before, pl, up), nil
+		h, inside, err := headBefore(src, r.Path, r.Chunks[0], from)
+		if err != nil || inside {
+			return h, err
 		}
 	}
 	if top == row {
 		return "", nil // text at starts with the header
 	}
 	return headLines(text, ls, top), nil
+}
+
+// headBefore looks for the header of a table that runs up to code point
+// from, where chunk first of path begins a passage, in the chunks before
+// it: inside is false when the table starts at from; h is "" when the
+// header is out of reach.
+func headBefore(src *chunks, path string, first, from int) (h string, inside bool, err error) {
+	var recs []schema.Record
+	for c := max(0, first-headChunks); c < first; c++ {
+		rec, _, err := src.snap.FileChunk(path, c)
+		if err != nil {
+			return "", false, err
+		}
+		recs = append(recs, rec)
+	}
+	before := []rune(joinChunks(recs, nil))
+	if n := from - recs[0].CharStart; n >= 0 && n < len(before) {
+		before = before[:n] // chunks overlap: only what comes before the passage
+	}
+	pl := lines(before)
+	if last := pl[len(pl)-1]; last.start == last.end {
+		pl = pl[:len(pl)-1] // the passage starts a line
+	}
+	up := len(pl)
+	for up > 0 && isTableRow(before[pl[up-1].start:pl[up-1].end]) {
+		up--
+	}
+	switch {
+	case up == len(pl):
+		return "", false, nil // the table starts in the passage
+	case up > 0 || recs[0].ChunkIndex == 0:
+		return headLines(before, pl, up), true, nil
+	}
+	return "", true, nil // rows all the way up: the header is out of reach
 }
 
 // headLines is the header line ls[top] of text and its rule, when the

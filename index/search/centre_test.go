@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
 // A long passage is cut to the window around the best chunk's sentence that
@@ -126,5 +128,37 @@ func TestHeadAboveNone(t *testing.T) {
 	at := len([]rune(rotaTable(2)))
 	if h, _ := headAbove(text, at, 0, Result{}, nil); h != "| Week | Primary | Secondary |\n|---|---|---|" {
 		t.Errorf("row 3: header %q", h)
+	}
+}
+
+// A passage that starts inside a table takes the header from the chunk
+// before it.
+func TestHeadAboveFromChunkBefore(t *testing.T) {
+	text := rotaTable(150)
+	snap := buildSnapshot(t, 1, func(int) (string, string) { return "rota.md", text }, func(int) []float32 {
+		v := make([]float32, testDim)
+		v[0] = 1
+		return v
+	})
+	src := &chunks{snap: snap, heads: map[int64]schema.Record{}}
+	rec, _, err := snap.FileChunk("rota.md", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []rune(rec.Text)
+	at := 0
+	for i, r := range body {
+		if r == '\n' {
+			at = i + 1 // the first whole row
+			break
+		}
+	}
+	h, err := headAbove(body, at, rec.CharStart, Result{Path: "rota.md", Chunks: []int{2}}, src)
+	if err != nil || h != "| Week | Primary | Secondary |\n|---|---|---|" {
+		t.Errorf("header %q, %v", h, err)
+	}
+	// Without the chunk before (the passage starts the document), none is made up.
+	if h, _ := headAbove(body, at, rec.CharStart, Result{Path: "rota.md", Chunks: []int{2}}, nil); h != "" {
+		t.Errorf("without a source: header %q", h)
 	}
 }

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 
@@ -15,19 +16,35 @@ const (
 	SkipBinary     = "binary"                // not text
 	SkipCompressed = "compressed"            // compressed or archived: not opened
 	SkipNoText     = "no_text"               // read, but no text in it (an image-only PDF, an empty file)
+	SkipLargeTable = "table_too_large"       // a CSV or TSV file over Walker.TableCap
 )
 
 // skipOrder is the order groups are reported in.
-var skipOrder = []string{SkipNoText, SkipNotEnabled, SkipNoReader, SkipCompressed, SkipBinary}
+var skipOrder = []string{SkipNoText, SkipNotEnabled, SkipLargeTable, SkipNoReader, SkipCompressed, SkipBinary}
 
 // skipNotes say what a reason means and what to do about it.
 var skipNotes = map[string]string{
 	SkipNotEnabled: "a reader exists but the extension is not in the list; add it with --add-exts",
 	SkipNoReader:   "no reader for these file types",
+	SkipLargeTable: fmt.Sprintf("CSV and TSV files over the size cap (--max-table-kib, %d by default) are not indexed: such a table is a data export rather than a document, and takes minutes to embed; raise the cap to index them", DefaultTableCap>>10),
 	SkipBinary:     "not text",
 	SkipCompressed: "compressed or archived files are not opened; unpack them into the folder to index them (gzip-compressed documents, such as README.gz, are read with --add-exts .gz)",
 	SkipNoText:     "read, but no text found: an empty file, or a PDF whose pages are images (a scan); OCR is not available",
 }
+
+// DefaultTableCap is the largest CSV or TSV file a reindex reads: tables
+// are indexed by default, and one over the cap is reported as
+// SkipLargeTable. A 256 KiB sales export (7 columns, 4,400 rows) made
+// 1,246 chunks, so the cap's 512 KiB is about 2,500 chunks: 100 s of
+// embedding at the 25 chunks/s of two cores (BENCHMARKS.md, EmbedRaw),
+// where a folder of notes takes seconds. The reindex of that 256 KiB file
+// peaked at 847 MB RSS (three small notes: 236 MB), and took 31 minutes on
+// two cores shared with five other engineers' builds and tests.
+const DefaultTableCap = 512 << 10
+
+// IsTable reports whether ext (lower case, with its dot) is a delimited
+// table, which TableCap bounds.
+func IsTable(ext string) bool { return ext == ".csv" || ext == ".tsv" }
 
 // MaxSkipExamples bounds the example paths kept per reason.
 const MaxSkipExamples = 5
@@ -66,7 +83,7 @@ func (s *Skips) Add(rel, ext, reason string) {
 	if len(g.Examples) < MaxSkipExamples {
 		g.Examples = append(g.Examples, rel)
 	}
-	if (reason == SkipNotEnabled || reason == SkipNoReader || reason == SkipCompressed) && !slices.Contains(g.Exts, ext) {
+	if (reason == SkipNotEnabled || reason == SkipNoReader || reason == SkipCompressed || reason == SkipLargeTable) && !slices.Contains(g.Exts, ext) {
 		g.Exts = append(g.Exts, ext)
 	}
 }

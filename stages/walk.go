@@ -32,6 +32,9 @@ type Walker struct {
 	// not emit because of its extension (SkipReason), so a run can report
 	// them; files the rules or the glob leave out are not reported.
 	Skipped func(rel, ext, reason string)
+	// TableCap, when above 0, leaves out CSV and TSV files larger than
+	// it, reported as SkipLargeTable.
+	TableCap int64
 }
 
 // Walk calls emit with every allowed file under the data folder (or under
@@ -206,6 +209,12 @@ func (w *Walker) file(p string, d fs.DirEntry, emit func(*FileJob) error) error 
 		return w.failed(p, false, err, emit)
 	case !fi.Mode().IsRegular():
 		return nil // FIFOs, sockets, devices, folders behind links
+	}
+	if w.TableCap > 0 && IsTable(ext) && fi.Size() > w.TableCap {
+		if w.Skipped != nil {
+			w.Skipped(enc, ext, SkipLargeTable)
+		}
+		return nil
 	}
 	if ext == "" && !w.looksLikeText(p) {
 		if w.Skipped != nil {

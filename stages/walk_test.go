@@ -146,3 +146,22 @@ func TestWalkerNamesAndLinks(t *testing.T) {
 		t.Fatalf("scoped walk: %q", got)
 	}
 }
+
+// A CSV or TSV file over TableCap is not emitted but reported as a large
+// table; one within it, and other files of any size, are emitted.
+func TestWalkerTableCap(t *testing.T) {
+	root := t.TempDir()
+	for name, size := range map[string]int{"small.csv": 100, "big.csv": 2000, "big.TSV": 2000, "big.md": 2000} {
+		testutil.WriteFile(t, filepath.Join(root, name), make([]byte, size))
+	}
+	var skips Skips
+	w := &Walker{Folder: openFolder(t, root), Exts: map[string]bool{".csv": true, ".tsv": true, ".md": true},
+		TableCap: 1000, Skipped: skips.Add}
+	if got, want := walkAll(t, w), []string{"big.md", "small.csv"}; !slices.Equal(got, want) {
+		t.Fatalf("walked %v, want %v", got, want)
+	}
+	g := skips.Groups()
+	if len(g) != 1 || g[0].Reason != SkipLargeTable || g[0].Count != 2 || !slices.Equal(g[0].Exts, []string{".csv", ".tsv"}) || g[0].Note == "" {
+		t.Errorf("skipped %+v, want the two large tables", g)
+	}
+}

@@ -211,15 +211,16 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		return err
 	}
 	if asJSON {
-		hits := make([]mcpserver.Hit, len(res)) // not merged: evaluations read every result
-		for i, r := range res {
-			hits[i] = mcpserver.Hit{Result: r}
+		if res == nil {
+			res = []engine.Result{}
 		}
-		if err := writeJSON(stdout, mcpserver.SearchOutput{Results: hits}); err != nil {
+		// What the search tool's structuredContent holds, but for the uri
+		// (which names a resource of an MCP server).
+		if err := writeJSON(stdout, mcpserver.SearchOutput{Results: res}); err != nil {
 			return err
 		}
 	} else {
-		printResults(stdout, query, res, explain)
+		printResults(stdout, res, explain)
 	}
 	if len(res) == 0 {
 		// Like grep: exit status 1 when nothing matched.
@@ -228,28 +229,27 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	return nil
 }
 
-// printResults writes a ranked table: rank, score, where, snippet; with
-// explain, the parts of each score before the snippet. The snippet is the
-// passage's excerpt around the query's best line, as the search tool's text
-// shows it, not the passage's first words.
-func printResults(w io.Writer, query string, res []engine.Result, explain bool) {
-	if len(res) == 0 {
-		return
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	if explain {
-		fmt.Fprintln(tw, "RANK\tSCORE\tCOSINE\tBM25\tKEYWORD\tSHARE\tSPEC\tCOVER\tBEST\tFUSED\tWHERE\tSNIPPET")
-	} else {
-		fmt.Fprintln(tw, "RANK\tSCORE\tWHERE\tSNIPPET")
-	}
+// printResults writes each result as the search tool's text shows it: rank,
+// score and where, then its passage (the same text as --json's snippet),
+// indented; with explain, the parts of the score under the first line.
+func printResults(w io.Writer, res []engine.Result, explain bool) {
 	for i, r := range res {
-		fmt.Fprintf(tw, "%d\t%.3f\t", i+1, r.Score)
-		if x := r.Explain; explain && x != nil {
-			fmt.Fprintf(tw, "%.3f\t%.2f\t%.3f\t%.2f\t%.2f\t%.2f\t%.3f\t%.3f\t", x.Cosine, x.BM25, x.Keyword, x.Share, x.Specificity, x.Coverage, x.Support, x.Fused)
+		if i > 0 {
+			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(tw, "%s\t%s\n", term.Visible(mcpserver.Citation(r)), term.OneLine(mcpserver.Excerpt(r.Snippet, query, mcpserver.ExcerptRunes), mcpserver.ExcerptRunes+10))
+		fmt.Fprintf(w, "%d. %.3f  %s", i+1, r.Score, term.Visible(r.Citation()))
+		if len(r.Paths) > 1 {
+			fmt.Fprintf(w, " (same text in %s)", term.Visible(strings.Join(r.Paths[1:], ", ")))
+		}
+		fmt.Fprintln(w)
+		if x := r.Explain; explain && x != nil {
+			fmt.Fprintf(w, "   cosine %.3f  bm25 %.2f  keyword %.3f  share %.2f  spec %.2f  cover %.2f  best %.3f  fused %.3f\n",
+				x.Cosine, x.BM25, x.Keyword, x.Share, x.Specificity, x.Coverage, x.Support, x.Fused)
+		}
+		for _, line := range strings.Split(r.Snippet, "\n") {
+			fmt.Fprintf(w, "   %s\n", term.Visible(line))
+		}
 	}
-	tw.Flush()
 }
 
 func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) error {

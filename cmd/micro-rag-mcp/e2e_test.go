@@ -143,11 +143,7 @@ func searchWith(t *testing.T, c *client.Client, args map[string]any) []engine.Re
 	}
 	var out mcpserver.SearchOutput
 	decode(t, res.StructuredContent, &out)
-	rs := make([]engine.Result, len(out.Results))
-	for i, h := range out.Results {
-		rs[i] = h.Result
-	}
-	return rs
+	return out.Results
 }
 
 // waitForTop polls search until wantPath ranks first.
@@ -219,7 +215,7 @@ func testE2ESampleSearchUpdateDelete(t *testing.T, b backend) {
 
 	waitForTop(t, c, sampleQueries[0].query, sampleQueries[0].path)
 	// A client that shows the model only the text block still sees the
-	// answer to the leave question in the first excerpt.
+	// answer to the leave question in the first passage.
 	leave, err := callTool(context.Background(), c, "search", map[string]any{"query": sampleQueries[1].query})
 	if err != nil || !strings.Contains(toolText(leave), "sixteen weeks") {
 		t.Errorf("the text block of %q lacks %q: %v %s", sampleQueries[1].query, "sixteen weeks", err, toolText(leave))

@@ -47,14 +47,13 @@ func testSearchKeywordIdentifierAndExplain(t *testing.T, b backend) {
 		}
 	}
 	code, stdout, _ := b.run(t, "search", "--data-folder", data, "--index-folder", idx, "--explain", "vegetable garden beans")
-	if code != 0 || !strings.Contains(stdout, "COSINE") || !strings.Contains(stdout, "SHARE") || !strings.Contains(stdout, "garden.txt") {
+	if code != 0 || !strings.Contains(stdout, "cosine ") || !strings.Contains(stdout, "share ") || !strings.Contains(stdout, "garden.txt") {
 		t.Errorf("search --explain: exit %d\n%s", code, stdout)
 	}
 }
 
-// The CLI's snippet is the excerpt around the query's best line: the
-// sample's parental-leave answer sits past the passage's first 90
-// characters.
+// The CLI shows the passage around the query's best line: the sample's
+// parental-leave answer sits past the passage's first 90 characters.
 func TestCLISnippetShowsTheMatch(t *testing.T) { eachBackend(t, testCLISnippetShowsTheMatch) }
 
 func testCLISnippetShowsTheMatch(t *testing.T, b backend) {

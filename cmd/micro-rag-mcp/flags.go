@@ -18,6 +18,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+	"github.com/micro-rag/micro-rag-mcp/stages"
 )
 
 // errHelp ends a command after --help printed its usage (exit 0).
@@ -41,6 +42,7 @@ type common struct {
 	searchMode  string
 	excludes    patternList
 	maxChunks   int
+	maxTableKiB int64
 	allowBroad  bool
 	version     bool
 }
@@ -84,6 +86,8 @@ func (c *common) register(fs *flag.FlagSet) {
 		".micro-rag-ignore files (default: the patterns recorded in the index; adding one needs --change-exclude)")
 	fs.IntVar(&c.maxChunks, "max-file-chunks", engine.DefaultMaxFileChunks,
 		"index at most this many chunks of one file (the rest is left out and the file reported as truncated); 0 = no cap")
+	fs.Int64Var(&c.maxTableKiB, "max-table-kib", stages.DefaultTableCap>>10,
+		"read CSV and TSV files up to this size in KiB (larger ones are reported as table_too_large); 0 = no cap")
 	fs.BoolVar(&c.allowBroad, "allow-broad-folder", false, "allow a data folder that is / or your home folder")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 }
@@ -240,6 +244,9 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 	if c.maxChunks < 0 {
 		return cfg, nil, cleanup, usageErr("--max-file-chunks: %d is negative (0 means no cap)", c.maxChunks)
 	}
+	if c.maxTableKiB < 0 {
+		return cfg, nil, cleanup, usageErr("--max-table-kib: %d is negative (0 means no cap)", c.maxTableKiB)
+	}
 	mode, err := engine.ParseSearchMode(c.searchMode)
 	if err != nil {
 		return cfg, nil, cleanup, usageErr("--search-mode: %v", err)
@@ -297,6 +304,9 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 		scope.Exts, scope.AddExts, scope.ChangeExts, scope.Excludes, scope.ChangeExcludes
 	if cfg.MaxFileChunks = c.maxChunks; c.maxChunks == 0 {
 		cfg.MaxFileChunks = -1
+	}
+	if cfg.TableCap = c.maxTableKiB << 10; c.maxTableKiB == 0 {
+		cfg.TableCap = -1
 	}
 	return cfg, log, cleanup, nil
 }

@@ -47,7 +47,7 @@ func TestExtsNeverDropFiles(t *testing.T) { eachBackend(t, testExtsNeverDropFile
 
 func testExtsNeverDropFiles(t *testing.T, b backend) {
 	data := copySample(t)
-	if err := os.WriteFile(filepath.Join(data, "tides.csv"), []byte("port,high water\nSkerry Point,06:42\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(data, "tides.json"), []byte(`{"port": "Skerry Point", "high water": "06:42"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	d := []string{"--data-folder", data}
@@ -58,11 +58,11 @@ func testExtsNeverDropFiles(t *testing.T, b backend) {
 	}
 
 	// The case of the issue: --exts csv would have removed every file.
-	code, _, stderr = reindexJSON(t, b, append(d, "--exts", "csv")...)
+	code, _, stderr = reindexJSON(t, b, append(d, "--exts", "json")...)
 	list := engine.ExtList(engine.DefaultExts)
 	for _, want := range []string{"--exts leaves out " + list, "recorded list: " + list, "6 indexed files would be removed", "--change-exts", "--add-exts"} {
 		if code != 2 || !strings.Contains(stderr, want) {
-			t.Errorf("reindex --exts csv: exit %d, stderr lacks %q:\n%s", code, want, stderr)
+			t.Errorf("reindex --exts json: exit %d, stderr lacks %q:\n%s", code, want, stderr)
 		}
 	}
 	if st := statusOf(t, b, d...); st.Files != 6 || st.ChangedDisk.Deleted != 0 || st.ChangedDisk.New != 0 {
@@ -70,26 +70,26 @@ func testExtsNeverDropFiles(t *testing.T, b backend) {
 	}
 
 	// Adding is never refused, and the record keeps it.
-	for _, add := range [][]string{{"--add-exts", ".csv"}, {"--exts", "+csv"}} {
+	for _, add := range [][]string{{"--add-exts", ".json"}, {"--exts", "+json"}} {
 		code, res, stderr = reindexJSON(t, b, append(d, add...)...)
-		if code != 0 || res.FilesRemoved != 0 || !strings.Contains(strings.Join(res.Exts, ","), ".csv") {
+		if code != 0 || res.FilesRemoved != 0 || !strings.Contains(strings.Join(res.Exts, ","), ".json") {
 			t.Errorf("reindex %v: exit %d, %+v\n%s", add, code, res, stderr)
 		}
 	}
 	if res.FilesAdded != 0 {
-		t.Errorf("second add reindexed the csv file again: %+v", res)
+		t.Errorf("second add reindexed the json file again: %+v", res)
 	}
 	code, res, stderr = reindexJSON(t, b, d...)
-	if code != 0 || res.FilesRemoved != 0 || res.FilesAdded != 0 || strings.Join(res.Exts, ",") != defaults+",.csv" {
+	if code != 0 || res.FilesRemoved != 0 || res.FilesAdded != 0 || strings.Join(res.Exts, ",") != defaults+",.json" {
 		t.Errorf("reindex without flags after --add-exts: exit %d, %+v\n%s", code, res, stderr)
 	}
 	st := statusOf(t, b, d...)
-	if st.Files != 7 || st.ChangedDisk.Deleted != 0 || strings.Join(st.Exts, ",") != defaults+",.csv" {
+	if st.Files != 7 || st.ChangedDisk.Deleted != 0 || strings.Join(st.Exts, ",") != defaults+",.json" {
 		t.Errorf("status without flags: %d files, exts %v, changed %+v", st.Files, st.Exts, st.ChangedDisk)
 	}
 	// Status with a narrower list previews what --change-exts would drop.
-	if st := statusOf(t, b, append(d, "--exts", "csv")...); st.ChangedDisk.Deleted != 6 {
-		t.Errorf("status --exts csv: changed %+v", st.ChangedDisk)
+	if st := statusOf(t, b, append(d, "--exts", "json")...); st.ChangedDisk.Deleted != 6 {
+		t.Errorf("status --exts json: changed %+v", st.ChangedDisk)
 	}
 
 	// Excludes: adding one is refused, --change-exclude applies it, and

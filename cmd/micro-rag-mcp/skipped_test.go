@@ -38,7 +38,9 @@ func writeMixedFolder(t *testing.T, data string) (skipped map[string]string) {
 	zw.Write([]byte("The changelog of the lighthouse project.\n"))
 	zw.Close()
 	write("pkg/changelog.gz", []byte(gz.String()))
-	write("data.csv", []byte("port,high water\nSkerry Point,06:42\n"))
+	write("data.json", []byte(`{"port": "Skerry Point", "high water": "06:42"}`))
+	// A table over the default size cap (--max-table-kib).
+	write("exports/tides.csv", []byte("port,high water\n"+strings.Repeat("Skerry Point,06:42\n", int(stages.DefaultTableCap)/19+1)))
 	write("photo.png", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"))
 	write("notes.weird", []byte("a file type nobody reads"))
 	write("bin/tool", []byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03\x00>\x00\x01\x00\x00\x00"))
@@ -56,7 +58,7 @@ func writeMixedFolder(t *testing.T, data string) (skipped map[string]string) {
 	}
 	return map[string]string{
 		"scans/image-only.pdf": stages.SkipNoText, "empty.txt": stages.SkipNoText,
-		"pkg/changelog.gz": stages.SkipCompressed, "data.csv": stages.SkipNotEnabled,
+		"pkg/changelog.gz": stages.SkipCompressed, "data.json": stages.SkipNotEnabled, "exports/tides.csv": stages.SkipLargeTable,
 		"photo.png": stages.SkipBinary, "notes.weird": stages.SkipNoReader, "bin/tool": stages.SkipBinary,
 	}
 }
@@ -113,14 +115,14 @@ func testSkippedFilesReported(t *testing.T, b backend) {
 	}
 
 	code, stdout, _ := b.run(t, append([]string{"reindex"}, d...)...)
-	if code != 0 || !strings.Contains(stdout, "files skipped:   7") || !strings.Contains(stdout, "OCR is not available") ||
-		!strings.Contains(stdout, "1 extension not enabled (.csv): data.csv") || !strings.Contains(stdout, "--add-exts") {
+	if code != 0 || !strings.Contains(stdout, "files skipped:   8") || !strings.Contains(stdout, "OCR is not available") ||
+		!strings.Contains(stdout, "1 extension not enabled (.json): data.json") || !strings.Contains(stdout, "--add-exts") {
 		t.Errorf("reindex table: exit %d\n%s", code, stdout)
 	}
 	st := statusOf(t, b, d...)
 	checkAccounted(t, "status --json", data, st.Files-2, len(st.Failed), st.Skipped, want)
 	code, stdout, _ = b.run(t, append([]string{"status"}, d...)...)
-	if code != 0 || statusValue(stdout, "not indexed") != "7" || !strings.Contains(stdout, "2 no text: empty.txt, scans/image-only.pdf") {
+	if code != 0 || statusValue(stdout, "not indexed") != "8" || !strings.Contains(stdout, "2 no text: empty.txt, scans/image-only.pdf") {
 		t.Errorf("status table: exit %d\n%s", code, stdout)
 	}
 
@@ -146,7 +148,7 @@ func testSkippedFilesReported(t *testing.T, b backend) {
 	var out engine.ReindexResult
 	decode(t, r.StructuredContent, &out)
 	checkAccounted(t, "reindex tool", data, res.FilesAdded-2, out.FilesFailed, out.Skipped, want)
-	if text := toolText(r); !strings.Contains(text, "7 files seen but not indexed") || !strings.Contains(text, "OCR is not available") {
+	if text := toolText(r); !strings.Contains(text, "8 files seen but not indexed") || !strings.Contains(text, "OCR is not available") {
 		t.Errorf("reindex tool text: %s", text)
 	}
 }

@@ -32,3 +32,27 @@ func TestNewRequestLimits(t *testing.T) {
 		}
 	}
 }
+
+func TestParseArgsDefaults(t *testing.T) {
+	req, err := ParseArgs(map[string]any{"query": "parental leave"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Request{Query: "parental leave", TopK: 5, ScoreThreshold: 0.2}); req.Query != want.Query || req.TopK != want.TopK || req.ScoreThreshold != want.ScoreThreshold || req.Filter != nil {
+		t.Errorf("got %+v, want %+v", req, want)
+	}
+	req, err = ParseArgs(map[string]any{"query": "q", "top_k": 50.0, "score_threshold": 0.0, "ext": []any{"md"}})
+	if err != nil || req.TopK != 50 || req.ScoreThreshold != 0 || req.Filter == nil {
+		t.Errorf("bounds: %+v, %v", req, err)
+	}
+	for wantErr, args := range map[string]map[string]any{
+		`unknown argument "topk"`:                      {"query": "q", "topk": 3.0},
+		`argument "top_k" must be an integer, got 2.5`: {"query": "q", "top_k": 2.5},
+		`argument "path_glob" must be a string`:        {"query": "q", "path_glob": 3.0},
+		`missing required argument "query"`:            {},
+	} {
+		if _, err := ParseArgs(args); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("%v: error %v, want %q", args, err, wantErr)
+		}
+	}
+}

@@ -83,6 +83,9 @@ type Result struct {
 	Chunks     []int  `json:"chunks"`      // every chunk in the passage, ascending
 	CharStart  int    `json:"char_start"`
 	CharEnd    int    `json:"char_end"`
+	// Paths lists every file holding this same passage text, Path first,
+	// when copies of a document sit in several places; nil otherwise.
+	Paths []string `json:"paths,omitempty"`
 	// URI names the passage for MCP resources/read; set by the MCP server.
 	URI       string  `json:"uri,omitempty"`
 	Mtime     float64 `json:"mtime"`
@@ -181,7 +184,9 @@ type Options struct {
 // in Keyword mode).
 //
 // Results are passages, best first, at most req.TopK, none scoring below
-// req.ScoreThreshold. The score is in [0, 1] and never rises down the list.
+// req.ScoreThreshold; a passage whose text several files hold comes once,
+// listing every path (so up to twice req.TopK passages are ranked and read).
+// Scores and mtimes are rounded to 1/1000. The score is in [0, 1] and never rises down the list.
 // It starts as the cosine similarity c (mapped onto the reference model's
 // scale, see NullCosine) in dense mode, the calibrated keyword score k in
 // keyword mode, and in hybrid mode (the default) 1 - (1-c)(1-k·share) (see
@@ -200,23 +205,30 @@ func Search(snap index.View, req Request, vec []float32, opt Options) ([]Result,
 		return []Result{}, nil
 	}
 	src := &chunks{snap: snap, heads: map[int64]schema.Record{}}
-	// Merging neighbours, or a filter, can leave fewer than TopK passages:
+	// Copies merged away must still leave TopK results.
+	want := min(MaxTopK, 2*req.TopK)
+	// Merging neighbours, or a filter, can leave fewer than want passages:
 	// widen the pool while more chunks could still pass the threshold.
-	for pool := PoolSize(r.mode, req.TopK); ; pool *= 4 {
+	for pool := PoolSize(r.mode, want); ; pool *= 4 {
 		cands, full, err := r.rank(pool)
 		if err != nil {
 			return nil, err
 		}
-		ps, err := pick(cands, req.TopK, req.ScoreThreshold, div, src)
+		ps, err := pick(cands, want, req.ScoreThreshold, div, src)
 		if err != nil {
 			return nil, err
 		}
-		if len(ps) >= req.TopK || !full || pool >= snap.Chunks() || lowest(cands) < req.ScoreThreshold {
+		if len(ps) >= want || !full || pool >= snap.Chunks() || lowest(cands) < req.ScoreThreshold {
 			res, err := results(ps, req.Explain, src) // text read for these alone
-			if err == nil {
-				centre(res, req.Query, opt.PassageCap)
+			if err != nil {
+				return nil, err
 			}
-			return res, err
+			if err := centre(res, req.Query, opt.PassageCap, src); err != nil {
+				return nil, err
+			}
+			res = mergeCopies(res, req.TopK)
+			roundScores(res)
+			return res, nil
 		}
 	}
 }

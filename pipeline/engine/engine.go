@@ -35,12 +35,13 @@ import (
 
 // DefaultExts are the file types a new index covers unless --exts says
 // otherwise: documents people write and read (office formats, web pages,
-// books, plain-text markups) and, as "", files without an extension that
-// look like text (README, LICENSE, copyright). Source code, configuration
-// and CSV data are left to --add-exts (ExtGroups), so a document folder
-// that holds a project's files is not flooded with them.
+// books, plain-text markups), tables (CSV and TSV up to
+// stages.DefaultTableCap) and, as "", files without an extension that look
+// like text (README, LICENSE, copyright). Source code and configuration
+// are left to --add-exts (ExtGroups), so a document folder that holds a
+// project's files is not flooded with them.
 var DefaultExts = []string{".txt", ".md", ".pdf", ".docx", ".odt", ".rtf", ".epub", ".html", ".htm", ".pptx", ".odp",
-	".xlsx", ".ods", ".rst", ".adoc", ".asciidoc", ".org", ".tex", ".markdown", ""}
+	".xlsx", ".ods", ".csv", ".tsv", ".rst", ".adoc", ".asciidoc", ".org", ".tex", ".markdown", ""}
 
 // ExtGroups name lists of extensions that --exts and --add-exts take whole.
 var ExtGroups = map[string][]string{
@@ -108,6 +109,10 @@ type Config struct {
 	// MaxFileChunks caps the chunks indexed of one file; the rest is left
 	// out and the file marked truncated. 0 = DefaultMaxFileChunks, < 0 = no cap.
 	MaxFileChunks int
+	// TableCap is the largest CSV or TSV file a run reads, in bytes; a
+	// larger one is reported as stages.SkipLargeTable. 0 =
+	// stages.DefaultTableCap, < 0 = no cap.
+	TableCap int64
 	// ReadOnly engines (the CLI's search and status) never create the index
 	// folder or any file in it, and cannot reindex.
 	ReadOnly bool
@@ -209,6 +214,9 @@ type Engine struct {
 
 	reindexing atomic.Bool
 	runs       runSlot
+	// notEnabled is what the latest whole-folder run skipped for its
+	// extension (SkipNotEnabled), for search's hint; nil before one.
+	notEnabled atomic.Pointer[stages.SkipGroup]
 	stop       context.CancelFunc
 	bg         sync.WaitGroup
 
@@ -252,6 +260,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.MaxFileChunks == 0 {
 		cfg.MaxFileChunks = DefaultMaxFileChunks
+	}
+	if cfg.TableCap == 0 {
+		cfg.TableCap = stages.DefaultTableCap
 	}
 	if cfg.RefreshEvery <= 0 {
 		cfg.RefreshEvery = 2 * time.Second
@@ -735,7 +746,7 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 	defer folder.Close()
 	cfg := pipeline.Config{
 		Walker: stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: scope.exts, Glob: pathGlob,
-			Rules: rules, Paths: paths},
+			Rules: rules, Paths: paths, TableCap: max(0, e.cfg.TableCap)},
 		Force: req.Force, Chunking: e.chunking, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
 		Dim: e.embedder.Dim(), Limits: extract.DefaultLimits, PDF: e.pdf, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
 		MaxFileChunks: max(0, e.cfg.MaxFileChunks),
@@ -752,6 +763,15 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 		return ReindexResult{}, err
 	}
 	e.recordRun(activity, cfg.Walker.InScope, res.Failures)
+	if pathGlob == nil && paths == nil {
+		g := stages.SkipGroup{}
+		for _, sg := range res.Skipped {
+			if sg.Reason == stages.SkipNotEnabled {
+				g = sg
+			}
+		}
+		e.notEnabled.Store(&g)
+	}
 	out := ReindexResult{
 		FilesAdded: res.FilesAdded, FilesUpdated: res.FilesUpdated, FilesRemoved: res.FilesRemoved,
 		FilesFailed: res.FilesFailed, ChunksTotal: res.ChunksTotal, ChunksEmbedded: res.ChunksEmbedded,
@@ -763,6 +783,17 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 		"failed", out.FilesFailed, "skipped", out.FilesSkipped, "touched", res.FilesTouched, "embedded", res.ChunksEmbedded, "reused", res.ChunksReused,
 		"chunks", out.ChunksTotal, "ms", out.ElapsedMS)
 	return out, nil
+}
+
+// NotEnabled is what the latest run over the whole folder skipped because
+// the file's extension is not in the list though a reader exists (Count 0
+// for none), so that a search that finds little can say where else the
+// answer may be.
+func (e *Engine) NotEnabled() stages.SkipGroup {
+	if g := e.notEnabled.Load(); g != nil {
+		return *g
+	}
+	return stages.SkipGroup{}
 }
 
 // Status reports what the index holds.

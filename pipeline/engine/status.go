@@ -149,7 +149,8 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 		return st, err
 	}
 	defer folder.Close()
-	w := stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: newActiveScope(scope).exts, Rules: rules}
+	w := stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: newActiveScope(scope).exts, Rules: rules,
+		TableCap: max(0, e.cfg.TableCap)}
 	return st, compareDisk(ctx, &st, w, sum.Files)
 }
 

@@ -88,6 +88,7 @@ var readers = map[string]reader{
 	".html": readHTML,
 	".htm":  readHTML,
 	".csv":  readCSV,
+	".tsv":  readCSV,
 }
 
 // Supported reports whether ext (with its dot, any case) has a reader.

@@ -21,7 +21,7 @@ var (
 		".asm", ".s", ".v", ".vhd", ".sv", ".d", ".cu", ".ipynb"}
 	// ConfigExts are configuration and data files (--add-exts config).
 	ConfigExts = []string{".json", ".jsonl", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".xml", ".xsd",
-		".properties", ".plist", ".service", ".desktop", ".tsv", ".log", ".diff", ".patch", ".srt", ".vtt"}
+		".properties", ".plist", ".service", ".desktop", ".log", ".diff", ".patch", ".srt", ".vtt"}
 )
 
 // docNames are the base names (before any extension, any case) of the

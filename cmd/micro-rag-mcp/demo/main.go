@@ -104,7 +104,7 @@ func run(bin, data string, verbose bool) error {
 			fmt.Println("   (no results)")
 		}
 		for i, r := range out.Results {
-			fmt.Printf("  %d. %.3f  %s\n     %s\n", i+1, r.Score, term.Visible(mcpserver.Citation(r.Result)), term.OneLine(r.Snippet, 160))
+			fmt.Printf("  %d. %.3f  %s\n     %s\n", i+1, r.Score, term.Visible(r.Citation()), term.OneLine(r.Snippet, 160))
 		}
 		fmt.Println()
 	}

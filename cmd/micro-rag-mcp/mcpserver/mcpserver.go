@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"strings"
 	"time"
 
@@ -18,8 +17,10 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/internal/term"
 	"github.com/micro-rag/micro-rag-mcp/index/search"
+	"github.com/micro-rag/micro-rag-mcp/internal/toolargs"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+	"github.com/micro-rag/micro-rag-mcp/stages"
 )
 
 // Engine is the part of *engine.Engine the tools and resources use.
@@ -95,8 +96,8 @@ func SearchTool(title string) mcp.Tool {
 		mcp.WithDescription(fmt.Sprintf("Search the documents of %q by meaning and by keyword (exact names, "+
 			"codes and identifiers are matched as written). Returns passages, best first, with file path, "+
 			"page or lines, and a score from 0 to 1: semantic similarity and keyword match combined, so a "+
-			"passage found both ways scores higher than either alone. The structured result holds each whole "+
-			"passage, the text an excerpt around the best match; a passage found in several files comes once, "+
+			"passage found both ways scores higher than either alone. The text and the structured result hold "+
+			"the same passage text, cut around its best match when long; a passage found in several files comes once, "+
 			"listing every path. Each result has a uri; read it as a "+
 			"resource for the passage with its neighbours, or drop the #chunk part for the whole document. "+
 			"The index keeps itself up to date: it is built at start and updated when files change, "+
@@ -170,6 +171,7 @@ const searchOutputSchema = `{
         "required": ["path", "score", "snippet", "chunk_index", "chunks", "char_start", "char_end", "uri", "mtime", "ext"]
       }
     },
+    "note": {"type": "string", "description": "present when no passage scored high and the folder holds files not indexed for their extension: which, and the flag that adds them"},
     "index_state": {
       "type": "object",
       "description": "present while indexing has files left to read or chunks left to embed, or the model loads: results may be incomplete",
@@ -208,7 +210,7 @@ const reindexOutputSchema = `{
       "items": {
         "type": "object",
         "properties": {
-          "reason": {"type": "string", "enum": ["no_text", "extension_not_enabled", "no_reader", "compressed", "binary"]},
+          "reason": {"type": "string", "enum": ["no_text", "extension_not_enabled", "table_too_large", "no_reader", "compressed", "binary"]},
           "count": {"type": "integer"},
           "examples": {"type": "array", "items": {"type": "string"}, "description": "a few of the paths"},
           "exts": {"type": "array", "items": {"type": "string"}, "description": "the extensions met (\"\" for none)"},
@@ -225,7 +227,9 @@ const reindexOutputSchema = `{
 
 // SearchOutput is the structured result of the search tool.
 type SearchOutput struct {
-	Results    []Hit              `json:"results"`
+	Results []engine.Result `json:"results"`
+	// Note says where else the answer may be when nothing scored high.
+	Note       string             `json:"note,omitempty"`
 	IndexState *engine.IndexState `json:"index_state,omitempty"`
 }
 
@@ -236,141 +240,22 @@ type tools struct {
 	log   *slog.Logger
 }
 
-// ParseSearch applies defaults and checks ranges. Its error text is meant for
-// the model calling the tool.
-func ParseSearch(args map[string]any) (engine.SearchRequest, error) {
-	if err := knownArgs(args, "query", "top_k", "score_threshold", "path_glob", "ext", "modified_after", "modified_before"); err != nil {
-		return engine.SearchRequest{}, err
-	}
-	q, ok := args["query"]
-	if !ok || q == nil {
-		return engine.SearchRequest{}, errors.New(`missing required argument "query" (a non-empty string)`)
-	}
-	qs, ok := q.(string)
-	if !ok {
-		return engine.SearchRequest{}, fmt.Errorf(`argument "query" must be a string, got %s`, jsonType(q))
-	}
-	topK, threshold := float64(search.DefaultTopK), search.DefaultScoreThreshold
-	if v, ok := args["top_k"]; ok && v != nil {
-		f, ok := v.(float64)
-		if !ok {
-			return engine.SearchRequest{}, fmt.Errorf(`argument "top_k" must be an integer, got %s`, jsonType(v))
-		}
-		if f != math.Trunc(f) {
-			return engine.SearchRequest{}, fmt.Errorf(`argument "top_k" must be an integer, got %v`, f)
-		}
-		topK = f
-	}
-	if v, ok := args["score_threshold"]; ok && v != nil {
-		f, ok := v.(float64)
-		if !ok {
-			return engine.SearchRequest{}, fmt.Errorf(`argument "score_threshold" must be a number, got %s`, jsonType(v))
-		}
-		threshold = f
-	}
-	// The types are the transport's; the limits are the search's.
-	req, err := search.NewRequest(qs, topK, threshold)
-	if err != nil {
-		return req, err
-	}
-	fa, err := filterArgs(args)
-	if err == nil {
-		req.Filter, err = search.ParseFilter(fa)
-	}
-	if err != nil {
-		return engine.SearchRequest{}, err
-	}
-	return req, nil
-}
-
-// filterArgs are the search tool's filter arguments, their types checked.
-func filterArgs(args map[string]any) (search.FilterArgs, error) {
-	var fa search.FilterArgs
-	for _, a := range []struct {
-		name string
-		to   *string
-	}{{"path_glob", &fa.PathGlob}, {"modified_after", &fa.ModifiedAfter}, {"modified_before", &fa.ModifiedBefore}} {
-		if v, ok := args[a.name]; ok && v != nil {
-			if *a.to, ok = v.(string); !ok {
-				return fa, fmt.Errorf(`argument %q must be a string, got %s`, a.name, jsonType(v))
-			}
-		}
-	}
-	if v, ok := args["ext"]; ok && v != nil {
-		switch e := v.(type) {
-		case string: // one extension, or a comma-separated list
-			fa.Exts = strings.Split(e, ",")
-		case []any:
-			for _, x := range e {
-				s, ok := x.(string)
-				if !ok {
-					return fa, fmt.Errorf(`argument "ext" must be a list of strings, got an item of type %s`, jsonType(x))
-				}
-				fa.Exts = append(fa.Exts, s)
-			}
-		default:
-			return fa, fmt.Errorf(`argument "ext" must be a list of strings, got %s`, jsonType(v))
-		}
-	}
-	return fa, nil
-}
-
 // ParseReindex applies defaults and checks types.
 func ParseReindex(args map[string]any) (engine.ReindexRequest, error) {
 	var req engine.ReindexRequest
-	if err := knownArgs(args, "force", "path_glob"); err != nil {
+	if err := toolargs.Known(args, "force", "path_glob"); err != nil {
 		return req, err
 	}
 	if v, ok := args["force"]; ok && v != nil {
 		b, ok := v.(bool)
 		if !ok {
-			return req, fmt.Errorf(`argument "force" must be a boolean, got %s`, jsonType(v))
+			return req, fmt.Errorf(`argument "force" must be a boolean, got %s`, toolargs.Type(v))
 		}
 		req.Force = b
 	}
-	if v, ok := args["path_glob"]; ok && v != nil {
-		s, ok := v.(string)
-		if !ok {
-			return req, fmt.Errorf(`argument "path_glob" must be a string, got %s`, jsonType(v))
-		}
-		req.PathGlob = s
-	}
-	return req, nil
-}
-
-// knownArgs rejects misspelt arguments, which would otherwise be ignored silently.
-func knownArgs(args map[string]any, names ...string) error {
-	for k := range args {
-		found := false
-		for _, n := range names {
-			if k == n {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return fmt.Errorf("unknown argument %q (expected %s)", k, strings.Join(names, ", "))
-		}
-	}
-	return nil
-}
-
-func jsonType(v any) string {
-	switch v.(type) {
-	case string:
-		return "a string"
-	case float64:
-		return "a number"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	case nil:
-		return "null"
-	}
-	return fmt.Sprintf("%T", v)
+	var err error
+	req.PathGlob, err = toolargs.String(args, "path_glob")
+	return req, err
 }
 
 // arguments returns the call's arguments as an object, or an error text when
@@ -391,7 +276,7 @@ func arguments(req mcp.CallToolRequest) (map[string]any, error) {
 	}
 	m, ok := raw.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("arguments must be a JSON object, got %s", jsonType(raw))
+		return nil, fmt.Errorf("arguments must be a JSON object, got %s", toolargs.Type(raw))
 	}
 	return m, nil
 }
@@ -401,14 +286,11 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	req, err := ParseSearch(args)
+	req, err := search.ParseArgs(args)
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	want := req.TopK
-	// Ask for a few more so that copies merged away still leave top_k.
-	req.TopK = min(search.MaxTopK, 2*req.TopK)
-	found, err := t.eng.Search(ctx, req)
+	res, err := t.eng.Search(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return mcp.NewToolResultError("search cancelled"), nil
@@ -416,15 +298,19 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 		t.log.Warn("search failed", "err", err)
 		return mcp.NewToolResultError("search failed: " + err.Error()), nil
 	}
-	res := MergeCopies(found, want) // never nil: "results": [] rather than null
+	if res == nil {
+		res = []engine.Result{} // "results": [] rather than null
+	}
 	for i := range res {
 		res[i].URI = ChunkURI(t.title, res[i].Path, res[i].ChunkIndex)
-		// Digits past these cost a model tokens and say nothing: scores
-		// to 1/1000 (the order is the ranking's), mtimes to the millisecond.
-		res[i].Score = math.Round(res[i].Score*1e3) / 1e3
-		res[i].Mtime = math.Round(res[i].Mtime*1e3) / 1e3
 	}
 	structured, text := SearchOutput{Results: res}, FormatResults(req.Query, res)
+	if h, ok := t.eng.(skipReporter); ok {
+		if note := NotEnabledNote(res, h.NotEnabled()); note != "" {
+			structured.Note = note
+			text += "\n\n" + note
+		}
+	}
 	// Only work really left makes results incomplete: a run that finds
 	// every file unchanged says nothing.
 	if st := t.eng.IndexState(); st.Pending || st.ModelLoading {
@@ -498,6 +384,42 @@ func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) fun
 	}
 }
 
+// skipReporter is the part of *engine.Engine that tells what the folder
+// holds but the index does not.
+type skipReporter interface {
+	NotEnabled() stages.SkipGroup
+}
+
+// StrongScore is the score from which a result is taken as an answer: below
+// it (or with no result) a search says which files the index leaves out for
+// their extension. On testdata/sample and a folder with a rota table, 17 of
+// 19 questions put their answer first at 0.4 or more (the others 0.22 and
+// 0.24); wrong passages found for questions whose answer sat in an
+// unindexed CSV scored 0.30 to 0.37 (issue 32). The note is worded "if the
+// answer may be in them", so a needless one costs some 60 tokens.
+const StrongScore = 0.4
+
+// NotEnabledNote tells the model, when no result scores StrongScore, that
+// the folder holds files skipped for their extension (g), which, and how to
+// add them; "" otherwise.
+func NotEnabledNote(res []engine.Result, g stages.SkipGroup) string {
+	if g.Count == 0 || len(res) > 0 && res[0].Score >= StrongScore {
+		return ""
+	}
+	files := "files"
+	if g.Count == 1 {
+		files = "file"
+	}
+	ex := strings.Join(g.Examples, ", ")
+	if more := g.Count - len(g.Examples); more > 0 {
+		ex += fmt.Sprintf(" and %d more", more)
+	}
+	exts := engine.ExtList(g.Exts)
+	return fmt.Sprintf("Note: nothing scored high, and the folder holds %d %s not indexed because the extension is not enabled (%s: %s). "+
+		"If the answer may be in them, add --add-exts %s to the server's arguments; the reindex at its next start indexes them.",
+		g.Count, files, exts, term.Visible(ex), exts)
+}
+
 // IndexNote tells the model that results may be incomplete, and why.
 func IndexNote(st engine.IndexState) string {
 	if st.ModelLoading {
@@ -506,10 +428,10 @@ func IndexNote(st engine.IndexState) string {
 	return "Note: indexing is running (" + st.Describe() + "); " + st.Searchable() + ", so results may be incomplete."
 }
 
-// FormatResults renders hits as compact text for the model: where each
-// is, its score and an excerpt around the best match. structuredContent
-// holds the passages; a result's uri reads one with its neighbours.
-func FormatResults(query string, res []Hit) string {
+// FormatResults renders results as text for the model: where each is,
+// its score, and the same passage text as its structuredContent snippet,
+// so a client that reads only one of the two reads the answer either way.
+func FormatResults(query string, res []engine.Result) string {
 	if r := []rune(query); len(r) > 200 {
 		query = string(r[:200]) + "…" // a long query is not worth echoing whole
 	}
@@ -521,28 +443,15 @@ func FormatResults(query string, res []Hit) string {
 	if len(res) == 1 {
 		noun = "passage"
 	}
-	fmt.Fprintf(&b, "%d %s (excerpts; each links to the whole):", len(res), noun)
+	fmt.Fprintf(&b, "%d %s, best first; each is the part of its file around the best match, and its link reads on:", len(res), noun)
 	for i, r := range res {
 		// Names and text from documents reach the client's display: their
 		// control characters are escaped (structuredContent keeps them exact).
-		fmt.Fprintf(&b, "\n%d. %s (%.2f)", i+1, term.Visible(Citation(r.Result)), r.Score)
+		fmt.Fprintf(&b, "\n\n[%d] %s (%.2f)", i+1, term.Visible(r.Citation()), r.Score)
 		if len(r.Paths) > 1 {
 			fmt.Fprintf(&b, ", same text in %s", term.Visible(strings.Join(r.Paths[1:], ", ")))
 		}
-		fmt.Fprintf(&b, "\n%s", term.Visible(Excerpt(r.Snippet, query, ExcerptRunes)))
+		fmt.Fprintf(&b, "\n%s", term.VisibleText(r.Snippet))
 	}
 	return b.String()
-}
-
-// Citation names where a hit is: path plus page or line range when known.
-func Citation(r engine.Result) string {
-	switch {
-	case r.Page > 0:
-		return fmt.Sprintf("%s, page %d", r.Path, r.Page)
-	case r.LineStart > 0 && r.LineEnd > r.LineStart:
-		return fmt.Sprintf("%s, lines %d-%d", r.Path, r.LineStart, r.LineEnd)
-	case r.LineStart > 0:
-		return fmt.Sprintf("%s, line %d", r.Path, r.LineStart)
-	}
-	return r.Path
 }

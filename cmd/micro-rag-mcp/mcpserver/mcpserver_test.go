@@ -11,6 +11,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+	"github.com/micro-rag/micro-rag-mcp/stages"
 )
 
 const instructions = "Search the team handbook.\nUse reindex after editing files.\n\n  Indented line kept."
@@ -201,38 +202,31 @@ func TestArgumentErrors(t *testing.T) {
 	}
 }
 
-func TestParseSearchDefaults(t *testing.T) {
-	req, err := mcpserver.ParseSearch(map[string]any{"query": "parental leave"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := engine.SearchRequest{Query: "parental leave", TopK: 5, ScoreThreshold: 0.2}
-	if req != want {
-		t.Errorf("got %+v, want %+v", req, want)
-	}
-	req, err = mcpserver.ParseSearch(map[string]any{"query": "q", "top_k": 50.0, "score_threshold": 0.0})
-	if err != nil || req.TopK != 50 || req.ScoreThreshold != 0 {
-		t.Errorf("bounds: %+v, %v", req, err)
-	}
+func TestParseReindexDefaults(t *testing.T) {
 	r, err := mcpserver.ParseReindex(map[string]any{})
 	if err != nil || r != (engine.ReindexRequest{}) {
 		t.Errorf("reindex defaults: %+v, %v", r, err)
 	}
 }
 
-func TestCitation(t *testing.T) {
-	cases := []struct {
-		r    engine.Result
-		want string
-	}{
-		{engine.Result{Path: "a.pdf", Page: 3}, "a.pdf, page 3"},
-		{engine.Result{Path: "b.md", LineStart: 4, LineEnd: 9}, "b.md, lines 4-9"},
-		{engine.Result{Path: "b.md", LineStart: 4, LineEnd: 4}, "b.md, line 4"},
-		{engine.Result{Path: "c.docx"}, "c.docx"},
-	}
-	for _, tc := range cases {
-		if got := mcpserver.Citation(tc.r); got != tc.want {
-			t.Errorf("Citation(%+v) = %q, want %q", tc.r, got, tc.want)
+// A search that finds nothing strong names the files skipped for their
+// extension and the flag that adds them; a strong result, or nothing
+// skipped, says nothing.
+func TestNotEnabledNote(t *testing.T) {
+	g := stages.SkipGroup{Reason: stages.SkipNotEnabled, Count: 7, Examples: []string{"a.json", "b.yaml"}, Exts: []string{".json", ".yaml"}}
+	weak := []engine.Result{{Path: "x.md", Score: mcpserver.StrongScore - 0.01}}
+	for _, res := range [][]engine.Result{nil, weak} {
+		note := mcpserver.NotEnabledNote(res, g)
+		for _, want := range []string{"7 files", "a.json, b.yaml and 5 more", "--add-exts .json,.yaml"} {
+			if !strings.Contains(note, want) {
+				t.Errorf("%d results: note %q lacks %q", len(res), note, want)
+			}
 		}
+	}
+	if note := mcpserver.NotEnabledNote([]engine.Result{{Path: "x.md", Score: mcpserver.StrongScore}}, g); note != "" {
+		t.Errorf("strong result: note %q", note)
+	}
+	if note := mcpserver.NotEnabledNote(nil, stages.SkipGroup{}); note != "" {
+		t.Errorf("nothing skipped: note %q", note)
 	}
 }

@@ -396,7 +396,7 @@ func TestSearchMergesCappedCopies(t *testing.T) {
 	}
 	c := serveOn(t, writeFiles(t, map[string]string{"hr/policy.md": b.String(), "archive/policy-copy.md": b.String()}), index.StoreURL{})
 	_, out := callSearch(t, c, map[string]any{"query": "how long is parental leave", "score_threshold": 0.0})
-	var merged *mcpserver.Hit
+	var merged *engine.Result
 	for i, r := range out.Results {
 		if n := utf8.RuneCountInString(r.Snippet); n > search.DefaultPassageCap {
 			t.Errorf("%s: passage of %d characters, over the cap %d", r.Path, n, search.DefaultPassageCap)

@@ -1,0 +1,50 @@
+package search
+
+import (
+	"reflect"
+	"testing"
+)
+
+// Copies of a passage (the same text, however spaced) fold into the
+// best-ranked, which lists every path, even a copy ranked past top_k.
+func TestMergeCopies(t *testing.T) {
+	res := []Result{
+		{Path: "a/guide.txt", Snippet: "Leave is 20 days.\nAsk HR.", Score: 0.9},
+		{Path: "other.md", Snippet: "Something else.", Score: 0.8},
+		{Path: "b/guide.docx", Snippet: "Leave is 20 days.  \n Ask   HR.", Score: 0.7},
+		{Path: "third.md", Snippet: "A third passage.", Score: 0.6},
+		{Path: "c/guide.txt", Snippet: "Leave is 20 days. Ask HR.", Score: 0.5},
+		{Path: "fourth.md", Snippet: "A fourth passage.", Score: 0.4},
+	}
+	got := mergeCopies(res, 3)
+	var paths []string
+	for _, h := range got {
+		paths = append(paths, h.Path)
+	}
+	if want := []string{"a/guide.txt", "other.md", "third.md"}; !reflect.DeepEqual(paths, want) {
+		t.Fatalf("results %v, want %v", paths, want)
+	}
+	if want := []string{"a/guide.txt", "b/guide.docx", "c/guide.txt"}; !reflect.DeepEqual(got[0].Paths, want) {
+		t.Errorf("paths %v, want %v", got[0].Paths, want)
+	}
+	if got[1].Paths != nil || got[0].Score != 0.9 {
+		t.Errorf("unmerged result lists paths %v; merged score %v", got[1].Paths, got[0].Score)
+	}
+}
+
+func TestCitation(t *testing.T) {
+	cases := []struct {
+		r    Result
+		want string
+	}{
+		{Result{Path: "a.pdf", Page: 3}, "a.pdf, page 3"},
+		{Result{Path: "b.md", LineStart: 4, LineEnd: 9}, "b.md, lines 4-9"},
+		{Result{Path: "b.md", LineStart: 4, LineEnd: 4}, "b.md, line 4"},
+		{Result{Path: "c.docx"}, "c.docx"},
+	}
+	for _, tc := range cases {
+		if got := tc.r.Citation(); got != tc.want {
+			t.Errorf("Citation(%+v) = %q, want %q", tc.r, got, tc.want)
+		}
+	}
+}

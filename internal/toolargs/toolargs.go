@@ -1,0 +1,53 @@
+// Package toolargs checks the arguments of an MCP tool call as JSON
+// decodes them (map[string]any), with error texts meant for the model
+// that made the call.
+package toolargs
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Known rejects misspelt arguments, which would otherwise be ignored
+// silently.
+func Known(args map[string]any, names ...string) error {
+	for k := range args {
+		if !slices.Contains(names, k) {
+			return fmt.Errorf("unknown argument %q (expected %s)", k, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// String returns argument name as a string, "" when absent or null.
+func String(args map[string]any, name string) (string, error) {
+	v, ok := args[name]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf(`argument %q must be a string, got %s`, name, Type(v))
+	}
+	return s, nil
+}
+
+// Type names v's JSON type for an error text: "a string", "a number"...
+func Type(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", v)
+}

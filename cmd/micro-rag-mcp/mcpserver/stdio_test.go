@@ -36,7 +36,7 @@ func wireSession(t *testing.T) (in io.WriteCloser, lines <-chan string) {
 			if err != nil {
 				t.Errorf("ServeStdio: %v", err)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute):
 			t.Error("ServeStdio did not return after EOF")
 		}
 	})
@@ -65,7 +65,7 @@ func next(t *testing.T, lines <-chan string) string {
 			t.Fatal("server output ended")
 		}
 		return l
-	case <-time.After(time.Minute): // a 4 MiB message takes seconds under -race
+	case <-time.After(3 * time.Minute): // a 4 MiB message takes 30 s under -race at load 25
 		t.Fatal("no answer")
 	}
 	return ""

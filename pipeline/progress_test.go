@@ -16,7 +16,9 @@ import (
 )
 
 // The file total progress reports is final from the first report on:
-// reports start once the walk has found every file.
+// reports start once the walk has found every file. The chunk total is
+// final once a report says every file is chunked, chunks done never pass
+// it, and only the last report says the run is finished.
 func TestProgressFileTotalIsFinalFromTheStart(t *testing.T) {
 	emb, err := embed.New(embed.Config{})
 	if err != nil {
@@ -41,6 +43,7 @@ func TestProgressFileTotalIsFinalFromTheStart(t *testing.T) {
 	}
 	defer store.Close()
 	var totals []int
+	var reports []Progress
 	var last Progress
 	w, err := store.Begin()
 	if err != nil {
@@ -56,7 +59,7 @@ func TestProgressFileTotalIsFinalFromTheStart(t *testing.T) {
 		Walker:   stages.Walker{Folder: folder, IndexFolder: filepath.Join(data, "index"), Exts: map[string]bool{".md": true}},
 		Chunking: chunk.Default, Tokens: emb.Tokenizer(), Embedder: emb, Dim: embed.Dim, Limits: extract.DefaultLimits,
 	}
-	cfg.Progress = func(p Progress) { totals = append(totals, p.FilesTotal); last = p }
+	cfg.Progress = func(p Progress) { totals = append(totals, p.FilesTotal); reports = append(reports, p); last = p }
 	if _, err := Reindex(context.Background(), cfg, w); err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +72,20 @@ func TestProgressFileTotalIsFinalFromTheStart(t *testing.T) {
 	for i, n := range totals {
 		if n != files {
 			t.Fatalf("report %d of %d says %d files in total, want %d from the start: %v", i+1, len(totals), n, files, totals)
+		}
+	}
+	if !last.Finished || !last.ChunksCounted || last.ChunksDone != last.ChunksTotal || last.ChunksTotal < files {
+		t.Fatalf("final report %+v, want finished with every chunk counted and done", last)
+	}
+	for i, p := range reports {
+		if p.ChunksDone > p.ChunksTotal {
+			t.Errorf("report %d: %d chunks done of %d", i+1, p.ChunksDone, p.ChunksTotal)
+		}
+		if p.ChunksCounted && (p.ChunksTotal != last.ChunksTotal || p.ChunksExpected != p.ChunksTotal) {
+			t.Errorf("report %d: every file chunked, yet %d chunks (expected %d) of the run's %d", i+1, p.ChunksTotal, p.ChunksExpected, last.ChunksTotal)
+		}
+		if p.Finished != (i == len(reports)-1) {
+			t.Errorf("report %d of %d: finished %v", i+1, len(reports), p.Finished)
 		}
 	}
 }

@@ -48,6 +48,12 @@ type Progress struct {
 	// starts low and only grows toward the count, for display; Likely is
 	// the plain projection, for an ETA. Both equal ChunksTotal at the end.
 	ChunksExpected, ChunksLikely int
+	// ChunksCounted: every file of the run is chunked, so ChunksTotal is
+	// final. Finished: the run is over and committed (the last report).
+	ChunksCounted, Finished bool
+	// BatchSize is the most chunks one embedding call takes: the work in
+	// flight beyond ChunksDone.
+	BatchSize int
 }
 
 // Result is what a run did.
@@ -60,18 +66,31 @@ type Result struct {
 
 type counters struct {
 	filesTotal, filesDone, chunksTotal, chunksDone atomic.Int64
+	filesChunked                                   atomic.Int64
 	bytesTotal, bytesDone                          atomic.Int64
 	listed                                         atomic.Bool // the walk is done: the totals are final
 	forecast                                       *forecast
+	batchSize                                      int
 }
 
+// progress reads the counters in an order that keeps a report consistent
+// while the stages run: each count is read before the total it belongs to
+// (done ≤ total), and the chunked files before the chunk total, so a
+// report that says every file is chunked holds their every chunk.
 func (c *counters) progress() Progress {
-	p := Progress{
-		FilesDone: int(c.filesDone.Load()), FilesTotal: int(c.filesTotal.Load()),
-		ChunksDone: int(c.chunksDone.Load()), ChunksTotal: int(c.chunksTotal.Load()),
-		BytesDone: c.bytesDone.Load(), BytesTotal: c.bytesTotal.Load(),
-	}
+	listed := c.listed.Load()
+	filesTotal := c.filesTotal.Load()
+	chunked := c.filesChunked.Load()
+	bytesDone := c.bytesDone.Load()
+	p := Progress{FilesDone: int(c.filesDone.Load()), FilesTotal: int(filesTotal), ChunksDone: int(c.chunksDone.Load()),
+		BytesDone: bytesDone, BytesTotal: c.bytesTotal.Load(), BatchSize: c.batchSize}
+	p.ChunksTotal = int(c.chunksTotal.Load())
+	p.ChunksCounted = listed && chunked == filesTotal
 	p.ChunksExpected, p.ChunksLikely = c.forecast.totals()
+	if p.ChunksCounted {
+		// The forecast's figures were taken after ChunksTotal: the same count.
+		p.ChunksExpected, p.ChunksLikely = p.ChunksTotal, p.ChunksTotal
+	}
 	return p
 }
 
@@ -131,7 +150,7 @@ func (cfg *Config) setDefaults() {
 // the index stays as the last commit left it.
 func Reindex(ctx context.Context, cfg Config, w index.Updater) (Result, error) {
 	cfg.setDefaults()
-	cnt := counters{forecast: newForecast()}
+	cnt := counters{forecast: newForecast(), batchSize: cfg.Embedder.BatchSize()}
 	writer := &stages.Writer{Index: w, Glob: cfg.Walker.Glob, InScope: cfg.Walker.InScope, Checkpoint: cfg.Checkpoint, Logger: cfg.Logger}
 	run := wire(ctx, cfg, w, &cnt, writer)
 	stopProgress := startProgress(&cnt, cfg.Progress)
@@ -146,7 +165,9 @@ func Reindex(ctx context.Context, cfg Config, w index.Updater) (Result, error) {
 		}
 	}
 	if err == nil && cfg.Progress != nil {
-		cfg.Progress(cnt.progress())
+		p := cnt.progress()
+		p.Finished = true
+		cfg.Progress(p)
 	}
 	stats.Log(cfg.Logger, "reindex stages")
 	res := Result{Tally: writer.Tally, Failures: writer.Failures, Stats: stats}
@@ -203,6 +224,7 @@ func wire(ctx context.Context, cfg Config, w index.Updater, cnt *counters, write
 		cnt.forecast.chunked(job.Ext, job.ToRead, n, job.ToRead > 0)
 		cnt.chunksTotal.Add(int64(n))
 		cnt.bytesDone.Add(job.ToRead)
+		cnt.filesChunked.Add(1) // after its chunks: see counters.progress
 		return job, nil
 	})
 	ExpandIdle(run, "embed", chunked, embedded, batcher.Add, batcher.Step, batcher.Flush)

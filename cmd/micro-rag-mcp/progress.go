@@ -60,7 +60,7 @@ func (b *progressBar) update(p pipeline.Progress) {
 	if !ok {
 		b.left = -1
 	}
-	final := p.FilesTotal > 0 && p.FilesDone >= p.FilesTotal
+	final := p.Finished || p.FilesTotal > 0 && p.FilesDone >= p.FilesTotal
 	if now.Sub(b.last) < b.every && !final {
 		return
 	}
@@ -97,15 +97,15 @@ func (b *progressBar) describe(p pipeline.Progress) string {
 	return s.String()
 }
 
-// chunkTotal is the chunk total to show: while files remain to be read,
-// the pipeline's projection (Progress.ChunksExpected, which starts low and
-// only grows toward the count), then the count. It never shrinks while it
-// is a projection.
+// chunkTotal is the chunk total to show: while files remain to be
+// chunked, the pipeline's projection (Progress.ChunksExpected, which starts
+// low and only grows toward the count), then the count. It never shrinks
+// while it is a projection.
 func chunkTotal(p pipeline.Progress, shown int) (total int, estimated bool) {
-	if p.BytesTotal > 0 && p.BytesDone >= p.BytesTotal {
+	if p.ChunksCounted {
 		return p.ChunksTotal, false
 	}
-	return max(shown, p.ChunksExpected, p.ChunksTotal, p.ChunksDone), p.BytesTotal > 0
+	return max(shown, p.ChunksExpected, p.ChunksTotal, p.ChunksDone), true
 }
 
 // Write prints log output above the bar: it clears the bar's line, writes

@@ -25,7 +25,7 @@ func TestProgressBarRateETAAndFiles(t *testing.T) {
 	b, out, clock := testBar(true)
 	// 50 chunks a second for 4 s, out of 1,200.
 	for i := 0; i <= 40; i++ {
-		b.update(pipeline.Progress{FilesDone: i, FilesTotal: 100, ChunksDone: 5 * i, ChunksTotal: 1200})
+		b.update(pipeline.Progress{FilesDone: i, FilesTotal: 100, ChunksDone: 5 * i, ChunksTotal: 1200, ChunksCounted: true})
 		*clock = clock.Add(100 * time.Millisecond)
 	}
 	last := out.String()[strings.LastIndex(out.String(), "\r"):]
@@ -36,15 +36,15 @@ func TestProgressBarRateETAAndFiles(t *testing.T) {
 	}
 }
 
-// A total reported lower than one already shown is not shown: the bar's
-// denominator only grows.
+// A projected total reported lower than one already shown is not shown:
+// the bar's denominator only grows until the count is known.
 func TestProgressBarTotalNeverShrinks(t *testing.T) {
 	b, out, clock := testBar(false)
 	b.update(pipeline.Progress{ChunksDone: 10, ChunksTotal: 500, FilesTotal: 9})
 	*clock = clock.Add(3 * time.Second)
 	b.update(pipeline.Progress{ChunksDone: 20, ChunksTotal: 300, FilesTotal: 9})
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[1], "20/500 chunks") {
+	if len(lines) != 2 || !strings.Contains(lines[1], "20/~500 chunks") {
 		t.Fatalf("lines %q, want the second to keep the total of 500", lines)
 	}
 	if !strings.HasPrefix(lines[0], "reindex: ") {
@@ -83,7 +83,7 @@ func TestProgressBarProjectsChunkTotal(t *testing.T) {
 	b, out, clock := testBar(false)
 	b.update(pipeline.Progress{FilesTotal: 10, ChunksDone: 5, ChunksTotal: 40, ChunksExpected: 160, BytesDone: 1000, BytesTotal: 4000})
 	*clock = clock.Add(3 * time.Second)
-	b.update(pipeline.Progress{FilesDone: 10, FilesTotal: 10, ChunksDone: 150, ChunksTotal: 150, BytesDone: 4000, BytesTotal: 4000})
+	b.update(pipeline.Progress{FilesDone: 10, FilesTotal: 10, ChunksDone: 150, ChunksTotal: 150, BytesDone: 4000, BytesTotal: 4000, ChunksCounted: true})
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], "5/~160 chunks") || !strings.Contains(lines[1], "150/150 chunks") {
 		t.Fatalf("lines %q, want a projected ~160 then the exact 150", lines)

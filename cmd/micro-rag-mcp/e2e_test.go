@@ -670,17 +670,26 @@ func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 // TestE2EProgressTotalAndETA reindexes 200 notes plus the sample's PDF,
 // DOCX and Markdown files with a progress token: the chunk total in the
 // messages never decreases, is marked "~" while it is projected and ends
-// at the result's count, and an ETA shows while chunks are left.
+// at the result's count, and an ETA shows while chunks are left. progress
+// and total count chunks: the value rises with every notification and is
+// never more than one batch ahead of the chunks done that its message
+// states, nor more than one behind; total, once given, is the run's count
+// and stays; the last notification is total/total.
 func TestE2EProgressTotalAndETA(t *testing.T) { eachBackend(t, testE2EProgressTotalAndETA) }
 
 func testE2EProgressTotalAndETA(t *testing.T, b backend) {
 	_, c := sampleThenNotes(t, b)
 	var mu sync.Mutex
 	var msgs []string
+	var values []float64
+	var totals []any
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == "notifications/progress" {
 			mu.Lock()
 			msgs = append(msgs, fmt.Sprint(n.Params.AdditionalFields["message"]))
+			v, _ := n.Params.AdditionalFields["progress"].(float64)
+			values = append(values, v)
+			totals = append(totals, n.Params.AdditionalFields["total"])
 			mu.Unlock()
 		}
 	})
@@ -694,6 +703,15 @@ func testE2EProgressTotalAndETA(t *testing.T, b backend) {
 	}
 	var rr engine.ReindexResult
 	decode(t, res.StructuredContent, &rr)
+	// Notifications may trail the answer: wait for the last, at the total.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		end := len(values) > 0 && values[len(values)-1] == float64(rr.ChunksTotal)
+		mu.Unlock()
+		if end {
+			break
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	re := regexp.MustCompile(`chunks (\d+)/(~?)(\d+)(, ETA \S+)?`)
@@ -720,5 +738,21 @@ func testE2EProgressTotalAndETA(t *testing.T, b backend) {
 	}
 	if last != rr.ChunksTotal {
 		t.Errorf("last message's total %d, the run counted %d chunks", last, rr.ChunksTotal)
+	}
+	const batch = 64 // embed.DefaultMaxBatch
+	var given any
+	for i, m := range msgs {
+		g := re.FindStringSubmatch(m)
+		done, _ := strconv.Atoi(g[1])
+		if v := values[i]; v > float64(done+batch) || v < float64(done-1) || i > 0 && v <= values[i-1] {
+			t.Errorf("notification %d: progress %v (before: %v) with message %q", i+1, v, values[max(i-1, 0)], m)
+		}
+		if totals[i] != nil && totals[i] != float64(rr.ChunksTotal) || given != nil && totals[i] != given {
+			t.Errorf("notification %d: total %v after %v; the run counted %d chunks", i+1, totals[i], given, rr.ChunksTotal)
+		}
+		given = totals[i]
+	}
+	if n := len(values); values[n-1] != float64(rr.ChunksTotal) || totals[n-1] != float64(rr.ChunksTotal) {
+		t.Errorf("last notification %v/%v, want %d/%d", values[n-1], totals[n-1], rr.ChunksTotal, rr.ChunksTotal)
 	}
 }

@@ -368,15 +368,15 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 // progressSender turns reindex progress into notifications/progress. A
 // failed send (full channel, gone client) is logged and dropped: progress
 // must never fail the reindex.
-func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) func(float64, pipeline.Progress, string) {
-	return func(value float64, p pipeline.Progress, eta string) {
+func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) func(float64, int, pipeline.Progress, string) {
+	return func(value float64, total int, p pipeline.Progress, eta string) {
 		params := map[string]any{
 			"progressToken": token,
 			"progress":      value,
 			"message":       progressMessage(p, eta),
 		}
-		if p.FilesTotal > 0 {
-			params["total"] = p.FilesTotal
+		if total > 0 {
+			params["total"] = total
 		}
 		if err := t.srv.SendNotificationToClient(ctx, "notifications/progress", params); err != nil {
 			t.log.Debug("progress notification dropped", "err", err)

@@ -19,24 +19,36 @@ const ProgressEvery = time.Second
 // left gaps of up to two seconds after a report just past a tick).
 const progressTick = ProgressEvery / 4
 
-// progressRelay passes pipeline progress on as notification values and
-// repeats the latest counts when nothing was sent for most of ProgressEvery.
-// MCP wants the progress value to rise with each notification, so it counts
-// files done and a repeat adds half of what is left to the next whole file:
-// it rises yet never reaches the count a real step brings. The total is the
-// file count, which the pipeline knows in full before any file is read.
+// progressRelay passes pipeline progress on as notifications and repeats
+// the latest counts when nothing was sent for most of ProgressEvery.
+//
+// progress counts chunks with their vectors (pipeline.Progress.ChunksDone),
+// total is the run's chunk count, given only once every file is chunked
+// (ChunksCounted) so it never changes, and omitted before. MCP wants
+// progress to rise with each notification: when no chunk finished since
+// the last one, the value moves toward the end of the batch in flight
+// (ChunksDone + BatchSize, at most the chunks counted) by 1/4, 1/8, 1/12 …
+// of what is left: it rises, slowly, as a batch takes tens of seconds on a
+// loaded machine, yet never reaches work not done, and a long batch cannot
+// run it out of float64 steps. The last chunk's unit waits
+// for the run's end (Finished), so the final notification can rise to the
+// total while the last files are written and committed. A notification
+// that cannot rise (a run with no chunk to embed) is not sent.
 type progressRelay struct {
-	send func(value float64, p pipeline.Progress, eta string)
+	send func(value float64, total int, p pipeline.Progress, eta string)
 	now  func() time.Time
 
 	mu     sync.Mutex
 	latest pipeline.Progress
+	have   bool      // latest holds a report
 	value  float64   // last value sent, -1 before any
+	creeps int       // values sent since ChunksDone last moved it
 	sentAt time.Time // when the last notification went out
 	eta    pipeline.ETA
 }
 
-func newProgressRelay(send func(float64, pipeline.Progress, string), now func() time.Time) *progressRelay {
+// newProgressRelay makes a relay; send gets total 0 while it is not known.
+func newProgressRelay(send func(value float64, total int, p pipeline.Progress, eta string), now func() time.Time) *progressRelay {
 	return &progressRelay{send: send, now: now, value: -1}
 }
 
@@ -44,33 +56,58 @@ func newProgressRelay(send func(float64, pipeline.Progress, string), now func() 
 func (r *progressRelay) update(p pipeline.Progress) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.latest = p
+	r.latest, r.have = p, true
 	r.emit(r.now())
 }
 
-// tick repeats the latest counts if nothing went out for most of ProgressEvery.
+// tick repeats the latest counts if nothing went out for most of
+// ProgressEvery; nothing before the pipeline's first report, which comes
+// once the file total is known.
 func (r *progressRelay) tick() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if now := r.now(); now.Sub(r.sentAt) >= ProgressEvery-progressTick {
+	if now := r.now(); r.have && now.Sub(r.sentAt) >= ProgressEvery-progressTick {
 		r.emit(now)
 	}
+}
+
+// next is the value to send for the latest report; ok is false when no
+// value can rise above the last one without claiming work not done.
+func (r *progressRelay) next() (v float64, ok bool) {
+	p := r.latest
+	if p.Finished {
+		v = float64(p.ChunksTotal)
+		return v, v > r.value
+	}
+	done := float64(min(p.ChunksDone, p.ChunksTotal-1))
+	if r.value < 0 || done > r.value {
+		r.creeps = 0
+		return max(done, 0), true
+	}
+	inFlight := float64(min(p.ChunksDone+max(p.BatchSize, 1), p.ChunksTotal))
+	r.creeps++
+	v = r.value + (inFlight-r.value)/float64(4*r.creeps)
+	return v, v > r.value
 }
 
 // emit sends latest with a value above the last one, and the ETA while
 // chunks are left. Call with mu held.
 func (r *progressRelay) emit(now time.Time) {
 	p := r.latest
-	v := float64(p.FilesDone)
-	if v <= r.value {
-		v = r.value + (float64(p.FilesDone)+1-r.value)/2
+	v, ok := r.next()
+	if !ok {
+		return
+	}
+	total := 0
+	if p.ChunksCounted {
+		total = p.ChunksTotal
 	}
 	eta := ""
 	if _, left, ok := r.eta.Update(now, p); ok && p.ChunksDone < max(p.ChunksLikely, p.ChunksTotal) {
 		eta = left.Round(time.Second).String()
 	}
 	r.value, r.sentAt = v, now
-	r.send(v, p, eta)
+	r.send(v, total, p, eta)
 }
 
 // run ticks on every value from ticks until stop closes.
@@ -90,7 +127,7 @@ func (r *progressRelay) run(ticks <-chan time.Time, stop <-chan struct{}) {
 // (pipeline.Progress.ChunksExpected), and the ETA when known.
 func progressMessage(p pipeline.Progress, eta string) string {
 	total, approx := p.ChunksTotal, ""
-	if p.ChunksExpected > p.ChunksTotal || (p.BytesTotal > 0 && p.BytesDone < p.BytesTotal) {
+	if !p.ChunksCounted {
 		total, approx = max(p.ChunksExpected, p.ChunksTotal), "~"
 	}
 	s := fmt.Sprintf("files %d/%d, chunks %d/%s%d", p.FilesDone, p.FilesTotal, p.ChunksDone, approx, total)

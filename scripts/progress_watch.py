@@ -4,10 +4,12 @@
 Starts the server over stdio on an empty copy of nothing, waits for its
 start-up indexing, copies --data into its folder and calls reindex with a
 progressToken, timing every notifications/progress. Prints notifications
-per second, the longest gap, and how the chunk total and ETA in the
-message moved: decreases of the total, its distinct values, and the ETA's
-rises against the time that passed (a stable ETA falls about one second
-per second). A measurement aid, not a product dependency.
+per second, the longest gap, how the chunk total and ETA in the message
+moved (decreases of the total, its distinct values, the ETA's rises
+against the time that passed: a stable ETA falls about one second per
+second), and how progress/total relate to the chunks done in the message:
+how far progress ran ahead of them or behind, values that did not rise,
+and the totals given. A measurement aid, not a product dependency.
 
   python3 scripts/progress_watch.py --bin bin/micro-rag-mcp --data DIR [--trace out.tsv]
 """
@@ -52,6 +54,7 @@ def main():
         t0 = time.monotonic()
         r = s.call("tools/call", {"name": "reindex", "arguments": {}, "_meta": {"progressToken": "w"}})
         t1 = time.monotonic()
+        s.call("ping", {})  # notifications may trail the answer
         s.close()
     res = r["result"].get("structuredContent", {})
     rows = []
@@ -60,10 +63,11 @@ def main():
         if not m:
             continue
         n = lambda s: int(s.replace(",", ""))
-        rows.append((t - t0, n(m[1]), n(m[3]), n(m[4]), seconds(m[5]) if m[5] else None))
+        rows.append((t - t0, n(m[1]), n(m[3]), n(m[4]), seconds(m[5]) if m[5] else None,
+                     prm.get("progress"), prm.get("total")))
     if a.trace:
         with open(a.trace, "w") as f:
-            f.write("t\tfiles\tchunks\ttotal\teta_s\n")
+            f.write("t\tfiles\tchunks\ttotal\teta_s\tprogress\tprogress_total\n")
             for row in rows:
                 f.write("\t".join("" if v is None else f"{v:.2f}" if isinstance(v, float) else str(v) for v in row) + "\n")
     gaps = [b[0] - a_[0] for a_, b in zip([(0,)] + rows, rows)]
@@ -84,6 +88,16 @@ def main():
               f"median |predicted end - real end| {sorted(errs)[len(errs) // 2]:.1f} s, max {max(errs):.1f} s")
     else:
         print("ETA: none in the messages")
+    # progress/total against the chunks done that the same message states.
+    ahead = [row[5] - row[2] for row in rows]
+    flat = sum(1 for x, y in zip(rows, rows[1:]) if y[5] <= x[5])
+    given = [row[6] for row in rows if row[6] is not None]
+    first = rows[0] if rows else None
+    print(f"progress: first {first[5] if first else None}/{first[6] if first else None}, "
+          f"ahead of the message's chunks by at most {max(ahead, default=0):g}, behind by at most {-min(ahead, default=0):g}, "
+          f"not rising {flat}; total given in {len(given)} of {len(rows)}, distinct {sorted(set(given))}")
+    for row in rows[:3] + rows[-2:]:
+        print(f"  t={row[0]:.2f}s progress {row[5]:g}/{row[6]}  chunks {row[2]}/{row[3]}  files {row[1]}")
 
 
 if __name__ == "__main__":

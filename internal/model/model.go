@@ -32,6 +32,11 @@ const ModelName = "all-MiniLM-L6-v2"
 // CPU with int8 dot products, cosine ≥ 0.98 to the fp32 vectors.
 const Int8Name = "all-MiniLM-L6-v2-int8"
 
+// Q8Name is the int8 file this project makes from the fp32 one
+// (scripts/quantize.sh, docs/int8.md): per-channel weights, closer to
+// fp32 than Int8Name's. There is no hub file: `make setup` builds it.
+const Q8Name = "all-MiniLM-L6-v2-q8"
+
 // Pooling is how one vector is made from the token vectors.
 type Pooling string
 
@@ -62,7 +67,7 @@ type Spec struct {
 type Model struct {
 	Name string // as given to --model; also its folder under CacheDir()/models
 	Spec Spec
-	Hub  Source // what an end user downloads on first run
+	Hub  Source // what an end user downloads on first run; none: built locally
 	// About is one line for --help and the README.
 	About string
 	// User: described by a model.json in a folder the user gave, not
@@ -110,6 +115,8 @@ var Models = []Model{
 	{Name: ModelName, Hub: HubSource, About: "English, fp32 (default)",
 		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}, Null: NullCosine{Mean: 0.069, Spread: 0.092}},
 	{Name: Int8Name, Hub: HubSourceInt8, About: "English, int8: about twice as fast to index",
+		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}},
+	{Name: Q8Name, About: "English, int8 made by make setup from the fp32 file: about twice as fast, closer to fp32",
 		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}},
 	{Name: "bge-small-en-v1.5", Hub: xenova("bge-small-en-v1.5", "onnx/model.onnx"), About: "English, fp32: better retrieval, half the speed",
 		Spec: Spec{Pooling: PoolCLS, QueryPrefix: bgeQuery, MaxLength: 512, Lowercase: &yes}, Null: bgeNull},

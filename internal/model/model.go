@@ -228,14 +228,22 @@ func ModelDir(flag string) string {
 func Locate(modelDir string) (Files, error) { return Models[0].Locate(modelDir) }
 
 // Locate finds m's files: in modelDir if set, else $MICRO_RAG_MODEL_DIR,
-// else m.Dir(); both files must be there. It never downloads.
-func (m Model) Locate(modelDir string) (Files, error) {
+// else m.Dir(), else models/<name> beside the executable's folder (where a
+// release package may carry it); both files must be there. It never
+// downloads.
+func (m Model) Locate(modelDir string) (Files, error) { return m.locate(modelDir, exeDir()) }
+
+// locate is Locate with the executable's folder given.
+func (m Model) locate(modelDir, exeDir string) (Files, error) {
 	dir := modelDir
 	if dir == "" {
 		dir = os.Getenv(EnvModelDir)
 	}
 	if dir == "" {
 		dir = m.Dir()
+		if bundled := filepath.Join(exeDir, "..", "models", m.Name); exeDir != "" && !haveFiles(dir) && haveFiles(bundled) {
+			dir = bundled
+		}
 	}
 	f, err := FilesIn(dir)
 	if err != nil {
@@ -250,19 +258,29 @@ func (m Model) Locate(modelDir string) (Files, error) {
 	return f, nil
 }
 
+// exeDir is the folder of the executable, symlinks followed, or "".
+func exeDir() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return ""
+	}
+	return filepath.Dir(exe)
+}
+
+// haveFiles says whether dir holds both model files.
+func haveFiles(dir string) bool {
+	f, err := FilesIn(dir)
+	return err == nil && regularFile(f.ONNX) == nil && regularFile(f.Tokenizer) == nil
+}
+
 // ORTLibrary finds the ONNX Runtime shared library: the flag, else
 // $MICRO_RAG_ORT_LIB, else lib/libonnxruntime.so beside the folder of the
 // executable (the release tarball's layout, symlinks to the binary
 // followed), else CacheDir()/lib/libonnxruntime.so (where setup installs it).
-func ORTLibrary(flag string) (string, error) {
-	exeDir := ""
-	if exe, err := os.Executable(); err == nil {
-		if exe, err = filepath.EvalSymlinks(exe); err == nil {
-			exeDir = filepath.Dir(exe)
-		}
-	}
-	return ortLibrary(flag, exeDir)
-}
+func ORTLibrary(flag string) (string, error) { return ortLibrary(flag, exeDir()) }
 
 // ortLibrary is ORTLibrary with the executable's folder given.
 func ortLibrary(flag, exeDir string) (string, error) {

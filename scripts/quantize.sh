@@ -30,10 +30,16 @@ tools="$cache/quantize-tools"
 stamp="$tools/.pins"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$QUANTIZE_TOOLS" ]; then
 	log "installing $QUANTIZE_TOOLS into $tools"
-	rm -rf "$tools"
+	# Into a folder of this run's own, moved into place whole: two setups
+	# running at once (worktrees share the cache) never see half of it.
+	fresh="$tools.$$"
+	rm -rf "$fresh"
 	# shellcheck disable=SC2086 # a list of requirements
-	python3 -m pip install --quiet --disable-pip-version-check --no-deps --only-binary :all: --target "$tools" $QUANTIZE_TOOLS >&2
-	echo "$QUANTIZE_TOOLS" >"$stamp"
+	python3 -m pip install --quiet --disable-pip-version-check --no-deps --only-binary :all: --target "$fresh" $QUANTIZE_TOOLS >&2
+	echo "$QUANTIZE_TOOLS" >"$fresh/.pins"
+	rm -rf "$tools.old.$$"
+	[ ! -e "$tools" ] || mv "$tools" "$tools.old.$$"
+	mv "$fresh" "$tools" && rm -rf "$tools.old.$$"
 fi
 
 if [ -n "$out" ]; then
@@ -44,10 +50,11 @@ fi
 mkdir -p "$dest"
 log "building $dest/model.onnx from the fp32 file"
 # shellcheck disable=SC2086 # a list of flags
-PYTHONPATH="$tools" python3 "$here/quantize.py" --out "$dest/model.onnx.new" $QUANTIZE_ARGS
-if ! verify "$dest/model.onnx.new" "$MODEL_Q8_ONNX_SHA256"; then
-	log "checksum mismatch: $dest/model.onnx.new is $(sha256sum "$dest/model.onnx.new" | cut -c1-64), versions.env says $MODEL_Q8_ONNX_SHA256"
+new="$dest/model.onnx.$$.new"
+PYTHONPATH="$tools" python3 "$here/quantize.py" --out "$new" $QUANTIZE_ARGS
+if ! verify "$new" "$MODEL_Q8_ONNX_SHA256"; then
+	log "checksum mismatch: $new is $(sha256sum "$new" | cut -c1-64), versions.env says $MODEL_Q8_ONNX_SHA256"
 	exit 1
 fi
-mv "$dest/model.onnx.new" "$dest/model.onnx"
-cp "$fp32/tokenizer.json" "$dest/tokenizer.json.new" && mv "$dest/tokenizer.json.new" "$dest/tokenizer.json"
+cp "$fp32/tokenizer.json" "$dest/tokenizer.json.$$.new" && mv "$dest/tokenizer.json.$$.new" "$dest/tokenizer.json"
+mv "$new" "$dest/model.onnx"

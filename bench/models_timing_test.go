@@ -19,11 +19,12 @@ import (
 var embedReference = flag.String("embed.reference", "",
 	"another ONNX file of all-MiniLM-L6-v2 (e.g. quantised with ONNX Runtime's own tool) to compare beside fp32 and int8")
 
-// BenchmarkEmbedModels runs the fp32 model, the int8 model and optionally
-// a reference file over the same 512 real chunks in one process: raw
-// chunks/s of each, its speed over fp32 (x-fp32), and the cosine of its
-// vectors to fp32's (cos-min, cos-mean). The three take turns, one batch
-// each, so a change in the machine's load hits them alike.
+// BenchmarkEmbedModels runs the fp32 model, the int8 model, the q8 model
+// (when built) and optionally a reference file over the same 512 real
+// chunks in one process: raw chunks/s of each, its speed over fp32
+// (x-fp32), and the cosine of its vectors to fp32's (cos-min, cos-mean).
+// They take turns, one batch each, so a change in the machine's load hits
+// them alike.
 func BenchmarkEmbedModels(b *testing.B) {
 	seqs := tokenize(tok(b), longChunks(b, 512))
 	int8m, _ := model.Lookup(model.Int8Name)
@@ -33,6 +34,12 @@ func BenchmarkEmbedModels(b *testing.B) {
 	}
 	paths := []string{"", files.ONNX}
 	names := []string{"fp32", "int8"}
+	q8, _ := model.Lookup(model.Q8Name)
+	if q8files, err := q8.Locate(""); err == nil {
+		paths, names = append(paths, q8files.ONNX), append(names, "q8")
+	} else {
+		b.Logf("q8 model left out (make setup builds it): %v", err)
+	}
 	if *embedReference != "" {
 		paths, names = append(paths, *embedReference), append(names, "reference")
 	}

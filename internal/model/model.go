@@ -32,6 +32,11 @@ const ModelName = "all-MiniLM-L6-v2"
 // CPU with int8 dot products, cosine ≥ 0.98 to the fp32 vectors.
 const Int8Name = "all-MiniLM-L6-v2-int8"
 
+// Q8Name is the int8 file this project makes from the fp32 one
+// (scripts/quantize.sh, docs/int8.md): per-channel weights, closer to
+// fp32 than Int8Name's. There is no hub file: `make setup` builds it.
+const Q8Name = "all-MiniLM-L6-v2-q8"
+
 // Pooling is how one vector is made from the token vectors.
 type Pooling string
 
@@ -62,7 +67,7 @@ type Spec struct {
 type Model struct {
 	Name string // as given to --model; also its folder under CacheDir()/models
 	Spec Spec
-	Hub  Source // what an end user downloads on first run
+	Hub  Source // what an end user downloads on first run; none: built locally
 	// About is one line for --help and the README.
 	About string
 	// User: described by a model.json in a folder the user gave, not
@@ -110,6 +115,8 @@ var Models = []Model{
 	{Name: ModelName, Hub: HubSource, About: "English, fp32 (default)",
 		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}, Null: NullCosine{Mean: 0.069, Spread: 0.092}},
 	{Name: Int8Name, Hub: HubSourceInt8, About: "English, int8: about twice as fast to index",
+		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}},
+	{Name: Q8Name, About: "English, int8 made by make setup from the fp32 file: about twice as fast, closer to fp32",
 		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}},
 	{Name: "bge-small-en-v1.5", Hub: xenova("bge-small-en-v1.5", "onnx/model.onnx"), About: "English, fp32: better retrieval, half the speed",
 		Spec: Spec{Pooling: PoolCLS, QueryPrefix: bgeQuery, MaxLength: 512, Lowercase: &yes}, Null: bgeNull},
@@ -221,14 +228,22 @@ func ModelDir(flag string) string {
 func Locate(modelDir string) (Files, error) { return Models[0].Locate(modelDir) }
 
 // Locate finds m's files: in modelDir if set, else $MICRO_RAG_MODEL_DIR,
-// else m.Dir(); both files must be there. It never downloads.
-func (m Model) Locate(modelDir string) (Files, error) {
+// else m.Dir(), else models/<name> beside the executable's folder (where a
+// release package may carry it); both files must be there. It never
+// downloads.
+func (m Model) Locate(modelDir string) (Files, error) { return m.locate(modelDir, exeDir()) }
+
+// locate is Locate with the executable's folder given.
+func (m Model) locate(modelDir, exeDir string) (Files, error) {
 	dir := modelDir
 	if dir == "" {
 		dir = os.Getenv(EnvModelDir)
 	}
 	if dir == "" {
 		dir = m.Dir()
+		if bundled := filepath.Join(exeDir, "..", "models", m.Name); exeDir != "" && !haveFiles(dir) && haveFiles(bundled) {
+			dir = bundled
+		}
 	}
 	f, err := FilesIn(dir)
 	if err != nil {
@@ -243,19 +258,29 @@ func (m Model) Locate(modelDir string) (Files, error) {
 	return f, nil
 }
 
+// exeDir is the folder of the executable, symlinks followed, or "".
+func exeDir() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return ""
+	}
+	return filepath.Dir(exe)
+}
+
+// haveFiles says whether dir holds both model files.
+func haveFiles(dir string) bool {
+	f, err := FilesIn(dir)
+	return err == nil && regularFile(f.ONNX) == nil && regularFile(f.Tokenizer) == nil
+}
+
 // ORTLibrary finds the ONNX Runtime shared library: the flag, else
 // $MICRO_RAG_ORT_LIB, else lib/libonnxruntime.so beside the folder of the
 // executable (the release tarball's layout, symlinks to the binary
 // followed), else CacheDir()/lib/libonnxruntime.so (where setup installs it).
-func ORTLibrary(flag string) (string, error) {
-	exeDir := ""
-	if exe, err := os.Executable(); err == nil {
-		if exe, err = filepath.EvalSymlinks(exe); err == nil {
-			exeDir = filepath.Dir(exe)
-		}
-	}
-	return ortLibrary(flag, exeDir)
-}
+func ORTLibrary(flag string) (string, error) { return ortLibrary(flag, exeDir()) }
 
 // ortLibrary is ORTLibrary with the executable's folder given.
 func ortLibrary(flag, exeDir string) (string, error) {

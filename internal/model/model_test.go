@@ -196,3 +196,28 @@ func TestFromDir(t *testing.T) {
 		}
 	}
 }
+
+// TestLocateBundled: a model the cache lacks is found in models/<name>
+// beside the executable's folder (a release package's layout), and the
+// cache's copy wins when both exist.
+func TestLocateBundled(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv(EnvCacheDir, cache)
+	t.Setenv(EnvModelDir, "")
+	m, _ := Lookup(Q8Name)
+	pkg := t.TempDir()
+	bin := filepath.Join(pkg, "bin")
+	if _, err := m.locate("", bin); err == nil {
+		t.Fatal("found a model that is nowhere")
+	}
+	bundled := filepath.Join(pkg, "models", Q8Name)
+	writeModel(t, bundled)
+	if f, err := m.locate("", bin); err != nil || filepath.Dir(f.ONNX) != bundled {
+		t.Fatalf("bundled: %+v, %v", f, err)
+	}
+	cached := filepath.Join(cache, "models", Q8Name)
+	writeModel(t, cached)
+	if f, err := m.locate("", bin); err != nil || filepath.Dir(f.ONNX) != cached {
+		t.Fatalf("cached: %+v, %v", f, err)
+	}
+}

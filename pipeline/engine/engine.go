@@ -519,6 +519,9 @@ func (e *Engine) load(ctx context.Context) error {
 		if e.cfg.ModelDir != "" || os.Getenv(model.EnvModelDir) != "" {
 			return loadErr(err, fixModelDir)
 		}
+		if len(m.Hub.Files) == 0 {
+			return loadErr(err, fixBuiltModel)
+		}
 		e.log.Info("model not cached: downloading it once", "model", m.Name, "dir", m.Dir())
 		if files, err = model.Ensure(ctx, m.Dir(), m.Hub, e.log); err != nil {
 			if ctx.Err() != nil {

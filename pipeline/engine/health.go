@@ -27,15 +27,16 @@ func (e *LoadError) Unwrap() error { return e.Cause }
 
 // Fixes for the ways loading fails.
 const (
-	fixModelDir  = "point --model-dir (or $MICRO_RAG_MODEL_DIR) at a folder holding model.onnx and tokenizer.json, or unset it to use the cached model"
-	fixDownload  = "let this machine reach the network once so the model can be downloaded, or pass --model-dir with a folder holding model.onnx and tokenizer.json"
-	fixORT       = "run `make setup` to install ONNX Runtime, or pass --ort-lib with the path of libonnxruntime.so (version 1.24 or newer)"
-	fixModelName = "pass --model with one of the known names, or --model-dir with a folder holding model.onnx, tokenizer.json and a model.json"
-	fixModelJSON = "fix model.json in the model folder: {\"pooling\": \"mean\" or \"cls\", \"max_length\": 512, \"query_prefix\": \"...\", \"passage_prefix\": \"...\", \"lowercase\": true or false, \"name\": \"...\"}"
-	fixModel     = "check that the model files are readable and complete; delete them to have them downloaded again, or pass --model-dir"
-	fixEmbedder  = "check that model.onnx and tokenizer.json are complete (delete them to have them downloaded again) and that ONNX Runtime is 1.24 or newer"
-	fixIndex     = "check that the index folder is readable and writable (--index-folder), or move it away to have it rebuilt"
-	fixStore     = "check that the database of --store (or MICRO_RAG_STORE) is reachable, that the URL's user, password, database and sslmode are right, and that the role may use the schema (docs/storage-layout.md, Storage backends)"
+	fixModelDir   = "point --model-dir (or $MICRO_RAG_MODEL_DIR) at a folder holding model.onnx and tokenizer.json, or unset it to use the cached model"
+	fixDownload   = "let this machine reach the network once so the model can be downloaded, or pass --model-dir with a folder holding model.onnx and tokenizer.json"
+	fixBuiltModel = "run `make setup`, which builds this model from the fp32 one (scripts/quantize.sh), or pass --model all-MiniLM-L6-v2"
+	fixORT        = "run `make setup` to install ONNX Runtime, or pass --ort-lib with the path of libonnxruntime.so (version 1.24 or newer)"
+	fixModelName  = "pass --model with one of the known names, or --model-dir with a folder holding model.onnx, tokenizer.json and a model.json"
+	fixModelJSON  = "fix model.json in the model folder: {\"pooling\": \"mean\" or \"cls\", \"max_length\": 512, \"query_prefix\": \"...\", \"passage_prefix\": \"...\", \"lowercase\": true or false, \"name\": \"...\"}"
+	fixModel      = "check that the model files are readable and complete; delete them to have them downloaded again, or pass --model-dir"
+	fixEmbedder   = "check that model.onnx and tokenizer.json are complete (delete them to have them downloaded again) and that ONNX Runtime is 1.24 or newer"
+	fixIndex      = "check that the index folder is readable and writable (--index-folder), or move it away to have it rebuilt"
+	fixStore      = "check that the database of --store (or MICRO_RAG_STORE) is reachable, that the URL's user, password, database and sslmode are right, and that the role may use the schema (docs/storage-layout.md, Storage backends)"
 )
 
 func loadErr(cause error, fix string) error { return &LoadError{Cause: cause, Fix: fix} }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,7 @@ func TestSwitchingModelsRebuilds(t *testing.T) { eachBackend(t, testSwitchingMod
 func testSwitchingModelsRebuilds(t *testing.T, store index.StoreURL) {
 	data, idx := t.TempDir(), t.TempDir()
 	writeCorpus(t, data, corpus)
-	steps := []string{model.ModelName, model.Int8Name, "bge-small-en-v1.5-int8", "bge-small-zh-v1.5-int8", model.ModelName}
+	steps := []string{model.ModelName, model.Int8Name, model.Q8Name, model.ModelName, "bge-small-en-v1.5-int8", "bge-small-zh-v1.5-int8", model.ModelName}
 	for i, name := range steps {
 		e := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: idx, Model: name})
 		if m := e.Status().Model; !strings.HasPrefix(m, name+" sha256:") {
@@ -44,6 +45,24 @@ func TestUnknownModelIsAClearError(t *testing.T) {
 	e.Start(context.Background())
 	defer e.Close()
 	if err := e.WaitModel(context.Background()); err == nil || !strings.Contains(err.Error(), `unknown model "MiniLM-fp8"`) {
+		t.Fatalf("WaitModel = %v", err)
+	}
+}
+
+// TestBuiltModelMissingIsAClearError: the q8 model has no file to
+// download; without it the error says how to build it, and nothing is
+// fetched.
+func TestBuiltModelMissingIsAClearError(t *testing.T) {
+	t.Setenv(model.EnvCacheDir, t.TempDir())
+	e, err := New(Config{DataFolder: t.TempDir(), Model: model.Q8Name, NoInitialReindex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Start(context.Background())
+	defer e.Close()
+	err = e.WaitModel(context.Background())
+	var le *LoadError
+	if !errors.As(err, &le) || le.Fix != fixBuiltModel || !strings.Contains(err.Error(), "model not found") {
 		t.Fatalf("WaitModel = %v", err)
 	}
 }

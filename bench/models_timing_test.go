@@ -38,7 +38,7 @@ func BenchmarkEmbedModels(b *testing.B) {
 	if q8files, err := q8.Locate(""); err == nil {
 		paths, names = append(paths, q8files.ONNX), append(names, "q8")
 	} else {
-		b.Logf("q8 model left out (make setup builds it): %v", err)
+		b.Logf("q8 model left out (make models builds it): %v", err)
 	}
 	if *embedReference != "" {
 		paths, names = append(paths, *embedReference), append(names, "reference")

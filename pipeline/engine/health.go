@@ -124,7 +124,9 @@ type run struct {
 
 // runSlot lets one run at a time use the index writer in this process.
 // Updates after file changes queue behind any run; an explicit reindex
-// waits only behind such an update, and is refused as busy otherwise.
+// waits behind such an update or the start-up indexing (a client that
+// connects and reindexes at once must not be refused), and is refused as
+// busy behind another explicit reindex.
 type runSlot struct {
 	sem     chan struct{}
 	current atomic.Pointer[run]
@@ -144,16 +146,23 @@ func (s *runSlot) acquire(ctx context.Context, activity string) (r *run, release
 		return take()
 	default:
 	}
-	if cur := s.current.Load(); activity != activityWatch && cur != nil && cur.activity != activityWatch {
+	if cur := s.current.Load(); activity != activityWatch && cur != nil && !queuesBehind(activity, cur.activity) {
 		return nil, nil, &BusyError{State: cur.state()}
 	}
-	// Behind an update after file changes (short), or an update behind anything.
+	// Behind an update after file changes (short) or the start-up indexing,
+	// or an update behind anything.
 	select {
 	case s.sem <- struct{}{}:
 		return take()
 	case <-ctx.Done():
 		return nil, nil, context.Cause(ctx)
 	}
+}
+
+// queuesBehind reports whether a run of activity waits for a running one
+// of activity cur instead of being refused.
+func queuesBehind(activity, cur string) bool {
+	return cur == activityWatch || (activity == activityReindex && cur == activityInitial)
 }
 
 func (r *run) state() IndexState {

@@ -141,8 +141,8 @@ type Config struct {
 type Status struct {
 	DataFolder  string `json:"data_folder"`
 	IndexFolder string `json:"index_folder"`
-	// Store is the database URL of the index with its password redacted,
-	// "" for the local index folder.
+	// Store is the database URL of the index with its password redacted
+	// and the schema it uses, "" for the local index folder.
 	Store       string    `json:"store"`
 	ModelReady  bool      `json:"-"` // Status of a running engine only
 	Model       string    `json:"model"`
@@ -798,7 +798,7 @@ func (e *Engine) NotEnabled() stages.SkipGroup {
 
 // Status reports what the index holds.
 func (e *Engine) Status() Status {
-	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Store: e.cfg.Store.String(), Reindexing: e.reindexing.Load()}
+	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Store: e.cfg.Store.Describe(e.namespace()), Reindexing: e.reindexing.Load()}
 	select {
 	case <-e.ready:
 	default:

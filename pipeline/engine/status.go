@@ -102,7 +102,7 @@ type DiskChanges struct {
 // ignore rules to count what changed since the last commit. A damaged
 // index is reported in the Status, not as an error.
 func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
-	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Store: e.cfg.Store.String(), Integrity: IntegrityOK,
+	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Store: e.cfg.Store.Describe(e.namespace()), Integrity: IntegrityOK,
 		Failed: []stages.Failure{}, Truncated: []stages.Failure{}, ChangedDisk: DiskChanges{Examples: []string{}}, Skipped: []stages.SkipGroup{}}
 	sum, err := e.readSummary(ctx)
 	if err == nil && e.cfg.Store.Local() {

@@ -17,10 +17,17 @@ import (
 type LoadError struct {
 	Cause error
 	Fix   string
+	// Retry says when loading is tried again ("" when it is not).
+	Retry string
+	retry bool // the cause may pass by itself: the engine tries again
 }
 
 func (e *LoadError) Error() string {
-	return fmt.Sprintf("the search engine could not start: %v. To fix: %s", e.Cause, e.Fix)
+	msg := fmt.Sprintf("the search engine could not start: %v. To fix: %s", e.Cause, e.Fix)
+	if e.Retry != "" {
+		msg += ". " + e.Retry
+	}
+	return msg
 }
 
 func (e *LoadError) Unwrap() error { return e.Cause }
@@ -39,6 +46,12 @@ const (
 )
 
 func loadErr(cause error, fix string) error { return &LoadError{Cause: cause, Fix: fix} }
+
+// retryLoadErr is a LoadError whose cause may pass (a network, a database):
+// the engine tries again.
+func retryLoadErr(cause error, fix string) error {
+	return &LoadError{Cause: cause, Fix: fix, retry: true}
+}
 
 // Activities a run can be, as IndexState and busy errors name them.
 const (
@@ -246,7 +259,7 @@ func (e *Engine) modelFailed() error {
 	case <-e.ready:
 		return e.loadErr
 	default:
-		return nil
+		return e.retrying()
 	}
 }
 

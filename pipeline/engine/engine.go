@@ -203,8 +203,8 @@ type Engine struct {
 	log   *slog.Logger
 	scope atomic.Pointer[activeScope] // what the latest run (or New) resolved
 
-	ready    chan struct{} // closed when the model and store are loaded (or failed for good)
-	loadErr  error
+	ready   chan struct{} // closed when the model and store are loaded (or failed for good)
+	loadErr error
 	// While a load that may succeed later is retried: the last failure,
 	// failed closed at the first one, nudge asking for a try now.
 	failure    atomic.Pointer[loadFailure]
@@ -212,12 +212,12 @@ type Engine struct {
 	failedOnce sync.Once
 	nudge      chan struct{}
 	version    schema.Version // of the loaded model
-	embedder *embed.Embedder
-	store    index.Backend
-	model    string
-	null     isearch.NullCosine // the model's null cosine (model.Model.Null)
-	chunking chunk.Config       // chunk.Default within the model's window
-	pdf      *extract.PDFEngine
+	embedder   *embed.Embedder
+	store      index.Backend
+	model      string
+	null       isearch.NullCosine // the model's null cosine (model.Model.Null)
+	chunking   chunk.Config       // chunk.Default within the model's window
+	pdf        *extract.PDFEngine
 
 	reindexing atomic.Bool
 	runs       runSlot

@@ -227,9 +227,10 @@ type Engine struct {
 	stop       context.CancelFunc
 	bg         sync.WaitGroup
 
-	waitingLogged bool        // the initial reindex said once that it waits for another process
-	waiting       atomic.Bool // the initial reindex waits for another process's lock
-	initialDue    atomic.Bool // the initial reindex is planned and has not run yet
+	waitingLogged bool                       // the initial reindex said once that it waits for another process
+	waiting       atomic.Bool                // the initial reindex waits for another process's lock
+	initialDue    atomic.Bool                // the initial reindex is planned and has not run yet
+	initialFailed atomic.Pointer[runFailure] // the initial reindex failed; retried
 
 	// after paces retries of failed updates (time.After); tests fire them
 	// by hand.
@@ -475,13 +476,14 @@ func (e *Engine) Start(ctx context.Context) {
 			}()
 		}
 		if !e.cfg.NoInitialReindex && !e.initialReindex(ctx) {
-			// Another process holds the index: try again while following
-			// its commits, so the folder is indexed once the lock is free
-			// even if that process died before finishing.
+			// Another process holds the index, or the run failed: try
+			// again (while following another process's commits, so the
+			// folder is indexed once the lock is free even if that process
+			// died before finishing).
 			e.bg.Add(1)
 			go func() {
 				defer e.bg.Done()
-				every(ctx, e.cfg.RefreshEvery, func() bool { return e.initialReindex(ctx) })
+				e.retryInitial(ctx)
 			}()
 		}
 		e.watch(ctx)
@@ -552,12 +554,42 @@ func (e *Engine) loadRetrying(ctx context.Context) error {
 	}
 }
 
+// retryInitial tries the start-up reindex again until it has run: every
+// RefreshEvery while another process holds the lock, with backoff
+// (nextRetry) after a failure, which IndexState reports meanwhile.
+func (e *Engine) retryInitial(ctx context.Context) {
+	var wait time.Duration
+	for {
+		if f := e.initialFailed.Load(); f != nil {
+			wait = nextRetry(wait)
+			e.initialFailed.Store(&runFailure{err: f.err, retryAt: time.Now().Add(wait)})
+		} else {
+			wait = e.cfg.RefreshEvery
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.after(wait):
+		}
+		if e.initialReindex(ctx) {
+			return
+		}
+	}
+}
+
+// runFailure is a failed start-up reindex that will be tried again.
+type runFailure struct {
+	err     string
+	retryAt time.Time
+}
+
 // initialReindex runs the start-up reindex and logs how it went. It
 // reports false when it could not run because another process holds the
-// index lock (the caller tries again later).
+// index lock, or when it failed (the caller tries again later).
 func (e *Engine) initialReindex(ctx context.Context) bool {
 	res, err := e.run(ctx, ReindexRequest{}, activityInitial, nil, nil)
 	e.initialDue.Store(false)
+	e.initialFailed.Store(nil)
 	var busy *BusyError
 	if errors.As(err, &busy) && !busy.State.Indexing {
 		e.waiting.Store(true)
@@ -574,7 +606,9 @@ func (e *Engine) initialReindex(ctx context.Context) bool {
 	case err != nil && ctx.Err() != nil:
 		e.log.Info("initial reindex cancelled; the index keeps its last commit")
 	case err != nil:
-		e.log.Error("initial reindex failed", "err", err)
+		e.log.Error("initial reindex failed; trying again", "err", err)
+		e.initialFailed.Store(&runFailure{err: err.Error()})
+		return false
 	default:
 		e.log.Info("initial reindex done", "added", res.FilesAdded, "updated", res.FilesUpdated,
 			"removed", res.FilesRemoved, "failed", res.FilesFailed, "chunks", res.ChunksTotal, "ms", res.ElapsedMS)
@@ -612,7 +646,7 @@ func (e *Engine) loadModel(ctx context.Context) error {
 			return loadErr(err, fixModelDir)
 		}
 		e.log.Info("model not cached: downloading it once", "model", m.Name, "dir", m.Dir())
-		if files, err = model.Ensure(ctx, m.Dir(), m.Hub, e.log); err != nil {
+		if files, err = model.Ensure(ctx, m.Dir(), hubOf(m), e.log); err != nil {
 			if ctx.Err() != nil {
 				return err
 			}
@@ -645,6 +679,9 @@ func (e *Engine) loadModel(ctx context.Context) error {
 	e.log.Info("model loaded", "model", version.Model, "ms", time.Since(start).Milliseconds())
 	return nil
 }
+
+// hubOf is where the model m is downloaded from (tests serve it locally).
+var hubOf = func(m model.Model) model.Source { return m.Hub }
 
 // openStore opens the index where Config.Store says.
 func (e *Engine) openStore(ctx context.Context, version schema.Version) (index.Backend, error) {
@@ -882,7 +919,7 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 		}
 		return ReindexResult{}, err
 	}
-	e.recordRun(activity, cfg.Walker.InScope, res.Failures)
+	e.recordRun(activity, cfg.Walker.InScope, res.Failures, paths == nil && req.PathGlob == "")
 	if pathGlob == nil && paths == nil {
 		g := stages.SkipGroup{}
 		for _, sg := range res.Skipped {

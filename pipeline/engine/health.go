@@ -81,6 +81,10 @@ type IndexState struct {
 	// committed only at the next checkpoint.
 	SearchableFiles  int `json:"searchable_files"`
 	SearchableChunks int `json:"searchable_chunks"`
+	// LastRunError is why the start-up indexing failed, and RetryAt when
+	// it is tried again ("" and zero unless it failed).
+	LastRunError string    `json:"last_run_error,omitempty"`
+	RetryAt      time.Time `json:"retry_at,omitzero"`
 }
 
 // Describe is a short account for people and models: "initial indexing,
@@ -209,6 +213,12 @@ func (e *Engine) IndexState() IndexState {
 	}
 	if e.waiting.Load() {
 		st := IndexState{Indexing: true, Activity: activityWaiting, Pending: true}
+		e.addSearchable(&st)
+		return st
+	}
+	if f := e.initialFailed.Load(); f != nil {
+		// Until the retry succeeds, what is searchable may lack any file.
+		st := IndexState{Activity: activityInitial + " failed", Pending: true, LastRunError: f.err, RetryAt: f.retryAt}
 		e.addSearchable(&st)
 		return st
 	}

@@ -229,3 +229,15 @@ func TestWireIndexNoteOnlyWhilePending(t *testing.T) {
 		}
 	}
 }
+
+// Search's note says that the last indexing failed, why, and when it is
+// tried again, rather than passing results off as complete.
+func TestIndexNoteAfterFailedRun(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.Local)
+	note := IndexNote(engine.IndexState{Activity: "initial indexing failed", Pending: true, LastRunError: "conn closed", RetryAt: at})
+	for _, want := range []string{"the last indexing failed (conn closed)", "tried again at 03:04:05", "results may be incomplete"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q lacks %q", note, want)
+		}
+	}
+}

@@ -2,10 +2,8 @@ package engine
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -52,18 +50,8 @@ func TestModelDownloadRetried(t *testing.T) {
 	t.Setenv(model.EnvCacheDir, t.TempDir())
 	t.Setenv(model.EnvModelDir, "")
 
-	e, err := New(Config{DataFolder: t.TempDir(), IndexFolder: t.TempDir(), ORTLibrary: ort,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := startFailing(t, Config{DataFolder: t.TempDir(), IndexFolder: t.TempDir(), ORTLibrary: ort}, "download model")
 	ctx := context.Background()
-	e.Start(ctx)
-	defer e.Close()
-	err = e.WaitModel(ctx)
-	if err == nil || !strings.Contains(err.Error(), "download model") || !strings.Contains(err.Error(), "trying again at") {
-		t.Fatalf("download failing: %v, want the failure and when it is tried again", err)
-	}
 	if _, err := e.Reindex(ctx, ReindexRequest{}, nil); err == nil || !strings.Contains(err.Error(), "trying again") {
 		t.Fatalf("reindex while the download fails: %v", err)
 	}

@@ -14,6 +14,24 @@ import (
 // A server started while its database is down tells search and reindex
 // why and when it tries again, and serves once the database is back: the
 // store connection is retried, not computed once.
+// startFailing starts a server's engine (with the initial reindex) whose
+// load fails with an error holding cause, tried again: it says when.
+func startFailing(t *testing.T, cfg Config, cause string) *Engine {
+	t.Helper()
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Start(context.Background())
+	t.Cleanup(func() { e.Close() })
+	err = e.WaitModel(context.Background())
+	if err == nil || !strings.Contains(err.Error(), cause) || !strings.Contains(err.Error(), "trying again at") {
+		t.Fatalf("load failing: %v, want %q and when it is tried again", err, cause)
+	}
+	return e
+}
+
 func TestStoreDownAtStartRecovers(t *testing.T) {
 	srv, err := pgtest.Start() // its own: this test stops it
 	if err != nil {
@@ -25,18 +43,8 @@ func TestStoreDownAtStartRecovers(t *testing.T) {
 	}
 	data := t.TempDir()
 	writeCorpus(t, data, corpus)
-	e, err := New(Config{DataFolder: data, IndexFolder: t.TempDir(), Store: storeURL(t, srv.DSN("postgres")+"&connect_timeout=2"),
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := startFailing(t, Config{DataFolder: data, IndexFolder: t.TempDir(), Store: storeURL(t, srv.DSN("postgres")+"&connect_timeout=2")}, "open index")
 	ctx := context.Background()
-	e.Start(ctx)
-	defer e.Close()
-	err = e.WaitModel(ctx)
-	if err == nil || !strings.Contains(err.Error(), "open index") || !strings.Contains(err.Error(), "trying again at") {
-		t.Fatalf("store down: %v, want the store's error and when it is tried again", err)
-	}
 	if _, err := e.Search(ctx, SearchRequest{Query: "bread", TopK: 3}); err == nil || !strings.Contains(err.Error(), "trying again") {
 		t.Fatalf("search while the store is down: %v", err)
 	}

@@ -119,22 +119,6 @@ func TestWireResourceNotFoundCode(t *testing.T) {
 	}
 }
 
-// A tool name of another JSON type is an invalid parameter (-32602), not
-// an invalid request.
-func TestWireToolNameNotString(t *testing.T) {
-	in, lines := stubSession(t, &stubEngine{})
-	for i, name := range []string{`123`, `{"a":1}`, `true`} {
-		send(t, in, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%s,"arguments":{}}}`, i+1, name))
-		if line := next(t, lines); errorCode(t, line) != -32602 || !strings.Contains(line, "name must be a string") {
-			t.Errorf("name %s: %s, want error -32602", name, line)
-		}
-	}
-	send(t, in, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"search","arguments":{"query":"x"}}}`)
-	if line := next(t, lines); strings.Contains(line, `"error"`) {
-		t.Errorf("a string name: %s", line)
-	}
-}
-
 // An error of several lines reaches the client with real line breaks,
 // not an escaped \x0a; other controls stay escaped.
 func TestWireReindexErrorLines(t *testing.T) {

@@ -59,7 +59,7 @@ type commitTx struct {
 func (w *Writer) Commit(end RunEnd) error { return w.commit(end) }
 
 func (w *Writer) commit(end RunEnd) (err error) {
-	if !w.dirty && !(end == EndOfRun && w.rebuilt) {
+	if !w.dirty && !(end == EndOfRun && (w.rebuilt || w.midRun)) {
 		return nil
 	}
 	defer func() {
@@ -302,6 +302,7 @@ func (tx *commitTx) publish() error {
 	w.pending.Reset()
 	w.addVecs, w.addIDs, w.removeIDs, w.addDocs = w.addVecs[:0], w.addIDs[:0], w.removeIDs[:0], w.addDocs[:0]
 	w.dirty, w.forceMerge = false, false
+	w.midRun = tx.end == MidRun
 	if tx.merge {
 		s.log.Debug("merged vector segments into faiss.index", "vectors", tx.doc.FaissNtotal)
 	}

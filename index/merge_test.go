@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -551,5 +552,56 @@ func TestLockedMergeFileKept(t *testing.T) {
 	w.Close()
 	if got := mergeFiles(t, dir); len(got) != 0 {
 		t.Fatalf("merge files after the lock went: %v", got)
+	}
+}
+
+// TestLastReindexKeptByEveryCommit: a run whose checkpoint committed all
+// its work still records when it ended, and a background merge installed
+// after the run keeps that time (status once said "never" after both).
+func TestLastReindexKeptByEveryCommit(t *testing.T) {
+	var clock atomic.Int64 // read by the merge's goroutine too
+	at := func(h int) time.Time { return time.Date(2030, 1, 2, h, 0, 0, 0, time.UTC) }
+	clock.Store(at(1).Unix())
+	dir, s, w, rng := mergingStore(t, Options{Clock: func() time.Time { return time.Unix(clock.Load(), 0) }})
+	started, release := blockWrites(s)
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the store closes, should the test fail early
+	crossMerge(t, w, rng)
+	<-started // the merge is written while the next run goes on
+
+	clock.Store(at(2).Unix())
+	putFile(t, w, rng, "late.md", 2)
+	if err := w.Commit(MidRun); err != nil { // a checkpoint takes all the run's work
+		t.Fatal(err)
+	}
+	if err := w.Commit(EndOfRun); err != nil {
+		t.Fatal(err)
+	}
+	want := at(2).Format(time.RFC3339)
+	if doc, _ := readDoc(t, dir); doc.LastReindex != want {
+		t.Fatalf("after a run that ended with a checkpoint: last reindex %q, want %q", doc.LastReindex, want)
+	}
+	gen := func() int64 { doc, _ := readDoc(t, dir); return doc.Generation }
+	before := gen()
+	w.Close()
+	free()
+	if err := s.WaitMerge(); err != nil {
+		t.Fatal(err)
+	}
+	if gen() == before {
+		t.Fatal("the background merge was not committed")
+	}
+	sum, err := ReadSummary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.LastReindex != want {
+		t.Fatalf("after a background merge: last reindex %q, want %q", sum.LastReindex, want)
+	}
+	if snap := s.Acquire(); snap == nil || snap.LastReindex() != want {
+		t.Fatalf("the store's snapshot lost the last reindex")
+	} else {
+		snap.Release()
 	}
 }

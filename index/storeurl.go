@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -117,6 +118,22 @@ func (u StoreURL) Backend() string { return u.backend }
 
 // Namespace is the schema the URL names with SchemaParam, or "".
 func (u StoreURL) Namespace() string { return u.namespace }
+
+// Describe is String with the schema the index uses: the URL's own, else
+// namespace (the data folder's, Namespace). "" for the local folder.
+func (u StoreURL) Describe(namespace string) string {
+	if u.Local() {
+		return ""
+	}
+	raw, err := url.Parse(u.raw)
+	if err != nil {
+		return u.String()
+	}
+	q := raw.Query()
+	q.Set(SchemaParam, cmp.Or(u.namespace, namespace))
+	raw.RawQuery = q.Encode()
+	return RedactURL(raw.String())
+}
 
 // String is the URL with its password replaced by xxxxx: safe to log and
 // show. "" for the local folder.

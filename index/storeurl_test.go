@@ -170,3 +170,25 @@ func TestOpenBackendRegistered(t *testing.T) {
 		t.Errorf("opener got URL %s, namespace %q, options %+v", RedactURL(got.URL), got.Namespace, got.Options)
 	}
 }
+
+// What status prints names the schema the index uses: the URL's own, or
+// the data folder's.
+func TestStoreURLDescribe(t *testing.T) {
+	u, err := ParseStoreURL("postgres://rag:" + secret + "@localhost/docs?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := u.Describe("rag_docs_1234"); !strings.Contains(got, "schema=rag_docs_1234") || strings.Contains(got, secret) || !strings.Contains(got, "sslmode=disable") {
+		t.Errorf("Describe: %q", got)
+	}
+	u, err = ParseStoreURL("postgres://rag@localhost/docs?schema=team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := u.Describe("rag_docs_1234"); !strings.Contains(got, "schema=team") || strings.Contains(got, "rag_docs_1234") {
+		t.Errorf("Describe with the URL's schema: %q", got)
+	}
+	if got := (StoreURL{}).Describe("x"); got != "" {
+		t.Errorf("local folder: %q", got)
+	}
+}

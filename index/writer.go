@@ -36,6 +36,10 @@ type Writer struct {
 	dirty      bool
 	forceMerge bool
 	rebuilt    bool
+	// midRun: a checkpoint committed since the run's last commit, so the
+	// run's end must be committed even with nothing left to write, or the
+	// index never records when the run completed.
+	midRun bool
 }
 
 // Begin takes index.lock and prepares a writer over the committed index. It

@@ -12,6 +12,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"regexp"
 	rpprof "runtime/pprof"
 	"strings"
 	"time"
@@ -115,9 +116,23 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage:\n  %s\n\nOptions:\n", synopsis)
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	return fs
+}
+
+// flagLine is the start of a flag's line in flag.PrintDefaults.
+var flagLine = regexp.MustCompile(`(?m)^  -`)
+
+// printFlags is flag.PrintDefaults with each flag spelt --name, as the
+// README and the error messages spell it.
+func printFlags(fs *flag.FlagSet) {
+	out := fs.Output()
+	var b strings.Builder
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+	io.WriteString(out, flagLine.ReplaceAllString(b.String(), "  --"))
 }
 
 // parseFlags parses args, allowing positional arguments between flags
@@ -174,16 +189,20 @@ func addUsageNote(fs *flag.FlagSet, note string) {
 
 // required reports a usage error (with usage on stderr) when any named flag is empty.
 func required(fs *flag.FlagSet, names ...string) error {
-	var missing []string
+	var missing, what []string
 	for _, n := range names {
-		if fs.Lookup(n).Value.String() == "" {
+		if f := fs.Lookup(n); f.Value.String() == "" {
 			missing = append(missing, "--"+n)
+			what = append(what, "--"+n+": "+strings.TrimSuffix(f.Usage, " (required)"))
 		}
 	}
 	if len(missing) == 0 {
 		return nil
 	}
-	return withUsage(fs, usageErr("missing required flag(s): %s", strings.Join(missing, ", ")))
+	// One line a client's log shows whole: what is missing, what each is,
+	// and where to add it.
+	return withUsage(fs, usageErr("missing required flag(s): %s (%s); add them to the command line (for a server, in the MCP client's configuration)",
+		strings.Join(missing, ", "), strings.Join(what, "; ")))
 }
 
 // parseExts normalises "--exts" (engine.ParseExts) as a usage error.

@@ -82,7 +82,7 @@ func TestFlagErrors(t *testing.T) {
 	}{
 		{"no flags", nil, 2, []string{"missing required flag(s): --data-folder, --title, --inst"}, true},
 		{"missing inst", []string{"--data-folder", dir, "--title", "t"}, 2, []string{"--inst"}, true},
-		{"missing title", []string{"--data-folder", dir, "--inst", "i"}, 2, []string{"--title"}, true},
+		{"missing title", []string{"--data-folder", dir, "--inst", "i"}, 2, []string{"missing required flag(s): --title (--title: MCP server name shown to clients); add them"}, true},
 		{"unknown flag", []string{"--data-folder", dir, "--title", "t", "--inst", "i", "--bogus"}, 2, []string{"micro-rag-mcp: unknown flag --bogus\nRun 'micro-rag-mcp --help' for usage."}, false},
 		{"misspelt flag", []string{"search", "--data-folder", dir, "--topk", "3", "q"}, 2, []string{"micro-rag-mcp: unknown flag --topk (did you mean --top-k?)\nRun 'micro-rag-mcp search --help' for usage."}, false},
 		{"short flag", []string{"reindex", "--data", dir}, 2, []string{"unknown flag --data (did you mean --data-folder?)"}, false},
@@ -136,6 +136,9 @@ func TestVersionAndHelp(t *testing.T) {
 		t.Errorf("--version: code %d, stdout %q", code, stdout)
 	}
 	code, stdout, _ = runBinary(t, "--help")
+	if strings.Contains(stdout, "\n  -data-folder") || !strings.Contains(stdout, "\n  --data-folder string\n") {
+		t.Errorf("--help spells flags with one dash, the README with two:\n%s", stdout)
+	}
 	if code != 0 || !strings.Contains(stdout, "--data-folder") || !strings.Contains(stdout, "--inst") {
 		t.Errorf("--help: code %d, stdout %q", code, stdout)
 	}

@@ -115,7 +115,8 @@ func TestStoreOnPostgres(t *testing.T) {
 	var store string
 	json.Unmarshal(m["store"], &store)
 	if code != 0 || string(m["integrity"]) != `"ok"` || string(m["files"]) == "0" ||
-		store != index.RedactURL(dsn) || !strings.Contains(store, "xxxxx") {
+		!strings.HasPrefix(store, strings.Split(index.RedactURL(dsn), "?")[0]+"?") || !strings.Contains(store, "xxxxx") ||
+		!strings.Contains(store, "schema="+index.Namespace(data)) {
 		t.Errorf("status: exit %d, integrity %s, files %s, store %s\n%s", code, m["integrity"], m["files"], m["store"], stderr)
 	}
 	code, stdout, stderr = runBinaryEnv(t, env, "list", "--data-folder", data)

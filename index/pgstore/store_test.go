@@ -588,3 +588,26 @@ func TestQueriesPlannedWithTheirValues(t *testing.T) {
 		t.Errorf("plan_cache_mode %q, want force_custom_plan", mode)
 	}
 }
+
+// A run whose checkpoint committed all its work still records when it
+// ended (status once said "never" after such a run).
+func TestLastReindexAfterCheckpoint(t *testing.T) {
+	dsn := pgtest.Database(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	at := time.Date(2030, 1, 2, 3, 0, 0, 0, time.UTC)
+	s, err := Open(context.Background(), dsn, "idx", testVersion, Options{Clock: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	u := begin(t, s)
+	defer u.Close()
+	put(t, u, makeDoc(rng, "a.md", "The only passage."))
+	commit(t, u, schema.MidRun)
+	commit(t, u, schema.EndOfRun)
+	v := s.acquire()
+	defer v.Release()
+	if got, want := v.LastReindex(), at.Format(time.RFC3339); got != want {
+		t.Fatalf("last reindex %q, want %q", got, want)
+	}
+}

@@ -41,6 +41,9 @@ type Updater struct {
 	rebuilt   bool // the index is another model's: the first commit resets it
 	reset     bool // the reset is still to be committed
 	dirty     bool
+	// midRun: a checkpoint committed since the run's last commit; the
+	// run's end is committed even with nothing left, to record its time.
+	midRun bool
 }
 
 var errClosed = errors.New("postgres: the index writer is closed")
@@ -248,7 +251,7 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 	if u.s == nil {
 		return errClosed
 	}
-	if !u.dirty && !(end == schema.EndOfRun && u.reset) {
+	if !u.dirty && !(end == schema.EndOfRun && (u.reset || u.midRun)) {
 		return nil
 	}
 	ctx := context.Background()
@@ -459,6 +462,7 @@ func (u *Updater) published(ctx context.Context, gen int64, last string, lex *le
 	u.addRecs, u.addVecs, u.addDocs, u.removeIDs = nil, nil, nil, nil
 	u.changed = map[string]bool{}
 	u.dirty, u.reset = false, false
+	u.midRun = last == "" // a checkpoint
 	return nil
 }
 

@@ -309,8 +309,29 @@ func ortLibrary(flag, exeDir string) (string, error) {
 		}
 		return abs, nil
 	}
-	return "", fmt.Errorf("ONNX Runtime library (1.24 or newer) not found: %w (run `make setup`, or pass --ort-lib or set %s)", errors.Join(errs...), EnvORTLib)
+	return "", &ORTNotFoundError{Tried: errs}
 }
+
+// ORTNotFoundError says that no ONNX Runtime library was found, and where
+// it was looked for.
+type ORTNotFoundError struct {
+	Tried []error
+}
+
+func (e *ORTNotFoundError) Error() string {
+	return e.Cause() + fmt.Sprintf(" (run `make setup`, or pass --ort-lib or set %s)", EnvORTLib)
+}
+
+// Cause is Error without the fix, for a caller that states its own.
+func (e *ORTNotFoundError) Cause() string {
+	tried := make([]string, len(e.Tried))
+	for i, err := range e.Tried {
+		tried[i] = err.Error()
+	}
+	return "ONNX Runtime library (1.24 or newer) not found: " + strings.Join(tried, "; ")
+}
+
+func (e *ORTNotFoundError) Unwrap() []error { return e.Tried }
 
 // regularFile fails unless p (after symlinks) is a non-empty regular file.
 func regularFile(p string) error {

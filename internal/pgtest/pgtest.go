@@ -424,3 +424,21 @@ func randomHex(n int) string {
 	}
 	return hex.EncodeToString(b)
 }
+
+// Pause stops the server and keeps its data; Resume starts it again on the
+// same port: a database that goes away and comes back.
+func (s *Server) Pause() error {
+	if out, err := s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-m", "fast", "-w", "stop"); err != nil {
+		return fmt.Errorf("pg_ctl stop: %w: %s", err, out)
+	}
+	return nil
+}
+
+// Resume starts a paused server on its port.
+func (s *Server) Resume() error {
+	opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c fsync=off -c max_connections=200", s.Port)
+	if out, err := s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-l", filepath.Join(s.dir, "log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
+		return fmt.Errorf("pg_ctl start: %w: %s", err, out)
+	}
+	return nil
+}

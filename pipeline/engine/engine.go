@@ -141,8 +141,8 @@ type Config struct {
 type Status struct {
 	DataFolder  string `json:"data_folder"`
 	IndexFolder string `json:"index_folder"`
-	// Store is the database URL of the index with its password redacted,
-	// "" for the local index folder.
+	// Store is the database URL of the index with its password redacted
+	// and the schema it uses, "" for the local index folder.
 	Store       string    `json:"store"`
 	ModelReady  bool      `json:"-"` // Status of a running engine only
 	Model       string    `json:"model"`
@@ -203,14 +203,21 @@ type Engine struct {
 	log   *slog.Logger
 	scope atomic.Pointer[activeScope] // what the latest run (or New) resolved
 
-	ready    chan struct{} // closed when the model and store are loaded (or failed)
-	loadErr  error
-	embedder *embed.Embedder
-	store    index.Backend
-	model    string
-	null     isearch.NullCosine // the model's null cosine (model.Model.Null)
-	chunking chunk.Config       // chunk.Default within the model's window
-	pdf      *extract.PDFEngine
+	ready   chan struct{} // closed when the model and store are loaded (or failed for good)
+	loadErr error
+	// While a load that may succeed later is retried: the last failure,
+	// failed closed at the first one, nudge asking for a try now.
+	failure    atomic.Pointer[loadFailure]
+	failed     chan struct{}
+	failedOnce sync.Once
+	nudge      chan struct{}
+	version    schema.Version // of the loaded model
+	embedder   *embed.Embedder
+	store      index.Backend
+	model      string
+	null       isearch.NullCosine // the model's null cosine (model.Model.Null)
+	chunking   chunk.Config       // chunk.Default within the model's window
+	pdf        *extract.PDFEngine
 
 	reindexing atomic.Bool
 	runs       runSlot
@@ -220,9 +227,10 @@ type Engine struct {
 	stop       context.CancelFunc
 	bg         sync.WaitGroup
 
-	waitingLogged bool        // the initial reindex said once that it waits for another process
-	waiting       atomic.Bool // the initial reindex waits for another process's lock
-	initialDue    atomic.Bool // the initial reindex is planned and has not run yet
+	waitingLogged bool                       // the initial reindex said once that it waits for another process
+	waiting       atomic.Bool                // the initial reindex waits for another process's lock
+	initialDue    atomic.Bool                // the initial reindex is planned and has not run yet
+	initialFailed atomic.Pointer[runFailure] // the initial reindex failed; retried
 
 	// after paces retries of failed updates (time.After); tests fire them
 	// by hand.
@@ -271,6 +279,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{runs: newRunSlot(), cfg: cfg, log: cfg.Logger, ready: make(chan struct{}), stop: func() {}, after: time.After,
+		failed: make(chan struct{}), nudge: make(chan struct{}, 1),
 		pdf: extract.NewPDFEngine(extract.PDFOptions{}, cfg.Logger)}
 	// Until a run resolves it against the index's files, the watcher and
 	// status use the record as the request changes it.
@@ -441,13 +450,15 @@ func resolveDir(p string) (string, error) {
 }
 
 // Start locates (or downloads) and loads the model in the background, then
-// runs the initial reindex unless NoInitialReindex. It returns at once.
+// runs the initial reindex unless NoInitialReindex. It returns at once. A
+// load that fails for a reason that may pass (no network for the model's
+// download, the database of --store down) is tried again with backoff.
 func (e *Engine) Start(ctx context.Context) {
 	ctx, e.stop = context.WithCancel(ctx)
 	e.bg.Add(1)
 	go func() {
 		defer e.bg.Done()
-		e.loadErr = e.load(ctx)
+		e.loadErr = e.loadRetrying(ctx)
 		// Set before ready: a search answered between the model loading and
 		// the run starting must still know that the run is coming.
 		e.initialDue.Store(e.loadErr == nil && !e.cfg.NoInitialReindex)
@@ -465,25 +476,120 @@ func (e *Engine) Start(ctx context.Context) {
 			}()
 		}
 		if !e.cfg.NoInitialReindex && !e.initialReindex(ctx) {
-			// Another process holds the index: try again while following
-			// its commits, so the folder is indexed once the lock is free
-			// even if that process died before finishing.
+			// Another process holds the index, or the run failed: try
+			// again (while following another process's commits, so the
+			// folder is indexed once the lock is free even if that process
+			// died before finishing).
 			e.bg.Add(1)
 			go func() {
 				defer e.bg.Done()
-				every(ctx, e.cfg.RefreshEvery, func() bool { return e.initialReindex(ctx) })
+				e.retryInitial(ctx)
 			}()
 		}
 		e.watch(ctx)
 	}()
 }
 
+// Loading that failed for a reason that may pass is tried again after
+// loadRetryFirst, then after twice the previous wait up to loadRetryMax
+// (the database's return is noticed within that), and sooner when a
+// search or reindex asks once loadRetryFirst has passed since the last try.
+const (
+	loadRetryFirst = time.Second
+	loadRetryMax   = 5 * time.Second
+)
+
+// loadFailure is a failed load that will be tried again.
+type loadFailure struct {
+	err     *LoadError
+	attempt int
+	retryAt time.Time
+}
+
+// Error is the load error with when it is tried again.
+func (f *loadFailure) Error() string {
+	le := *f.err
+	le.Retry = fmt.Sprintf("Tried %d times; trying again at %s (in %s), and at the next search or reindex after that",
+		f.attempt, f.retryAt.Local().Format("15:04:05"), max(0, time.Until(f.retryAt)).Round(time.Second))
+	return le.Error()
+}
+
+func (f *loadFailure) Unwrap() error { return f.err }
+
+// loadRetrying loads the model and the store, trying again while the
+// failure is one that may pass; it returns nil once loaded, or the error
+// that trying again cannot fix (or ctx's).
+func (e *Engine) loadRetrying(ctx context.Context) error {
+	wait := time.Duration(0)
+	for attempt := 1; ; attempt++ {
+		last := time.Now()
+		err := e.load(ctx)
+		var le *LoadError
+		// A one-shot command (no initial reindex) reports the failure and exits.
+		if err == nil || ctx.Err() != nil || !errors.As(err, &le) || !le.retry || e.cfg.NoInitialReindex {
+			e.failure.Store(nil)
+			return err
+		}
+		wait = min(max(2*wait, loadRetryFirst), loadRetryMax)
+		f := &loadFailure{err: le, attempt: attempt, retryAt: last.Add(wait)}
+		e.failure.Store(f)
+		e.failedOnce.Do(func() { close(e.failed) })
+		e.log.Warn("loading failed; trying again", "err", le, "retry_in", wait)
+		timer := time.NewTimer(wait)
+	waiting:
+		for {
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return ctx.Err()
+			case <-timer.C:
+				break waiting
+			case <-e.nudge:
+				if time.Since(last) >= loadRetryFirst {
+					timer.Stop()
+					break waiting
+				}
+			}
+		}
+	}
+}
+
+// retryInitial tries the start-up reindex again until it has run: every
+// RefreshEvery while another process holds the lock, with backoff
+// (nextRetry) after a failure, which IndexState reports meanwhile.
+func (e *Engine) retryInitial(ctx context.Context) {
+	var wait time.Duration
+	for {
+		if f := e.initialFailed.Load(); f != nil {
+			wait = nextRetry(wait)
+			e.initialFailed.Store(&runFailure{err: f.err, retryAt: time.Now().Add(wait)})
+		} else {
+			wait = e.cfg.RefreshEvery
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.after(wait):
+		}
+		if e.initialReindex(ctx) {
+			return
+		}
+	}
+}
+
+// runFailure is a failed start-up reindex that will be tried again.
+type runFailure struct {
+	err     string
+	retryAt time.Time
+}
+
 // initialReindex runs the start-up reindex and logs how it went. It
 // reports false when it could not run because another process holds the
-// index lock (the caller tries again later).
+// index lock, or when it failed (the caller tries again later).
 func (e *Engine) initialReindex(ctx context.Context) bool {
 	res, err := e.run(ctx, ReindexRequest{}, activityInitial, nil, nil)
 	e.initialDue.Store(false)
+	e.initialFailed.Store(nil)
 	var busy *BusyError
 	if errors.As(err, &busy) && !busy.State.Indexing {
 		e.waiting.Store(true)
@@ -500,7 +606,9 @@ func (e *Engine) initialReindex(ctx context.Context) bool {
 	case err != nil && ctx.Err() != nil:
 		e.log.Info("initial reindex cancelled; the index keeps its last commit")
 	case err != nil:
-		e.log.Error("initial reindex failed", "err", err)
+		e.log.Error("initial reindex failed; trying again", "err", err)
+		e.initialFailed.Store(&runFailure{err: err.Error()})
+		return false
 	default:
 		e.log.Info("initial reindex done", "added", res.FilesAdded, "updated", res.FilesUpdated,
 			"removed", res.FilesRemoved, "failed", res.FilesFailed, "chunks", res.ChunksTotal, "ms", res.ElapsedMS)
@@ -508,7 +616,25 @@ func (e *Engine) initialReindex(ctx context.Context) bool {
 	return true
 }
 
+// load loads the model (once) and opens the store. Each part is kept
+// once loaded, so a retry after a store failure does not reload the model.
 func (e *Engine) load(ctx context.Context) error {
+	if e.embedder == nil {
+		if err := e.loadModel(ctx); err != nil {
+			return err
+		}
+	}
+	store, err := e.openStore(ctx, e.version)
+	if err != nil {
+		return err
+	}
+	e.store = store
+	e.log.Info("model ready", "model", e.version.Model)
+	return nil
+}
+
+// loadModel locates (or downloads) the model and starts the embedder.
+func (e *Engine) loadModel(ctx context.Context) error {
 	start := time.Now()
 	m, err := e.resolveModel()
 	if err != nil {
@@ -523,14 +649,18 @@ func (e *Engine) load(ctx context.Context) error {
 			return loadErr(err, fixBuiltModel)
 		}
 		e.log.Info("model not cached: downloading it once", "model", m.Name, "dir", m.Dir())
-		if files, err = model.Ensure(ctx, m.Dir(), m.Hub, e.log); err != nil {
+		if files, err = model.Ensure(ctx, m.Dir(), hubOf(m), e.log); err != nil {
 			if ctx.Err() != nil {
 				return err
 			}
-			return loadErr(fmt.Errorf("download model: %w", err), fixDownload)
+			return retryLoadErr(fmt.Errorf("download model: %w", err), fixDownload)
 		}
 	}
 	lib, err := model.ORTLibrary(e.cfg.ORTLibrary)
+	var notFound *model.ORTNotFoundError
+	if errors.As(err, &notFound) {
+		return loadErr(errors.New(notFound.Cause()), fixORT) // the fix once, from fixORT
+	}
 	if err != nil {
 		return loadErr(err, fixORT)
 	}
@@ -547,16 +677,14 @@ func (e *Engine) load(ctx context.Context) error {
 		emb.Close()
 		return loadErr(err, fixModel)
 	}
-	store, err := e.openStore(ctx, version)
-	if err != nil {
-		emb.Close()
-		return err
-	}
-	e.embedder, e.store, e.model, e.chunking = emb, store, version.Model, chunking
+	e.embedder, e.version, e.model, e.chunking = emb, version, version.Model, chunking
 	e.null = isearch.NullCosine(m.Null)
-	e.log.Info("model ready", "model", version.Model, "ms", time.Since(start).Milliseconds())
+	e.log.Info("model loaded", "model", version.Model, "ms", time.Since(start).Milliseconds())
 	return nil
 }
+
+// hubOf is where the model m is downloaded from (tests serve it locally).
+var hubOf = func(m model.Model) model.Source { return m.Hub }
 
 // openStore opens the index where Config.Store says.
 func (e *Engine) openStore(ctx context.Context, version schema.Version) (index.Backend, error) {
@@ -571,7 +699,7 @@ func (e *Engine) openStore(ctx context.Context, version schema.Version) (index.B
 	}
 	store, err := index.OpenBackend(ctx, e.cfg.Store, e.namespace(), version, opts)
 	if err != nil {
-		return nil, loadErr(fmt.Errorf("open index: %w", err), fixStore)
+		return nil, retryLoadErr(fmt.Errorf("open index: %w", e.scrub(err)), fixStore)
 	}
 	e.log.Info("index store", "store", e.cfg.Store.String())
 	return store, nil
@@ -678,14 +806,43 @@ func every(ctx context.Context, d time.Duration, f func() (done bool)) {
 	}
 }
 
-// WaitModel waits until the model is loaded or ctx ends.
+// WaitModel waits until the model is loaded or ctx ends. While a failed
+// load waits to be tried again it returns that failure at once (with when
+// the next try is) and asks for the try to come sooner.
 func (e *Engine) WaitModel(ctx context.Context) error {
+	if err := e.retrying(); err != nil {
+		return err
+	}
 	select {
 	case <-e.ready:
 		return e.loadErr
+	case <-e.failed:
+		if err := e.retrying(); err != nil {
+			return err
+		}
+		return e.WaitModel(ctx) // loaded since
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// retrying returns the failure of a load that will be tried again, and
+// nudges that try; nil once loaded or failed for good.
+func (e *Engine) retrying() error {
+	select {
+	case <-e.ready:
+		return nil
+	default:
+	}
+	f := e.failure.Load()
+	if f == nil {
+		return nil
+	}
+	select {
+	case e.nudge <- struct{}{}:
+	default:
+	}
+	return f
 }
 
 // Reindex runs one incremental reindex. It fails at once with ErrBusy when
@@ -765,7 +922,7 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 		}
 		return ReindexResult{}, err
 	}
-	e.recordRun(activity, cfg.Walker.InScope, res.Failures)
+	e.recordRun(activity, cfg.Walker.InScope, res.Failures, paths == nil && req.PathGlob == "")
 	if pathGlob == nil && paths == nil {
 		g := stages.SkipGroup{}
 		for _, sg := range res.Skipped {
@@ -801,7 +958,7 @@ func (e *Engine) NotEnabled() stages.SkipGroup {
 
 // Status reports what the index holds.
 func (e *Engine) Status() Status {
-	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Store: e.cfg.Store.String(), Reindexing: e.reindexing.Load()}
+	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Store: e.cfg.Store.Describe(e.namespace()), Reindexing: e.reindexing.Load()}
 	select {
 	case <-e.ready:
 	default:

@@ -17,10 +17,17 @@ import (
 type LoadError struct {
 	Cause error
 	Fix   string
+	// Retry says when loading is tried again ("" when it is not).
+	Retry string
+	retry bool // the cause may pass by itself: the engine tries again
 }
 
 func (e *LoadError) Error() string {
-	return fmt.Sprintf("the search engine could not start: %v. To fix: %s", e.Cause, e.Fix)
+	msg := fmt.Sprintf("the search engine could not start: %v. To fix: %s", e.Cause, e.Fix)
+	if e.Retry != "" {
+		msg += ". " + e.Retry
+	}
+	return msg
 }
 
 func (e *LoadError) Unwrap() error { return e.Cause }
@@ -40,6 +47,12 @@ const (
 )
 
 func loadErr(cause error, fix string) error { return &LoadError{Cause: cause, Fix: fix} }
+
+// retryLoadErr is a LoadError whose cause may pass (a network, a database):
+// the engine tries again.
+func retryLoadErr(cause error, fix string) error {
+	return &LoadError{Cause: cause, Fix: fix, retry: true}
+}
 
 // Activities a run can be, as IndexState and busy errors name them.
 const (
@@ -69,6 +82,10 @@ type IndexState struct {
 	// committed only at the next checkpoint.
 	SearchableFiles  int `json:"searchable_files"`
 	SearchableChunks int `json:"searchable_chunks"`
+	// LastRunError is why the start-up indexing failed, and RetryAt when
+	// it is tried again ("" and zero unless it failed).
+	LastRunError string    `json:"last_run_error,omitempty"`
+	RetryAt      time.Time `json:"retry_at,omitzero"`
 }
 
 // Describe is a short account for people and models: "initial indexing,
@@ -125,7 +142,9 @@ type run struct {
 
 // runSlot lets one run at a time use the index writer in this process.
 // Updates after file changes queue behind any run; an explicit reindex
-// waits only behind such an update, and is refused as busy otherwise.
+// waits behind such an update or the start-up indexing (a client that
+// connects and reindexes at once must not be refused), and is refused as
+// busy behind another explicit reindex.
 type runSlot struct {
 	sem     chan struct{}
 	current atomic.Pointer[run]
@@ -145,16 +164,23 @@ func (s *runSlot) acquire(ctx context.Context, activity string) (r *run, release
 		return take()
 	default:
 	}
-	if cur := s.current.Load(); activity != activityWatch && cur != nil && cur.activity != activityWatch {
+	if cur := s.current.Load(); activity != activityWatch && cur != nil && !queuesBehind(activity, cur.activity) {
 		return nil, nil, &BusyError{State: cur.state()}
 	}
-	// Behind an update after file changes (short), or an update behind anything.
+	// Behind an update after file changes (short) or the start-up indexing,
+	// or an update behind anything.
 	select {
 	case s.sem <- struct{}{}:
 		return take()
 	case <-ctx.Done():
 		return nil, nil, context.Cause(ctx)
 	}
+}
+
+// queuesBehind reports whether a run of activity waits for a running one
+// of activity cur instead of being refused.
+func queuesBehind(activity, cur string) bool {
+	return cur == activityWatch || (activity == activityReindex && cur == activityInitial)
 }
 
 func (r *run) state() IndexState {
@@ -188,6 +214,12 @@ func (e *Engine) IndexState() IndexState {
 	}
 	if e.waiting.Load() {
 		st := IndexState{Indexing: true, Activity: activityWaiting, Pending: true}
+		e.addSearchable(&st)
+		return st
+	}
+	if f := e.initialFailed.Load(); f != nil {
+		// Until the retry succeeds, what is searchable may lack any file.
+		st := IndexState{Activity: activityInitial + " failed", Pending: true, LastRunError: f.err, RetryAt: f.retryAt}
 		e.addSearchable(&st)
 		return st
 	}
@@ -238,7 +270,7 @@ func (e *Engine) modelFailed() error {
 	case <-e.ready:
 		return e.loadErr
 	default:
-		return nil
+		return e.retrying()
 	}
 }
 

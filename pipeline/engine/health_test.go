@@ -16,7 +16,7 @@ import (
 func TestRunSlot(t *testing.T) {
 	s := newRunSlot()
 	ctx := context.Background()
-	r, release, err := s.acquire(ctx, activityInitial)
+	r, release, err := s.acquire(ctx, activityReindex)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,11 @@ func TestRunSlot(t *testing.T) {
 	if !errors.As(err, &busy) || !errors.Is(err, ErrBusy) {
 		t.Fatalf("second run: %v, want a BusyError", err)
 	}
-	if msg := err.Error(); !strings.HasPrefix(msg, "initial indexing, 340 of 1,200 files, running for ") ||
+	// The start-up indexing, due to run, is refused too (the reindex does its work).
+	if _, _, err := s.acquire(ctx, activityInitial); !errors.Is(err, ErrBusy) {
+		t.Fatalf("initial indexing behind a reindex: %v, want busy", err)
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "reindex, 340 of 1,200 files, running for ") ||
 		!strings.HasSuffix(msg, "; nothing is committed yet, so search finds nothing until the first checkpoint commit (every 30 s by default)") {
 		t.Errorf("busy message %q", msg)
 	}
@@ -76,6 +80,34 @@ func TestRunSlot(t *testing.T) {
 		t.Errorf("cancelled wait: %v", err)
 	}
 	rel()
+}
+
+// A client that reindexes right after connecting meets the start-up
+// indexing: its reindex waits for it and then runs, rather than failing.
+func TestReindexWaitsForInitialIndexing(t *testing.T) {
+	s := newRunSlot()
+	ctx := context.Background()
+	_, release, err := s.acquire(ctx, activityInitial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		_, rel, err := s.acquire(ctx, activityReindex)
+		if err == nil {
+			rel()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("reindex during the start-up indexing returned before it ended: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	release()
+	if err := <-got; err != nil {
+		t.Fatalf("reindex after the start-up indexing: %v", err)
+	}
 }
 
 func TestBusyFromAnotherProcess(t *testing.T) {

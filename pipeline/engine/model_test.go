@@ -149,3 +149,17 @@ func TestModelNullIsReference(t *testing.T) {
 		}
 	}
 }
+
+// A missing ONNX Runtime is said on one line, with its fix once.
+func TestMissingRuntimeFixOnce(t *testing.T) {
+	e, err := New(Config{DataFolder: t.TempDir(), IndexFolder: t.TempDir(), ORTLibrary: filepath.Join(t.TempDir(), "libonnxruntime.so"), NoInitialReindex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Start(context.Background())
+	defer e.Close()
+	err = e.WaitModel(context.Background())
+	if err == nil || strings.Count(err.Error(), "make setup") != 1 || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "not found") {
+		t.Fatalf("missing runtime: %q, want one line naming the fix once", err)
+	}
+}

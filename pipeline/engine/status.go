@@ -61,10 +61,15 @@ func (e *Engine) writeLastRun(lr lastRun) {
 
 // recordRun updates LastRunFile after a run: failures inside the run's
 // scope, or met again by it (a broken rule file above the scope), are
-// replaced by this run's; the others are kept.
-func (e *Engine) recordRun(activity string, inScope func(string) bool, failures []stages.Failure) {
+// replaced by this run's; the others are kept. A failed run's error is
+// kept until a run over the whole folder (whole) succeeds: an update of
+// one file does not index what the failed run missed.
+func (e *Engine) recordRun(activity string, inScope func(string) bool, failures []stages.Failure, whole bool) {
 	prev := e.readLastRun()
 	next := lastRun{At: time.Now().UTC(), Activity: activity, Failures: failures}
+	if !whole {
+		next.Error = prev.Error
+	}
 	again := map[string]bool{}
 	for _, f := range failures {
 		again[f.Path] = true
@@ -102,7 +107,7 @@ type DiskChanges struct {
 // ignore rules to count what changed since the last commit. A damaged
 // index is reported in the Status, not as an error.
 func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
-	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Store: e.cfg.Store.String(), Integrity: IntegrityOK,
+	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Store: e.cfg.Store.Describe(e.namespace()), Integrity: IntegrityOK,
 		Failed: []stages.Failure{}, Truncated: []stages.Failure{}, ChangedDisk: DiskChanges{Examples: []string{}}, Skipped: []stages.SkipGroup{}}
 	sum, err := e.readSummary(ctx)
 	if err == nil && e.cfg.Store.Local() {

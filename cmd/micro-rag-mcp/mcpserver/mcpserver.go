@@ -355,7 +355,8 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 		return mcp.NewToolResultError("reindex cancelled; the previous index is still in use"), nil
 	case err != nil:
 		t.log.Warn("reindex failed", "err", err)
-		return mcp.NewToolResultError("reindex failed: " + term.Visible(err.Error())), nil
+		// Line breaks stay real: an error of several lines (the paths tried) reads as such.
+		return mcp.NewToolResultError("reindex failed: " + term.VisibleText(err.Error())), nil
 	}
 	text := fmt.Sprintf("Reindexed in %d ms: %d added, %d updated, %d removed, %d failed; %d chunks in the index, %d embedded by this run.",
 		res.ElapsedMS, res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded)
@@ -424,6 +425,10 @@ func NotEnabledNote(res []engine.Result, g stages.SkipGroup) string {
 func IndexNote(st engine.IndexState) string {
 	if st.ModelLoading {
 		return "Note: the search model is still loading, so nothing can be searched yet; try again in a few seconds."
+	}
+	if st.LastRunError != "" {
+		return fmt.Sprintf("Note: the last indexing failed (%s); it is tried again at %s; %s, so results may be incomplete.",
+			st.LastRunError, st.RetryAt.Local().Format("15:04:05"), st.Searchable())
 	}
 	return "Note: indexing is running (" + st.Describe() + "); " + st.Searchable() + ", so results may be incomplete."
 }

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 type stubEngine struct {
 	searching chan struct{}
 	state     engine.IndexState
+	reindex   error // what Reindex returns
 }
 
 func (e *stubEngine) Search(ctx context.Context, _ engine.SearchRequest) ([]engine.Result, error) {
@@ -31,7 +33,7 @@ func (e *stubEngine) Search(ctx context.Context, _ engine.SearchRequest) ([]engi
 	return nil, nil
 }
 func (e *stubEngine) Reindex(context.Context, engine.ReindexRequest, func(pipeline.Progress)) (engine.ReindexResult, error) {
-	return engine.ReindexResult{}, nil
+	return engine.ReindexResult{}, e.reindex
 }
 func (e *stubEngine) ReadChunk(_ context.Context, path string, i, _ int) (engine.Text, error) {
 	if path == "short.md" {
@@ -117,6 +119,24 @@ func TestWireResourceNotFoundCode(t *testing.T) {
 	}
 }
 
+// An error of several lines reaches the client with real line breaks,
+// not an escaped \x0a; other controls stay escaped.
+func TestWireReindexErrorLines(t *testing.T) {
+	in, lines := stubSession(t, &stubEngine{reindex: errors.New("first line\nsecond line\x1b[2J")})
+	send(t, in, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"reindex","arguments":{}}}`)
+	var m struct {
+		Result struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(next(t, lines)), &m); err != nil || len(m.Result.Content) == 0 {
+		t.Fatal(err)
+	}
+	if text := m.Result.Content[0].Text; text != "reindex failed: first line\nsecond line\\x1b[2J" {
+		t.Errorf("reindex error text %q", text)
+	}
+}
+
 func TestWireNoAnswerAfterCancel(t *testing.T) {
 	eng := &stubEngine{searching: make(chan struct{})}
 	in, lines := stubSession(t, eng)
@@ -190,6 +210,18 @@ func TestWireIndexNoteOnlyWhilePending(t *testing.T) {
 		}
 		if got := strings.Contains(line, `"index_state"`); got != tc.note {
 			t.Errorf("%+v: index_state %v, want %v: %s", tc.state, got, tc.note, line)
+		}
+	}
+}
+
+// Search's note says that the last indexing failed, why, and when it is
+// tried again, rather than passing results off as complete.
+func TestIndexNoteAfterFailedRun(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.Local)
+	note := IndexNote(engine.IndexState{Activity: "initial indexing failed", Pending: true, LastRunError: "conn closed", RetryAt: at})
+	for _, want := range []string{"the last indexing failed (conn closed)", "tried again at 03:04:05", "results may be incomplete"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q lacks %q", note, want)
 		}
 	}
 }

@@ -121,6 +121,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	if s.rep.Busy.Tool.Busy.Load()+s.rep.Busy.Tool.Missed.Load() == 0 {
+		s.busyAfterLoad(ctx)
+	}
 	s.final(ctx)
 	for _, srv := range s.servers {
 		r.ServerLogErrors += srv.logErrors()
@@ -357,6 +360,21 @@ func (s *soak) busyChecker(ctx context.Context) {
 		wait = s.cfg.BusyEvery
 		if !s.busyOnce(ctx) {
 			wait = 250 * time.Millisecond
+		}
+	}
+}
+
+// busyAfterLoad makes the busy check once the mixed load is over, when it
+// was never made during it: on a loaded machine the servers' updates after
+// the writer's changes can hold the lock whenever a forced reindex asks for
+// it; with the writer stopped the forced one takes it.
+func (s *soak) busyAfterLoad(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	for ctx.Err() == nil && !s.busyOnce(ctx) {
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
 		}
 	}
 }

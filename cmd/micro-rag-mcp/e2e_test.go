@@ -434,6 +434,11 @@ func testE2EBusyAcrossProcesses(t *testing.T, b backend) {
 		t.Error("killed reindex process exited cleanly")
 	}
 	exited <- nil
+	// A recorded its folder as the index's; B's is another folder, so B's
+	// reindex is refused until the record is removed, as its message says.
+	if err := os.Remove(filepath.Join(index, "data-folder.json")); err != nil {
+		t.Fatal(err)
+	}
 	r := reindex(t, srv, map[string]any{})
 	if r.ChunksTotal == 0 {
 		t.Errorf("reindex after A exited: %+v", r)

@@ -16,6 +16,15 @@ import (
 // queries, embedded one at a time as the reference does.
 func TestMatchesONNXReference(t *testing.T) {
 	for _, m := range model.Models {
+		if len(m.Hub.Files) == 0 {
+			continue // built here, no published reference (docs/int8.md compares it to fp32)
+		}
+		// int8 kernels differ by CPU (AVX2 without VNNI against VNNI): the
+		// references were made on another CPU; observed up to 0.0057 there.
+		tol := 1e-5
+		if strings.HasSuffix(m.Name, "-int8") {
+			tol = 1e-2
+		}
 		t.Run(m.Name, func(t *testing.T) {
 			files, err := m.Locate("")
 			if err != nil {
@@ -41,7 +50,7 @@ func TestMatchesONNXReference(t *testing.T) {
 				}
 				d := 1 - cosine(v, g.Embedding)
 				worst = max(worst, d)
-				if d > 1e-5 {
+				if d > tol {
 					t.Errorf("text %d %.40q (query %v): 1-cos %.2g with the reference", i, g.Text, g.Query, d)
 				}
 				text := g.Text
@@ -76,7 +85,7 @@ func TestMatchesONNXReference(t *testing.T) {
 			for i := range passages {
 				d := 1 - cosine(batch[i*dim:(i+1)*dim], want[i])
 				worstBatch = max(worstBatch, d)
-				if d > 1e-5 {
+				if d > tol {
 					t.Errorf("text %d %.40q in a batch: 1-cos %.2g with the reference", i, passages[i], d)
 				}
 			}
@@ -93,7 +102,7 @@ func TestDynamicQuant(t *testing.T) {
 			t.Fatal(err)
 		}
 		q, err := dynamicQuant(files.ONNX)
-		if err != nil || q != strings.HasSuffix(m.Name, "-int8") {
+		if err != nil || q != (strings.HasSuffix(m.Name, "-int8") || m.Name == model.Q8Name) {
 			t.Errorf("%s: dynamicQuant = %v, %v", m.Name, q, err)
 		}
 	}

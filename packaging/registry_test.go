@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -21,7 +22,10 @@ import (
 func TestNpxByNameResolvesHere(t *testing.T) {
 	files := map[string]string{} // tarball name -> path
 	packuments := map[string][]byte{}
+	var mu sync.RWMutex // the server may be asked while the maps are filled
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.RLock()
+		defer mu.RUnlock()
 		name := strings.TrimPrefix(r.URL.Path, "/")
 		if p, ok := files[strings.TrimPrefix(name, "-/")]; ok {
 			http.ServeFile(w, r, p)
@@ -54,7 +58,9 @@ func TestNpxByNameResolvesHere(t *testing.T) {
 				deps[k] = published(v.(string))
 			}
 		}
+		mu.Lock()
 		files[filepath.Base(tgz)] = tgz
+		mu.Unlock()
 		pkg["dist"] = map[string]string{
 			"tarball":   srv.URL + "/-/" + filepath.Base(tgz),
 			"integrity": "sha512-" + base64.StdEncoding.EncodeToString(sum[:]),
@@ -66,7 +72,9 @@ func TestNpxByNameResolvesHere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		mu.Lock()
 		packuments[name] = doc
+		mu.Unlock()
 	}
 
 	dir := t.TempDir()

@@ -208,8 +208,10 @@ func Search(snap index.View, req Request, vec []float32, opt Options) ([]Result,
 	// Copies merged away must still leave TopK results.
 	want := min(MaxTopK, 2*req.TopK)
 	// Merging neighbours, or a filter, can leave fewer than want passages:
-	// widen the pool while more chunks could still pass the threshold.
-	for pool := PoolSize(r.mode, want); ; pool *= 4 {
+	// widen the pool while more chunks could still pass the threshold. The
+	// first pool follows TopK, not want, so that it is the same for every
+	// top_k up to 20 and a larger top_k only appends (PoolSize).
+	for pool := PoolSize(r.mode, req.TopK); ; pool *= 4 {
 		cands, full, err := r.rank(pool)
 		if err != nil {
 			return nil, err

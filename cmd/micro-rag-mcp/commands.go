@@ -21,11 +21,16 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 )
 
+// defaultIdleRelease is how long a server keeps the model loaded with
+// nothing to do (see docs/command-line.md for the measurement behind it).
+const defaultIdleRelease = 5 * time.Minute
+
 // runServe is the MCP server on stdio.
 func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var c common
 	var title, inst string
 	var watch bool
+	var idleRelease time.Duration
 	fs := newFlagSet("micro-rag-mcp",
 		"micro-rag-mcp --data-folder DIR --title NAME --inst TEXT [options]\n"+
 			"  micro-rag-mcp search|reindex|status|list --help", stderr)
@@ -34,6 +39,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.StringVar(&title, "title", "", "MCP server name shown to clients (required)")
 	fs.StringVar(&inst, "inst", "", "MCP instructions sent verbatim to clients (required)")
 	fs.BoolVar(&watch, "watch", true, "follow file changes and update the index by itself (--watch=false turns it off)")
+	fs.DurationVar(&idleRelease, "idle-release", defaultIdleRelease, "after this long with no search or reindex needing the model, give its memory back\n"+
+		"(the next search loads it again, in about a second); 0 = never")
 	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {
 		return err
@@ -48,12 +55,16 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := required(fs, "data-folder", "title", "inst"); err != nil {
 		return err
 	}
+	if idleRelease < 0 {
+		return withUsage(fs, usageErr("--idle-release %s is negative; give a duration such as 10m, or 0 to keep the model loaded", idleRelease))
+	}
 	cfg, log, cleanup, err := c.setup(stderr)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	cfg.Watch = watch
+	cfg.IdleRelease = idleRelease
 
 	out := stdout
 	if stdout == os.Stdout {

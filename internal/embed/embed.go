@@ -20,6 +20,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -51,24 +52,32 @@ type Config struct {
 	// Spec is how the model runs (pooling, prefixes, length); the zero
 	// value means the default model's.
 	Spec model.Spec
+	// Reloaded, when set, is told how long creating the session again
+	// after a Release took (for the log).
+	Reloaded func(took time.Duration)
 }
 
 // Embedder owns one ONNX Runtime session. Its methods are safe for
 // concurrent use and do not wait for each other: each call takes its own
 // buffers, and the session's Run is goroutine-safe. So a one-text search
 // query runs beside a reindex's batch instead of queueing behind it.
-// Call Close when done.
+// Release gives the session's memory back while idle; the next call
+// creates it again. Call Close when done.
 type Embedder struct {
 	tok        *tokenizer.Tokenizer
-	session    *ort.DynamicAdvancedSession
-	hasTypes   bool // the model takes token_type_ids
-	maxBatch   int  // sequences per Run
-	batch      int  // texts per Embed call a caller should gather
+	cfg        Config // with defaults, to create the session again after Release
+	inNames    []string
+	outName    string
+	session    *ort.DynamicAdvancedSession // nil after Release until the next call
+	loads      atomic.Int64                // sessions created, the first included
+	hasTypes   bool                        // the model takes token_type_ids
+	maxBatch   int                         // sequences per Run
+	batch      int                         // texts per Embed call a caller should gather
 	spec       model.Spec
 	dim        int // length of one embedding: the model's hidden size
 	runPenalty int // a Run's fixed cost, in padded tokens (see plan)
 
-	mu        sync.RWMutex           // Close takes it for writing; calls for reading
+	mu        sync.RWMutex           // Close, Release and a session's creation take it for writing; calls for reading
 	beforeRun atomic.Pointer[func()] // tests: called just before each ONNX Runtime call
 	closed    bool
 	scratchs  sync.Pool // *scratch
@@ -183,8 +192,11 @@ func New(cfg Config) (*Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Embedder{
+	e := &Embedder{
 		tok:        tok,
+		cfg:        cfg,
+		inNames:    inNames,
+		outName:    outName,
 		session:    s,
 		hasTypes:   len(inNames) == 3,
 		maxBatch:   cfg.MaxBatch,
@@ -192,7 +204,9 @@ func New(cfg Config) (*Embedder, error) {
 		spec:       cfg.Spec,
 		dim:        dim,
 		runPenalty: 128,
-	}, nil
+	}
+	e.loads.Store(1)
+	return e, nil
 }
 
 // newSession creates the ONNX Runtime session for cfg's model.
@@ -331,7 +345,75 @@ func (e *Embedder) Close() error {
 		return nil
 	}
 	e.closed = true
-	return e.session.Destroy()
+	return e.destroySession()
+}
+
+// Release destroys the session, and with it the model's weights and ONNX
+// Runtime's arena, after the calls running now return. The tokenizer
+// stays; the next call creates the session again (Loads counts it), which
+// costs what loading the model costs. Releasing twice is harmless.
+func (e *Embedder) Release() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	return e.destroySession()
+}
+
+// Loaded reports whether the session exists (false after Release until
+// the next call).
+func (e *Embedder) Loaded() bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.session != nil
+}
+
+// Loads is how many sessions the embedder has created: 1 from New, and one
+// more for each first call after a Release.
+func (e *Embedder) Loads() int64 { return e.loads.Load() }
+
+// destroySession frees the session and returns the C heap it leaves free
+// to the system. Call with e.mu held for writing.
+func (e *Embedder) destroySession() error {
+	if e.session == nil {
+		return nil
+	}
+	err := e.session.Destroy()
+	e.session = nil
+	// The calls' buffers go too (up to 25 MB for a batch of long texts).
+	e.scratchs = sync.Pool{}
+	trimCHeap()
+	return err
+}
+
+// readLock takes e.mu for reading with a session ready, creating it again
+// after a Release. The caller unlocks with e.mu.RUnlock. A closed embedder
+// is locked as it is: embed reports it.
+func (e *Embedder) readLock() error {
+	for {
+		e.mu.RLock()
+		if e.session != nil || e.closed {
+			return nil
+		}
+		e.mu.RUnlock()
+		e.mu.Lock()
+		if e.session == nil && !e.closed {
+			start := time.Now()
+			s, err := newSession(e.cfg, e.inNames, e.outName)
+			if err != nil {
+				e.mu.Unlock()
+				return err
+			}
+			e.session = s
+			e.loads.Add(1)
+			if e.cfg.Reloaded != nil {
+				e.cfg.Reloaded(time.Since(start))
+			}
+		}
+		e.mu.Unlock()
+		// A Release may come between Unlock and RLock: look again.
+	}
 }
 
 // Embed appends len(texts)*e.Dim() floats to dst, the L2-normalised embedding of
@@ -351,7 +433,9 @@ func (e *Embedder) EmbedQuery(dst []float32, query string) ([]float32, error) {
 }
 
 func (e *Embedder) embedTexts(dst []float32, texts []string, prefix string) ([]float32, error) {
-	e.mu.RLock()
+	if err := e.readLock(); err != nil {
+		return dst, err
+	}
 	defer e.mu.RUnlock()
 	sc := e.scratch()
 	defer e.scratchs.Put(sc)
@@ -387,7 +471,9 @@ func (e *Embedder) scratch() *scratch {
 // added).
 // It appends to the caller-owned dst like Embed.
 func (e *Embedder) EmbedTokens(dst []float32, ids [][]int32) ([]float32, error) {
-	e.mu.RLock()
+	if err := e.readLock(); err != nil {
+		return dst, err
+	}
 	defer e.mu.RUnlock()
 	sc := e.scratch()
 	defer e.scratchs.Put(sc)

@@ -101,6 +101,10 @@ type Config struct {
 	// NoInitialReindex stops Start from reindexing once the model is ready
 	// (the CLI's one-shot commands reindex or search explicitly).
 	NoInitialReindex bool
+	// IdleRelease is how long the engine waits, with no search or run
+	// needing the model, before it releases the model and ONNX Runtime's
+	// memory; the next search or run loads them again. 0 = never.
+	IdleRelease time.Duration
 	// RefreshEvery is how often the engine looks for commits made by another
 	// process on the same index folder; 0 = 2 s.
 	RefreshEvery time.Duration
@@ -221,6 +225,7 @@ type Engine struct {
 
 	reindexing atomic.Bool
 	runs       runSlot
+	idle       idleState
 	// notEnabled is what the latest whole-folder run skipped for its
 	// extension (SkipNotEnabled), for search's hint; nil before one.
 	notEnabled atomic.Pointer[stages.SkipGroup]
@@ -467,6 +472,13 @@ func (e *Engine) Start(ctx context.Context) {
 			e.log.Error("not ready: search and reindex will answer with this error", "err", e.loadErr)
 			return
 		}
+		if e.cfg.IdleRelease > 0 {
+			e.bg.Add(1)
+			go func() {
+				defer e.bg.Done()
+				e.releaseWhenIdle(ctx)
+			}()
+		}
 		if e.cfg.Watch {
 			// Before the initial reindex, so changes made during it are not missed.
 			e.bg.Add(1)
@@ -664,7 +676,10 @@ func (e *Engine) loadModel(ctx context.Context) error {
 	if err != nil {
 		return loadErr(err, fixORT)
 	}
-	emb, err := embed.New(embed.Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, ORTLibrary: lib, Spec: m.Spec})
+	emb, err := embed.New(embed.Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, ORTLibrary: lib, Spec: m.Spec,
+		Reloaded: func(took time.Duration) {
+			e.log.Info("model loaded again after idle", "ms", took.Milliseconds())
+		}})
 	if err != nil {
 		if errors.Is(err, embed.ErrRuntime) {
 			return loadErr(err, fixORT)
@@ -871,6 +886,10 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 		}
 		return ReindexResult{}, fmt.Errorf("model not ready: %w", err)
 	}
+	// The model, if released while idle, loads again at the first chunk
+	// to embed; a run that changes nothing does not load it.
+	done := e.working()
+	defer done()
 	run, release, err := e.runs.acquire(ctx, activity)
 	if err != nil {
 		return ReindexResult{}, e.busy(err)

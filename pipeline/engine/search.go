@@ -52,6 +52,8 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 
 // embedQuery is the query's embedding.
 func (e *Engine) embedQuery(query string) ([]float32, error) {
+	done := e.working()
+	defer done()
 	vec, err := e.embedder.EmbedQuery(make([]float32, 0, embed.Dim), query)
 	if err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)

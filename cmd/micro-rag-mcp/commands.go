@@ -39,7 +39,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.StringVar(&title, "title", "", "MCP server name shown to clients (required)")
 	fs.StringVar(&inst, "inst", "", "MCP instructions sent verbatim to clients (required)")
 	fs.BoolVar(&watch, "watch", true, "follow file changes and update the index by itself (--watch=false turns it off)")
-	fs.DurationVar(&idleRelease, "idle-release", defaultIdleRelease, "after this long with no search or reindex needing the model, give its memory back\n"+
+	idleRelease = defaultIdleRelease
+	fs.Var(idleDuration{&idleRelease}, "idle-release", "give the model's memory back after this `duration` with no search or reindex needing it\n"+
 		"(the next search loads it again, in about a second); 0 = never")
 	pos, err := parseFlags(fs, args, stdout)
 	if err != nil {
@@ -56,7 +57,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	if idleRelease < 0 {
-		return withUsage(fs, usageErr("--idle-release %s is negative; give a duration such as 10m, or 0 to keep the model loaded", idleRelease))
+		return usageErr("--idle-release %s is negative: give a duration such as 10m, or 0 to keep the model loaded", idleRelease)
 	}
 	cfg, log, cleanup, err := c.setup(stderr)
 	if err != nil {

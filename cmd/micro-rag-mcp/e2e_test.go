@@ -61,6 +61,14 @@ func startCommand(t *testing.T, command string, args []string) *client.Client {
 // entries are added to this process's environment (by the transport).
 func startCommandEnv(t *testing.T, env []string, check func(logs string), command string, args []string) *client.Client {
 	t.Helper()
+	c, _ := startCommandLogs(t, env, check, command, args)
+	return c
+}
+
+// startCommandLogs is startCommandEnv that also returns the server's log
+// as it is written.
+func startCommandLogs(t *testing.T, env []string, check func(logs string), command string, args []string) (*client.Client, *testutil.SyncBuffer) {
+	t.Helper()
 	logs := &testutil.SyncBuffer{}
 	c, err := client.NewStdioMCPClientWithOptions(command, env, args, transport.WithCommandStderrWriter(logs))
 	if err != nil {
@@ -92,7 +100,7 @@ func startCommandEnv(t *testing.T, env []string, check func(logs string), comman
 	if res.Instructions != testInst && command == binary {
 		t.Errorf("instructions = %q", res.Instructions)
 	}
-	return c
+	return c, logs
 }
 
 func callTool(ctx context.Context, c *client.Client, name string, args map[string]any) (*mcp.CallToolResult, error) {

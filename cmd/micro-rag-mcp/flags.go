@@ -442,6 +442,10 @@ func withUsage(fs *flag.FlagSet, err error) error {
 func suggestFlag(fs *flag.FlagSet, err error) error {
 	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
 	if !ok {
+		if msg := err.Error(); strings.HasPrefix(msg, "invalid value ") {
+			// Spelt as --help and the README spell flags.
+			return errors.New(strings.Replace(msg, " for flag -", " for flag --", 1))
+		}
 		return err
 	}
 	name = strings.TrimLeft(name, "-")
@@ -482,4 +486,24 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// idleDuration is a duration flag whose error says how to write one: a
+// bare number is the likely mistake ("--idle-release 10").
+type idleDuration struct{ d *time.Duration }
+
+func (f idleDuration) String() string {
+	if f.d == nil {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f idleDuration) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("not a duration: write it with a unit, such as 30s, 10m or 1h (0 = never)")
+	}
+	*f.d = d
+	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
 // TestReleaseReloads: after Release the session is gone, and the next call
@@ -69,41 +71,29 @@ func TestReleaseDuringCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := make(chan struct{})
-	var releaser sync.WaitGroup
-	releaser.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if err := e.Release(); err != nil {
-				t.Error(err)
-				return
-			}
-			time.Sleep(time.Millisecond)
+	testutil.WhileRunning(func() {
+		var callers sync.WaitGroup
+		for g := range 2 {
+			callers.Go(func() {
+				var v []float32
+				for i := range 10 {
+					var err error
+					if v, err = e.EmbedQuery(v[:0], query); err != nil {
+						t.Errorf("caller %d call %d: %v", g, i, err)
+						return
+					}
+					if c := cosine(v, want); c < 0.99999 {
+						t.Errorf("caller %d call %d: cosine %v", g, i, c)
+					}
+				}
+			})
+		}
+		callers.Wait()
+	}, func() {
+		if err := e.Release(); err != nil {
+			t.Error(err)
 		}
 	})
-	var callers sync.WaitGroup
-	for g := range 2 {
-		callers.Go(func() {
-			var v []float32
-			for i := range 10 {
-				var err error
-				if v, err = e.EmbedQuery(v[:0], query); err != nil {
-					t.Errorf("caller %d call %d: %v", g, i, err)
-					return
-				}
-				if c := cosine(v, want); c < 0.99999 {
-					t.Errorf("caller %d call %d: cosine %v", g, i, c)
-				}
-			}
-		})
-	}
-	callers.Wait()
-	close(stop)
-	releaser.Wait()
 	if e.Loads() < 2 {
 		t.Errorf("Loads %d: the releases never reached a call", e.Loads())
 	}

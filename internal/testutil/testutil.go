@@ -1,6 +1,6 @@
 // Package testutil holds helpers shared by the tests of several packages:
-// a buffer safe for concurrent writers, and file set-up that ends the test
-// on an error instead of ignoring it.
+// a buffer safe for concurrent writers, file set-up that ends the test
+// on an error instead of ignoring it, and a loop to race work against.
 package testutil
 
 import (
@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // SyncBuffer collects what a goroutine or a child process writes (a log,
@@ -64,4 +65,25 @@ func Remove(t testing.TB, path string) {
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// WhileRunning calls f over and over, a millisecond apart, on its own
+// goroutine until work returns (races work with f).
+func WhileRunning(work, f func()) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			f()
+			time.Sleep(time.Millisecond)
+		}
+	})
+	work()
+	close(stop)
+	wg.Wait()
 }

@@ -65,7 +65,8 @@ type Config struct {
 // creates it again. Call Close when done.
 type Embedder struct {
 	tok        *tokenizer.Tokenizer
-	cfg        Config // with defaults, to create the session again after Release
+	cfg        Config      // with defaults, to create the session again after Release
+	modelFile  os.FileInfo // of cfg.ModelPath when New read it
 	inNames    []string
 	outName    string
 	session    *ort.DynamicAdvancedSession // nil after Release until the next call
@@ -188,11 +189,16 @@ func New(cfg Config) (*Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
+	modelFile, err := os.Stat(cfg.ModelPath)
+	if err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
 	s, err := newSession(cfg, inNames, outName)
 	if err != nil {
 		return nil, err
 	}
 	e := &Embedder{
+		modelFile:  modelFile,
 		tok:        tok,
 		cfg:        cfg,
 		inNames:    inNames,
@@ -387,6 +393,19 @@ func (e *Embedder) destroySession() error {
 	return err
 }
 
+// sameModelFile refuses to create the session again from a model file that
+// changed since New: its vectors would not match the ones already made.
+func (e *Embedder) sameModelFile() error {
+	now, err := os.Stat(e.cfg.ModelPath)
+	if err != nil {
+		return fmt.Errorf("embed: loading the model again: %w", err)
+	}
+	if now.Size() != e.modelFile.Size() || !now.ModTime().Equal(e.modelFile.ModTime()) {
+		return fmt.Errorf("embed: %s changed since it was first loaded, so its vectors would not match the index's; restart the server", e.cfg.ModelPath)
+	}
+	return nil
+}
+
 // readLock takes e.mu for reading with a session ready, creating it again
 // after a Release. The caller unlocks with e.mu.RUnlock. A closed embedder
 // is locked as it is: embed reports it.
@@ -400,6 +419,10 @@ func (e *Embedder) readLock() error {
 		e.mu.Lock()
 		if e.session == nil && !e.closed {
 			start := time.Now()
+			if err := e.sameModelFile(); err != nil {
+				e.mu.Unlock()
+				return err
+			}
 			s, err := newSession(e.cfg, e.inNames, e.outName)
 			if err != nil {
 				e.mu.Unlock()

@@ -1,11 +1,15 @@
 package embed
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
@@ -96,5 +100,41 @@ func TestReleaseDuringCalls(t *testing.T) {
 	})
 	if e.Loads() < 2 {
 		t.Errorf("Loads %d: the releases never reached a call", e.Loads())
+	}
+}
+
+// TestReleaseRefusesChangedModel: a model file replaced while released is
+// not loaded again (its vectors would not match those already indexed).
+func TestReleaseRefusesChangedModel(t *testing.T) {
+	files, err := model.Locate("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(files.ONNX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	onnx := filepath.Join(t.TempDir(), "model.onnx")
+	if err := os.WriteFile(onnx, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Config{ModelPath: onnx, TokenizerPath: files.Tokenizer, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Release(); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(onnx, later, later); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.EmbedQuery(nil, "after the model changed")
+	if err == nil || !strings.Contains(err.Error(), "changed since it was first loaded") {
+		t.Fatalf("EmbedQuery after the model file changed: %v, want a refusal", err)
+	}
+	if e.Loaded() {
+		t.Error("the changed model was loaded")
 	}
 }

@@ -81,6 +81,9 @@ type querySignals struct {
 	// when backgroundKnown.
 	background      float64
 	backgroundKnown bool
+	// shift is the folder's (folderShift): best and first include it, and
+	// every raw score is read through shifted before it is gated.
+	shift float64
 }
 
 // gates is the factor, in [0, 1], every raw score of a query with signals
@@ -156,10 +159,33 @@ func calibrated(mode Mode, x float64, q querySignals) float64 {
 	if !ok {
 		return x
 	}
+	x = shifted(x, q.shift)
 	// Never quite 0: a query gated to nothing keeps its order at threshold 0.
 	x *= max(n.gates(q), minGate)
 	if x < n.cut {
 		return x * DefaultScoreThreshold / n.cut
 	}
 	return unit(DefaultScoreThreshold + (x-n.cut)*(1-DefaultScoreThreshold)/(1-n.cut))
+}
+
+// folderShift is how much higher a folder's cosines read, given its null
+// (folderNull, on the reference model's scale): the gap between its noise
+// level and referenceFolderNull's. A dozen short files leave an unrelated
+// query further from everything than the Go docs' thousands of chunks do,
+// so the same best cosine says more there. Never negative: the gates
+// were chosen on the Go docs and the man pages, the busier folder, and
+// hold for folders as busy or busier; only quieter ones are read up.
+func folderShift(null float64) float64 { return max(0, referenceFolderNull-null) }
+
+// shifted reads x, a score in [0, 1], by s higher (s > 0: 1-(1-x)(1-s))
+// or lower (s < 0: x(1+s)). It never reorders and keeps every score above
+// 0 above 0, so one query's order survives at threshold 0.
+func shifted(x, s float64) float64 {
+	switch {
+	case s == 0:
+		return x
+	case s > 0:
+		return 1 - (1-x)*(1-min(s, 1))
+	}
+	return x * (1 + max(s, -1))
 }

@@ -38,6 +38,12 @@ type ranker struct {
 	// the query's mean cosine with the folder (background), read once
 	bg     float64
 	bgRead bool
+	// nullQueries are the null queries' vectors (Options.NullQueries);
+	// shift how much higher the folder's cosines read (folderShift), set
+	// once nullRead
+	nullQueries [][]float32
+	shift       float64
+	nullRead    bool
 
 	// A filter (see narrow): a broad one's passing chunks, or a selective
 	// one's chunks, ranked alone. Both nil without a filter.
@@ -48,7 +54,7 @@ type ranker struct {
 // newRanker is a ranker of query (embedded as vec) under opt's mode and
 // fusion.
 func newRanker(snap index.View, query string, vec []float32, opt Options) (*ranker, error) {
-	r := &ranker{snap: snap, mode: cmp.Or(opt.Mode, DefaultMode), vec: vec, null: opt.Null}
+	r := &ranker{snap: snap, mode: cmp.Or(opt.Mode, DefaultMode), vec: vec, null: opt.Null, nullQueries: opt.NullQueries}
 	var err error
 	if r.fusion, r.params, err = parseFusion(cmp.Or(opt.Fusion, DefaultFusion)); err != nil {
 		return nil, err
@@ -74,10 +80,14 @@ func (r *ranker) rank(pool int) (cands []candidate, full bool, err error) {
 	if err := r.readBackground(); err != nil {
 		return nil, false, err
 	}
+	if err := r.readFolderNull(); err != nil {
+		return nil, false, err
+	}
 	q := r.signals(cands)
 	for i := range cands {
 		cands[i].score = calibrated(r.mode, cands[i].score, q)
 		cands[i].why.Coverage, cands[i].why.Support, cands[i].why.Background = q.coverage, q.best, q.background
+		cands[i].why.FolderShift = q.shift
 	}
 	return cands, full, nil
 }
@@ -94,6 +104,23 @@ func (r *ranker) readBackground() error {
 		return err
 	}
 	r.bg, r.bgRead = bg, true
+	return nil
+}
+
+// readFolderNull sets the folder's shift once, in the modes that embed the
+// query, when the engine gave the null queries.
+func (r *ranker) readFolderNull() error {
+	if r.nullRead || r.mode == Keyword {
+		return nil
+	}
+	median, ok, err := folderNull(r.snap, r.nullQueries)
+	if err != nil {
+		return err
+	}
+	if ok {
+		r.shift = folderShift(r.null.cosine(median))
+	}
+	r.nullRead = true
 	return nil
 }
 
@@ -114,7 +141,8 @@ func (r *ranker) signals(cands []candidate) querySignals {
 	if r.mode == Keyword || len(r.dense) == 0 {
 		return q
 	}
-	q.best = r.null.cosine(unit(float64(r.dense[0].Score)))
+	q.shift = r.shift
+	q.best = shifted(r.null.cosine(unit(float64(r.dense[0].Score))), q.shift)
 	q.background, q.backgroundKnown = r.bg, r.bgRead
 	first := -1
 	for i, c := range cands {
@@ -136,7 +164,7 @@ func (r *ranker) signals(cands []candidate) querySignals {
 		// meaning, whatever the embedding makes of them.
 		q.first = q.best
 	default:
-		q.first = r.null.cosine(cands[first].why.Cosine)
+		q.first = shifted(r.null.cosine(cands[first].why.Cosine), q.shift)
 	}
 	return q
 }

@@ -67,7 +67,11 @@ type Explanation struct {
 	// (a sample of them; dense and hybrid mode, default model): near 0
 	// when nothing in the folder shares the query's topic (see noiseCut).
 	Background float64 `json:"background,omitempty"`
-	Fused      float64 `json:"fused"`
+	// FolderShift is how much higher this folder's cosines read than the
+	// reference folder's (folderShift): positive in a folder whose
+	// unrelated queries find nothing close. Support includes it.
+	FolderShift float64 `json:"folder_shift,omitempty"`
+	Fused       float64 `json:"fused"`
 }
 
 // Result is one passage: one chunk, or neighbouring chunks of one file
@@ -174,6 +178,9 @@ type Options struct {
 	// Null is the embedding model's null cosine; its cosines are mapped
 	// onto ReferenceNull's scale before they are scored. Zero: none.
 	Null NullCosine
+	// NullQueries are NullQueries embedded by the model, which place the
+	// folder's noise level (folderNull); nil: no folder calibration.
+	NullQueries [][]float32
 	// PassageCap is the most characters of a passage a result carries,
 	// centred on its best-matching sentence; 0 = DefaultPassageCap, a
 	// negative cap = whole passages.

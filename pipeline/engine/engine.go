@@ -220,8 +220,10 @@ type Engine struct {
 	store      index.Backend
 	model      string
 	null       isearch.NullCosine // the model's null cosine (model.Model.Null)
-	chunking   chunk.Config       // chunk.Default within the model's window
-	pdf        *extract.PDFEngine
+	// isearch.NullQueries embedded by the model: the folder's noise level
+	nullQueries [][]float32
+	chunking    chunk.Config // chunk.Default within the model's window
+	pdf         *extract.PDFEngine
 
 	reindexing atomic.Bool
 	runs       runSlot
@@ -692,8 +694,13 @@ func (e *Engine) loadModel(ctx context.Context) error {
 		emb.Close()
 		return loadErr(err, fixModel)
 	}
+	nullQueries, err := embedNullQueries(emb)
+	if err != nil {
+		emb.Close()
+		return loadErr(err, fixEmbedder)
+	}
 	e.embedder, e.version, e.model, e.chunking = emb, version, version.Model, chunking
-	e.null = isearch.NullCosine(m.Null)
+	e.null, e.nullQueries = isearch.NullCosine(m.Null), nullQueries
 	e.log.Info("model loaded", "model", version.Model, "ms", time.Since(start).Milliseconds())
 	return nil
 }

@@ -39,7 +39,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		return []Result{}, nil
 	}
 	opt := isearch.Options{Mode: e.cfg.SearchMode, Fusion: e.cfg.Fusion, Diversity: e.cfg.Diversity, Null: e.null,
-		PassageCap: e.cfg.PassageCap}
+		NullQueries: e.nullQueries, PassageCap: e.cfg.PassageCap}
 	var vec []float32
 	if opt.Mode != SearchKeyword {
 		if vec, err = e.embedQuery(req.Query); err != nil {
@@ -51,6 +51,19 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 }
 
 // embedQuery is the query's embedding.
+// embedNullQueries embeds isearch.NullQueries as queries, once per model.
+func embedNullQueries(emb *embed.Embedder) ([][]float32, error) {
+	vecs := make([][]float32, len(isearch.NullQueries))
+	for i, q := range isearch.NullQueries {
+		v, err := emb.EmbedQuery(make([]float32, 0, embed.Dim), q)
+		if err != nil {
+			return nil, fmt.Errorf("embed the null queries: %w", err)
+		}
+		vecs[i] = v
+	}
+	return vecs, nil
+}
+
 func (e *Engine) embedQuery(query string) ([]float32, error) {
 	done := e.working()
 	defer done()

@@ -455,6 +455,12 @@ func (e *Embedder) EmbedQuery(dst []float32, query string) ([]float32, error) {
 	return e.embedTexts(dst, []string{query}, e.spec.QueryPrefix)
 }
 
+// EmbedQueries appends the embeddings of several queries, in order, run in
+// batches as Embed's passages are.
+func (e *Embedder) EmbedQueries(dst []float32, queries []string) ([]float32, error) {
+	return e.embedTexts(dst, queries, e.spec.QueryPrefix)
+}
+
 func (e *Embedder) embedTexts(dst []float32, texts []string, prefix string) ([]float32, error) {
 	if err := e.readLock(); err != nil {
 		return dst, err

@@ -90,7 +90,7 @@ eval: setup models bench-setup build
 # man pages rendered to txt, md and pdf (bench/eval/manpages.txt,
 # questions-manpages.jsonl); table in bin/eval-manpages.md. eval-all runs
 # all six sets; the fusion's constant is chosen leaving each set out in
-# turn (docs/search-fusion.md, bench/cmd/fusion -loso).
+# turn (docs/search-fusion.md).
 eval-manpages: setup models bench-setup build
 	$(GO) run ./bench/cmd/eval -set manpages -bin $(BIN) $(EVAL_BEFORE) -out bin/eval-manpages.md
 

@@ -8,7 +8,7 @@ import (
 // Set is one question set with the corpus it is asked over. Each is a
 // different kind of text (generated Go docs, man pages, short pages among
 // long ones, scientific abstracts); a ranking constant is chosen on three
-// and checked on the fourth, in turn (bench/cmd/fusion -loso).
+// and checked on the fourth, in turn (docs/search-fusion.md).
 type Set struct {
 	Name string
 	Make string // the make target that runs it

@@ -8,16 +8,15 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
-// DefaultPassageCap is the most characters of a passage a result carries
-// by default (Options.PassageCap): a longer one, at most four merged
-// chunks of about 3,400, is cut to the window around its best-matching
-// sentence. Chosen by bench/cmd/fusion -passage-caps on the sample, Go
+// PassageCap is the most characters of a passage a result carries: a
+// longer one, at most four merged chunks of about 3,400, is cut to the
+// window around its best-matching sentence. Chosen on the sample, Go
 // docs, man pages and crowded evaluations in every mode: 3,000 is the
 // smallest cap tried that lost no answer@5 anywhere (2,800 lost one man
 // page question in hybrid mode; smaller caps more, and other centres, two
 // windows or scoring sentences with the embedder did no better: see
 // docs/search-fusion.md#passage-caps).
-const DefaultPassageCap = 3000
+const PassageCap = 3000
 
 // segment is a sentence or line of a passage, in runes.
 type segment struct{ start, end int }
@@ -171,22 +170,19 @@ func centreWindow(text []rune, focus segment, query string, limit int) (start, e
 const maxHeadRunes = 400
 
 // centre cuts each result's passage longer than limit runes to its
-// centreWindow; the char range then spans the text returned. A negative
-// limit keeps whole passages, 0 means DefaultPassageCap. Text that starts
+// centreWindow; the char range then spans the text returned (Search
+// passes PassageCap). Text that starts
 // inside a table below its header gets the header line (and its rule)
 // first, from the passage or, when the passage starts inside the table,
 // from the chunk before it (read from src; nil reads none), so each row
 // shown says what its cells are.
 func centre(res []Result, query string, limit int, src *chunks) error {
-	if limit == 0 {
-		limit = DefaultPassageCap
-	}
 	for i := range res {
 		r := &res[i]
 		raw := []rune(r.raw)
 		r.raw = ""
 		start, end, from := 0, len(raw), r.CharStart
-		if limit >= 0 && len([]rune(r.Snippet)) > limit {
+		if len([]rune(r.Snippet)) > limit {
 			start, end = centreWindow(raw, r.focus, query, limit)
 			r.Snippet = collapseSpace(string(raw[start:end]))
 			r.CharStart, r.CharEnd = r.CharStart+start, r.CharStart+end

@@ -60,23 +60,21 @@ func TestCentreResults(t *testing.T) {
 	}
 }
 
-// A cap of 0 is DefaultPassageCap; a negative cap keeps passages whole.
-func TestCentreDefaultCap(t *testing.T) {
+// PassageCap cuts a longer passage around its answer.
+func TestCentrePassageCap(t *testing.T) {
 	raw := strings.Repeat("Nothing to see in this line.\n", 80) + "The answer is forty-two.\n" + strings.Repeat("More lines follow here.\n", 80)
 	n := len([]rune(raw))
-	if n <= DefaultPassageCap {
-		t.Fatalf("test passage of %d runes is within the default cap", n)
+	if n <= PassageCap {
+		t.Fatalf("test passage of %d runes is within the cap", n)
 	}
-	for _, c := range []struct{ limit, want int }{{0, DefaultPassageCap}, {-1, n}} {
-		res := []Result{{raw: raw, focus: segment{0, n}, Snippet: collapseSpace(raw), CharEnd: n}}
-		centre(res, "what is the answer", c.limit, nil)
-		r := res[0]
-		if got := len([]rune(r.Snippet)); got > c.want || c.limit < 0 && got != n-1 || !strings.Contains(r.Snippet, "forty-two") {
-			t.Errorf("cap %d: snippet of %d runes (want at most %d), answer kept: %v", c.limit, got, c.want, strings.Contains(r.Snippet, "forty-two"))
-		}
-		if c.limit == 0 && r.CharEnd-r.CharStart > DefaultPassageCap {
-			t.Errorf("default cap: char range %d..%d is longer than %d", r.CharStart, r.CharEnd, DefaultPassageCap)
-		}
+	res := []Result{{raw: raw, focus: segment{0, n}, Snippet: collapseSpace(raw), CharEnd: n}}
+	centre(res, "what is the answer", PassageCap, nil)
+	r := res[0]
+	if got := len([]rune(r.Snippet)); got > PassageCap || !strings.Contains(r.Snippet, "forty-two") {
+		t.Errorf("snippet of %d runes (want at most %d), answer kept: %v", got, PassageCap, strings.Contains(r.Snippet, "forty-two"))
+	}
+	if r.CharEnd-r.CharStart > PassageCap {
+		t.Errorf("char range %d..%d is longer than %d", r.CharStart, r.CharEnd, PassageCap)
 	}
 }
 

@@ -29,8 +29,8 @@ type QueryEvidence struct {
 
 // Explain returns the union of the first depth chunks of the dense and the
 // keyword ranking of snap for query (embedded as vec) with every chunk's
-// exact cosine and keyword evidence, so that fusions can be compared
-// offline (bench/cmd/fusion).
+// exact cosine and keyword evidence, for the noise study
+// (bench/cmd/noise).
 func Explain(snap index.View, query string, vec []float32, depth int) (QueryEvidence, error) {
 	dense, err := snap.Search(vec, depth)
 	if err != nil {

@@ -31,8 +31,8 @@ func TestFilterPathsAgree(t *testing.T) {
 		for _, q := range []string{"whole passages for a client", "zeta-4", "zeta-3 zeta-6"} {
 			vec := unitVec(rng)
 			opt := Options{Mode: mode}
-			exact, _ := newRanker(snap, q, vec, opt)
-			broad, _ := newRanker(snap, q, vec, opt)
+			exact := newRanker(snap, q, vec, opt)
+			broad := newRanker(snap, q, vec, opt)
 			saved := ExactFilterChunks
 			exact.narrow(f)
 			ExactFilterChunks = 0

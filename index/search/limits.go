@@ -18,10 +18,6 @@ const (
 	DefaultScoreThreshold = 0.2
 	// DefaultMode is the ranking of Options that name none.
 	DefaultMode = Hybrid
-	// DefaultFusion is the fusion of Options that name none: the one that
-	// ranked at least as well as dense and keyword search alone on all four
-	// evaluations (docs/search-fusion.md).
-	DefaultFusion = FusionSpecific
 )
 
 // NewRequest checks a search's arguments against their limits and makes

@@ -54,27 +54,19 @@ const maxPassageChunks = 4
 // search returns do not depend on topK, and a larger topK only appends.
 // The result is best first, and no text appears twice.
 func passages(cands []candidate, topK int, threshold float64) []Result {
-	return diversePassages(cands, topK, threshold, diversity{}, false)
-}
-
-// diversePassages is passages with the passages reordered by div before
-// the first topK are taken, each result's Explain set when explain is.
-func diversePassages(cands []candidate, topK int, threshold float64, div diversity, explain bool) []Result {
-	ps, _ := pick(cands, topK, threshold, div, nil) // cannot fail without a source
-	res, _ := results(ps, explain, nil)
+	ps, _ := pick(cands, topK, threshold, nil) // cannot fail without a source
+	res, _ := results(ps, false, nil)
 	return res
 }
 
-// pick groups the candidates into passages, reorders them by div and
-// keeps the first topK. src reads the heads of the candidates it groups,
-// which hold only their chunk's id; a nil src means the candidates hold
-// whole records.
-func pick(cands []candidate, topK int, threshold float64, div diversity, src *chunks) ([]*passage, error) {
+// pick groups the candidates into passages and keeps the first topK. src
+// reads the heads of the candidates it groups, which hold only their
+// chunk's id; a nil src means the candidates hold whole records.
+func pick(cands []candidate, topK int, threshold float64, src *chunks) ([]*passage, error) {
 	ps, err := group(cands, threshold, src)
 	if err != nil {
 		return nil, err
 	}
-	ps = div.apply(ps)
 	return ps[:min(topK, len(ps))], nil
 }
 
@@ -87,11 +79,6 @@ func results(ps []*passage, explain bool, src *chunks) ([]Result, error) {
 			return nil, err
 		}
 		r := p.result()
-		if len(out) > 0 {
-			// A passage moved down by diversity reports at most the score
-			// above it, so scores never rise down the list.
-			r.Score = min(r.Score, out[len(out)-1].Score)
-		}
 		if explain {
 			why := p.best.why
 			why.Fused = p.best.score
@@ -212,26 +199,6 @@ func (c *chunks) whole(recs []schema.Record) error {
 		recs[i] = rec
 	}
 	return nil
-}
-
-// apply reorders passages (best first) so that one file's passages past
-// the first d.free each count d.step less per passage: with a step of 1
-// they come after every other file's, with a small step only after the
-// passages of other files that score nearly as well. A file's own
-// passages keep their order, and the order does not depend on top_k.
-func (d diversity) apply(ps []*passage) []*passage {
-	if d.free <= 0 {
-		return ps
-	}
-	seen := map[string]int{}
-	key := make(map[*passage]float64, len(ps))
-	for _, p := range ps {
-		j := seen[p.best.rec.Path]
-		seen[p.best.rec.Path]++
-		key[p] = p.best.score - d.step*float64(max(0, j-d.free+1))
-	}
-	slices.SortStableFunc(ps, func(a, b *passage) int { return cmp.Compare(key[b], key[a]) })
-	return ps
 }
 
 func (p *passage) result() Result {

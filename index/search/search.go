@@ -56,7 +56,7 @@ type Explanation struct {
 	Specificity float64 `json:"specificity"`
 	// Coverage is the share of the query's keyword weight the index knows
 	// at all (lexical.Index.QueryCoverage); it weighs the keyword side in
-	// hybrid mode (FusionSpecific) and is keyword evidence against noise
+	// hybrid mode (see ranker.fused) and is keyword evidence against noise
 	// (see noiseCut), which a close meaning overrides.
 	Coverage float64 `json:"coverage"`
 	// Support is the best cosine of any chunk with the query, on the
@@ -81,7 +81,7 @@ type Result struct {
 	Path  string  `json:"path"`
 	Score float64 `json:"score"` // in [0, 1]; see Search
 	// Snippet is the passage's text, runs of spaces collapsed and lines
-	// trimmed, cut to Options.PassageCap around its best-matching sentence.
+	// trimmed, cut to PassageCap around its best-matching sentence.
 	Snippet    string `json:"snippet"`
 	ChunkIndex int    `json:"chunk_index"` // the best-ranked chunk of the passage
 	Chunks     []int  `json:"chunks"`      // every chunk in the passage, ascending
@@ -104,56 +104,6 @@ type Result struct {
 	focus segment // its best chunk, in runes of raw
 }
 
-// Fusion names how hybrid search combines the two rankings. The default,
-// FusionSpecific, is the one that ranked at least as well as dense and
-// keyword search alone on all four evaluations, its constant chosen leave
-// one set out (docs/search-fusion.md); the others stay so that the
-// comparison can be rerun.
-type Fusion string
-
-const (
-	// FusionShare is FusionCoverage with the keyword score k multiplied by
-	// the share of the query's keyword weight the chunk holds at all: a
-	// chunk matching a few words of a long question adds little to its
-	// cosine, one holding every rare term of the query (an identifier)
-	// keeps its whole k. Every candidate's k is computed exactly, found by
-	// the keyword ranking or not, so the order does not depend on how deep
-	// either ranking was read.
-	FusionShare Fusion = "share"
-	// FusionSpecific is FusionShare with a keyword score that does not
-	// depend on the size of the index and counts as much as the query's
-	// words are specific: k = ρ·s/(s + W/4), ρ = Wr/W (Wr weighting each
-	// term's idf by idf/idfMax, so ρ is 1 for words that occur in one
-	// chunk, as an identifier, and small for common words), and times
-	// the square of the query's coverage by the folder's words, so that
-	// a few incidental words a paraphrase shares with the folder lift
-	// little. A question of ordinary words is ranked by its cosine; one
-	// naming rare terms, by both. See docs/search-fusion.md.
-	FusionSpecific Fusion = "specific"
-	// FusionCoverage calibrates BM25 by the query's own keyword weight W
-	// (Σ idf of its terms found in the index): k = s/(max(s, W) + 8), below
-	// W the share of the query's keywords a passage holds, discounted when
-	// those keywords are common. It combines k with the cosine c as a noisy OR,
-	// 1 - (1-c)(1-k): a passage only one ranking finds keeps that ranking's
-	// score, one both find scores above either.
-	FusionCoverage Fusion = "coverage"
-	// FusionCalibrated is the same noisy OR with k = s/(s + 8), which grows
-	// with the length of the query.
-	FusionCalibrated Fusion = "calibrated"
-	// FusionRRF is reciprocal rank fusion (k = 60), scaled so that first in
-	// both rankings is 1.
-	FusionRRF Fusion = "rrf"
-)
-
-// bm25Half sets the keyword calibration: k = s/(max(s, W) + bm25Half). A
-// query whose keywords are rare (an identifier: W of 20 and more) can reach
-// k near 0.7; one of common words stays low. 4 and 8 tied on the
-// evaluation, 12 and 16 did worse.
-const bm25Half = 8.0
-
-// rrfK is the usual reciprocal rank fusion constant.
-const rrfK = 60
-
 // PoolSize is how many chunks each ranking contributes per search: enough
 // to fill topK passages when neighbouring chunks merge, and deep enough for
 // the two rankings to meet. In hybrid mode it is the same for every top_k
@@ -170,21 +120,12 @@ func PoolSize(mode Mode, topK int) int {
 // Options say how a search ranks.
 type Options struct {
 	Mode Mode // "" = DefaultMode
-	// Fusion is how Hybrid combines the rankings, with its constants after
-	// its name ("share:a=1,g=1"); "" = DefaultFusion.
-	Fusion Fusion
-	// Diversity is "free=N,step=X" (see diversity); "" = none.
-	Diversity string
 	// Null is the embedding model's null cosine; its cosines are mapped
 	// onto ReferenceNull's scale before they are scored. Zero: none.
 	Null NullCosine
 	// NullQueries are NullQueries embedded by the model, which place the
 	// folder's noise level (folderNull); nil: no folder calibration.
 	NullQueries [][]float32
-	// PassageCap is the most characters of a passage a result carries,
-	// centred on its best-matching sentence; 0 = DefaultPassageCap, a
-	// negative cap = whole passages.
-	PassageCap int
 }
 
 // Search ranks snap's chunks for req. vec is the query's embedding (unused
@@ -197,17 +138,10 @@ type Options struct {
 // It starts as the cosine similarity c (mapped onto the reference model's
 // scale, see NullCosine) in dense mode, the calibrated keyword score k in
 // keyword mode, and in hybrid mode (the default) 1 - (1-c)(1-k·share) (see
-// FusionSpecific for k); then it is calibrated per mode (see noiseCut) so
+// ranker.fused for k); then it is calibrated per mode (see noiseCut) so
 // that DefaultScoreThreshold separates answers from noise in every mode.
 func Search(snap index.View, req Request, vec []float32, opt Options) ([]Result, error) {
-	r, err := newRanker(snap, req.Query, vec, opt)
-	if err != nil {
-		return nil, err
-	}
-	div, err := parseDiversity(opt.Diversity)
-	if err != nil {
-		return nil, err
-	}
+	r := newRanker(snap, req.Query, vec, opt)
 	if r.narrow(req.Filter) == 0 {
 		return []Result{}, nil
 	}
@@ -223,7 +157,7 @@ func Search(snap index.View, req Request, vec []float32, opt Options) ([]Result,
 		if err != nil {
 			return nil, err
 		}
-		ps, err := pick(cands, want, req.ScoreThreshold, div, src)
+		ps, err := pick(cands, want, req.ScoreThreshold, src)
 		if err != nil {
 			return nil, err
 		}
@@ -232,7 +166,7 @@ func Search(snap index.View, req Request, vec []float32, opt Options) ([]Result,
 			if err != nil {
 				return nil, err
 			}
-			if err := centre(res, req.Query, opt.PassageCap, src); err != nil {
+			if err := centre(res, req.Query, PassageCap, src); err != nil {
 				return nil, err
 			}
 			res = mergeCopies(res, req.TopK)

@@ -83,28 +83,23 @@ func TestWideningKeepsScores(t *testing.T) {
 		return slices.SortedFunc(slices.Values(c), func(a, b candidate) int { return cmp.Compare(a.rec.ID, b.rec.ID) })
 	}
 	for _, mode := range []Mode{Hybrid, Keyword, Dense} {
-		for _, fusion := range []Fusion{FusionSpecific, FusionRRF} {
-			for _, q := range []string{"QX-7731-B offsets", "whole passages for a client", "データ 東京", "zeta-3", "zeta-3 zeta-5"} {
-				opt := Options{Mode: mode, Fusion: fusion}
-				vec := unitVec(rng)
-				widened, err := newRanker(snap, q, vec, opt)
+		for _, q := range []string{"QX-7731-B offsets", "whole passages for a client", "データ 東京", "zeta-3", "zeta-3 zeta-5"} {
+			opt := Options{Mode: mode}
+			vec := unitVec(rng)
+			widened := newRanker(snap, q, vec, opt)
+			for pool := 4; pool <= 4*snap.Chunks(); pool *= 4 {
+				got, gotFull, err := widened.rank(pool)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for pool := 4; pool <= 4*snap.Chunks(); pool *= 4 {
-					got, gotFull, err := widened.rank(pool)
-					if err != nil {
-						t.Fatal(err)
-					}
-					fresh, _ := newRanker(snap, q, vec, opt)
-					want, wantFull, err := fresh.rank(pool)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if gotFull != wantFull || !reflect.DeepEqual(byID(got), byID(want)) {
-						t.Fatalf("%s %s %q pool %d: widened %d candidates (full %v), fresh %d (full %v)",
-							mode, fusion, q, pool, len(got), gotFull, len(want), wantFull)
-					}
+				fresh := newRanker(snap, q, vec, opt)
+				want, wantFull, err := fresh.rank(pool)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if gotFull != wantFull || !reflect.DeepEqual(byID(got), byID(want)) {
+					t.Fatalf("%s %q pool %d: widened %d candidates (full %v), fresh %d (full %v)",
+						mode, q, pool, len(got), gotFull, len(want), wantFull)
 				}
 			}
 		}

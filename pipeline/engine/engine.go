@@ -125,16 +125,6 @@ type Config struct {
 	Index index.Options
 	// SearchMode is the ranking searches use; "" = SearchHybrid.
 	SearchMode SearchMode
-	// Fusion is how hybrid search combines its rankings, with its
-	// constants ("share:a=1,g=1"); "" = search.DefaultFusion.
-	Fusion Fusion
-	// Diversity limits one file's passages at the top of the results
-	// ("free=N,step=X", see search.Options); "" = none.
-	Diversity string
-	// PassageCap caps each result's passage, centred on its best-matching
-	// sentence (search.Options); 0 = search.DefaultPassageCap, negative =
-	// whole passages.
-	PassageCap int
 
 	Logger *slog.Logger
 }

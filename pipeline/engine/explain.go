@@ -13,8 +13,8 @@ type (
 )
 
 // Explain returns the union of the first depth chunks of the dense and the
-// keyword ranking with every chunk's exact cosine and keyword evidence, so
-// that fusions can be compared offline (bench/cmd/fusion).
+// keyword ranking with every chunk's exact cosine and keyword evidence,
+// for the noise study (bench/cmd/noise).
 func (e *Engine) Explain(ctx context.Context, query string, depth int) (QueryEvidence, error) {
 	snap, err := e.snapshot(ctx)
 	if err != nil {

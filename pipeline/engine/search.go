@@ -9,18 +9,6 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 )
 
-// Fusion names how hybrid search combines the two rankings (search.Fusion).
-type Fusion = isearch.Fusion
-
-// Fusions (see search.Fusion).
-const (
-	FusionShare      = isearch.FusionShare
-	FusionSpecific   = isearch.FusionSpecific
-	FusionCoverage   = isearch.FusionCoverage
-	FusionCalibrated = isearch.FusionCalibrated
-	FusionRRF        = isearch.FusionRRF
-)
-
 // Search answers from the current snapshot without waiting for a reindex
 // (see search.Search). Before the model is ready it waits up to 5 s, then
 // returns no results.
@@ -38,8 +26,7 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		e.log.Warn("search on an empty or missing index: no results", "index", e.cfg.IndexFolder)
 		return []Result{}, nil
 	}
-	opt := isearch.Options{Mode: e.cfg.SearchMode, Fusion: e.cfg.Fusion, Diversity: e.cfg.Diversity, Null: e.null,
-		NullQueries: e.nullQueries, PassageCap: e.cfg.PassageCap}
+	opt := isearch.Options{Mode: e.cfg.SearchMode, Null: e.null, NullQueries: e.nullQueries}
 	var vec []float32
 	if opt.Mode != SearchKeyword {
 		if vec, err = e.embedQuery(req.Query); err != nil {

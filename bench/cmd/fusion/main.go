@@ -1,12 +1,11 @@
-// Command fusion compares ways of ranking offline: it opens each set's
-// index that make eval-all left under bin/ (bin/eval-index-SET) in this
-// process, asks every question with top_k 10 and the default threshold in
-// dense and keyword mode and in hybrid mode under every fusion and
-// diversity given (engine.Config's Fusion and Diversity: the same code
-// path the server runs), and prints every row at the passage and the
-// document level. With -loso it also chooses a variant leave-one-set-out:
-// for each set held out, the variant whose worst margin over max(dense,
-// keyword) on the other sets is largest, reported on the held-out set.
+// Command fusion compares the three search modes offline: it opens each
+// set's index that make eval-all left under bin/ (bin/eval-index-SET) in
+// this process, asks every question with top_k 10 and the default
+// threshold in dense, keyword and hybrid mode (the same code path the
+// server runs), and prints every row at the passage and the document
+// level, with hybrid's worst margin over the better of dense and keyword.
+// The fusions, diversities and passage caps it once compared are no longer
+// in the search path; their figures are in docs/search-fusion.md.
 package main
 
 import (
@@ -17,7 +16,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -30,14 +28,8 @@ import (
 func main() {
 	sets := flag.String("sets", "godoc,manpages,crowded,scifact", "question sets")
 	cache := flag.String("cache", "bin", "where make eval-all left the corpora and indexes")
-	fusions := flag.String("fusions", "share", "hybrid fusions to compare, separated by ';' (engine.Config.Fusion syntax)")
-	flag.StringVar(&base, "base", string(engine.FusionShare), "the fusion dense and keyword rows run under (keyword mode takes its calibration from it)")
-	divs := flag.String("diversity", "", "diversities to compare, separated by ';' (\"\" is none)")
-	flag.StringVar(&caps, "passage-caps", "0", "passage caps to compare (engine.Config.PassageCap: 0 = the default, search.DefaultPassageCap; -1 = whole passages), comma-separated")
-	loso := flag.Bool("loso", false, "choose a hybrid variant leave-one-set-out")
 	out := flag.String("out", "", "also write the report here")
 	raw := flag.String("json", "", "also write every row as JSON here")
-	flag.BoolVar(&misses, "misses", false, "log every question a passage cap loses (answered by whole passages, not by the capped ones): where the answer sits against the window")
 	flag.BoolVar(&verbose, "v", false, "log every question a hybrid variant ranks below dense, with the first hit's explanation")
 	from := flag.String("from", "", "instead of measuring, read the rows of earlier -json files (comma-separated)")
 	flag.StringVar(&eval.SciFactDir, "scifact", eval.SciFactDir, "BEIR SciFact's folder")
@@ -47,16 +39,13 @@ func main() {
 	if *from != "" {
 		rows, err = load(strings.Split(*from, ","))
 	} else {
-		rows, err = measure(strings.Split(*sets, ","), *cache, strings.Split(*fusions, ";"), strings.Split(*divs, ";"))
+		rows, err = measure(strings.Split(*sets, ","), *cache)
 	}
 	if err != nil {
 		slog.Error("fusion", "err", err)
 		os.Exit(1)
 	}
-	report := table(rows)
-	if *loso {
-		report += leaveOneOut(rows, strings.Split(*sets, ","))
-	}
+	report := table(rows) + margins(rows)
 	fmt.Print(report)
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
@@ -92,44 +81,22 @@ func load(files []string) ([]row, error) {
 
 // row is one set asked in one mode and variant.
 type row struct {
-	Set, Mode, Fusion, Diversity string
-	Cap                          int `json:",omitempty"` // engine.Config.PassageCap (0: the default)
-	IR                           bool
-	Passage                      eval.Scores   // hits as returned
-	Doc                          eval.Scores   // each file once, at its best passage
-	BEIR                         eval.IRScores // IR sets only
+	Set, Mode string
+	IR        bool
+	Passage   eval.Scores   // hits as returned
+	Doc       eval.Scores   // each file once, at its best passage
+	BEIR      eval.IRScores // IR sets only
 }
 
-func (r row) name() string {
-	n := r.Mode
-	if r.Mode != string(engine.SearchDense) && r.Fusion != "" {
-		n += " " + r.Fusion
-	}
-	if r.Diversity != "" {
-		n += " | " + r.Diversity
-	}
-	switch {
-	case r.Cap < 0:
-		n += " | whole"
-	case r.Cap > 0:
-		n += fmt.Sprintf(" | cap %d", r.Cap)
-	}
-	return n
-}
+func (r row) name() string { return r.Mode }
 
-var (
-	verbose bool
-	misses  bool
-	base    string
-	caps    string
-)
+var verbose bool
 
-func measure(sets []string, cache string, fusions, divs []string) ([]row, error) {
+func measure(sets []string, cache string) ([]row, error) {
 	ctx := context.Background()
 	var rows []row
 	for _, name := range sets {
 		denseRank := map[string]int{}
-		whole := map[string][]eval.Outcome{} // outcomes with whole passages by mode, fusion and diversity
 		set, err := eval.SetNamed(name)
 		if err != nil {
 			return nil, err
@@ -144,71 +111,33 @@ func measure(sets []string, cache string, fusions, divs []string) ([]row, error)
 		}
 		index := filepath.Join(cache, "eval-index-"+set.Name)
 		for _, mode := range []engine.SearchMode{engine.SearchDense, engine.SearchKeyword, engine.SearchHybrid} {
-			variants := []string{base}
-			if mode == engine.SearchHybrid {
-				variants = fusions
+			cfg := engine.Config{DataFolder: c.Dir, IndexFolder: index, ReadOnly: true, NoInitialReindex: true, SearchMode: mode}
+			t := time.Now()
+			outs, err := askEngine(ctx, cfg, qs)
+			if err != nil {
+				return nil, err
 			}
-			for _, f := range variants {
-				for _, dc := range variantsWithCaps(divs) {
-					d := dc.div
-					cfg := engine.Config{DataFolder: c.Dir, IndexFolder: index, ReadOnly: true,
-						NoInitialReindex: true, SearchMode: mode, Fusion: engine.Fusion(f), Diversity: d, PassageCap: dc.cap}
-					t := time.Now()
-					outs, err := askEngine(ctx, cfg, qs)
-					if err != nil {
-						return nil, err
-					}
-					r := row{Set: set.Name, Mode: string(mode), Fusion: map[bool]string{true: f}[mode != engine.SearchDense], Diversity: d, Cap: dc.cap, IR: set.IR,
-						Passage: eval.Score(outs), Doc: eval.Score(byDocument(outs))}
-					if set.IR {
-						r.BEIR = eval.ScoreIR(outs)
-					}
-					rows = append(rows, r)
-					key := string(mode) + "|" + f + "|" + d
-					if dc.cap < 0 {
-						whole[key] = outs
-					} else if misses && whole[key] != nil {
-						logMisses(r.name(), whole[key], outs)
-					}
-					for _, o := range outs {
-						rk := eval.Rank(o.Question.Target, o.Hits)
-						if mode == engine.SearchDense && d == "" {
-							denseRank[o.Question.ID] = rk
-						}
-						if verbose && mode == engine.SearchHybrid && (rk == 0 && denseRank[o.Question.ID] > 0 || rk > denseRank[o.Question.ID] && denseRank[o.Question.ID] > 0) {
-							first := o.Hits[0]
-							fmt.Fprintf(os.Stderr, "%s %s: %s rank %d, dense %d; first %s %s\n", r.name(), o.Question.ID, o.Question.Target,
-								rk, denseRank[o.Question.ID], first.Path, first.Why)
-						}
-					}
-					slog.Info("measured", "set", set.Name, "variant", r.name(), "took", time.Since(t).Round(time.Millisecond),
-						"top5_chars", top5Chars(outs))
+			r := row{Set: set.Name, Mode: string(mode), IR: set.IR, Passage: eval.Score(outs), Doc: eval.Score(byDocument(outs))}
+			if set.IR {
+				r.BEIR = eval.ScoreIR(outs)
+			}
+			rows = append(rows, r)
+			for _, o := range outs {
+				rk := eval.Rank(o.Question.Target, o.Hits)
+				if mode == engine.SearchDense {
+					denseRank[o.Question.ID] = rk
+				}
+				if verbose && mode == engine.SearchHybrid && (rk == 0 && denseRank[o.Question.ID] > 0 || rk > denseRank[o.Question.ID] && denseRank[o.Question.ID] > 0) {
+					first := o.Hits[0]
+					fmt.Fprintf(os.Stderr, "%s %s: %s rank %d, dense %d; first %s %s\n", r.name(), o.Question.ID, o.Question.Target,
+						rk, denseRank[o.Question.ID], first.Path, first.Why)
 				}
 			}
+			slog.Info("measured", "set", set.Name, "mode", r.name(), "took", time.Since(t).Round(time.Millisecond),
+				"top5_chars", top5Chars(outs))
 		}
 	}
 	return rows, nil
-}
-
-type divCap struct {
-	div string
-	cap int
-}
-
-// variantsWithCaps pairs every diversity with every -passage-caps value.
-func variantsWithCaps(divs []string) []divCap {
-	var out []divCap
-	for _, d := range divs {
-		for _, c := range strings.Split(caps, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(c))
-			if err != nil {
-				slog.Error("fusion: -passage-caps", "err", err)
-				os.Exit(2)
-			}
-			out = append(out, divCap{d, n})
-		}
-	}
-	return out
 }
 
 // askEngine opens an engine on cfg's index and asks it every question.
@@ -246,32 +175,6 @@ func ask(ctx context.Context, eng *engine.Engine, qs []eval.Question) ([]eval.Ou
 		outs = append(outs, o)
 	}
 	return outs, nil
-}
-
-// logMisses prints each question answered in the top 5 by whole passages
-// (-passage-caps -1, listed first) but not by capped ones (same ranking): per top-5 hit of the target whose
-// whole passage holds the answer, the passage's length, the window's start
-// and length in it and the answer's offset (collapsed characters).
-func logMisses(name string, whole, capped []eval.Outcome) {
-	a5 := func(o eval.Outcome) bool { return eval.Score([]eval.Outcome{o}).Answer5 > 0 }
-	norm := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
-	for i, w := range whole {
-		c := capped[i]
-		if !a5(w) || a5(c) {
-			continue
-		}
-		fmt.Fprintf(os.Stderr, "%s %s: %q answer %q\n", name, w.Question.ID, w.Question.Query, w.Question.Answer)
-		for j, h := range w.Hits[:min(5, len(w.Hits))] {
-			t := norm(h.Text)
-			at := strings.Index(t, norm(w.Question.Answer))
-			if h.Path != w.Question.Target || at < 0 || j >= len(c.Hits) {
-				continue
-			}
-			win := norm(c.Hits[j].Text)
-			from := strings.Index(t, win[:min(60, len(win))])
-			fmt.Fprintf(os.Stderr, "  rank %d: passage %d, window at %d len %d, answer at %d\n", j+1, len(t), from, len(win), at)
-		}
-	}
 }
 
 // top5Chars is the mean length in characters of a question's top 5
@@ -336,12 +239,12 @@ func table(rows []row) string {
 }
 
 // margin is a hybrid row's worst difference from the better of dense and
-// keyword (same set and diversity) over the goal's metrics.
+// keyword (same set) over the goal's metrics.
 func margin(h row, rows []row) float64 {
 	worst := 1.0
 	var base []row
 	for _, r := range rows {
-		if r.Set == h.Set && r.Diversity == h.Diversity && r.Mode != string(engine.SearchHybrid) {
+		if r.Set == h.Set && r.Mode != string(engine.SearchHybrid) {
 			base = append(base, r)
 		}
 	}
@@ -355,55 +258,13 @@ func margin(h row, rows []row) float64 {
 	return worst
 }
 
-// leaveOneOut picks, for each held-out set, the hybrid variant with the
-// largest worst margin over the other sets (ties: the larger mean of
-// their metrics), and shows the held-out set's rows with it.
-func leaveOneOut(rows []row, sets []string) string {
+// margins lists each set's hybrid margin over the better of dense and
+// keyword.
+func margins(rows []row) string {
 	var sb strings.Builder
-	sb.WriteString("\n## Leave one set out\n")
-	variant := func(r row) string { return r.Fusion + " | " + r.Diversity }
-	for _, out := range sets {
-		type score struct{ worst, mean float64 }
-		byVariant := map[string]*score{}
-		var order []string
-		for _, r := range rows {
-			if r.Mode != string(engine.SearchHybrid) || r.Set == out {
-				continue
-			}
-			s, ok := byVariant[variant(r)]
-			if !ok {
-				s = &score{worst: 1}
-				byVariant[variant(r)] = s
-				order = append(order, variant(r))
-			}
-			s.worst = min(s.worst, margin(r, rows))
-			for _, m := range r.metrics() {
-				s.mean += m
-			}
-		}
-		best := ""
-		for _, v := range order {
-			if b := byVariant[best]; best == "" || byVariant[v].worst > b.worst+1e-9 ||
-				byVariant[v].worst > b.worst-1e-9 && byVariant[v].mean > b.mean {
-				best = v
-			}
-		}
-		if best == "" {
-			continue
-		}
-		fmt.Fprintf(&sb, "\nHeld out **%s**; chosen on the others: `%s` (worst margin there %+.3f)\n\n", out, best, byVariant[best].worst)
-		var held []row
-		for _, r := range rows {
-			if r.Set == out && (r.Mode != string(engine.SearchHybrid) && r.Diversity == strings.SplitN(best, " | ", 2)[1] ||
-				r.Mode == string(engine.SearchHybrid) && variant(r) == best) {
-				held = append(held, r)
-			}
-		}
-		sb.WriteString(strings.TrimPrefix(table(held), "\n"))
-		for _, r := range held {
-			if r.Mode == string(engine.SearchHybrid) {
-				fmt.Fprintf(&sb, "\nmargin on %s: %+.3f\n", out, margin(r, rows))
-			}
+	for _, r := range rows {
+		if r.Mode == string(engine.SearchHybrid) {
+			fmt.Fprintf(&sb, "\nhybrid margin on %s: %+.3f\n", r.Set, margin(r, rows))
 		}
 	}
 	return sb.String()

@@ -398,8 +398,8 @@ func TestSearchMergesCappedCopies(t *testing.T) {
 	_, out := callSearch(t, c, map[string]any{"query": "how long is parental leave", "score_threshold": 0.0})
 	var merged *engine.Result
 	for i, r := range out.Results {
-		if n := utf8.RuneCountInString(r.Snippet); n > search.DefaultPassageCap {
-			t.Errorf("%s: passage of %d characters, over the cap %d", r.Path, n, search.DefaultPassageCap)
+		if n := utf8.RuneCountInString(r.Snippet); n > search.PassageCap {
+			t.Errorf("%s: passage of %d characters, over the cap %d", r.Path, n, search.PassageCap)
 		}
 		if len(r.Paths) == 2 && strings.Contains(r.Snippet, "twenty weeks") {
 			merged = &out.Results[i]

@@ -29,10 +29,15 @@ func optionsOf(cfg index.BackendConfig) Options {
 // taken out of the URL before it connects (PostgreSQL refuses settings
 // it does not know).
 const (
-	KeywordParam     = "keyword"      // Options.Keyword
-	TextConfigParam  = "tsconfig"     // Options.TextConfig
 	BuildMemoryParam = "build_memory" // Options.BuildMemory ("4GB", "512MB")
 	ANNParam         = "ann"          // Options.ANN ("ivfflat", "hnsw")
+	// KeywordParam may only name the one keyword side, KeywordSegments
+	// (the project's own BM25F, as the local backend scores): PostgreSQL
+	// full text lost on every set and was removed
+	// (bench/eval/results-postgres-fulltext.md).
+	KeywordParam = "keyword"
+	// KeywordSegments is the keyword side KeywordParam accepts.
+	KeywordSegments = "segments"
 )
 
 // ownParams takes this package's parameters out of a URL connection
@@ -44,19 +49,16 @@ func ownParams(dsn string, opts *Options) (string, error) {
 		return dsn, nil // pgx reports a bad one, scrubbed
 	}
 	q := u.Query()
-	if !q.Has(KeywordParam) && !q.Has(TextConfigParam) && !q.Has(BuildMemoryParam) && !q.Has(ANNParam) {
+	if !q.Has(KeywordParam) && !q.Has(BuildMemoryParam) && !q.Has(ANNParam) {
 		return dsn, nil
-	}
-	if opts.Keyword == "" {
-		opts.Keyword = q.Get(KeywordParam)
-	}
-	if opts.TextConfig == "" {
-		opts.TextConfig = q.Get(TextConfigParam)
 	}
 	if opts.ANN == "" {
 		opts.ANN = q.Get(ANNParam)
 	}
-	if err := checkChoices(cmp.Or(q.Get(KeywordParam), KeywordSegments), q.Get(ANNParam)); err != nil {
+	if k := cmp.Or(q.Get(KeywordParam), KeywordSegments); k != KeywordSegments {
+		return "", fmt.Errorf("%s=%q: the keyword side is %s (full text was removed: it ranked worse on every evaluation)", KeywordParam, k, KeywordSegments)
+	}
+	if err := checkANN(q.Get(ANNParam)); err != nil {
 		return "", err
 	}
 	if q.Has(BuildMemoryParam) {
@@ -69,19 +71,15 @@ func ownParams(dsn string, opts *Options) (string, error) {
 		}
 	}
 	q.Del(KeywordParam)
-	q.Del(TextConfigParam)
 	q.Del(BuildMemoryParam)
 	q.Del(ANNParam)
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }
 
-// checkChoices refuses a keyword side or vector index kind this package
-// does not have ("" ann: the index's own, or the default).
-func checkChoices(keyword, ann string) error {
-	if keyword != KeywordSegments && keyword != KeywordFullText {
-		return fmt.Errorf("%s=%q: the keyword side is %s or %s", KeywordParam, keyword, KeywordSegments, KeywordFullText)
-	}
+// checkANN refuses a vector index kind this package does not have (""
+// ann: the index's own, or the default).
+func checkANN(ann string) error {
 	if ann != "" && ann != ANNIVFFlat && ann != ANNHNSW {
 		return fmt.Errorf("%s=%q: the vector index is %s or %s", ANNParam, ann, ANNIVFFlat, ANNHNSW)
 	}

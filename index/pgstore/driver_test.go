@@ -83,6 +83,7 @@ func TestOwnParamsRefusesUnknownChoices(t *testing.T) {
 		{ANNParam + "=bogus", `ann="bogus"`},
 		{ANNParam + "=HNSW", `ann="HNSW"`},
 		{KeywordParam + "=bogus", `keyword="bogus"`},
+		{KeywordParam + "=fulltext", `keyword="fulltext"`},
 	} {
 		_, err := ownParams(base+tc.query, &Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.says) {

@@ -65,14 +65,6 @@ type Options struct {
 	// rows (much faster than inserting into it row by row; searches of
 	// the table wait for that commit). Default 10,000.
 	BulkMin int
-	// Keyword selects the keyword side: KeywordSegments (the default, the
-	// project's own BM25F) or KeywordFullText (PostgreSQL full text, a
-	// tsvector column and its GIN index added to chunks when a writer
-	// opens the index with it).
-	Keyword string
-	// TextConfig is the full-text side's text search configuration
-	// (default DefaultTextConfig); each has its own column.
-	TextConfig string
 	// BuildMemory caps the maintenance_work_mem a commit that builds the
 	// HNSW graph asks for: it asks what the graph of its rows needs
 	// (about 3.6 KB a chunk at 384 dimensions, m 32; never less than the
@@ -125,12 +117,6 @@ func (o Options) withDefaults() Options {
 	if o.BulkMin <= 0 {
 		o.BulkMin = 10000
 	}
-	if o.Keyword == "" {
-		o.Keyword = KeywordSegments
-	}
-	if o.TextConfig == "" {
-		o.TextConfig = DefaultTextConfig
-	}
 	if o.BuildMemory <= 0 {
 		o.BuildMemory = DefaultBuildMemory
 	}
@@ -149,7 +135,6 @@ type Store struct {
 	log     *slog.Logger
 	lockKey int64
 	q       queries
-	ft      ftQueries // the full-text side's statements (Options.Keyword)
 
 	current  atomic.Pointer[View]
 	openErr  atomic.Pointer[error]
@@ -183,11 +168,8 @@ func Open(ctx context.Context, dsn, schemaName string, v schema.Version, opts Op
 	if v.Dim <= 0 {
 		return nil, fmt.Errorf("postgres: vector dimension %d", v.Dim)
 	}
-	if err := checkChoices(opts.Keyword, opts.ANN); err != nil {
+	if err := checkANN(opts.ANN); err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	if !textConfigName.MatchString(opts.TextConfig) {
-		return nil, fmt.Errorf("postgres: text search configuration %q: lower-case letters, digits and _", opts.TextConfig)
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -220,7 +202,6 @@ func Open(ctx context.Context, dsn, schemaName string, v schema.Version, opts Op
 	}
 	s := &Store{pool: pool, name: schemaName, version: v, opts: opts, log: opts.Logger,
 		q: newQueries(schemaName, v.Dim, opts.HNSW), segs: map[string]*lexical.Segment{}}
-	s.ft = newFTQueries(&s.q, opts.TextConfig)
 	if err := s.init(ctx); err != nil {
 		pool.Close()
 		return nil, scrubPassword(err, password)
@@ -286,7 +267,7 @@ func (s *Store) init(ctx context.Context) error {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	if s.opts.ReadOnly {
-		return s.checkFullText(ctx)
+		return nil
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", s.lockKey+1); err != nil {
@@ -306,9 +287,6 @@ func (s *Store) init(ctx context.Context) error {
 			if _, err := tx.Exec(ctx, ddl); err != nil {
 				return fmt.Errorf("postgres: create schema %s: %w", s.q.schema, err)
 			}
-		}
-		if err := s.addFullText(ctx, tx); err != nil {
-			return err
 		}
 		_, err := tx.Exec(ctx, s.q.initMeta, s.version.String())
 		return err

@@ -315,12 +315,8 @@ func (v *View) ChunkVectors(path string) map[uint64][]float32 {
 }
 
 // LexicalQuery looks query's keyword terms up in the view's keyword index
-// (package lexical's own, so scores equal the local backend's), or in the
-// full-text column (Options.Keyword).
+// (package lexical's own, so scores equal the local backend's).
 func (v *View) LexicalQuery(query string) index.KeywordQuery {
-	if v.s.opts.Keyword == KeywordFullText {
-		return v.fullTextQuery(query)
-	}
 	return v.lex.Query(query)
 }
 

@@ -45,9 +45,7 @@ func main() {
 	flag.StringVar(&st.url, "store", "", "run the server with --store URL (the index in PostgreSQL; -index then keeps only its scope)")
 	pg := flag.Bool("pg", false, "start a PostgreSQL from .tools/postgres for the run and use it as -store")
 	flag.BoolVar(&st.compare, "compare", false, "run every mode on the local index folder and on -store, and compare their top-5 files per question")
-	keywords := flag.String("pg-keyword", "segments", "keyword sides to run on -store, comma-separated: segments (own BM25), fulltext (PostgreSQL full text, 'simple'), fulltext:CONFIG (another text search configuration, e.g. fulltext:english)")
 	flag.Parse()
-	st.keywords = strings.Split(*keywords, ",")
 	os.Exit(evalMain(*setName, *out, *keep, *cache, *bin, *before, *settings, *dump, *modelName, *modes, *verbose, st, *pg))
 }
 
@@ -134,12 +132,11 @@ func parseSettings(names string) ([]eval.Setting, error) {
 }
 
 // stores says where the server keeps the index: the index folder (url
-// ""), a database with each keyword side, or (compare) the folder and
-// then the database in turn for every mode.
+// ""), a database, or (compare) the folder and then the database in turn
+// for every mode.
 type stores struct {
-	url      string
-	compare  bool
-	keywords []string // segments, fulltext, fulltext:CONFIG
+	url     string
+	compare bool
 }
 
 // store is one run's --store and its name in the report.
@@ -154,19 +151,7 @@ func (st stores) each() []store {
 	if st.url == "" {
 		return out
 	}
-	for _, k := range st.keywords {
-		side, cfg, _ := strings.Cut(strings.TrimSpace(k), ":")
-		if side == "" || side == "segments" {
-			out = append(out, store{st.url, "postgres"})
-			continue
-		}
-		u := st.url + map[bool]string{true: "&", false: "?"}[strings.Contains(st.url, "?")] + "keyword=" + side
-		if cfg != "" {
-			u += "&tsconfig=" + cfg
-		}
-		out = append(out, store{u, "postgres " + strings.TrimSpace(k)})
-	}
-	return out
+	return append(out, store{st.url, "postgres"})
 }
 
 // run returns the report: the table, then every question missed per run.
@@ -252,13 +237,6 @@ func run(ctx context.Context, set eval.Set, bins []server, settings []eval.Setti
 			return "", "", fmt.Errorf("keyword side sizes: %w", err)
 		}
 		table += sizes
-		if !set.IR {
-			m, err := tsqueryMatches(ctx, st.url, index.Namespace(c.Dir), qs)
-			if err != nil {
-				return "", "", fmt.Errorf("tsquery matches: %w", err)
-			}
-			table += m
-		}
 	}
 	return table, res.missed.String(), nil
 }

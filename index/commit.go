@@ -135,9 +135,6 @@ func (tx *commitTx) placeVectors() error {
 	if job := s.takeMerge(); job != nil {
 		tx.stageMerge(job)
 	}
-	if !tx.merge && !tx.staged && s.opts.SyncMerge && s.overMergeThreshold(doc, tx.changes) {
-		tx.merge = true
-	}
 	if tx.merge {
 		s.stopMerge()
 		tx.pending |= newFaiss
@@ -316,7 +313,7 @@ func (tx *commitTx) publish() error {
 	snap.tryRef() // the writer's reference, as head
 	w.head.Release()
 	w.head = snap
-	bg := !tx.merge && !s.opts.SyncMerge && s.overMergeThreshold(&tx.doc, 0)
+	bg := !tx.merge && s.overMergeThreshold(&tx.doc)
 	s.introducePublish(introduction{snap: snap, stamp: s.stampFiles(), doc: tx.doc, startMerge: bg})
 	return nil
 }

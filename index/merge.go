@@ -127,9 +127,9 @@ func (s *Store) MergeStats() MergeStats {
 
 // overMergeThreshold reports whether doc's segments hold more changes than
 // the merge policy lets pile up on top of faiss.index.
-func (s *Store) overMergeThreshold(doc *commitRecord, changes int64) bool {
+func (s *Store) overMergeThreshold(doc *commitRecord) bool {
 	return len(doc.VectorSegments) >= maxVecSegments ||
-		float64(segmentLoad(doc.VectorSegments)+changes) > s.opts.MergeRatio*float64(doc.FaissNtotal)
+		float64(segmentLoad(doc.VectorSegments)) > s.opts.MergeRatio*float64(doc.FaissNtotal)
 }
 
 // StartMerge starts a background merge of the current snapshot unless one

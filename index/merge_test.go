@@ -507,23 +507,6 @@ func TestManySmallCommitsKeepFewSegments(t *testing.T) {
 	checkReopens(t, dir, s, last, "after.md")
 }
 
-// TestSyncMergeOption: with SyncMerge the commit that crosses the threshold
-// rewrites faiss.index itself, as before merges ran in the background.
-func TestSyncMergeOption(t *testing.T) {
-	dir, s, w, rng := mergingStore(t, Options{SyncMerge: true})
-	defer w.Close()
-	crossMerge(t, w, rng)
-	if st := s.MergeStats(); st.Running || st.Merges != 2 {
-		t.Fatalf("merge stats %+v", st)
-	}
-	if got := segFiles(t, dir); len(got) != 0 {
-		t.Fatalf("segments after a synchronous merge: %v", got)
-	}
-	if got, want := faissIDs(t, dir), liveIDs(t, s); !slices.Equal(got, want) || len(got) != 92 {
-		t.Fatalf("faiss.index holds %d ids, live %d", len(got), len(want))
-	}
-}
-
 // TestLockedMergeFileKept: recovery leaves a merge file that another
 // process still holds locked (it is writing or waiting to install it) and
 // removes it once the lock is gone.

@@ -14,10 +14,7 @@ type Options struct {
 	// rewrites faiss.index whole (merge.go). A negative value merges inside
 	// every commit.
 	MergeRatio float64
-	// SyncMerge merges inside the commit that crosses MergeRatio, as before
-	// merges ran in the background.
-	SyncMerge bool
-	Scan      ScanOptions
+	Scan       ScanOptions
 	// FileLogMin is the file log length below which a commit never writes
 	// files.json afresh (past it, the log may reach a quarter of the files).
 	FileLogMin int

@@ -310,8 +310,9 @@ func quantise(v []float32, dst []int8) float32 {
 }
 
 // nibbleClip is the fraction of a row's largest magnitude that 4-bit codes
-// map to 7; larger values saturate.
-var nibbleClip = 1.0
+// map to 7; larger values saturate. 0.7 lost recall on clustered data
+// (docs/decisions.md, "4-bit first pass").
+const nibbleClip = 1.0
 
 // quantise4 writes v as 4-bit codes into the packed row dst (layout in
 // scan.c) and returns the scale back to v's units.

@@ -57,12 +57,12 @@ func (f *Filter) chunkIDs(snap index.View) []int64 {
 	return ids
 }
 
-// ExactFilterChunks: a filter passing at most this many chunks, or a
+// exactFilterChunks: a filter passing at most this many chunks, or a
 // twentieth of the index, is ranked by scoring each passing chunk (one
 // vector read and dot product each); a broader one by reading the
-// unfiltered rankings deeper until enough passing chunks come up. A
-// variable so that tests can take either path.
-var ExactFilterChunks = 20000
+// unfiltered rankings deeper until enough passing chunks come up
+// (Options.ExactFilter changes it).
+const exactFilterChunks = 20000
 
 // narrow prepares r for f over its snapshot: a selective filter gives the
 // chunks to score exactly; a broad one the chunks to keep as the rankings
@@ -72,7 +72,7 @@ func (r *ranker) narrow(f *Filter) int {
 		return r.snap.Chunks()
 	}
 	ids := f.chunkIDs(r.snap)
-	if len(ids) <= ExactFilterChunks || len(ids) <= r.snap.Chunks()/20 {
+	if len(ids) <= r.exactFilter || len(ids) <= r.snap.Chunks()/20 {
 		r.within = &within{ids: ids}
 		return len(ids)
 	}

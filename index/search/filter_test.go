@@ -30,14 +30,10 @@ func TestFilterPathsAgree(t *testing.T) {
 	for _, mode := range []Mode{Hybrid, Keyword, Dense} {
 		for _, q := range []string{"whole passages for a client", "zeta-4", "zeta-3 zeta-6"} {
 			vec := unitVec(rng)
-			opt := Options{Mode: mode}
-			exact := newRanker(snap, q, vec, opt)
-			broad := newRanker(snap, q, vec, opt)
-			saved := ExactFilterChunks
+			exact := newRanker(snap, q, vec, Options{Mode: mode})
+			broad := newRanker(snap, q, vec, Options{Mode: mode, ExactFilter: -1})
 			exact.narrow(f)
-			ExactFilterChunks = 0
 			broad.narrow(f)
-			ExactFilterChunks = saved
 			if exact.within == nil || broad.passing == nil {
 				t.Fatal("the filter did not take both paths")
 			}

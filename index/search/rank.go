@@ -33,6 +33,8 @@ type ranker struct {
 	// (lexical.Query.Coverage)
 	coverage float64
 	null     NullCosine
+	// a filter passing at most this many chunks is ranked exactly (narrow)
+	exactFilter int
 	// the query's mean cosine with the folder (background), read once
 	bg     float64
 	bgRead bool
@@ -51,7 +53,8 @@ type ranker struct {
 
 // newRanker is a ranker of query (embedded as vec) under opt's mode.
 func newRanker(snap index.View, query string, vec []float32, opt Options) *ranker {
-	r := &ranker{snap: snap, mode: cmp.Or(opt.Mode, DefaultMode), vec: vec, null: opt.Null, nullQueries: opt.NullQueries}
+	r := &ranker{snap: snap, mode: cmp.Or(opt.Mode, DefaultMode), vec: vec, null: opt.Null, nullQueries: opt.NullQueries,
+		exactFilter: cmp.Or(opt.ExactFilter, exactFilterChunks)}
 	// Tokenised once: the coverage weighs the keyword side's evidence
 	// (and gates keyword mode); weights and search serve the keyword side.
 	r.lex = snap.LexicalQuery(query)

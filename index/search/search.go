@@ -126,6 +126,11 @@ type Options struct {
 	// NullQueries are NullQueries embedded by the model, which place the
 	// folder's noise level (folderNull); nil: no folder calibration.
 	NullQueries [][]float32
+	// ExactFilter is the most chunks a filter may pass and still be ranked
+	// by scoring each of them (see exactFilterChunks); 0 =
+	// exactFilterChunks, negative = only a filter passing a twentieth of
+	// the index. Both paths rank alike: tests take either with it.
+	ExactFilter int
 }
 
 // Search ranks snap's chunks for req. vec is the query's embedding (unused

@@ -57,14 +57,14 @@ func testSearchFiltersInsideTheRanking(t *testing.T, store index.StoreURL) {
 	query := "owners follow the billing support release planning in the weekly report"
 	for _, mode := range []SearchMode{SearchDense, SearchKeyword, SearchHybrid} {
 		e.cfg.SearchMode = mode
-		run := func(f *isearch.Filter) []Result {
-			res, err := e.Search(context.Background(), SearchRequest{Query: query, TopK: 5, Filter: f})
+		run := func(f *isearch.Filter, tune func(*isearch.Options)) []Result {
+			res, err := e.searchWith(context.Background(), SearchRequest{Query: query, TopK: 5, Filter: f}, tune)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return res
 		}
-		all := run(nil)
+		all := run(nil, nil)
 		for _, fc := range filters {
 			f, err := isearch.ParseFilter(fc.args)
 			if err != nil || f == nil {
@@ -76,11 +76,8 @@ func testSearchFiltersInsideTheRanking(t *testing.T, store index.StoreURL) {
 					left++
 				}
 			}
-			exact := run(f)
-			saved := isearch.ExactFilterChunks
-			isearch.ExactFilterChunks = 0
-			deeper := run(f)
-			isearch.ExactFilterChunks = saved
+			exact := run(f, nil)
+			deeper := run(f, func(o *isearch.Options) { o.ExactFilter = -1 })
 			if os.Getenv("FILTER_DEBUG") != "" {
 				for i := range exact {
 					t.Logf("%s %s %d: %s#%d %v %.4f | %s#%d %v %.4f", mode, fc.name, i, exact[i].Path, exact[i].ChunkIndex, exact[i].Chunks, exact[i].Score, deeper[i].Path, deeper[i].ChunkIndex, deeper[i].Chunks, deeper[i].Score)

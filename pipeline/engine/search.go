@@ -13,6 +13,12 @@ import (
 // (see search.Search). Before the model is ready it waits up to 5 s, then
 // returns no results.
 func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error) {
+	return e.searchWith(ctx, req, nil)
+}
+
+// searchWith is Search with its options changed by tune (nil: none), for
+// tests.
+func (e *Engine) searchWith(ctx context.Context, req SearchRequest, tune func(*isearch.Options)) ([]Result, error) {
 	snap, err := e.snapshot(ctx)
 	if errors.Is(err, ErrNoIndex) {
 		e.log.Warn("search before the model and the index are ready: no results")
@@ -27,6 +33,9 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error
 		return []Result{}, nil
 	}
 	opt := isearch.Options{Mode: e.cfg.SearchMode, Null: e.null, NullQueries: e.nullQueries}
+	if tune != nil {
+		tune(&opt)
+	}
 	var vec []float32
 	if opt.Mode != SearchKeyword {
 		if vec, err = e.embedQuery(req.Query); err != nil {

@@ -197,8 +197,9 @@ func Queue[A, B any](r *Run, name string, in <-chan A, out chan<- B, f func(A) B
 
 // Expand runs add for each item of in in one goroutine; add emits zero or
 // more items to out. Once in is drained, flush emits what add held back;
-// then out is closed.
-func Expand[A, B any](r *Run, name string, in <-chan A, out chan<- B, add func(A, func(B) error) error, flush func(func(B) error) error) {
+// then out is closed. Both get the run's context.
+func Expand[A, B any](r *Run, name string, in <-chan A, out chan<- B, add func(context.Context, A, func(B) error) error,
+	flush func(context.Context, func(B) error) error) {
 	ExpandIdle(r, name, in, out, add, nil, flush)
 }
 
@@ -206,10 +207,14 @@ func Expand[A, B any](r *Run, name string, in <-chan A, out chan<- B, add func(A
 // ready and does one piece of the work add held back (reporting whether it
 // did any); in is looked at again between steps, so new items are added
 // while a long backlog is worked off. step nil is Expand.
-func ExpandIdle[A, B any](r *Run, name string, in <-chan A, out chan<- B, add func(A, func(B) error) error,
-	step func(func(B) error) (bool, error), flush func(func(B) error) error) {
+func ExpandIdle[A, B any](r *Run, name string, in <-chan A, out chan<- B, add func(context.Context, A, func(B) error) error,
+	step func(context.Context, func(B) error) (bool, error), flush func(context.Context, func(B) error) error) {
 	r.spawn(name, 1, func(ctx context.Context, m *meter) error {
-		if err := each(ctx, m, in, out, add, loopOptions[B]{idle: step}); err != nil {
+		opt := loopOptions[B]{}
+		if step != nil {
+			opt.idle = func(emit func(B) error) (bool, error) { return step(ctx, emit) }
+		}
+		if err := each(ctx, m, in, out, func(v A, emit func(B) error) error { return add(ctx, v, emit) }, opt); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -217,7 +222,7 @@ func ExpandIdle[A, B any](r *Run, name string, in <-chan A, out chan<- B, add fu
 		}
 		start := time.Now()
 		var blocked time.Duration
-		err := flush(emitter(ctx, m, out, &blocked))
+		err := flush(ctx, emitter(ctx, m, out, &blocked))
 		m.busy.Add(int64(time.Since(start) - blocked))
 		return err
 	}, func() { close(out) })

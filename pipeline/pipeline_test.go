@@ -23,7 +23,7 @@ func TestRunStagesAndStats(t *testing.T) {
 	})
 	Map(run, "square", 3, nums, squares, func(_ context.Context, v int) (int, error) { return v * v, nil })
 	var held []int
-	Expand(run, "pair", squares, pairs, func(v int, emit func([]int) error) error {
+	Expand(run, "pair", squares, pairs, func(_ context.Context, v int, emit func([]int) error) error {
 		held = append(held, v)
 		if len(held) == 2 {
 			p := held
@@ -31,7 +31,7 @@ func TestRunStagesAndStats(t *testing.T) {
 			return emit(p)
 		}
 		return nil
-	}, func(emit func([]int) error) error {
+	}, func(_ context.Context, emit func([]int) error) error {
 		if len(held) > 0 {
 			return emit(held)
 		}
@@ -75,8 +75,8 @@ func TestFailedUpstreamNeverEnds(t *testing.T) {
 		Source(run, "gen", a, func(ctx context.Context, emit func(int) error) error {
 			return emit(1)
 		})
-		Expand(run, "fail", a, b, func(v int, emit func(int) error) error { return emit(v) },
-			func(func(int) error) error { return boom })
+		Expand(run, "fail", a, b, func(_ context.Context, v int, emit func(int) error) error { return emit(v) },
+			func(context.Context, func(int) error) error { return boom })
 		var ended atomic.Bool
 		Sink(run, "sink", b, func(int) error { return nil }, func() error { ended.Store(true); return nil })
 		_, err := run.Wait()

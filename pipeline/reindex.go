@@ -197,8 +197,7 @@ func wire(ctx context.Context, cfg Config, w index.Updater, cnt *counters, write
 	chunked := make(chan *stages.FileJob, 2)
 	embedded := make(chan *stages.FileJob, 2)
 
-	run, runCtx := New(ctx)
-	batcher.Ctx = runCtx
+	run, _ := New(ctx)
 	// Files go on as the walk finds them. The filter queues them for the
 	// extractors without bound (a path and a stat each), so the walk runs
 	// at the disk's pace and the totals are final early; progress is
@@ -227,7 +226,9 @@ func wire(ctx context.Context, cfg Config, w index.Updater, cnt *counters, write
 		cnt.filesChunked.Add(1) // after its chunks: see counters.progress
 		return job, nil
 	})
-	ExpandIdle(run, "embed", chunked, embedded, batcher.Add, batcher.Step, batcher.Flush)
+	ExpandIdle(run, "embed", chunked, embedded, func(_ context.Context, job *stages.FileJob, emit func(*stages.FileJob) error) error {
+		return batcher.Add(job, emit)
+	}, batcher.Step, batcher.Flush)
 	SinkEvery(run, "write", embedded, func(job *stages.FileJob) error {
 		if cfg.Skips != nil && noText(job) {
 			cfg.Skips.Add(job.Rel, job.Ext, stages.SkipNoText)

@@ -34,9 +34,6 @@ type Batcher struct {
 	// Vectors, when set, is told how many chunks just got their vectors
 	// (embedded or reused), for progress.
 	Vectors func(n int)
-	// Ctx, when set, is checked before every call to the model, so a
-	// cancelled run stops within one batch.
-	Ctx context.Context
 
 	waiting []*pendingFile // in arrival order
 	queued  int            // chunks waiting for a batch, over all files
@@ -87,19 +84,22 @@ func (b *Batcher) Add(job *FileJob, emit func(*FileJob) error) error {
 }
 
 // Step embeds one full batch if there are enough chunks waiting for one,
-// hands on the files it completed and reports whether it did.
-func (b *Batcher) Step(emit func(*FileJob) error) (bool, error) {
+// hands on the files it completed and reports whether it did. ctx is
+// checked before the call to the model, so a cancelled run stops within
+// one batch.
+func (b *Batcher) Step(ctx context.Context, emit func(*FileJob) error) (bool, error) {
 	if b.queued < b.Size {
 		return false, nil
 	}
-	return true, b.batch(emit)
+	return true, b.batch(ctx, emit)
 }
 
 // Flush embeds everything still waiting, full batches then the partial
-// last one. The runtime calls it once the input is drained.
-func (b *Batcher) Flush(emit func(*FileJob) error) error {
+// last one, checking ctx before each. The runtime calls it once the input
+// is drained.
+func (b *Batcher) Flush(ctx context.Context, emit func(*FileJob) error) error {
 	for b.queued > 0 {
-		if err := b.batch(emit); err != nil {
+		if err := b.batch(ctx, emit); err != nil {
 			return err
 		}
 	}
@@ -109,9 +109,9 @@ func (b *Batcher) Flush(emit func(*FileJob) error) error {
 // batch embeds up to Size waiting chunks, those of the files with the
 // fewest left first (arrival order among equals), and hands on every file
 // that is then complete, in arrival order.
-func (b *Batcher) batch(emit func(*FileJob) error) error {
-	if b.Ctx != nil && b.Ctx.Err() != nil {
-		return context.Cause(b.Ctx)
+func (b *Batcher) batch(ctx context.Context, emit func(*FileJob) error) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
 	}
 	order := slices.Clone(b.waiting)
 	slices.SortStableFunc(order, func(x, y *pendingFile) int { return cmp.Compare(len(x.need), len(y.need)) })

@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -46,17 +47,17 @@ func TestBatcher(t *testing.T) {
 		t.Fatalf("after Add emitted %v with %d vectors, want %v and none", out, vectorsDone, want)
 	}
 	// One full batch: small, which arrived after big, is complete first.
-	if did, err := b.Step(emit); err != nil || !did {
+	if did, err := b.Step(context.Background(), emit); err != nil || !did {
 		t.Fatalf("Step with %d chunks waiting: %v %v", len(many)+1, did, err)
 	}
 	if want := []string{"touched.md", "empty.md", "small.md"}; !slices.Equal(out, want) || vectorsDone != size {
 		t.Fatalf("after one batch emitted %v with %d vectors, want %v", out, vectorsDone, want)
 	}
 	// Less than a batch waits for more input or the end.
-	if did, err := b.Step(emit); err != nil || did {
+	if did, err := b.Step(context.Background(), emit); err != nil || did {
 		t.Fatalf("Step with %d chunks waiting: %v %v", len(many)+1-size, did, err)
 	}
-	if err := b.Flush(emit); err != nil {
+	if err := b.Flush(context.Background(), emit); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"touched.md", "empty.md", "small.md", "big.md"}; !slices.Equal(out, want) {
@@ -100,7 +101,7 @@ func TestBatcherReusesStoredVectors(t *testing.T) {
 	if err := b.Add(job, emit); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Flush(emit); err != nil {
+	if err := b.Flush(context.Background(), emit); err != nil {
 		t.Fatal(err)
 	}
 	if len(out) != 1 || job.Reused != 1 {
@@ -118,7 +119,7 @@ func TestBatcherReusesStoredVectors(t *testing.T) {
 	if err := b.Add(fresh, emit); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Flush(emit); err != nil {
+	if err := b.Flush(context.Background(), emit); err != nil {
 		t.Fatal(err)
 	}
 	if fresh.Reused != 0 || slices.Equal(fresh.Vectors, kept) {

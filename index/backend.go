@@ -92,6 +92,11 @@ type View interface {
 	// LexicalQuery looks the keyword terms of query up once, to be weighed
 	// and searched (KeywordQuery).
 	LexicalQuery(query string) KeywordQuery
+
+	// Memo returns what compute gives for key, computed once per view (a
+	// backend embeds ViewMemo): what a search derives from a view, such as
+	// the folder's background centroid, lives and dies with it.
+	Memo(key any, compute func() (any, error)) (any, error)
 }
 
 // KeywordQuery is one query's keyword terms in one View. Search fusion

@@ -33,6 +33,7 @@ type Snapshot struct {
 	// paths is the sorted list of files, built on first use (see Paths).
 	pathsOnce sync.Once
 	paths     []string
+	ViewMemo
 }
 
 // scanWant is how many first-pass candidates of the given width are

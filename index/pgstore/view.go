@@ -31,6 +31,7 @@ type View struct {
 	paths       []string
 	live        []int64 // sorted
 	lex         *lexical.Index
+	index.ViewMemo
 }
 
 func (v *View) tryRef() bool {

@@ -1,8 +1,6 @@
 package search
 
 import (
-	"sync"
-
 	"github.com/micro-rag/micro-rag-mcp/index"
 )
 
@@ -32,23 +30,22 @@ func background(snap index.View, vec []float32) (float64, error) {
 	return sum, nil
 }
 
-// centroidCache holds the last view's sample centroid. Views are shared by
-// every search between two commits, so one entry serves them all; the view
-// is kept only as a key (it is never read after its Release).
-var centroidCache struct {
-	sync.Mutex
-	view     index.View
-	centroid []float64
-}
+// centroidKey names the sample centroid among a view's memos.
+type centroidKey struct{}
 
 // sampleCentroid is the mean of the sampled chunks' vectors (nil for an
-// empty view), read once per view.
+// empty view), read once per view and kept with it: views are shared by
+// every search between two commits.
 func sampleCentroid(snap index.View) ([]float64, error) {
-	centroidCache.Lock()
-	defer centroidCache.Unlock()
-	if centroidCache.view == snap {
-		return centroidCache.centroid, nil
+	c, err := snap.Memo(centroidKey{}, func() (any, error) { return readCentroid(snap) })
+	if err != nil {
+		return nil, err
 	}
+	return c.([]float64), nil
+}
+
+// readCentroid reads the sampled chunks' vectors and returns their mean.
+func readCentroid(snap index.View) ([]float64, error) {
 	ids := sampleChunks(snap, backgroundSample)
 	if len(ids) == 0 {
 		return nil, nil
@@ -66,7 +63,6 @@ func sampleCentroid(snap index.View) ([]float64, error) {
 	for i := range c {
 		c[i] /= float64(len(vecs))
 	}
-	centroidCache.view, centroidCache.centroid = snap, c
 	return c, nil
 }
 

@@ -1040,9 +1040,11 @@ func (e *Engine) Close() error {
 	return nil
 }
 
-// IndexVersion names the commit search answers from: it changes whenever a
+// CommitID names the commit search answers from: it changes whenever a
 // commit adds, changes or removes documents ("" until the index is loaded).
-func (e *Engine) IndexVersion() string {
+// Not the index's version stamp (IndexVersion), which names the model and
+// chunking it was built with.
+func (e *Engine) CommitID() string {
 	select {
 	case <-e.ready:
 	default:

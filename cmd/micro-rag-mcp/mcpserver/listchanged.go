@@ -12,9 +12,6 @@ import (
 // to tell clients that the resource list did.
 const IndexPollEvery = time.Second
 
-// versioned is an engine that names its current commit (engine.Engine is).
-type versioned interface{ IndexVersion() string }
-
 // watchIndex sends notifications/resources/list_changed to every client
 // each time version changes, until ctx ends. The documents are the
 // resources, so any commit may change their list; the first version seen

@@ -31,6 +31,8 @@ type Engine interface {
 	ReadDocument(ctx context.Context, path string) (engine.Text, error)
 	Documents(ctx context.Context, after string, limit int) ([]engine.DocumentInfo, bool, error)
 	IndexState() engine.IndexState
+	// CommitID names the commit searches answer from ("" until loaded).
+	CommitID() string
 }
 
 // Options describe the server as clients see it.
@@ -41,8 +43,7 @@ type Options struct {
 	// DocumentsPerPage sizes resources/list pages; 0 = DocumentsPerPage.
 	DocumentsPerPage int
 	Logger           *slog.Logger
-	// Context, when set and the engine names its commits, bounds a watcher
-	// that sends notifications/resources/list_changed after each commit
+	// Context, when set, bounds a watcher that sends notifications/resources/list_changed after each commit
 	// (looking every IndexPoll, 0 = IndexPollEvery); the resources
 	// capability then declares listChanged.
 	Context   context.Context
@@ -56,8 +57,7 @@ func New(eng Engine, opts Options) *server.MCPServer {
 		log = slog.New(slog.DiscardHandler)
 	}
 	hooks := &server.Hooks{}
-	v, watch := eng.(versioned)
-	watch = watch && opts.Context != nil
+	watch := opts.Context != nil
 	s := server.NewMCPServer(opts.Name, opts.Version,
 		server.WithTitle(opts.Name),
 		server.WithInstructions(opts.Instructions),
@@ -83,7 +83,7 @@ func New(eng Engine, opts Options) *server.MCPServer {
 		ticker := time.NewTicker(every)
 		go func() {
 			defer ticker.Stop()
-			watchIndex(opts.Context, s, v.IndexVersion, ticker.C)
+			watchIndex(opts.Context, s, eng.CommitID, ticker.C)
 		}()
 	}
 	return s

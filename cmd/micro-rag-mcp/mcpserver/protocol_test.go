@@ -48,6 +48,7 @@ func (e *stubEngine) Documents(context.Context, string, int) ([]engine.DocumentI
 	return nil, false, nil
 }
 func (e *stubEngine) IndexState() engine.IndexState { return e.state }
+func (e *stubEngine) CommitID() string              { return "" }
 
 // stubSession serves New(eng) over ServeStdio, initialized with protocol
 // 2025-06-18, and returns its stdin and stdout lines.
@@ -170,7 +171,7 @@ type versionedStub struct {
 	version atomic.Value
 }
 
-func (e *versionedStub) IndexVersion() string { return e.version.Load().(string) }
+func (e *versionedStub) CommitID() string { return e.version.Load().(string) }
 
 func TestWireResourcesListChanged(t *testing.T) {
 	eng := &versionedStub{}

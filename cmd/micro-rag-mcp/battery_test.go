@@ -25,6 +25,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/cachedir"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
@@ -843,7 +844,7 @@ func asNobody(t *testing.T) (cmd func(args ...string) *exec.Cmd, data string) {
 		c := exec.Command(filepath.Join(base, "bin/micro-rag-mcp"), append(args,
 			"--model-dir", filepath.Join(base, "model"), "--ort-lib", filepath.Join(base, "lib", model.ORTLibName),
 			"--index-folder", filepath.Join(base, "index"))...)
-		c.Env = []string{"HOME=" + filepath.Join(base, "home"), model.EnvCacheDir + "=" + filepath.Join(base, "cache"), "PATH=/usr/bin:/bin"}
+		c.Env = []string{"HOME=" + filepath.Join(base, "home"), cachedir.Env + "=" + filepath.Join(base, "cache"), "PATH=/usr/bin:/bin"}
 		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 		return c
 	}, filepath.Join(base, "data")

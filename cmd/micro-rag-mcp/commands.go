@@ -16,9 +16,9 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/index"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
+	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
 	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 	"github.com/micro-rag/micro-rag-mcp/stages"
-	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 )
 
 // defaultIdleRelease is how long a server keeps the model loaded with
@@ -506,7 +506,7 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	for _, d := range docs {
 		chunks += d.Chunks
 		mod := time.Unix(0, int64(d.Mtime*1e9)).Local().Format("2006-01-02 15:04")
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", d.Chunks, extract.HumanBytes(d.Size), mod, term.Visible(d.Path))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", d.Chunks, bytesize.Format(d.Size), mod, term.Visible(d.Path))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/cachedir"
 )
 
 // Names of the model files inside a model directory.
@@ -25,7 +27,7 @@ const (
 const ORTLibName = "libonnxruntime.so"
 
 // ModelName is the default model: its name on the command line and the
-// directory under CacheDir()/models that holds it.
+// directory under cachedir.Path()/models that holds it.
 const ModelName = "all-MiniLM-L6-v2"
 
 // Int8Name is the same network with int8 weights: about twice as fast on a
@@ -65,7 +67,7 @@ type Spec struct {
 
 // Model is one embedding model this program can run.
 type Model struct {
-	Name string // as given to --model; also its folder under CacheDir()/models
+	Name string // as given to --model; also its folder under cachedir.Path()/models
 	Spec Spec
 	Hub  Source // what an end user downloads on first run; none: built locally
 	// About is one line for --help and the README.
@@ -163,37 +165,17 @@ func Lookup(name string) (Model, error) {
 	return Model{}, fmt.Errorf("unknown model %q (known: %s; or --model-dir with a %s)", name, strings.Join(Names(), ", "), SpecName)
 }
 
-// Dir is CacheDir()/models/<name>, where setup and the first-run download
+// Dir is cachedir.Path()/models/<name>, where setup and the first-run download
 // put the model's files.
-func (m Model) Dir() string { return filepath.Join(CacheDir(), "models", m.Name) }
+func (m Model) Dir() string { return filepath.Join(cachedir.Path(), "models", m.Name) }
 
 // Environment variables that override the defaults.
 const (
-	EnvCacheDir = "MICRO_RAG_CACHE_DIR"
 	EnvModelDir = "MICRO_RAG_MODEL_DIR"
 	EnvORTLib   = "MICRO_RAG_ORT_LIB"
 )
 
-// CacheDir is where model and runtime files live:
-// $MICRO_RAG_CACHE_DIR, else ${XDG_CACHE_HOME:-$HOME/.cache}/micro-rag-mcp.
-// It is the same folder scripts/setup.sh installs into.
-func CacheDir() string {
-	if d := os.Getenv(EnvCacheDir); d != "" {
-		return d
-	}
-	// XDG says relative values are invalid and must be ignored.
-	if x := os.Getenv("XDG_CACHE_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "micro-rag-mcp")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" {
-		// No home at all (some service accounts): keep working from /tmp.
-		return filepath.Join(os.TempDir(), "micro-rag-mcp")
-	}
-	return filepath.Join(home, ".cache", "micro-rag-mcp")
-}
-
-// DefaultModelDir is CacheDir()/models/all-MiniLM-L6-v2.
+// DefaultModelDir is cachedir.Path()/models/all-MiniLM-L6-v2.
 func DefaultModelDir() string { return Models[0].Dir() }
 
 // Files are the absolute paths of the model's two files.
@@ -279,7 +261,7 @@ func haveFiles(dir string) bool {
 // ORTLibrary finds the ONNX Runtime shared library: the flag, else
 // $MICRO_RAG_ORT_LIB, else lib/libonnxruntime.so beside the folder of the
 // executable (the release tarball's layout, symlinks to the binary
-// followed), else CacheDir()/lib/libonnxruntime.so (where setup installs it).
+// followed), else cachedir.Path()/lib/libonnxruntime.so (where setup installs it).
 func ORTLibrary(flag string) (string, error) { return ortLibrary(flag, exeDir()) }
 
 // ortLibrary is ORTLibrary with the executable's folder given.
@@ -295,7 +277,7 @@ func ortLibrary(flag, exeDir string) (string, error) {
 		if exeDir != "" {
 			candidates = append(candidates, filepath.Join(exeDir, "..", "lib", ORTLibName))
 		}
-		candidates = append(candidates, filepath.Join(CacheDir(), "lib", ORTLibName))
+		candidates = append(candidates, filepath.Join(cachedir.Path(), "lib", ORTLibName))
 	}
 	var errs []error
 	for _, c := range candidates {

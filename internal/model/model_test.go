@@ -5,29 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-func TestCacheDirOrder(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv(EnvCacheDir, "")
-	t.Setenv("XDG_CACHE_HOME", "")
-	if got, want := CacheDir(), filepath.Join(home, ".cache", "micro-rag-mcp"); got != want {
-		t.Errorf("HOME only: %q, want %q", got, want)
-	}
-	t.Setenv("XDG_CACHE_HOME", "relative/ignored")
-	if got, want := CacheDir(), filepath.Join(home, ".cache", "micro-rag-mcp"); got != want {
-		t.Errorf("relative XDG: %q, want %q", got, want)
-	}
-	t.Setenv("XDG_CACHE_HOME", "/xdg")
-	if got := CacheDir(); got != "/xdg/micro-rag-mcp" {
-		t.Errorf("XDG: %q", got)
-	}
-	t.Setenv(EnvCacheDir, "/explicit")
-	if got := CacheDir(); got != "/explicit" {
-		t.Errorf("override: %q", got)
-	}
-}
+	"github.com/micro-rag/micro-rag-mcp/internal/cachedir"
+)
 
 func writeModel(t *testing.T, dir string) {
 	t.Helper()
@@ -41,7 +21,7 @@ func writeModel(t *testing.T, dir string) {
 
 func TestLocateOrder(t *testing.T) {
 	cache := t.TempDir()
-	t.Setenv(EnvCacheDir, cache)
+	t.Setenv(cachedir.Env, cache)
 	t.Setenv(EnvModelDir, "")
 
 	_, err := Locate("")
@@ -79,7 +59,7 @@ func TestLocateOrder(t *testing.T) {
 
 func TestORTLibraryOrder(t *testing.T) {
 	cache := t.TempDir()
-	t.Setenv(EnvCacheDir, cache)
+	t.Setenv(cachedir.Env, cache)
 	t.Setenv(EnvORTLib, "")
 
 	_, err := ORTLibrary("")
@@ -108,7 +88,7 @@ func TestORTLibraryOrder(t *testing.T) {
 // before the cache; the flag and the environment still come first.
 func TestORTLibraryBesideExecutable(t *testing.T) {
 	cache, root := t.TempDir(), t.TempDir()
-	t.Setenv(EnvCacheDir, cache)
+	t.Setenv(cachedir.Env, cache)
 	t.Setenv(EnvORTLib, "")
 	bin := filepath.Join(root, "bin")
 	bundled := filepath.Join(root, "lib", ORTLibName)
@@ -139,7 +119,7 @@ func TestORTLibraryBesideExecutable(t *testing.T) {
 
 func TestLookupAndInt8Folder(t *testing.T) {
 	cache := t.TempDir()
-	t.Setenv(EnvCacheDir, cache)
+	t.Setenv(cachedir.Env, cache)
 	t.Setenv(EnvModelDir, "")
 	def, err := Lookup("")
 	if err != nil || def.Name != ModelName {
@@ -202,7 +182,7 @@ func TestFromDir(t *testing.T) {
 // cache's copy wins when both exist.
 func TestLocateBundled(t *testing.T) {
 	cache := t.TempDir()
-	t.Setenv(EnvCacheDir, cache)
+	t.Setenv(cachedir.Env, cache)
 	t.Setenv(EnvModelDir, "")
 	m, _ := Lookup(Q8Name)
 	pkg := t.TempDir()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/internal/cachedir"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
 
@@ -47,7 +48,7 @@ func TestModelDownloadRetried(t *testing.T) {
 	prev := hubOf
 	hubOf = func(m model.Model) model.Source { s := m.Hub; s.BaseURL = srv.URL; return s }
 	t.Cleanup(func() { hubOf = prev })
-	t.Setenv(model.EnvCacheDir, t.TempDir())
+	t.Setenv(cachedir.Env, t.TempDir())
 	t.Setenv(model.EnvModelDir, "")
 
 	e := startFailing(t, Config{DataFolder: t.TempDir(), IndexFolder: t.TempDir(), ORTLibrary: ort}, "download model")

@@ -23,6 +23,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/glob"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
+	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
 	"github.com/micro-rag/micro-rag-mcp/internal/confine"
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
@@ -189,7 +190,7 @@ const (
 )
 
 // IndexSize is IndexBytes for people, such as "1.5 MB".
-func (s Status) IndexSize() string { return extract.HumanBytes(s.IndexBytes) }
+func (s Status) IndexSize() string { return bytesize.Format(s.IndexBytes) }
 
 // Engine serves one data folder. Create with New, then Start; Close when done.
 type Engine struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
+	"github.com/micro-rag/micro-rag-mcp/internal/cachedir"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
 
@@ -53,7 +54,7 @@ func TestUnknownModelIsAClearError(t *testing.T) {
 // download; without it the error says how to build it, and nothing is
 // fetched.
 func TestBuiltModelMissingIsAClearError(t *testing.T) {
-	t.Setenv(model.EnvCacheDir, t.TempDir())
+	t.Setenv(cachedir.Env, t.TempDir())
 	e, err := New(Config{DataFolder: t.TempDir(), Model: model.Q8Name, NoInitialReindex: true})
 	if err != nil {
 		t.Fatal(err)

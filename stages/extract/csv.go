@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
 )
 
 // Caps on one CSV row, so that no file costs memory out of proportion to
@@ -110,7 +112,7 @@ func (t *csvTable) parse(src io.RuneReader, delim rune) error {
 	add := func(c rune) error {
 		cell.WriteRune(c)
 		if cell.Len() > maxCSVCellBytes {
-			return fmt.Errorf("CSV row %d has a cell over %s", t.row, HumanBytes(maxCSVCellBytes))
+			return fmt.Errorf("CSV row %d has a cell over %s", t.row, bytesize.Format(maxCSVCellBytes))
 		}
 		return nil
 	}

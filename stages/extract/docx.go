@@ -9,6 +9,8 @@ import (
 	"io"
 	"path"
 	"strings"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
 )
 
 // Zip bomb guards for the main document part of a DOCX.
@@ -60,7 +62,7 @@ func readDOCX(p string, f File, lim Limits) (*Document, error) {
 	maxPart := lim.partBytes()
 	if part.UncompressedSize64 > uint64(maxPart) {
 		return nil, &FileError{Path: p, Reason: fmt.Sprintf("document part too large: %s exceeds limit %s",
-			HumanBytes(int64(min(part.UncompressedSize64, 1<<62))), HumanBytes(maxPart))}
+			bytesize.Format(int64(min(part.UncompressedSize64, 1<<62))), bytesize.Format(maxPart))}
 	}
 	if part.UncompressedSize64 > ratioFloor && part.UncompressedSize64/max(part.CompressedSize64, 1) > maxDocxRatio {
 		return nil, &FileError{Path: p, Reason: fmt.Sprintf("suspicious compression ratio %d:1 (zip bomb?)",
@@ -75,7 +77,7 @@ func readDOCX(p string, f File, lim Limits) (*Document, error) {
 	lr := &io.LimitedReader{R: rc, N: maxPart + 1}
 	text, err := docxText(lr)
 	if lr.N <= 0 {
-		return nil, &FileError{Path: p, Reason: fmt.Sprintf("document part too large: exceeds limit %s", HumanBytes(maxPart))}
+		return nil, &FileError{Path: p, Reason: fmt.Sprintf("document part too large: exceeds limit %s", bytesize.Format(maxPart))}
 	}
 	var corrupt flate.CorruptInputError
 	switch {

@@ -9,6 +9,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
 )
 
 func init() { readers[".gz"] = readGzip }
@@ -46,7 +48,7 @@ func readGzip(p string, f File, lim Limits) (*Document, error) {
 	n, err := buf.ReadFrom(io.LimitReader(zr, limit+1))
 	switch {
 	case n > limit:
-		return nil, &FileError{Path: p, Reason: "decompressed file too large: over the limit " + HumanBytes(limit)}
+		return nil, &FileError{Path: p, Reason: "decompressed file too large: over the limit " + bytesize.Format(limit)}
 	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader), errors.Is(err, io.ErrUnexpectedEOF):
 		return nil, &FileError{Path: p, Reason: "corrupt gzip file", Err: err}
 	case err != nil:

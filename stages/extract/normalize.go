@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
 )
 
 // lineEnds turns CRLF and lone CR into "\n" and drops NUL bytes. The Unicode
@@ -60,7 +62,7 @@ func checkSize(path string, f File, lim Limits) (int64, error) {
 }
 
 func tooLarge(path string, size, limit int64) error {
-	return &FileError{Path: path, Reason: fmt.Sprintf("file too large: %s exceeds limit %s", HumanBytes(size), HumanBytes(limit))}
+	return &FileError{Path: path, Reason: fmt.Sprintf("file too large: %s exceeds limit %s", bytesize.Format(size), bytesize.Format(limit))}
 }
 
 // readLimited reads the whole file after checkSize. The read is bounded
@@ -92,22 +94,4 @@ func readLimited(path string, f File, lim Limits) ([]byte, error) {
 		return nil, tooLarge(path, int64(len(buf)), lim.MaxFileBytes)
 	}
 	return buf, nil
-}
-
-// HumanBytes prints n in the largest binary unit that keeps it >= 1,
-// for example "300 MB" or "1.5 KB".
-func HumanBytes(n int64) string {
-	units := []struct {
-		size int64
-		name string
-	}{{1 << 30, "GB"}, {1 << 20, "MB"}, {1 << 10, "KB"}}
-	for _, u := range units {
-		if n >= u.size {
-			if n%u.size == 0 {
-				return fmt.Sprintf("%d %s", n/u.size, u.name)
-			}
-			return fmt.Sprintf("%.1f %s", float64(n)/float64(u.size), u.name)
-		}
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

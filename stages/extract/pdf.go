@@ -24,7 +24,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 
-	"github.com/micro-rag/micro-rag-mcp/internal/model"
+	"github.com/micro-rag/micro-rag-mcp/internal/cachedir"
 )
 
 // PDFOptions configure the PDF engine: PDFium compiled to WebAssembly and
@@ -37,7 +37,7 @@ type PDFOptions struct {
 	Instances int
 	// CacheDir holds wazero's compiled machine code so later starts take
 	// a fraction of a second instead of several. Empty means
-	// model.CacheDir()/wazero; "off" disables it.
+	// cachedir.Path()/wazero; "off" disables it.
 	CacheDir string
 	// FileTimeout bounds the time one PDF may take once it holds an
 	// instance (default 2 minutes). Past it the file is reported and its
@@ -124,7 +124,7 @@ func (o PDFOptions) withDefaults() PDFOptions {
 	}
 	if o.CacheDir == "" {
 		// The same folder as the model, so MICRO_RAG_CACHE_DIR moves both.
-		o.CacheDir = filepath.Join(model.CacheDir(), "wazero")
+		o.CacheDir = filepath.Join(cachedir.Path(), "wazero")
 	}
 	return o
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
 )
 
 // With the stream check off, PDFium fills its default memory limit with
@@ -33,8 +35,8 @@ func TestReadPDFBombPeakRSS(t *testing.T) {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
 	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB on Linux
-	t.Logf("child's peak RSS: %s", HumanBytes(rss))
+	t.Logf("child's peak RSS: %s", bytesize.Format(rss))
 	if rss > 2<<30 {
-		t.Fatalf("child's peak RSS %s is over 2 GB", HumanBytes(rss))
+		t.Fatalf("child's peak RSS %s is over 2 GB", bytesize.Format(rss))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
 )
 
 // wasmMemories holds the WebAssembly memories of one start of the PDF
@@ -46,5 +48,5 @@ func (m *wasmMemories) refusals() int64 {
 
 // tooLarge is the reason of a file that needed more memory than m allows.
 func (m *wasmMemories) tooLarge() string {
-	return fmt.Sprintf("PDF needs more than %s of memory", HumanBytes(int64(m.limit)))
+	return fmt.Sprintf("PDF needs more than %s of memory", bytesize.Format(int64(m.limit)))
 }

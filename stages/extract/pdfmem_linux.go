@@ -6,6 +6,8 @@ import (
 	"syscall"
 
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
 )
 
 func (m *wasmMemories) allocator() experimental.MemoryAllocator { return m }
@@ -22,7 +24,7 @@ func (m *wasmMemories) Allocate(_, max uint64) experimental.LinearMemory {
 	b, err := syscall.Mmap(-1, 0, int(reserve), syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
 	if err != nil {
 		// Read's recover turns this into a failure of the file.
-		panic(fmt.Errorf("reserve %s of address space for PDFium: %w", HumanBytes(int64(reserve)), err))
+		panic(fmt.Errorf("reserve %s of address space for PDFium: %w", bytesize.Format(int64(reserve)), err))
 	}
 	return &wasmMemory{owner: m, b: b}
 }

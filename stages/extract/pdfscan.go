@@ -11,6 +11,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
 )
 
 // checkPDFStreams decodes, before PDFium sees the file, every stream that
@@ -41,7 +43,7 @@ func checkPDFStreams(ctx context.Context, data []byte, budget int64) error {
 		// A decoding error ends this stream's count: PDFium stops there
 		// too, or reads less.
 		if _, err := io.CopyBuffer(c, r, buf); errors.Is(err, errDecodeBudget) {
-			return &FileError{Reason: fmt.Sprintf("decoded streams exceed %s", HumanBytes(budget))}
+			return &FileError{Reason: fmt.Sprintf("decoded streams exceed %s", bytesize.Format(budget))}
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
 )
 
 // lzwEncode is PDF's LZWDecode in reverse, with the given EarlyChange. It
@@ -120,7 +122,7 @@ func TestPDFStreamBudgetCountsEveryFilter(t *testing.T) {
 			}
 			err := checkPDFStreams(context.Background(), pdf, size-1)
 			var fe *FileError
-			if !errors.As(err, &fe) || fe.Reason != "decoded streams exceed "+HumanBytes(size-1) {
+			if !errors.As(err, &fe) || fe.Reason != "decoded streams exceed "+bytesize.Format(size-1) {
 				t.Fatalf("budget one byte short: got %v", err)
 			}
 		})

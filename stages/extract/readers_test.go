@@ -442,12 +442,3 @@ func TestDecodeBytes(t *testing.T) {
 		})
 	}
 }
-
-func TestHumanBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 bytes", 1023: "1023 bytes", 1536: "1.5 KB",
-		300 << 20: "300 MB", 256 << 20: "256 MB", 1 << 30: "1 GB"} {
-		if got := HumanBytes(n); got != want {
-			t.Errorf("HumanBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

@@ -9,6 +9,8 @@ import (
 	"io"
 	"path"
 	"strings"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
 )
 
 // Zip-based formats (OpenDocument, PPTX, XLSX, EPUB) read several parts;
@@ -55,7 +57,7 @@ func (z *zipDoc) read(name string, parse func(io.Reader) error) error {
 	limit := min(z.part, z.budget)
 	if part.UncompressedSize64 > uint64(limit) {
 		return &FileError{Path: z.path, Reason: fmt.Sprintf("document part too large: %s is %s, over the limit %s",
-			name, HumanBytes(int64(min(part.UncompressedSize64, 1<<62))), HumanBytes(limit))}
+			name, bytesize.Format(int64(min(part.UncompressedSize64, 1<<62))), bytesize.Format(limit))}
 	}
 	if part.UncompressedSize64 > ratioFloor && part.UncompressedSize64/max(part.CompressedSize64, 1) > maxDocxRatio {
 		return &FileError{Path: z.path, Reason: fmt.Sprintf("suspicious compression ratio %d:1 (zip bomb?)",
@@ -71,7 +73,7 @@ func (z *zipDoc) read(name string, parse func(io.Reader) error) error {
 	err = parse(lr)
 	z.budget -= limit + 1 - lr.N
 	if lr.N <= 0 {
-		return &FileError{Path: z.path, Reason: fmt.Sprintf("document part too large: %s exceeds the limit %s", name, HumanBytes(limit))}
+		return &FileError{Path: z.path, Reason: fmt.Sprintf("document part too large: %s exceeds the limit %s", name, bytesize.Format(limit))}
 	}
 	var corrupt flate.CorruptInputError
 	var fe *FileError

@@ -170,12 +170,7 @@ func (w *Writer) Finish() error {
 }
 
 func (w *Writer) inKept(rel string) bool {
-	for _, dir := range w.kept {
-		if strings.HasPrefix(rel, dir) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(w.kept, func(dir string) bool { return strings.HasPrefix(rel, dir) })
 }
 
 func (w *Writer) logger() *slog.Logger {

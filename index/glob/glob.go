@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -29,10 +30,8 @@ func Parse(pattern string) (*Glob, error) {
 	if path.IsAbs(clean) || filepath.IsAbs(pattern) {
 		return nil, fmt.Errorf("path_glob %q must be relative to the data folder", pattern)
 	}
-	for _, seg := range strings.Split(clean, "/") {
-		if seg == ".." {
-			return nil, fmt.Errorf("path_glob %q reaches outside the data folder", pattern)
-		}
+	if slices.Contains(strings.Split(clean, "/"), "..") {
+		return nil, fmt.Errorf("path_glob %q reaches outside the data folder", pattern)
 	}
 	if _, err := path.Match(strings.ReplaceAll(clean, "**", "*"), ""); err != nil {
 		return nil, fmt.Errorf("path_glob %q: %v", pattern, err)

@@ -5,6 +5,7 @@
 package lexical
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -154,12 +155,9 @@ func appendWord(dst []string, raw string) ([]string, wordInfo) {
 			return
 		}
 		t = clip(t)
-		for _, s := range dst[start:] {
-			if s == t {
-				return
-			}
+		if !slices.Contains(dst[start:], t) {
+			dst = append(dst, t)
 		}
-		dst = append(dst, t)
 	}
 	bare := strings.TrimLeft(raw, "-")
 	whole := fold(raw)

@@ -2,6 +2,7 @@ package chunk
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -158,16 +159,6 @@ func (sp *splitter) run(pageStarts []int) ([]Chunk, bool, error) {
 			sr, sb = qr, qb
 		}
 	}
-}
-
-// hasNewline reports a line break in a run of space.
-func hasNewline(rs []rune) bool {
-	for _, r := range rs {
-		if r == '\n' {
-			return true
-		}
-	}
-	return false
 }
 
 // skipSpace returns the code-point and byte offsets of the first non-space
@@ -476,7 +467,7 @@ func (sp *splitter) nextStart(end int, shrunk bool) int {
 			for isSpace(buf[c-1]) { // buf[0] is not space
 				c--
 			}
-			if sp.sentenceEnd(c) || hasNewline(buf[c:i]) {
+			if sp.sentenceEnd(c) || slices.Contains(buf[c:i], '\n') {
 				return i
 			}
 		case cjkBoundary(prev, cur) && sp.cjkSentenceEnd(i):

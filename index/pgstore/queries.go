@@ -33,9 +33,8 @@ type queries struct {
 const recordCols = "id, path, ext, mtime, checksum, chunk_index, char_start, char_end, page, line_start, line_end"
 
 func newQueries(schemaName string, dim int, g HNSW) queries {
-	sc := pgx.Identifier{schemaName}.Sanitize()
-	t := func(name string) string { return sc + "." + pgx.Identifier{name}.Sanitize() }
-	meta, files, chunks, vectors, dead, lex := t("meta"), t("files"), t("chunks"), t("vectors"), t("dead"), t("lexical")
+	t := newTables(schemaName)
+	sc, meta, files, chunks, vectors, dead, lex := t.schema, t.meta, t.files, t.chunks, t.vectors, t.dead, t.lex
 	createHNSW := fmt.Sprintf("CREATE INDEX IF NOT EXISTS vectors_hnsw ON %s USING hnsw (embedding vector_cosine_ops) WITH (m = %d, ef_construction = %d)",
 		vectors, g.M, g.EfConstruction)
 	// The vector index (HNSW or IVFFlat) is made by commits (planANN).
@@ -45,55 +44,10 @@ func newQueries(schemaName string, dim int, g HNSW) queries {
 			embedding vector(%d) NOT NULL)`, vectors, dim),
 	}
 	q := queries{
-		schema: sc,
-		chunks: chunks,
-		dead:   dead,
-		create: append([]string{
-			"CREATE SCHEMA IF NOT EXISTS " + sc,
-			// One row, the commit point: a commit's last write.
-			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-				one boolean PRIMARY KEY DEFAULT true CHECK (one),
-				version text NOT NULL,
-				generation bigint NOT NULL DEFAULT 0,
-				next_id bigint NOT NULL DEFAULT 1,
-				last_reindex text NOT NULL DEFAULT '',
-				lexical jsonb NOT NULL DEFAULT '[]')`, meta),
-			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-				path text PRIMARY KEY,
-				mtime double precision NOT NULL,
-				size bigint NOT NULL,
-				checksum text NOT NULL,
-				ext text NOT NULL,
-				chunk_ids bigint[] NOT NULL,
-				page_starts integer[],
-				truncated text NOT NULL DEFAULT '')`, files),
-			// Rows are never updated: a changed file's chunks get new ids.
-			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-				id bigint PRIMARY KEY,
-				path text NOT NULL,
-				ext text NOT NULL,
-				mtime double precision NOT NULL,
-				checksum text NOT NULL,
-				chunk_index integer NOT NULL,
-				char_start integer NOT NULL,
-				char_end integer NOT NULL,
-				page integer NOT NULL,
-				line_start integer NOT NULL,
-				line_end integer NOT NULL,
-				text text NOT NULL,
-				headings text NOT NULL)`, chunks),
-			// Deleted chunks, kept readable for views of older commits
-			// until Grace has passed (apart from vectors: updating a row
-			// there would insert it into the HNSW graph again).
-			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-				id bigint PRIMARY KEY,
-				generation bigint NOT NULL,
-				at timestamptz NOT NULL DEFAULT now())`, dead),
-			// The keyword index's segments (package lexical's format).
-			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-				name text PRIMARY KEY,
-				data bytea NOT NULL)`, lex),
-		}, vectorsDDL...),
+		schema:         sc,
+		chunks:         chunks,
+		dead:           dead,
+		create:         tableDDL(t, vectorsDDL),
 		initMeta:       fmt.Sprintf("INSERT INTO %s (version) VALUES ($1) ON CONFLICT DO NOTHING", meta),
 		metaGen:        fmt.Sprintf("SELECT generation, version FROM %s", meta),
 		metaAll:        fmt.Sprintf("SELECT version, generation, next_id, last_reindex, lexical FROM %s", meta),
@@ -133,4 +87,63 @@ func newQueries(schemaName string, dim int, g HNSW) queries {
 		createHNSW:   createHNSW,
 	}
 	return q
+}
+
+// tables are the quoted names of one index's schema and tables.
+type tables struct{ schema, meta, files, chunks, vectors, dead, lex string }
+
+func newTables(schemaName string) tables {
+	sc := pgx.Identifier{schemaName}.Sanitize()
+	t := func(name string) string { return sc + "." + pgx.Identifier{name}.Sanitize() }
+	return tables{schema: sc, meta: t("meta"), files: t("files"), chunks: t("chunks"), vectors: t("vectors"), dead: t("dead"), lex: t("lexical")}
+}
+
+// tableDDL creates the schema and its tables, vectorsDDL last.
+func tableDDL(t tables, vectorsDDL []string) []string {
+	return append([]string{
+		"CREATE SCHEMA IF NOT EXISTS " + t.schema,
+		// One row, the commit point: a commit's last write.
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+			one boolean PRIMARY KEY DEFAULT true CHECK (one),
+			version text NOT NULL,
+			generation bigint NOT NULL DEFAULT 0,
+			next_id bigint NOT NULL DEFAULT 1,
+			last_reindex text NOT NULL DEFAULT '',
+			lexical jsonb NOT NULL DEFAULT '[]')`, t.meta),
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+			path text PRIMARY KEY,
+			mtime double precision NOT NULL,
+			size bigint NOT NULL,
+			checksum text NOT NULL,
+			ext text NOT NULL,
+			chunk_ids bigint[] NOT NULL,
+			page_starts integer[],
+			truncated text NOT NULL DEFAULT '')`, t.files),
+		// Rows are never updated: a changed file's chunks get new ids.
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+			id bigint PRIMARY KEY,
+			path text NOT NULL,
+			ext text NOT NULL,
+			mtime double precision NOT NULL,
+			checksum text NOT NULL,
+			chunk_index integer NOT NULL,
+			char_start integer NOT NULL,
+			char_end integer NOT NULL,
+			page integer NOT NULL,
+			line_start integer NOT NULL,
+			line_end integer NOT NULL,
+			text text NOT NULL,
+			headings text NOT NULL)`, t.chunks),
+		// Deleted chunks, kept readable for views of older commits
+		// until Grace has passed (apart from vectors: updating a row
+		// there would insert it into the HNSW graph again).
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+			id bigint PRIMARY KEY,
+			generation bigint NOT NULL,
+			at timestamptz NOT NULL DEFAULT now())`, t.dead),
+		// The keyword index's segments (package lexical's format).
+		fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+			name text PRIMARY KEY,
+			data bytea NOT NULL)`, t.lex),
+	}, vectorsDDL...)
 }

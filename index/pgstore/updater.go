@@ -255,104 +255,131 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 		return nil
 	}
 	ctx := context.Background()
-	s, q := u.s, &u.s.q
-	gen := u.head.gen + 1
-	head := u.head.lex
-	if u.reset {
-		head = lexical.Empty()
-	}
-	// As index.Compaction.due has it for the local index.
-	c, dead := s.opts.Compaction, head.Dead()+len(u.removeIDs)
-	compact := dead > 0 && dead >= c.Min && float64(dead) > c.Ratio*float64(u.live)
-	lex, raw, err := head.Delete(u.removeIDs).Add(lexical.SegmentName(gen), u.addDocs, compact)
+	s := u.s
+	c, err := u.prepare(end)
 	if err != nil {
 		return err
-	}
-	refs, err := json.Marshal(lex.Segments())
-	if err != nil {
-		return err
-	}
-	last := ""
-	if end == schema.EndOfRun {
-		last = s.opts.Clock().UTC().Format(time.RFC3339)
-	}
-	changed := slices.Sorted(maps.Keys(u.changed))
-	names := make([]string, 0, len(lex.Segments()))
-	for _, r := range lex.Segments() {
-		names = append(names, r.Name)
 	}
 	began := time.Now()
 	var lists int // the IVFFlat lists searched after the commit
 	err = pgx.BeginFunc(ctx, u.conn, func(tx pgx.Tx) error {
-		if u.reset {
-			for _, sql := range q.reset {
-				if _, err := tx.Exec(ctx, sql); err != nil {
-					return err
-				}
-			}
-		}
-		have, err := s.readANN(ctx, tx)
-		if err != nil {
-			return err
-		}
-		bulk := len(u.addRecs) >= s.opts.BulkMin && len(u.addRecs) >= len(u.head.live)
-		plan := planANN(s.wantANN(have), have, int64(u.live), u.nextID, bulk)
-		lists = plan.lists
-		// The statements around the copies go in two round trips (a
-		// batch runs in order and stops at the first error).
-		var before pgx.Batch
-		if len(u.removeIDs) > 0 {
-			before.Queue(q.markDead, u.removeIDs, gen)
-		}
-		if len(changed) > 0 {
-			before.Queue(q.deleteFiles, changed)
-		}
-		if err := runBatch(ctx, tx, &before); err != nil {
-			return err
-		}
-		if err := u.dropIndexes(ctx, tx, plan.dropBefore); err != nil {
-			return err
-		}
-		if err := u.copyChunks(ctx, tx); err != nil {
-			return err
-		}
-		if plan.buildHNSW {
-			if err := u.buildHNSW(ctx, tx); err != nil {
-				return err
-			}
-		}
-		if err := u.copyFiles(ctx, tx, changed); err != nil {
-			return err
-		}
-		// Readers keep searching the old IVFFlat index while the new one
-		// builds; dropping it locks the table until the commit, just after.
-		if plan.buildIVF > 0 {
-			if err := u.buildIVFFlat(ctx, tx, plan.buildIVF, gen); err != nil {
-				return err
-			}
-		}
-		if err := u.dropIndexes(ctx, tx, plan.dropAfter); err != nil {
-			return err
-		}
-		var after pgx.Batch
-		if raw != nil {
-			after.Queue(q.insertSegment, lexical.SegmentName(gen), raw)
-		}
-		after.Queue(q.deleteUnlisted, names)
-		after.Queue(q.purge, s.opts.Grace.String())
-		// The commit point, last: readers compare the generation.
-		after.Queue(q.updateMeta, s.version.String(), gen, u.nextID, last, refs)
-		return runBatch(ctx, tx, &after)
+		var err error
+		lists, err = u.write(ctx, tx, c)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: commit: %w", err)
 	}
 	wrote, added, removed := time.Since(began), len(u.addRecs), len(u.removeIDs)
 	s.lists.Store(int64(lists))
-	err = u.published(ctx, gen, last, lex, raw)
-	s.log.Debug("postgres: commit", "generation", gen, "added", added, "removed", removed,
+	err = u.published(ctx, c.gen, c.last, c.lex, c.raw)
+	s.log.Debug("postgres: commit", "generation", c.gen, "added", added, "removed", removed,
 		"transaction", wrote, "publish", time.Since(began)-wrote)
 	return err
+}
+
+// pendingCommit is what one Commit writes, made before its transaction.
+type pendingCommit struct {
+	gen     int64
+	lex     *lexical.Index // the keyword index as of the commit
+	raw     []byte         // its new segment, nil when none
+	refs    []byte         // its segment list, JSON for meta
+	last    string         // when the run ended (RFC 3339), "" mid-run
+	changed []string       // the files whose entries are written again, sorted
+}
+
+// prepare builds the commit's keyword index (compacting it as
+// index.Compaction has it for the local index) and what meta records.
+func (u *Updater) prepare(end schema.RunEnd) (pendingCommit, error) {
+	s := u.s
+	c := pendingCommit{gen: u.head.gen + 1}
+	head := u.head.lex
+	if u.reset {
+		head = lexical.Empty()
+	}
+	policy, dead := s.opts.Compaction, head.Dead()+len(u.removeIDs)
+	compact := dead > 0 && dead >= policy.Min && float64(dead) > policy.Ratio*float64(u.live)
+	var err error
+	if c.lex, c.raw, err = head.Delete(u.removeIDs).Add(lexical.SegmentName(c.gen), u.addDocs, compact); err != nil {
+		return c, err
+	}
+	if c.refs, err = json.Marshal(c.lex.Segments()); err != nil {
+		return c, err
+	}
+	if end == schema.EndOfRun {
+		c.last = s.opts.Clock().UTC().Format(time.RFC3339)
+	}
+	c.changed = slices.Sorted(maps.Keys(u.changed))
+	return c, nil
+}
+
+// write is the commit's transaction: rows out, rows and vector indexes
+// in, then the keyword segment and, last, meta (the commit point). It
+// returns the IVFFlat lists searched after the commit.
+func (u *Updater) write(ctx context.Context, tx pgx.Tx, c pendingCommit) (lists int, err error) {
+	s, q := u.s, &u.s.q
+	if u.reset {
+		for _, sql := range q.reset {
+			if _, err := tx.Exec(ctx, sql); err != nil {
+				return 0, err
+			}
+		}
+	}
+	have, err := s.readANN(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	bulk := len(u.addRecs) >= s.opts.BulkMin && len(u.addRecs) >= len(u.head.live)
+	plan := planANN(s.wantANN(have), have, int64(u.live), u.nextID, bulk)
+	// The statements around the copies go in two round trips (a batch
+	// runs in order and stops at the first error).
+	var before pgx.Batch
+	if len(u.removeIDs) > 0 {
+		before.Queue(q.markDead, u.removeIDs, c.gen)
+	}
+	if len(c.changed) > 0 {
+		before.Queue(q.deleteFiles, c.changed)
+	}
+	if err := runBatch(ctx, tx, &before); err != nil {
+		return 0, err
+	}
+	if err := u.dropIndexes(ctx, tx, plan.dropBefore); err != nil {
+		return 0, err
+	}
+	if err := u.copyChunks(ctx, tx); err != nil {
+		return 0, err
+	}
+	if plan.buildHNSW {
+		if err := u.buildHNSW(ctx, tx); err != nil {
+			return 0, err
+		}
+	}
+	if err := u.copyFiles(ctx, tx, c.changed); err != nil {
+		return 0, err
+	}
+	// Readers keep searching the old IVFFlat index while the new one
+	// builds; dropping it locks the table until the commit, just after.
+	if plan.buildIVF > 0 {
+		if err := u.buildIVFFlat(ctx, tx, plan.buildIVF, c.gen); err != nil {
+			return 0, err
+		}
+	}
+	if err := u.dropIndexes(ctx, tx, plan.dropAfter); err != nil {
+		return 0, err
+	}
+	names := make([]string, 0, len(c.lex.Segments()))
+	for _, r := range c.lex.Segments() {
+		names = append(names, r.Name)
+	}
+	var after pgx.Batch
+	if c.raw != nil {
+		after.Queue(q.insertSegment, lexical.SegmentName(c.gen), c.raw)
+	}
+	after.Queue(q.deleteUnlisted, names)
+	after.Queue(q.purge, s.opts.Grace.String())
+	// The commit point, last: readers compare the generation.
+	after.Queue(q.updateMeta, s.version.String(), c.gen, u.nextID, c.last, c.refs)
+	return plan.lists, runBatch(ctx, tx, &after)
 }
 
 // runBatch sends b's statements in one round trip, in order.

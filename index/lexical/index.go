@@ -418,7 +418,6 @@ func (q *Query) Search(k int, also []int64) ([]Result, []Evidence) {
 		}
 	}
 	invAvg := x.invAvgLens()
-	p := &x.Params
 	top := topK{k: k}
 	accp, covp := accPool.Get().(*[]float64), accPool.Get().(*[]float64)
 	defer accPool.Put(accp)
@@ -431,47 +430,12 @@ func (q *Query) Search(k int, also []int64) ([]Result, []Evidence) {
 	var touched []int32
 	for s, v := range x.segs {
 		seg := v.seg
-		if cap(*accp) < seg.docs() {
-			*accp = make([]float64, seg.docs())
-		}
-		if cap(*covp) < seg.docs() {
-			*covp = make([]float64, seg.docs())
-		}
-		acc, cov := (*accp)[:seg.docs()], (*covp)[:seg.docs()]
+		acc, cov := sized(accp, seg.docs()), sized(covp, seg.docs())
 		var mask []uint64
 		if maskp != nil {
-			if cap(*maskp) < seg.docs() {
-				*maskp = make([]uint64, seg.docs())
-			}
-			mask = (*maskp)[:seg.docs()]
+			mask = sized(maskp, seg.docs())
 		}
-		touched = touched[:0]
-		for i := range terms {
-			t := &terms[i]
-			if t.at[s] < 0 {
-				continue
-			}
-			var bit uint64
-			if mask != nil && i < 64 {
-				bit = 1 << i
-			}
-			r := postingReader{b: seg.postings(t.at[s]), prev: -1}
-			var pst posting
-			for r.next(&pst) {
-				o := int(pst.ord)
-				if isDead(v.dead, o) {
-					continue
-				}
-				if acc[o] == 0 {
-					touched = append(touched, int32(o))
-				}
-				acc[o] += p.termScore(t, seg, o, &pst, &invAvg)
-				cov[o] += t.qtf * t.idf
-				if bit != 0 {
-					mask[o] |= bit
-				}
-			}
-		}
+		touched = q.accumulate(s, v, acc, cov, mask, touched[:0], invAvg)
 		for _, w := range wanted[v] {
 			ev[w.at] = Evidence{Score: acc[w.ord], Coverage: min(cov[w.ord]/weight, 1), Terms: at(mask, int(w.ord))}
 		}
@@ -486,6 +450,49 @@ func (q *Query) Search(k int, also []int64) ([]Result, []Evidence) {
 		}
 	}
 	return top.sorted(), ev
+}
+
+// sized is *p resliced to n, grown first when it is shorter.
+func sized[T any](p *[]T, n int) []T {
+	if cap(*p) < n {
+		*p = make([]T, n)
+	}
+	return (*p)[:n]
+}
+
+// accumulate adds the BM25F scores and the keyword weight of the query's
+// terms in segment s (viewed as v) into acc and cov, and each term's bit
+// into mask when it is set (the first 64 terms), for every live document;
+// it appends each document it touches first to touched and returns it.
+func (q *Query) accumulate(s int, v *segView, acc, cov []float64, mask []uint64, touched []int32, invAvg [numFields]float64) []int32 {
+	seg, p := v.seg, &q.x.Params
+	for i := range q.terms {
+		t := &q.terms[i]
+		if t.at[s] < 0 {
+			continue
+		}
+		var bit uint64
+		if mask != nil && i < 64 {
+			bit = 1 << i
+		}
+		r := postingReader{b: seg.postings(t.at[s]), prev: -1}
+		var pst posting
+		for r.next(&pst) {
+			o := int(pst.ord)
+			if isDead(v.dead, o) {
+				continue
+			}
+			if acc[o] == 0 {
+				touched = append(touched, int32(o))
+			}
+			acc[o] += p.termScore(t, seg, o, &pst, &invAvg)
+			cov[o] += t.qtf * t.idf
+			if bit != 0 {
+				mask[o] |= bit
+			}
+		}
+	}
+	return touched
 }
 
 // invAvgLens is N / Σ len per field. Collection statistics include deleted

@@ -288,26 +288,8 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 			return cfg, nil, cleanup, err
 		}
 	}
-	var stops []func()
-	cleanup = func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
-		}
-	}
-	if c.pprofAddr != "" {
-		stop, err := servePprof(c.pprofAddr, log)
-		if err != nil {
-			return cfg, nil, cleanup, err
-		}
-		stops = append(stops, stop)
-	}
-	if c.cpuProfile != "" {
-		stop, err := startCPUProfile(c.cpuProfile, log)
-		if err != nil {
-			cleanup()
-			return cfg, nil, func() {}, err
-		}
-		stops = append(stops, stop)
+	if cleanup, err = c.startProfilers(log); err != nil {
+		return cfg, nil, cleanup, err
 	}
 	cfg = engine.Config{
 		DataFolder:  data,
@@ -328,6 +310,33 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 		cfg.TableCap = -1
 	}
 	return cfg, log, cleanup, nil
+}
+
+// startProfilers starts the profilers the flags ask for; cleanup stops
+// them (after an error, the ones started).
+func (c *common) startProfilers(log *slog.Logger) (cleanup func(), err error) {
+	var stops []func()
+	cleanup = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	if c.pprofAddr != "" {
+		stop, err := servePprof(c.pprofAddr, log)
+		if err != nil {
+			return cleanup, err
+		}
+		stops = append(stops, stop)
+	}
+	if c.cpuProfile != "" {
+		stop, err := startCPUProfile(c.cpuProfile, log)
+		if err != nil {
+			cleanup()
+			return func() {}, err
+		}
+		stops = append(stops, stop)
+	}
+	return cleanup, nil
 }
 
 // storeURL is --store, else $MICRO_RAG_STORE, parsed; errors never show

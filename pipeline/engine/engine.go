@@ -941,25 +941,37 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 	}
 	e.recordRun(activity, cfg.Walker.InScope, res.Failures, paths == nil && req.PathGlob == "")
 	if pathGlob == nil && paths == nil {
-		g := stages.SkipGroup{}
-		for _, sg := range res.Skipped {
-			if sg.Reason == stages.SkipNotEnabled {
-				g = sg
-			}
-		}
-		e.notEnabled.Store(&g)
+		e.noteNotEnabled(res.Skipped)
 	}
-	out := ReindexResult{
-		FilesAdded: res.FilesAdded, FilesUpdated: res.FilesUpdated, FilesRemoved: res.FilesRemoved,
-		FilesFailed: res.FilesFailed, ChunksTotal: res.ChunksTotal, ChunksEmbedded: res.ChunksEmbedded,
-		ElapsedMS: time.Since(start).Milliseconds(), Stats: res.Stats,
-		Exts: scope.Exts, Excludes: scope.Excludes, Skipped: res.Skipped,
-	}
-	out.FilesSkipped = stages.SkipTotal(out.Skipped)
+	out := reindexResult(res, scope, time.Since(start))
 	e.log.Info("reindex done", "added", out.FilesAdded, "updated", out.FilesUpdated, "removed", out.FilesRemoved,
 		"failed", out.FilesFailed, "skipped", out.FilesSkipped, "touched", res.FilesTouched, "embedded", res.ChunksEmbedded, "reused", res.ChunksReused,
 		"chunks", out.ChunksTotal, "ms", out.ElapsedMS)
 	return out, nil
+}
+
+// noteNotEnabled keeps what a run over the whole folder skipped because
+// its format is not enabled (NotEnabled).
+func (e *Engine) noteNotEnabled(skipped []stages.SkipGroup) {
+	g := stages.SkipGroup{}
+	for _, sg := range skipped {
+		if sg.Reason == stages.SkipNotEnabled {
+			g = sg
+		}
+	}
+	e.notEnabled.Store(&g)
+}
+
+// reindexResult is what a run that took elapsed reports of res, under scope.
+func reindexResult(res pipeline.Result, scope *activeScope, elapsed time.Duration) ReindexResult {
+	out := ReindexResult{
+		FilesAdded: res.FilesAdded, FilesUpdated: res.FilesUpdated, FilesRemoved: res.FilesRemoved,
+		FilesFailed: res.FilesFailed, ChunksTotal: res.ChunksTotal, ChunksEmbedded: res.ChunksEmbedded,
+		ElapsedMS: elapsed.Milliseconds(), Stats: res.Stats,
+		Exts: scope.Exts, Excludes: scope.Excludes, Skipped: res.Skipped,
+	}
+	out.FilesSkipped = stages.SkipTotal(out.Skipped)
+	return out
 }
 
 // NotEnabled is what the latest run over the whole folder skipped because

@@ -71,6 +71,14 @@ func (s *soak) final(ctx context.Context) {
 			r.fail("final: %s: chunk texts differ from the clean rebuild", p)
 		}
 	}
+	s.compareTopK(ctx, clean)
+}
+
+// compareTopK asks the fixed queries in every mode of the index and of
+// the clean rebuild in schema clean, and reports where their top 10
+// differ.
+func (s *soak) compareTopK(ctx context.Context, clean string) {
+	r := s.rep
 	// The servers poll for commits every 2 s.
 	time.Sleep(3 * time.Second)
 	for m, mode := range Modes {

@@ -159,21 +159,11 @@ func (st stores) each() []store {
 // questions and then its no-answer queries.
 func run(ctx context.Context, set eval.Set, bins []server, settings []eval.Setting, cache, model string, modes []string, verbose bool, st stores, dump io.Writer) (table, misses string, err error) {
 	loadBefore := loadAvg()
-	c, from, counts, err := corpus(ctx, set, cache)
+	in, err := loadSet(ctx, set, cache)
 	if err != nil {
 		return "", "", err
 	}
-	qs, err := set.Load()
-	if err != nil {
-		return "", "", err
-	}
-	if err := checkAnswers(ctx, set, qs, c); err != nil {
-		return "", "", err
-	}
-	nas, err := eval.NoAnswers(set.Name)
-	if err != nil {
-		return "", "", err
-	}
+	c, from, counts, qs, nas := in.corpus, in.from, in.counts, in.questions, in.noAnswers
 	var res results
 	var parity strings.Builder
 	for _, b := range bins {
@@ -239,6 +229,35 @@ func run(ctx context.Context, set eval.Set, bins []server, settings []eval.Setti
 		table += sizes
 	}
 	return table, res.missed.String(), nil
+}
+
+// loadedSet is a set's corpus (made or found, from where, its files by
+// type), its questions, checked against the corpus, and its no-answer
+// queries.
+type loadedSet struct {
+	corpus    eval.Corpus
+	from      string
+	counts    map[string]int
+	questions []eval.Question
+	noAnswers []eval.NoAnswer
+}
+
+// loadSet makes or finds the set's corpus and reads its questions, whose
+// answers it checks, and its no-answer queries.
+func loadSet(ctx context.Context, set eval.Set, cache string) (loadedSet, error) {
+	var in loadedSet
+	var err error
+	if in.corpus, in.from, in.counts, err = corpus(ctx, set, cache); err != nil {
+		return in, err
+	}
+	if in.questions, err = set.Load(); err != nil {
+		return in, err
+	}
+	if err := checkAnswers(ctx, set, in.questions, in.corpus); err != nil {
+		return in, err
+	}
+	in.noAnswers, err = eval.NoAnswers(set.Name)
+	return in, err
 }
 
 // corpus makes (or finds) the set's corpus and logs what it holds by

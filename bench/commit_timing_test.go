@@ -145,7 +145,7 @@ func BenchmarkCommit(b *testing.B) {
 			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "idle-Go-heap-MB")
 			b.ReportMetric(float64(peakKB)/1024, "commit-peak-RSS-MB")
 			b.ReportMetric(float64(n*embed.Dim*4)/(1<<20), "vectors-MB")
-			b.ReportMetric(float64(n*embed.Dim*index.DefaultOptions().Scan.Bits/8)/(1<<20), "codes-MB")
+			b.ReportMetric(float64(n*embed.Dim/2)/(1<<20), "codes-MB")
 		})
 	}
 	if *ampSize != "" {

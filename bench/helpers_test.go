@@ -26,8 +26,6 @@ var (
 	ingestFiles  = flag.Int("ingest.files", 200, "files in the cold-ingest corpus")
 	reindexFiles = flag.Int("reindex.files", 10000, "small files in the no-op/1%-edit corpus")
 	searchSizes  = flag.String("search.sizes", "10k,100k,1M", "index sizes for the search benchmark")
-	// Empty: the width the index uses (index.DefaultOptions().Scan.Bits).
-	searchScanBits = flag.String("search.scanbits", "", "first-pass code widths for the search benchmark, e.g. 8,4")
 )
 
 // The corpora every benchmark shares (seeded; cached by bench/corpus).

@@ -282,7 +282,7 @@ func BenchmarkSearch(b *testing.B) {
 					}
 				}
 				e := openEngine(b, filepath.Join(dir, "data"), filepath.Join(dir, "index"), nil,
-					func(c *engine.Config) { c.SearchMode, c.Index.Scan.Bits = mode, run.bits })
+					func(c *engine.Config) { c.SearchMode = mode })
 				if st := e.Status(); st.Chunks != n {
 					b.Fatalf("engine sees %d chunks, wrote %d (index version mismatch?)", st.Chunks, n)
 				}
@@ -361,30 +361,10 @@ func BenchmarkSearch(b *testing.B) {
 // searchRun is one BenchmarkSearch configuration of a size.
 type searchRun struct {
 	mode   engine.SearchMode
-	bits   int    // width of the first pass's codes (index.Options.Scan.Bits)
-	suffix string // of the sub-benchmark's name when several widths run
+	suffix string // of the sub-benchmark's name
 }
 
-// searchRuns lists dense and hybrid for each width in -search.scanbits (by
-// default the width the index uses).
-func searchRuns(b *testing.B) []searchRun {
-	widths := []string{strconv.Itoa(index.DefaultOptions().Scan.Bits)}
-	if *searchScanBits != "" {
-		widths = strings.Split(*searchScanBits, ",")
-	}
-	var runs []searchRun
-	for _, w := range widths {
-		bits, err := strconv.Atoi(strings.TrimSpace(w))
-		if err != nil {
-			b.Fatalf("bad -search.scanbits entry %q", w)
-		}
-		suffix := ""
-		if len(widths) > 1 {
-			suffix = fmt.Sprintf("/scan=%dbit", bits)
-		}
-		for _, mode := range []engine.SearchMode{engine.SearchDense, engine.SearchHybrid} {
-			runs = append(runs, searchRun{mode, bits, suffix})
-		}
-	}
-	return runs
+// searchRuns lists dense and hybrid.
+func searchRuns(*testing.B) []searchRun {
+	return []searchRun{{mode: engine.SearchDense}, {mode: engine.SearchHybrid}}
 }

@@ -39,10 +39,6 @@ type ScanOptions struct {
 	// Min is the number of live chunks from which searches scan codes
 	// first: below it FAISS's exact scan is already quick.
 	Min int
-	// Bits is the width of codes built from now on (edits keep their
-	// codes' width): 4, or 8 for twice the bytes to scan and half the
-	// candidates to rescore (compared in docs/decisions.md).
-	Bits int
 }
 
 // DefaultOptions are the defaults of every Options field.
@@ -50,7 +46,7 @@ func DefaultOptions() Options {
 	return Options{
 		Compaction: Compaction{Ratio: 0.25, Min: 1000},
 		MergeRatio: 0.25,
-		Scan:       ScanOptions{Min: 16384, Bits: 4},
+		Scan:       ScanOptions{Min: 16384},
 		FileLogMin: 1024,
 		Logger:     slog.New(slog.DiscardHandler),
 		Clock:      time.Now,
@@ -74,7 +70,6 @@ func (o Options) withDefaults() Options {
 	ori(&o.Compaction.Min, d.Compaction.Min)
 	or(&o.MergeRatio, d.MergeRatio)
 	ori(&o.Scan.Min, d.Scan.Min)
-	ori(&o.Scan.Bits, d.Scan.Bits)
 	ori(&o.FileLogMin, d.FileLogMin)
 	if o.Logger == nil {
 		o.Logger = d.Logger

@@ -27,8 +27,7 @@ type Snapshot struct {
 	doc      commitRecord // header only; Files is nil
 	manifest *os.File     // nil when the manifest is empty
 	lex      *lexical.Index
-	// For large indexes: int8 or 4-bit codes of the vectors, scanned
-	// first; the candidates are then scored exactly from FAISS.
+	// For large indexes: 4-bit codes of the vectors, scanned first; the candidates are then scored exactly from FAISS.
 	codes *scan.Codes
 	// paths is the sorted list of files, built on first use (see Paths).
 	pathsOnce sync.Once
@@ -36,14 +35,10 @@ type Snapshot struct {
 	ViewMemo
 }
 
-// scanWant is how many first-pass candidates of the given width are
-// rescored exactly for k results: coarser codes need more.
-func scanWant(k, bits int) int {
-	if bits == 4 {
-		return max(20*k, 400)
-	}
-	return max(10*k, 200)
-}
+// scanWant is how many first-pass candidates are rescored exactly for k
+// results: 4-bit codes need twice as many as int8 ones did
+// (docs/decisions.md).
+func scanWant(k int) int { return max(20*k, 400) }
 
 // Hit is one search result: the chunk's manifest record and its score.
 type Hit struct {
@@ -105,7 +100,7 @@ func (s *Store) snapshotOf(st *state, edit *codeEdit) (*Snapshot, error) {
 		if err == nil && codes == nil {
 			vecs, ids, xerr := idx.Export(nil, nil)
 			if err = xerr; err == nil {
-				codes, err = scan.Build(vecs, ids, idx.D(), s.opts.Scan.Bits)
+				codes, err = scan.Build(vecs, ids, idx.D())
 			}
 		}
 		if err != nil {
@@ -247,7 +242,7 @@ func (sn *Snapshot) SearchLexicalWith(query string, k int, also []int64) ([]Hit,
 // against the stored fp32 vectors, returning the top k. (Two goroutines
 // reading them back were no faster: BenchmarkScanSearch1M.)
 func (sn *Snapshot) rescored(query []float32, k int) ([]float32, []int64) {
-	ids := sn.codes.Candidates(query, scanWant(k, sn.codes.Bits()), 0, nil)
+	ids := sn.codes.Candidates(query, scanWant(k), 0, nil)
 	best := make([]idScore, 0, len(ids))
 	vec := make([]float32, sn.index.D())
 	for _, id := range ids {

@@ -386,7 +386,7 @@ func TestCommitEditsScanCodes(t *testing.T) {
 		if snap.codes.Len() != len(ids) || len(ids) != snap.Chunks() {
 			t.Fatalf("commit %d: codes hold %d rows, the index %d, live chunks %d", commit, snap.codes.Len(), len(ids), snap.Chunks())
 		}
-		fresh, err := scan.Build(vecs, ids, testDim, snap.codes.Bits())
+		fresh, err := scan.Build(vecs, ids, testDim)
 		if err != nil {
 			t.Fatal(err)
 		}

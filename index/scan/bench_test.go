@@ -14,48 +14,43 @@ var benchData = map[int]func() []float32{
 	1_000_000: sync.OnceValue(func() []float32 { return randUnit(42, 1_000_000, benchDim) }),
 }
 
-// benchCodes returns the codes of benchData[rows] at a width, built once.
-func benchCodes(rows, bits int) *Codes {
+// benchCodes returns the codes of benchData[rows], built once.
+func benchCodes(rows int) *Codes {
 	benchCodesMu.Lock()
 	defer benchCodesMu.Unlock()
-	key := [2]int{rows, bits}
-	if c, ok := benchCodesCache[key]; ok {
+	if c, ok := benchCodesCache[rows]; ok {
 		return c
 	}
-	c, err := Build(benchData[rows](), seqIDs(rows), benchDim, bits)
+	c, err := Build(benchData[rows](), seqIDs(rows), benchDim)
 	if err != nil {
 		panic(err)
 	}
-	benchCodesCache[key] = c
+	benchCodesCache[rows] = c
 	return c
 }
 
 var (
 	benchCodesMu    sync.Mutex
-	benchCodesCache = map[[2]int]*Codes{}
+	benchCodesCache = map[int]*Codes{}
 )
 
 func reportPerQuery(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/query")
 }
 
-// BenchmarkCandidates times Candidates(n=100) on int8 and 4-bit codes with
-// every kernel this CPU runs, on one and two goroutines.
+// BenchmarkCandidates times Candidates(n=100) with every kernel this CPU
+// runs, on one and two goroutines.
 func BenchmarkCandidates(b *testing.B) {
 	queries := randUnit(43, benchQueries, benchDim)
 	for _, rows := range []int{100_000, 1_000_000} {
-		for _, cfg := range []struct{ bits, k int }{
-			{8, kernelGeneric}, {8, kernelAVX2}, {8, kernelAVX512VNNI},
-			{4, kernelGeneric}, {4, kernelAVX2}, {4, kernelAVX512VNNI},
-		} {
-			k := cfg.k
+		for _, k := range allKernels {
 			if !hasKernel(k) {
 				continue
 			}
 			for _, workers := range []int{1, 2} {
-				name := fmt.Sprintf("rows=%d/bits=%d/kernel=%s/workers=%d", rows, cfg.bits, kernelNames[k], workers)
+				name := fmt.Sprintf("rows=%d/kernel=%s/workers=%d", rows, kernelNames[k], workers)
 				b.Run(name, func(b *testing.B) {
-					c := benchCodes(rows, cfg.bits)
+					c := benchCodes(rows)
 					dst := make([]int32, 0, 100)
 					b.SetBytes(int64(rows) * int64(c.stride)) // code bytes scanned per query
 					b.ReportAllocs()
@@ -139,7 +134,7 @@ func BenchmarkBuild(b *testing.B) {
 	b.SetBytes(int64(len(vecs)) * 4)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Build(vecs, seqIDs(len(vecs)/benchDim), benchDim, 8); err != nil {
+		if _, err := Build(vecs, seqIDs(len(vecs)/benchDim), benchDim); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -147,40 +142,38 @@ func BenchmarkBuild(b *testing.B) {
 }
 
 // BenchmarkEdit times one commit's edit of 1M-row codes (10 rows removed,
-// 10 added) per code width: "shared" is Edit as commits run it, sharing the
+// 10 added): "shared" is Edit as commits run it, sharing the
 // base block; "copy-all" also compacts every time, which is what an edit
 // cost before the base was shared (every row copied).
 func BenchmarkEdit(b *testing.B) {
 	const rows = 1_000_000
 	add := randUnit(44, 10, benchDim)
-	for _, bits := range []int{8, 4} {
-		base := benchCodes(rows, bits)
-		for _, all := range []bool{false, true} {
-			name := fmt.Sprintf("bits=%d/shared", bits)
-			if all {
-				name = fmt.Sprintf("bits=%d/copy-all", bits)
-			}
-			b.Run(name, func(b *testing.B) {
-				c, next := base, int64(rows)
-				b.ReportAllocs()
-				for b.Loop() {
-					remove := make([]int64, 10)
-					for i := range remove {
-						remove[i] = (next*7919 + int64(i)*104729) % rows
-					}
-					addIDs := []int64{next, next + 1, next + 2, next + 3, next + 4, next + 5, next + 6, next + 7, next + 8, next + 9}
-					next += 10
-					edited, err := c.Edit(remove, addIDs, add)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if all {
-						edited.compact()
-					}
-					c = edited
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/edit")
-			})
+	base := benchCodes(rows)
+	for _, all := range []bool{false, true} {
+		name := "shared"
+		if all {
+			name = "copy-all"
 		}
+		b.Run(name, func(b *testing.B) {
+			c, next := base, int64(rows)
+			b.ReportAllocs()
+			for b.Loop() {
+				remove := make([]int64, 10)
+				for i := range remove {
+					remove[i] = (next*7919 + int64(i)*104729) % rows
+				}
+				addIDs := []int64{next, next + 1, next + 2, next + 3, next + 4, next + 5, next + 6, next + 7, next + 8, next + 9}
+				next += 10
+				edited, err := c.Edit(remove, addIDs, add)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if all {
+					edited.compact()
+				}
+				c = edited
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/edit")
+		})
 	}
 }

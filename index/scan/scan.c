@@ -16,29 +16,8 @@
 // 15-25% faster at 100k rows than relying on the hardware prefetcher alone.
 #define PREFETCH 16384
 
-// rowsums (the sum of each row's codes) is only needed by the VNNI kernel.
 typedef void (*dots_fn)(const int8_t *rows, int64_t stride, int nrows,
-                        const uint8_t *prep, const int32_t *rowsums,
-                        int32_t *out);
-
-// ---- generic ----
-
-static void prep_generic(const int8_t *q, int64_t stride, uint8_t *prep) {
-  memcpy(prep, q, (size_t)stride);
-}
-
-static void dots_generic(const int8_t *rows, int64_t stride, int nrows,
-                         const uint8_t *prep, const int32_t *rowsums,
-                         int32_t *out) {
-  (void)rowsums;
-  const int8_t *q = (const int8_t *)prep;
-  for (int r = 0; r < nrows; r++) {
-    const int8_t *x = rows + (int64_t)r * stride;
-    int32_t acc = 0;
-    for (int64_t j = 0; j < stride; j++) acc += (int32_t)x[j] * (int32_t)q[j];
-    out[r] = acc;
-  }
-}
+                        const uint8_t *prep, int32_t *out);
 
 // ---- 4-bit codes: a row's 64-byte chunk c holds dims 128c+i (low nibble of
 // byte i) and 128c+64+i (high nibble), each as code+8 in [1, 15]. prep is the
@@ -49,9 +28,7 @@ static void prep4(const int8_t *q, int64_t stride, uint8_t *prep) {
 }
 
 static void dots4_generic(const int8_t *rows, int64_t stride, int nrows,
-                          const uint8_t *prep, const int32_t *rowsums,
-                          int32_t *out) {
-  (void)rowsums;
+                          const uint8_t *prep, int32_t *out) {
   const int8_t *q = (const int8_t *)prep;
   for (int r = 0; r < nrows; r++) {
     const uint8_t *x = (const uint8_t *)rows + (int64_t)r * stride;
@@ -66,25 +43,7 @@ static void dots4_generic(const int8_t *rows, int64_t stride, int nrows,
 
 #ifdef SCAN_X86
 
-// ---- AVX2: |q| (u8) times sign(q)*x (s8) with vpmaddubsw. Codes lie in
-// [-127, 127], so a pair sums to at most 2*127*127 and never saturates. ----
-
-// prep layout: stride bytes of |q|, then stride bytes of q.
-static void prep_abs_sign(const int8_t *q, int64_t stride, uint8_t *prep) {
-  for (int64_t j = 0; j < stride; j++) {
-    int v = q[j];
-    prep[j] = (uint8_t)(v < 0 ? -v : v);
-  }
-  memcpy(prep + stride, q, (size_t)stride);
-}
-
-__attribute__((target("avx2,fma"))) static inline __m256i
-avx2_step(__m256i acc, __m256i qa, __m256i qs, const int8_t *x) {
-  const __m256i ones = _mm256_set1_epi16(1);
-  __m256i v = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x), qs);
-  __m256i p = _mm256_maddubs_epi16(qa, v);
-  return _mm256_add_epi32(acc, _mm256_madd_epi16(p, ones));
-}
+// ---- AVX2 and AVX-512 VNNI ----
 
 __attribute__((target("avx2,fma"))) static inline int32_t
 avx2_hsum(__m256i v) {
@@ -95,54 +54,7 @@ avx2_hsum(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
-__attribute__((target("avx2,fma"))) static void
-dots_avx2(const int8_t *rows, int64_t stride, int nrows, const uint8_t *prep,
-          const int32_t *rowsums, int32_t *out) {
-  (void)rowsums;
-  const uint8_t *qa = prep, *qs = prep + stride;
-  int r = 0;
-  for (; r + 4 <= nrows; r += 4) {
-    const int8_t *x0 = rows + (int64_t)r * stride;
-    const int8_t *x1 = x0 + stride, *x2 = x1 + stride, *x3 = x2 + stride;
-    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-    for (int64_t j = 0; j < stride; j += 32) {
-      // The 4 rows span 4*stride bytes: two lines per step cover them.
-      _mm_prefetch((const char *)(x0 + PREFETCH + 4 * j), _MM_HINT_T0);
-      _mm_prefetch((const char *)(x0 + PREFETCH + 4 * j + 64), _MM_HINT_T0);
-      __m256i va = _mm256_load_si256((const __m256i *)(qa + j));
-      __m256i vs = _mm256_load_si256((const __m256i *)(qs + j));
-      a0 = avx2_step(a0, va, vs, x0 + j);
-      a1 = avx2_step(a1, va, vs, x1 + j);
-      a2 = avx2_step(a2, va, vs, x2 + j);
-      a3 = avx2_step(a3, va, vs, x3 + j);
-    }
-    out[r] = avx2_hsum(a0);
-    out[r + 1] = avx2_hsum(a1);
-    out[r + 2] = avx2_hsum(a2);
-    out[r + 3] = avx2_hsum(a3);
-  }
-  for (; r < nrows; r++) {
-    const int8_t *x = rows + (int64_t)r * stride;
-    __m256i a = _mm256_setzero_si256();
-    for (int64_t j = 0; j < stride; j += 32) {
-      __m256i va = _mm256_load_si256((const __m256i *)(qa + j));
-      __m256i vs = _mm256_load_si256((const __m256i *)(qs + j));
-      a = avx2_step(a, va, vs, x + j);
-    }
-    out[r] = avx2_hsum(a);
-  }
-}
-
-// ---- AVX-512 VNNI: vpdpbusd multiplies u8 by s8, so the query goes in as
-// q+128 and each row's dot is corrected by 128*sum(row) (rowsums, kept by
-// the caller). The row stays the memory operand: one instruction per 64
-// bytes. ----
-
 #define VNNI_TARGET "avx512f,avx512bw,avx512vnni"
-
-static void prep_vnni(const int8_t *q, int64_t stride, uint8_t *prep) {
-  for (int64_t j = 0; j < stride; j++) prep[j] = (uint8_t)(q[j] + 128);
-}
 
 // vnni_sum4 adds the lanes of four accumulators: out[k] = sum(a_k).
 __attribute__((target(VNNI_TARGET))) static inline __m128i
@@ -161,39 +73,6 @@ vnni_sum4(__m512i a0, __m512i a1, __m512i a2, __m512i a3) {
                        _mm256_extracti128_si256(h, 1));
 }
 
-__attribute__((target(VNNI_TARGET))) static void
-dots_vnni(const int8_t *rows, int64_t stride, int nrows, const uint8_t *prep,
-          const int32_t *rowsums, int32_t *out) {
-  int r = 0;
-  for (; r + 4 <= nrows; r += 4) {
-    const int8_t *x0 = rows + (int64_t)r * stride;
-    const int8_t *x1 = x0 + stride, *x2 = x1 + stride, *x3 = x2 + stride;
-    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-    for (int64_t j = 0; j < stride; j += 64) {
-      // The 4 rows span 4*stride bytes: four lines per step cover them.
-      for (int l = 0; l < 256; l += 64)
-        _mm_prefetch((const char *)(x0 + PREFETCH + 4 * j + l), _MM_HINT_T0);
-      __m512i q = _mm512_load_si512((const void *)(prep + j));
-      a0 = _mm512_dpbusd_epi32(a0, q, _mm512_loadu_si512((const void *)(x0 + j)));
-      a1 = _mm512_dpbusd_epi32(a1, q, _mm512_loadu_si512((const void *)(x1 + j)));
-      a2 = _mm512_dpbusd_epi32(a2, q, _mm512_loadu_si512((const void *)(x2 + j)));
-      a3 = _mm512_dpbusd_epi32(a3, q, _mm512_loadu_si512((const void *)(x3 + j)));
-    }
-    __m128i sums = vnni_sum4(a0, a1, a2, a3);
-    __m128i corr = _mm_slli_epi32(_mm_loadu_si128((const __m128i *)(rowsums + r)), 7);
-    _mm_storeu_si128((__m128i *)(out + r), _mm_sub_epi32(sums, corr));
-  }
-  for (; r < nrows; r++) {
-    const int8_t *x = rows + (int64_t)r * stride;
-    __m512i a = _mm512_setzero_si512();
-    for (int64_t j = 0; j < stride; j += 64) {
-      __m512i q = _mm512_load_si512((const void *)(prep + j));
-      a = _mm512_dpbusd_epi32(a, q, _mm512_loadu_si512((const void *)(x + j)));
-    }
-    out[r] = _mm512_reduce_add_epi32(a) - 128 * rowsums[r];
-  }
-}
-
 // AVX2 4-bit: nibbles (u8) times the query (s8) with vpmaddubsw; a pair sums
 // to at most 2*15*127, two pairs to 7620, so int16 never saturates.
 __attribute__((target("avx2,fma"))) static inline __m256i
@@ -210,8 +89,7 @@ avx2_step4(__m256i acc, const int8_t *q, const uint8_t *x) {
 
 __attribute__((target("avx2,fma"))) static void
 dots4_avx2(const int8_t *rows, int64_t stride, int nrows, const uint8_t *prep,
-           const int32_t *rowsums, int32_t *out) {
-  (void)rowsums;
+           int32_t *out) {
   const int8_t *q = (const int8_t *)prep;
   int r = 0;
   for (; r + 4 <= nrows; r += 4) {
@@ -233,7 +111,7 @@ dots4_avx2(const int8_t *rows, int64_t stride, int nrows, const uint8_t *prep,
     out[r + 3] = avx2_hsum(a3);
   }
   // The last 0-3 rows of a range: rare enough for the portable loop.
-  dots4_generic(rows + (int64_t)r * stride, stride, nrows - r, prep, NULL, out + r);
+  dots4_generic(rows + (int64_t)r * stride, stride, nrows - r, prep, out + r);
 }
 
 // AVX-512 VNNI 4-bit: vpdpbusd takes the nibbles as its unsigned operand
@@ -250,8 +128,7 @@ vnni_step4(__m512i acc, const int8_t *q, const uint8_t *x) {
 
 __attribute__((target(VNNI_TARGET))) static void
 dots4_vnni(const int8_t *rows, int64_t stride, int nrows, const uint8_t *prep,
-           const int32_t *rowsums, int32_t *out) {
-  (void)rowsums;
+           int32_t *out) {
   const int8_t *q = (const int8_t *)prep;
   int r = 0;
   for (; r + 4 <= nrows; r += 4) {
@@ -268,7 +145,7 @@ dots4_vnni(const int8_t *rows, int64_t stride, int nrows, const uint8_t *prep,
     }
     _mm_storeu_si128((__m128i *)(out + r), vnni_sum4(a0, a1, a2, a3));
   }
-  dots4_generic(rows + (int64_t)r * stride, stride, nrows - r, prep, NULL, out + r);
+  dots4_generic(rows + (int64_t)r * stride, stride, nrows - r, prep, out + r);
 }
 
 #endif  // SCAN_X86
@@ -333,47 +210,34 @@ static void sift_up(float *hs, int32_t *hi, int at) {
   hi[at] = id;
 }
 
-int scan_topn(const int8_t *codes, const float *scales,
-              const int32_t *rowsums, const uint64_t *dead, int64_t stride,
-              int64_t lo, int64_t hi, int32_t row0, const int8_t *q,
-              int nibbles, int32_t n, int kernel, uint8_t *scratch, int len,
-              float *out_s, int32_t *out_i) {
+int scan_topn(const int8_t *codes, const float *scales, const uint64_t *dead,
+              int64_t stride, int64_t lo, int64_t hi, int32_t row0,
+              const int8_t *q, int32_t n, int kernel, uint8_t *scratch,
+              int len, float *out_s, int32_t *out_i) {
   if (n <= 0 || hi <= lo) return len;
   // 64-byte aligned query preparation so kernels may use aligned loads.
   uint8_t *prep = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-  dots_fn dots = nibbles ? dots4_generic : dots_generic;
+  dots_fn dots = dots4_generic;
   int32_t corr = 0;
-  if (nibbles) {
-    prep4(q, stride, prep);
-    for (int64_t j = 0; j < 2 * stride; j++) corr += 8 * (int32_t)q[j];
-  }
+  prep4(q, stride, prep);
+  for (int64_t j = 0; j < 2 * stride; j++) corr += 8 * (int32_t)q[j];
   switch (kernel) {
 #ifdef SCAN_X86
     case SCAN_AVX2:
-      if (nibbles) {
-        dots = dots4_avx2;
-      } else {
-        prep_abs_sign(q, stride, prep);
-        dots = dots_avx2;
-      }
+      dots = dots4_avx2;
       break;
     case SCAN_AVX512VNNI:
-      if (nibbles) {
-        dots = dots4_vnni;
-      } else {
-        prep_vnni(q, stride, prep);
-        dots = dots_vnni;
-      }
+      dots = dots4_vnni;
       break;
 #endif
     default:
-      if (!nibbles) prep_generic(q, stride, prep);
+      break;
   }
 
   int32_t d[BLOCK];
   for (int64_t r0 = lo; r0 < hi; r0 += BLOCK) {
     int cnt = hi - r0 < BLOCK ? (int)(hi - r0) : BLOCK;
-    dots(codes + r0 * stride, stride, cnt, prep, rowsums ? rowsums + r0 : NULL, d);
+    dots(codes + r0 * stride, stride, cnt, prep, d);
     for (int k = 0; k < cnt; k++) {
       int64_t r = r0 + k;
       float s = (float)(d[k] - corr) * scales[r];

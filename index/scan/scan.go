@@ -1,5 +1,5 @@
-// Package scan is a fast approximate first pass over int8 or 4-bit copies
-// of unit vectors: it returns candidate ids for exact fp32 rescoring
+// Package scan is a fast approximate first pass over 4-bit copies of unit
+// vectors: it returns candidate ids for exact fp32 rescoring
 // elsewhere.
 //
 // The inner loop is C (cgo, no FAISS) with kernels picked once at start-up
@@ -52,14 +52,12 @@ const (
 	minRowsPerWorker = 256
 )
 
-// Codes is an immutable int8 or 4-bit copy of unit vectors of dimension
-// dim, each row named by an id. It is a base block, shared with the codes
+// Codes is an immutable 4-bit copy of unit vectors of dimension dim, each row named by an id. It is a base block, shared with the codes
 // it was edited from, plus a small tail of rows added since and a set of
 // dead base rows: an edit copies its change, not every row. Its memory is Go-allocated, so
 // it needs no Close; it is safe for concurrent use.
 type Codes struct {
 	dim, stride int
-	nibbles     bool // 4-bit codes, two per byte (see scan.c), else int8
 	base, tail  *block
 	dead        []uint64 // bit r: base row r is no longer live; nil when none
 	ndead       int
@@ -67,20 +65,15 @@ type Codes struct {
 
 // block is rows of codes that never change once made.
 type block struct {
-	n       int
-	codes   []int8    // n rows of stride bytes, zero padded, aligned
-	scales  []float32 // per row: code units back to vector units
-	rowsums []int32   // int8 only, per row: sum of its codes, for the VNNI kernel
-	ids     []int64
-	byID    []int32 // rows in id order; nil when ids ascend already
+	n      int
+	codes  []int8    // n rows of stride bytes, zero padded, aligned
+	scales []float32 // per row: code units back to vector units
+	ids    []int64
+	byID   []int32 // rows in id order; nil when ids ascend already
 }
 
 func (c *Codes) newBlock(n int) *block {
-	b := &block{n: n, codes: alignedInt8(n * c.stride), scales: make([]float32, n), ids: make([]int64, n)}
-	if !c.nibbles {
-		b.rowsums = make([]int32, n)
-	}
-	return b
+	return &block{n: n, codes: alignedInt8(n * c.stride), scales: make([]float32, n), ids: make([]int64, n)}
 }
 
 // editMax is how many dead and tail rows codes of n live rows carry before
@@ -91,14 +84,10 @@ func (c *Codes) newBlock(n int) *block {
 func editMax(n int) int { return max(1024, n/64) }
 
 // Build quantises vecs, n rows of dim float32 values laid end to end, to
-// codes of bits 8 or 4 with one scale per row (its largest magnitude maps
-// to 127 or 7; the alternatives measured are in docs/decisions.md); ids[i]
-// names row i. vecs and ids are only read; the caller keeps them.
-func Build(vecs []float32, ids []int64, dim, bits int) (*Codes, error) {
-	if bits != 8 && bits != 4 {
-		return nil, fmt.Errorf("scan: %d-bit codes; want 8 or 4", bits)
-	}
-	nibbles := bits == 4
+// 4-bit codes with one scale per row (its largest magnitude maps to 7;
+// int8 codes, twice the bytes to scan, and the other alternatives measured
+// are in docs/decisions.md); ids[i] names row i. vecs and ids are only read; the caller keeps them.
+func Build(vecs []float32, ids []int64, dim int) (*Codes, error) {
 	if dim <= 0 {
 		return nil, fmt.Errorf("scan: dim %d must be positive", dim)
 	}
@@ -112,10 +101,9 @@ func Build(vecs []float32, ids []int64, dim, bits int) (*Codes, error) {
 	if n > math.MaxInt32 {
 		return nil, errors.New("scan: more than 2^31-1 rows")
 	}
-	c := &Codes{dim: dim, stride: (dim + align - 1) / align * align, nibbles: nibbles}
-	if nibbles {
-		c.stride = (dim + 2*align - 1) / (2 * align) * align
-	}
+	// Two codes a byte: a row of dim codes takes dim/2 bytes, rounded up
+	// to align.
+	c := &Codes{dim: dim, stride: (dim + 2*align - 1) / (2 * align) * align}
 	c.base, c.tail = c.newBlock(n), c.newBlock(0)
 	c.fill(c.base, 0, vecs)
 	copy(c.base.ids, ids)
@@ -147,18 +135,7 @@ func (c *Codes) fill(b *block, from int, vecs []float32) {
 		wg.Go(func() {
 			for i := n * w / workers; i < n*(w+1)/workers; i++ {
 				r := from + i
-				v := vecs[i*dim : (i+1)*dim]
-				if c.nibbles {
-					b.scales[r] = quantise4(v, b.codes[r*stride:(r+1)*stride])
-					continue
-				}
-				row := b.codes[r*stride : r*stride+dim]
-				b.scales[r] = quantise(v, row)
-				sum := int32(0)
-				for _, x := range row {
-					sum += int32(x)
-				}
-				b.rowsums[r] = sum
+				b.scales[r] = quantise4(vecs[i*dim:(i+1)*dim], b.codes[r*stride:(r+1)*stride])
 			}
 		})
 	}
@@ -169,9 +146,6 @@ func (c *Codes) fill(b *block, from int, vecs []float32) {
 func (b *block) copyRows(to int, src *block, r, n, stride int) {
 	copy(b.codes[to*stride:(to+n)*stride], src.codes[r*stride:(r+n)*stride])
 	copy(b.scales[to:to+n], src.scales[r:r+n])
-	if b.rowsums != nil {
-		copy(b.rowsums[to:to+n], src.rowsums[r:r+n])
-	}
 	copy(b.ids[to:to+n], src.ids[r:r+n])
 }
 
@@ -234,7 +208,7 @@ func (c *Codes) Edit(remove, addIDs []int64, addVecs []float32) (*Codes, error) 
 			keep = append(keep, r)
 		}
 	}
-	out := &Codes{dim: c.dim, stride: c.stride, nibbles: c.nibbles, base: c.base, dead: c.dead, ndead: c.ndead}
+	out := &Codes{dim: c.dim, stride: c.stride, base: c.base, dead: c.dead, ndead: c.ndead}
 	copied := false
 	for id := range gone {
 		r := c.base.row(id)
@@ -285,8 +259,8 @@ func (c *Codes) compact() {
 }
 
 // quantise maps v's largest magnitude to 127, rounds the rest into dst and
-// returns the scale back to v's units (0 for a zero vector). Codes stay in
-// [-127, 127]: the kernels rely on -128 never occurring.
+// returns the scale back to v's units (0 for a zero vector): the query's
+// code. Codes stay in [-127, 127].
 func quantise(v []float32, dst []int8) float32 {
 	maxAbs := 0.0
 	for _, x := range v {
@@ -361,14 +335,6 @@ func (c *Codes) id(r int32) int64 {
 		return c.base.ids[r]
 	}
 	return c.tail.ids[int(r)-c.base.n]
-}
-
-// Bits is the width of a code: 8 or 4.
-func (c *Codes) Bits() int {
-	if c.nibbles {
-		return 4
-	}
-	return 8
 }
 
 // Dim is the vector dimension.
@@ -459,11 +425,7 @@ func (c *Codes) candidates(query []float32, n, workers int, dst []int32, kernel 
 // quantiseQuery writes the query's int8 code, zero padded to the stride, into
 // buf and returns it.
 func (c *Codes) quantiseQuery(query []float32, buf []uint8) []int8 {
-	qlen := c.stride
-	if c.nibbles {
-		qlen = 2 * c.stride
-	}
-	qcode := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(buf))), qlen)
+	qcode := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(buf))), 2*c.stride)
 	clear(qcode[c.dim:])
 	quantise(query, qcode[:c.dim]) // its scale is common to all scores
 	return qcode
@@ -488,19 +450,14 @@ func (c *Codes) scan(qcode []int8, lo, hi, n, kernel int, s *scratch) int {
 // best n in s, which holds kept entries, and returns its new length.
 func (c *Codes) topn(b *block, qcode []int8, dead []uint64, lo, hi, row0, n, kernel int, s *scratch, kept int) int {
 	var deadp *C.uint64_t
-	nibbles := 0
-	if c.nibbles {
-		nibbles = 1
-	}
 	if dead != nil {
 		deadp = (*C.uint64_t)(unsafe.Pointer(unsafe.SliceData(dead)))
 	}
 	got := C.scan_topn(
 		(*C.int8_t)(unsafe.Pointer(unsafe.SliceData(b.codes))),
 		(*C.float)(unsafe.Pointer(unsafe.SliceData(b.scales))),
-		(*C.int32_t)(unsafe.Pointer(unsafe.SliceData(b.rowsums))),
 		deadp, C.int64_t(c.stride), C.int64_t(lo), C.int64_t(hi), C.int32_t(row0),
-		(*C.int8_t)(unsafe.Pointer(unsafe.SliceData(qcode))), C.int(nibbles),
+		(*C.int8_t)(unsafe.Pointer(unsafe.SliceData(qcode))),
 		C.int32_t(n), C.int(kernel),
 		(*C.uint8_t)(unsafe.Pointer(unsafe.SliceData(s.prep))),
 		C.int(kept),

@@ -12,7 +12,7 @@ import (
 
 var allKernels = []int{kernelGeneric, kernelAVX2, kernelAVX512VNNI}
 
-// refCandidates is the int8 scoring written plainly in Go: every live row
+// refCandidates is the scoring written plainly in Go: every live row
 // (base rows, then tail rows) scored as dot(code, qcode) * scale, fully
 // sorted by score then row.
 func refCandidates(c *Codes, query []float32, n int) []int32 {
@@ -50,9 +50,6 @@ func refCandidates(c *Codes, query []float32, n int) []int32 {
 
 // codeAt is the code of dim j of row r of b, read plainly.
 func (c *Codes) codeAt(b *block, r, j int) int32 {
-	if !c.nibbles {
-		return int32(b.codes[r*c.stride+j])
-	}
 	x := uint8(b.codes[r*c.stride+j/128*64+j%64])
 	if j%128 >= 64 {
 		x >>= 4
@@ -71,7 +68,7 @@ func seqIDs(n int) []int64 {
 
 func mustBuild(t testing.TB, vecs []float32, dim int) *Codes {
 	t.Helper()
-	c, err := Build(vecs, seqIDs(len(vecs)/dim), dim, 8)
+	c, err := Build(vecs, seqIDs(len(vecs)/dim), dim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,58 +109,56 @@ var recallSets = sync.OnceValue(func() map[string][2][]float32 {
 
 func TestRecall(t *testing.T) {
 	const dim = 384
-	// 4-bit codes are coarser: the index rescores twice as many of them.
-	for _, cfg := range []struct{ bits, n int }{{8, 100}, {4, 200}} {
-		for name, set := range recallSets() {
-			t.Run(fmt.Sprintf("%s/bits=%d", name, cfg.bits), func(t *testing.T) {
-				vecs, qs := set[0], set[1]
-				c, err := Build(vecs, seqIDs(len(vecs)/dim), dim, cfg.bits)
-				if err != nil {
-					t.Fatal(err)
+	// 4-bit codes are coarse: 200 candidates must hold the exact top 10
+	// (the index rescores at least 400, scanWant).
+	const candidates = 200
+	for name, set := range recallSets() {
+		t.Run(name, func(t *testing.T) {
+			vecs, qs := set[0], set[1]
+			c, err := Build(vecs, seqIDs(len(vecs)/dim), dim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pairs, found, in10 := 0, 0, 0
+			for i := range len(qs) / dim {
+				q := qs[i*dim : (i+1)*dim]
+				got := c.candidates(q, candidates, 2, nil, activeKernel)
+				if len(got) != candidates {
+					t.Fatalf("got %d candidates", len(got))
 				}
-				pairs, found, in10 := 0, 0, 0
-				for i := range len(qs) / dim {
-					q := qs[i*dim : (i+1)*dim]
-					got := c.candidates(q, cfg.n, 2, nil, activeKernel)
-					if len(got) != cfg.n {
-						t.Fatalf("got %d candidates", len(got))
+				for _, r := range exactTop(vecs, dim, q, 10) {
+					pairs++
+					p := slices.Index(got, r)
+					if p >= 0 {
+						found++
 					}
-					for _, r := range exactTop(vecs, dim, q, 10) {
-						pairs++
-						p := slices.Index(got, r)
-						if p >= 0 {
-							found++
-						}
-						if p >= 0 && p < 10 {
-							in10++
-						}
+					if p >= 0 && p < 10 {
+						in10++
 					}
 				}
-				recall := float64(found) / float64(pairs)
-				t.Logf("exact top-10 within top-%d: %d/%d (%.4f); within top-10: %.4f",
-					cfg.n, found, pairs, recall, float64(in10)/float64(pairs))
-				if recall < 0.999 {
-					t.Fatalf("recall %.4f < 0.999", recall)
-				}
-			})
-		}
+			}
+			recall := float64(found) / float64(pairs)
+			t.Logf("exact top-10 within top-%d: %d/%d (%.4f); within top-10: %.4f",
+				candidates, found, pairs, recall, float64(in10)/float64(pairs))
+			if recall < 0.999 {
+				t.Fatalf("recall %.4f < 0.999", recall)
+			}
+		})
 	}
 }
 
 func TestKernelsAgree(t *testing.T) {
-	for _, bits := range []int{8, 4} {
-		for _, dim := range []int{1, 7, 31, 64, 100, 384, 385} {
-			kernelsAgree(t, dim, bits)
-		}
+	for _, dim := range []int{1, 7, 31, 64, 100, 384, 385} {
+		kernelsAgree(t, dim)
 	}
 }
 
-func kernelsAgree(t *testing.T, dim, bits int) {
+func kernelsAgree(t *testing.T, dim int) {
 	{
 		vecs := randUnit(uint64(dim), 3000, dim)
 		// Duplicated rows give exact ties, which must break by row.
 		copy(vecs[10*dim:20*dim], vecs[:10*dim])
-		built, err := Build(vecs, seqIDs(3000), dim, bits)
+		built, err := Build(vecs, seqIDs(3000), dim)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,8 +188,8 @@ func kernelsAgree(t *testing.T, dim, bits int) {
 					for _, w := range []int{1, 2, 3, 8} {
 						got := c.candidates(q, n, w, nil, k)
 						if !slices.Equal(got, want) {
-							t.Fatalf("dim %d bits %d query %d n %d kernel %s workers %d: differs from reference\n got %v\nwant %v",
-								dim, bits, qi, n, kernelNames[k], w, got[:min(10, len(got))], want[:min(10, len(want))])
+							t.Fatalf("dim %d query %d n %d kernel %s workers %d: differs from reference\n got %v\nwant %v",
+								dim, qi, n, kernelNames[k], w, got[:min(10, len(got))], want[:min(10, len(want))])
 						}
 					}
 				}
@@ -276,18 +271,15 @@ func TestBuildErrors(t *testing.T) {
 		{nan, 8},
 		{inf, 8},
 	} {
-		if _, err := Build(tc.vecs, make([]int64, len(tc.vecs)/max(1, tc.dim)), tc.dim, 8); err == nil {
+		if _, err := Build(tc.vecs, make([]int64, len(tc.vecs)/max(1, tc.dim)), tc.dim); err == nil {
 			t.Errorf("Build(len %d, dim %d) accepted", len(tc.vecs), tc.dim)
 		}
 	}
 }
 
 func TestBuildIDCount(t *testing.T) {
-	if _, err := Build(randUnit(1, 3, 8), []int64{1, 2}, 8, 8); err == nil {
+	if _, err := Build(randUnit(1, 3, 8), []int64{1, 2}, 8); err == nil {
 		t.Fatal("2 ids for 3 rows accepted")
-	}
-	if _, err := Build(randUnit(1, 3, 8), []int64{1, 2, 3}, 8, 2); err == nil {
-		t.Fatal("2-bit codes accepted")
 	}
 }
 
@@ -336,12 +328,6 @@ func TestConcurrentCandidates(t *testing.T) {
 // the base block until it compacts, and compaction keeps the dead and tail
 // rows under editMax.
 func TestEditMatchesBuild(t *testing.T) {
-	for _, bits := range []int{8, 4} {
-		t.Run(fmt.Sprintf("bits=%d", bits), func(t *testing.T) { editMatchesBuild(t, bits) })
-	}
-}
-
-func editMatchesBuild(t *testing.T, bits int) {
 	const dim, n = 70, 3000
 	rng := rand.New(rand.NewPCG(11, 12))
 	vecOf := map[int64][]float32{}
@@ -357,7 +343,7 @@ func editMatchesBuild(t *testing.T, bits int) {
 		}
 		return v
 	}
-	c, err := Build(liveVecs(), order, dim, bits)
+	c, err := Build(liveVecs(), order, dim)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +386,7 @@ func editMatchesBuild(t *testing.T, bits int) {
 		if step%10 != 9 {
 			continue
 		}
-		fresh, err := Build(liveVecs(), order, dim, bits)
+		fresh, err := Build(liveVecs(), order, dim)
 		if err != nil {
 			t.Fatal(err)
 		}

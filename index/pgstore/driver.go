@@ -33,8 +33,8 @@ const (
 	ANNParam         = "ann"          // Options.ANN ("ivfflat", "hnsw")
 	// KeywordParam may only name the one keyword side, KeywordSegments
 	// (the project's own BM25F, as the local backend scores): PostgreSQL
-	// full text lost on every set and was removed
-	// (bench/eval/results-postgres-fulltext.md).
+	// full text ranked worse on two of three sets, many times slower, and
+	// was removed (bench/eval/results-postgres-fulltext.md).
 	KeywordParam = "keyword"
 	// KeywordSegments is the keyword side KeywordParam accepts.
 	KeywordSegments = "segments"
@@ -56,7 +56,7 @@ func ownParams(dsn string, opts *Options) (string, error) {
 		opts.ANN = q.Get(ANNParam)
 	}
 	if k := cmp.Or(q.Get(KeywordParam), KeywordSegments); k != KeywordSegments {
-		return "", fmt.Errorf("%s=%q: the keyword side is %s (full text was removed: it ranked worse on every evaluation)", KeywordParam, k, KeywordSegments)
+		return "", fmt.Errorf("%s=%q: the only keyword side is %s (PostgreSQL full text was removed; index/docs/postgres.md says why)", KeywordParam, k, KeywordSegments)
 	}
 	if err := checkANN(q.Get(ANNParam)); err != nil {
 		return "", err

@@ -2,7 +2,6 @@ package search
 
 import (
 	"slices"
-	"sync"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 )
@@ -64,38 +63,36 @@ func folderNull(snap index.View, vecs [][]float32) (median float64, ok bool, err
 	if len(vecs) == 0 || snap.Chunks() == 0 {
 		return 0, false, nil
 	}
-	nullCache.Lock()
-	defer nullCache.Unlock()
-	if nullCache.view == snap && nullCache.first == &vecs[0][0] {
-		return nullCache.median, true, nil
+	m, err := snap.Memo(nullKey{&vecs[0][0]}, func() (any, error) { return readFolderNull(snap, vecs) })
+	if err != nil || m == nil {
+		return 0, false, err
 	}
+	return m.(float64), true, nil
+}
+
+// nullKey keeps folderNull with its view, one per set of null queries
+// (first identifies their vectors: one set per model).
+type nullKey struct{ first *float32 }
+
+// readFolderNull computes folderNull: nil when no null query has a match.
+func readFolderNull(snap index.View, vecs [][]float32) (any, error) {
 	best := make([]float64, 0, len(vecs))
 	for _, v := range vecs {
 		m, err := snap.Nearest(v, 1)
 		if err != nil {
-			return 0, false, err
+			return nil, err
 		}
 		if len(m) > 0 {
 			best = append(best, float64(m[0].Score))
 		}
 	}
 	if len(best) == 0 {
-		return 0, false, nil
+		return nil, nil
 	}
 	slices.Sort(best)
-	median = best[len(best)/2]
+	median := best[len(best)/2]
 	if len(best)%2 == 0 {
 		median = (best[len(best)/2-1] + median) / 2
 	}
-	nullCache.view, nullCache.first, nullCache.median = snap, &vecs[0][0], median
-	return median, true, nil
-}
-
-// nullCache holds the last view's folderNull, as centroidCache does its
-// centroid; first identifies the null queries' vectors (one set per model).
-var nullCache struct {
-	sync.Mutex
-	view   index.View
-	first  *float32
-	median float64
+	return median, nil
 }

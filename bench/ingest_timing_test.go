@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 // openEngine starts a real engine on data with its index in indexDir and

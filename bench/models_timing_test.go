@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 var embedReference = flag.String("embed.reference", "",

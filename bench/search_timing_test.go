@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 // queries are what a user of a folder of licences and package notes might

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/bench/corpus"
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
+	"github.com/micro-rag/micro-rag-mcp/engine"
 )
 
 var (

@@ -9,10 +9,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/micro-rag/micro-rag-mcp/index/durable"
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/durable"
 )
 
 // A commit runs the steps numbered in docs/storage.md ("A commit, step by

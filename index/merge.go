@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/micro-rag/micro-rag-mcp/index/durable"
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+	"github.com/micro-rag/micro-rag-mcp/internal/durable"
 )
 
 // Background merges. A commit that finds the vector segments past the merge

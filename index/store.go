@@ -18,10 +18,10 @@ import (
 
 	"github.com/gofrs/flock"
 
-	"github.com/micro-rag/micro-rag-mcp/index/durable"
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/durable"
 )
 
 // File names inside the index folder (index/docs/ has a page for each).

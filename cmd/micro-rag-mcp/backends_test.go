@@ -1,6 +1,6 @@
 package main
 
-// The end-to-end tests run once per index backend (internal/storetest):
+// The end-to-end tests run once per index backend (index/storetest):
 // the local index folder, and a database of its own on the PostgreSQL
 // server TestMain starts (internal/pgtest), which every process of the
 // test shares. Tests about the local folder itself (its files, modes,
@@ -18,7 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
-	"github.com/micro-rag/micro-rag-mcp/internal/storetest"
+	"github.com/micro-rag/micro-rag-mcp/index/storetest"
 )
 
 // backend is the store a test hands to every binary it runs.

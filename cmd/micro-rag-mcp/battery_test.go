@@ -24,12 +24,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/cachedir"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 // rawSession speaks JSON-RPC to the binary line by line, without an MCP

@@ -27,8 +27,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 // indexTimeout bounds the wait for an initial index of the sample folder

@@ -17,8 +17,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 // The server's log lines for a release and for the load after it.

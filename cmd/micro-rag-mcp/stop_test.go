@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 // exitWait is how long a stopped process may take before the test calls it

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/micro-rag/micro-rag-mcp/index/durable"
+	"github.com/micro-rag/micro-rag-mcp/internal/durable"
 )
 
 // Source is a model repository on a Hugging Face style hub. A file is served

@@ -21,8 +21,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/micro-rag/micro-rag-mcp/bench/eval"
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index/search"
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 func main() {

@@ -24,8 +24,8 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/bench/eval"
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index/search"
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 func main() {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/internal/term"
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/internal/mcpcall"
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 var queries = []string{

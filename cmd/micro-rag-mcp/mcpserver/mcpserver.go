@@ -16,10 +16,10 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/internal/term"
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/toolargs"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 )
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 // stubEngine has no documents; its Search waits for its context to end.

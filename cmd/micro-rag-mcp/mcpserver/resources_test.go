@@ -15,11 +15,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/search"
+	"github.com/micro-rag/micro-rag-mcp/index/storetest"
 	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
-	"github.com/micro-rag/micro-rag-mcp/internal/storetest"
-	"github.com/micro-rag/micro-rag-mcp/pipeline/engine"
 )
 
 const title = "team docs" // a space, so URIs must encode it

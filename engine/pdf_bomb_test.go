@@ -12,7 +12,7 @@ import (
 // counted failed, not added with no chunks, and the failed list that
 // `status` shows names it with the reason.
 func TestPDFBombIsFailed(t *testing.T) {
-	bomb, err := os.ReadFile(filepath.Join("..", "..", "stages", "extract", "testdata", "hostile", "bomb-1500m.pdf"))
+	bomb, err := os.ReadFile(filepath.Join("..", "stages", "extract", "testdata", "hostile", "bomb-1500m.pdf"))
 	if err != nil {
 		t.Fatal(err)
 	}

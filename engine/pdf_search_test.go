@@ -15,7 +15,7 @@ import (
 // words separated as written, cited on its page (or the page before, when
 // the chunk starts there and runs over).
 func TestSearchFindsEveryPDFSentence(t *testing.T) {
-	src := filepath.Join("..", "..", "stages", "extract", "testdata", "pdf")
+	src := filepath.Join("..", "stages", "extract", "testdata", "pdf")
 	type sentence struct {
 		page int
 		text string

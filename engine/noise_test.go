@@ -16,7 +16,7 @@ import (
 func TestNoiseStaysOutOfATinyFolder(t *testing.T) { eachBackend(t, testNoiseStaysOutOfATinyFolder) }
 
 func testNoiseStaysOutOfATinyFolder(t *testing.T, store index.StoreURL) {
-	data, idx := filepath.Join("..", "..", "testdata", "sample"), t.TempDir()
+	data, idx := filepath.Join("..", "testdata", "sample"), t.TempDir()
 	e := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: idx})
 	if res := reindex(t, e, ReindexRequest{}); res.FilesAdded < 6 || res.FilesFailed > 0 {
 		t.Fatalf("reindex: %+v", res)
@@ -55,7 +55,7 @@ func testNoiseStaysOutOfATinyFolder(t *testing.T, store index.StoreURL) {
 // 0.127 higher, the price of the small folders' paraphrases
 // (docs/search-fusion.md, "The folder's noise level").
 func TestOffTopicQuestionsInTheFolderWordsStayOut(t *testing.T) {
-	data, idx := filepath.Join("..", "..", "testdata", "sample"), t.TempDir()
+	data, idx := filepath.Join("..", "testdata", "sample"), t.TempDir()
 	e := newEngine(t, Config{DataFolder: data, IndexFolder: idx, SearchMode: SearchHybrid})
 	if res := reindex(t, e, ReindexRequest{}); res.FilesAdded < 6 || res.FilesFailed > 0 {
 		t.Fatalf("reindex: %+v", res)

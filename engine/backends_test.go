@@ -1,9 +1,9 @@
 package engine
 
-import "github.com/micro-rag/micro-rag-mcp/internal/storetest"
+import "github.com/micro-rag/micro-rag-mcp/index/storetest"
 
 // The end-to-end tests that call these run once per backend
-// (internal/storetest): the local index folder and PostgreSQL.
+// (index/storetest): the local index folder and PostgreSQL.
 var (
 	eachBackend    = storetest.Each
 	eachBackendDSN = storetest.EachDSN

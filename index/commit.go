@@ -112,7 +112,7 @@ func (tx *commitTx) appendManifest() error {
 	}
 	doc.ManifestBytes += int64(w.pending.Len())
 	doc.ManifestChecksum = formatChecksum(extendChecksum(msum, w.pending.Bytes()))
-	if !s.opts.Compaction.due(doc.Tombstones, tx.live.Len()) {
+	if !s.opts.Compaction.Due(doc.Tombstones, tx.live.Len()) {
 		return nil
 	}
 	live, size, sum, err := s.writeCompactManifest(tx.live)

@@ -145,7 +145,7 @@ func readCommitted(dir string) (commitRecord, error) {
 		}
 		after, _ := os.Stat(filepath.Join(dir, CommitFile))
 		if attempt == 2 || before == nil || after == nil || os.SameFile(before, after) {
-			return doc, fmt.Errorf("%w: %v", errInconsistent, err)
+			return doc, fmt.Errorf("%w: %v", ErrInconsistent, err)
 		}
 	}
 	doc.Files = slices.Collect(maps.Values(files)) // in no order; ReadSummary sorts
@@ -162,7 +162,7 @@ func readCommitRecord(dir string) (doc commitRecord, err error) {
 			return doc, err
 		}
 		if err := json.Unmarshal(raw, &doc); err != nil {
-			return doc, fmt.Errorf("%w: files.json: %v", errInconsistent, err)
+			return doc, fmt.Errorf("%w: files.json: %v", ErrInconsistent, err)
 		}
 		doc.FileList = nil
 		return doc, nil
@@ -171,10 +171,10 @@ func readCommitRecord(dir string) (doc commitRecord, err error) {
 		return doc, err
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return doc, fmt.Errorf("%w: commit.json: %v", errInconsistent, err)
+		return doc, fmt.Errorf("%w: commit.json: %v", ErrInconsistent, err)
 	}
 	if doc.FileList == nil {
-		return doc, fmt.Errorf("%w: commit.json names no file list", errInconsistent)
+		return doc, fmt.Errorf("%w: commit.json names no file list", ErrInconsistent)
 	}
 	doc.Files = nil
 	return doc, nil

@@ -53,8 +53,8 @@ func DefaultOptions() Options {
 	}
 }
 
-// withDefaults fills o's zero fields from DefaultOptions.
-func (o Options) withDefaults() Options {
+// WithDefaults fills o's zero fields from DefaultOptions.
+func (o Options) WithDefaults() Options {
 	d := DefaultOptions()
 	or := func(v *float64, def float64) {
 		if *v == 0 {
@@ -82,6 +82,6 @@ func (o Options) withDefaults() Options {
 
 // due reports whether a commit with these tombstones and live chunks
 // compacts.
-func (c Compaction) due(tombstones, live int) bool {
+func (c Compaction) Due(tombstones, live int) bool {
 	return tombstones > 0 && tombstones >= c.Min && float64(tombstones) > c.Ratio*float64(live)
 }

@@ -40,18 +40,6 @@ type Snapshot struct {
 // (docs/decisions.md).
 func scanWant(k int) int { return max(20*k, 400) }
 
-// Hit is one search result: the chunk's manifest record and its score.
-type Hit struct {
-	Record schema.Record
-	// Search: inner product of normalised vectors = cosine similarity.
-	// SearchLexical: the raw BM25F score (lexical.Params), > 0 and
-	// unbounded; comparable only within one query.
-	Score float32
-	// Share (SearchLexical only) is the part of the query's keyword weight
-	// whose terms the chunk holds, in [0, 1].
-	Share float64
-}
-
 func (s *Store) emptySnapshot() (*Snapshot, error) {
 	st, err := s.emptyState()
 	if err != nil {
@@ -158,12 +146,6 @@ func (sn *Snapshot) LastReindex() string { return sn.doc.LastReindex }
 // File returns the entry for a path relative to the data folder.
 func (sn *Snapshot) File(path string) (*schema.FileEntry, bool) {
 	return sn.files.Get(path)
-}
-
-// Match is one chunk a ranking found, by id, before its record is read.
-type Match struct {
-	ID    int64
-	Score float32 // as Hit.Score
 }
 
 // Search returns up to k hits for a normalised query vector, best first.

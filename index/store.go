@@ -36,20 +36,6 @@ const (
 	tmpSuffix = ".tmp" // a file being written
 )
 
-// ErrLocked means another reindex holds index.lock.
-var ErrLocked = errors.New("index is locked by another reindex")
-
-// errInconsistent marks committed files that disagree with each other.
-var errInconsistent = errors.New("index files disagree")
-
-// ErrOtherVersion means the index was built for another model or chunking.
-var ErrOtherVersion = errors.New("index was built by another model or chunking; it will be rebuilt")
-
-// IsDamaged reports whether err says the committed index files are damaged:
-// a checksum or size that does not match, files that disagree, a vector
-// that is not unit length. The cure is to rebuild the index.
-func IsDamaged(err error) bool { return errors.Is(err, errInconsistent) }
-
 // Store is the index of one data folder. Searches read Snapshot values; all
 // changes go through one Writer at a time, guarded by index.lock.
 type Store struct {
@@ -97,7 +83,7 @@ type fileStamp struct {
 // another process may be running. A version mismatch or a damaged index is
 // served as empty and rebuilt by the next writer.
 func Open(dir string, v schema.Version, opts Options) (*Store, error) {
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults()
 	if !opts.ReadOnly {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("create index folder: %w", err)
@@ -334,7 +320,7 @@ func (s *Store) loadCommitted() (*state, error) {
 		return nil, err
 	}
 	if !schemaReadable(doc.Schema) {
-		return nil, fmt.Errorf("%w: commit record schema %d", errInconsistent, doc.Schema)
+		return nil, fmt.Errorf("%w: commit record schema %d", ErrInconsistent, doc.Schema)
 	}
 	idx, err := s.readFaiss(&doc)
 	if err != nil {
@@ -343,7 +329,7 @@ func (s *Store) loadCommitted() (*state, error) {
 	st := &state{doc: doc, index: idx, files: newFileMap()}
 	fail := func(format string, a ...any) (*state, error) {
 		st.close()
-		return nil, fmt.Errorf("%w: "+format, append([]any{errInconsistent}, a...)...)
+		return nil, fmt.Errorf("%w: "+format, append([]any{ErrInconsistent}, a...)...)
 	}
 	if idx.D() != s.version.Dim || idx.Ntotal() != doc.FaissNtotal {
 		return fail("faiss.index holds %d vectors of dim %d, commit.json expects %d of dim %d", idx.Ntotal(), idx.D(), doc.FaissNtotal, s.version.Dim)
@@ -397,7 +383,7 @@ func (s *Store) readFaiss(doc *commitRecord) (*faiss.Index, error) {
 	path := s.path(FaissFile)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errInconsistent, err)
+		return nil, fmt.Errorf("%w: %v", ErrInconsistent, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -405,19 +391,19 @@ func (s *Store) readFaiss(doc *commitRecord) (*faiss.Index, error) {
 		return nil, err
 	}
 	if fi.Size() != doc.FaissBytes {
-		return nil, fmt.Errorf("%w: faiss.index has %d bytes, commit.json expects %d", errInconsistent, fi.Size(), doc.FaissBytes)
+		return nil, fmt.Errorf("%w: faiss.index has %d bytes, commit.json expects %d", ErrInconsistent, fi.Size(), doc.FaissBytes)
 	}
 	sum, err := readerChecksum(f)
 	if err != nil {
 		return nil, err
 	}
 	if doc.FaissChecksum != "" && doc.FaissChecksum != formatChecksum(sum) {
-		return nil, fmt.Errorf("%w: faiss.index has checksum %s, commit.json records %s", errInconsistent, formatChecksum(sum), doc.FaissChecksum)
+		return nil, fmt.Errorf("%w: faiss.index has checksum %s, commit.json records %s", ErrInconsistent, formatChecksum(sum), doc.FaissChecksum)
 	}
 	doc.FaissChecksum = formatChecksum(sum)
 	idx, err := faiss.ReadIndex(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errInconsistent, err)
+		return nil, fmt.Errorf("%w: %v", ErrInconsistent, err)
 	}
 	// FAISS reads by name: make sure that is still the file checksummed. Only
 	// a commit by another process can replace it, so this is not damage.

@@ -324,7 +324,7 @@ func (u StoreURL) backendConfig(namespace string, v schema.Version, opts Options
 	if err := checkNamespace(namespace); err != nil {
 		return BackendConfig{}, err
 	}
-	return BackendConfig{URL: u.raw, Store: u, Namespace: namespace, Version: v, Options: opts.withDefaults()}, nil
+	return BackendConfig{URL: u.raw, Store: u, Namespace: namespace, Version: v, Options: opts.WithDefaults()}, nil
 }
 
 // OpenBackend opens the index of a database store (not the local folder:

@@ -24,14 +24,14 @@ func Verify(dir string) error {
 		if _, err := readCommitRecord(dir); errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		return fmt.Errorf("%w: the version file is missing", errInconsistent)
+		return fmt.Errorf("%w: the version file is missing", ErrInconsistent)
 	}
 	if err != nil {
 		return err
 	}
 	var v schema.Version
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return fmt.Errorf("%w: version file: %v", errInconsistent, err)
+		return fmt.Errorf("%w: version file: %v", ErrInconsistent, err)
 	}
 	s.version = v
 	st, _, err := s.loadSettled(s.stampFiles())

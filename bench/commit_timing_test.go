@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 )
@@ -44,7 +45,7 @@ func BenchmarkCommit(b *testing.B) {
 		b.Run("chunks="+strings.TrimSpace(size), func(b *testing.B) {
 			dir := b.TempDir()
 			version := schema.Version{Schema: schema.SchemaVersion, Model: "bench-commit", Dim: embed.Dim, ChunkSize: 1000, ChunkOverlap: 200, MaxTokens: 256}
-			s, err := index.Open(dir, version, index.Options{})
+			s, err := localstore.Open(dir, version, index.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -161,7 +162,7 @@ func BenchmarkCommit(b *testing.B) {
 func benchWriteAmp(b *testing.B) {
 	n := parseSize(*ampSize)
 	version := schema.Version{Schema: schema.SchemaVersion, Model: "bench-commit", Dim: embed.Dim, ChunkSize: 1000, ChunkOverlap: 200, MaxTokens: 256}
-	s, err := index.Open(b.TempDir(), version, index.Options{})
+	s, err := localstore.Open(b.TempDir(), version, index.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func benchWriteAmp(b *testing.B) {
 }
 
 // putSynthetic replaces synthetic file number f with vecs.
-func putSynthetic(b *testing.B, w *index.Writer, f int, vecs []float32) {
+func putSynthetic(b *testing.B, w *localstore.Writer, f int, vecs []float32) {
 	n := len(vecs) / embed.Dim
 	recs := make([]schema.Record, n)
 	for i := range recs {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/index/pgstore"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
@@ -79,12 +80,12 @@ func BenchmarkPgstore(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer done()
-			s, err := index.Open(dir, benchVersion, index.Options{})
+			s, err := localstore.Open(dir, benchVersion, index.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer s.Close()
-			be := index.Local(s)
+			be := localstore.Local(s)
 			if kept {
 				measureSearch(b, be, qv, want, n)
 				return

@@ -17,6 +17,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
@@ -136,7 +137,7 @@ const chunksPerFile = 1000
 // writeIndex commits vecs into a real index store as files of 1000 chunks
 // with short synthetic texts.
 func writeIndex(b *testing.B, dir string, vecs []float32) {
-	s, err := index.Open(dir, engineVersion(b), index.Options{})
+	s, err := localstore.Open(dir, engineVersion(b), index.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

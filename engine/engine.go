@@ -21,6 +21,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/glob"
+	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
@@ -395,8 +396,8 @@ func checkIndexFolder(data, dir string, readOnly, local bool) (string, error) {
 	if confine.Within(resolved, data) {
 		return "", fmt.Errorf("index folder %s contains the data folder %s: choose a folder outside it with --index-folder", dir, data)
 	}
-	if err := index.CheckFolder(resolved); err != nil {
-		if !errors.Is(err, index.ErrNotIndex) {
+	if err := localstore.CheckFolder(resolved); err != nil {
+		if !errors.Is(err, localstore.ErrNotIndex) {
 			return "", fmt.Errorf("index folder: %w", err)
 		}
 		if !local && onlyEngineFiles(resolved) {
@@ -704,11 +705,11 @@ func (e *Engine) openStore(ctx context.Context, version schema.Version) (index.B
 	opts := e.cfg.Index
 	opts.Logger, opts.ReadOnly = e.log, e.cfg.ReadOnly
 	if e.cfg.Store.Local() {
-		store, err := index.Open(e.cfg.IndexFolder, version, opts)
+		store, err := localstore.Open(e.cfg.IndexFolder, version, opts)
 		if err != nil {
 			return nil, loadErr(fmt.Errorf("open index: %w", err), fixIndex)
 		}
-		return index.Local(store), nil
+		return localstore.Local(store), nil
 	}
 	store, err := index.OpenBackend(ctx, e.cfg.Store, e.namespace(), version, opts)
 	if err != nil {

@@ -16,13 +16,14 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
+	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
 // localStore is the local folder's store behind e, for its test hooks.
-func localStore(t *testing.T, e *Engine) *index.Store {
+func localStore(t *testing.T, e *Engine) *localstore.Store {
 	t.Helper()
-	s, ok := index.LocalStore(e.store)
+	s, ok := localstore.LocalStore(e.store)
 	if !ok {
 		t.Fatalf("engine's store is %T, not the local folder", e.store)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
 )
 
@@ -107,7 +108,7 @@ func runChild(mode, data, indexDir string) int {
 func announceMerges(indexDir string) {
 	seen := ""
 	for {
-		if m, _ := filepath.Glob(filepath.Join(indexDir, index.FaissFile+".merge-*")); len(m) > 0 && m[0] != seen {
+		if m, _ := filepath.Glob(filepath.Join(indexDir, localstore.FaissFile+".merge-*")); len(m) > 0 && m[0] != seen {
 			seen = m[0]
 			fmt.Println("merging")
 		}
@@ -281,7 +282,7 @@ func testSIGKILLDuringReindex(t *testing.T, dsn string) {
 		e.Close()
 		// A merge the kill interrupted was deleted by the reindex's
 		// recovery; one this engine ran was installed or removed at Close.
-		if left, _ := filepath.Glob(filepath.Join(indexDir, index.FaissFile+".merge-*")); len(left) > 0 {
+		if left, _ := filepath.Glob(filepath.Join(indexDir, localstore.FaissFile+".merge-*")); len(left) > 0 {
 			t.Fatalf("trial %d: merge files left: %v", trial, left)
 		}
 	}
@@ -303,7 +304,7 @@ func testTwoProcessesOneIndex(t *testing.T, dsn string) {
 		t.Fatalf("reindex while another process holds the lock: %v", err)
 	}
 	release()
-	if _, err := os.Stat(filepath.Join(indexDir, index.LockFile)); store.Local() && err != nil {
+	if _, err := os.Stat(filepath.Join(indexDir, localstore.LockFile)); store.Local() && err != nil {
 		t.Fatalf("lock file: %v", err)
 	}
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
 	"github.com/micro-rag/micro-rag-mcp/stages"
@@ -87,7 +88,7 @@ func (e *Engine) recordRun(activity string, inScope func(string) bool, failures 
 // folder, or from the database store.
 func (e *Engine) readSummary(ctx context.Context) (index.Summary, error) {
 	if e.cfg.Store.Local() {
-		return index.ReadSummary(e.cfg.IndexFolder)
+		return localstore.ReadSummary(e.cfg.IndexFolder)
 	}
 	return index.ReadStoreSummary(ctx, e.cfg.Store, e.namespace())
 }
@@ -112,7 +113,7 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	sum, err := e.readSummary(ctx)
 	if err == nil && e.cfg.Store.Local() {
 		// A database checks its own pages; the folder's files are ours to.
-		err = index.Verify(e.cfg.IndexFolder)
+		err = localstore.Verify(e.cfg.IndexFolder)
 	}
 	if index.IsDamaged(err) {
 		st.Integrity, st.Damage = IntegrityDamaged, err.Error()

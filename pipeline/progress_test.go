@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/stages"
@@ -37,7 +38,7 @@ func TestProgressFileTotalIsFinalFromTheStart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	store, err := index.Open(filepath.Join(data, "index"), schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}, index.Options{})
+	store, err := localstore.Open(filepath.Join(data, "index"), schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}, index.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

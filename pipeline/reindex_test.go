@@ -13,6 +13,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/glob"
+	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
@@ -22,7 +23,7 @@ import (
 )
 
 // reindexOnce runs one Reindex of data into store with the real embedder.
-func reindexOnce(t *testing.T, ctx context.Context, store *index.Store, emb *embed.Embedder, data string, pattern string) (Result, error) {
+func reindexOnce(t *testing.T, ctx context.Context, store *localstore.Store, emb *embed.Embedder, data string, pattern string) (Result, error) {
 	t.Helper()
 	g, err := glob.Parse(pattern)
 	if err != nil {
@@ -68,7 +69,7 @@ func TestReindexRealIndex(t *testing.T) {
 	write("docs/c.md", "Badges are collected at the front desk.")
 	write("docs/empty.md", "\n\n")
 	write("docs/page.html", "<p>Not in the list.</p>")
-	store, err := index.Open(filepath.Join(data, "index"), schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}, index.Options{})
+	store, err := localstore.Open(filepath.Join(data, "index"), schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}, index.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func reindexConfig(t *testing.T, emb *embed.Embedder, data string) Config {
 // largeBeforeSmall makes a folder of one large file, walked first, and the
 // given small notes, and opens a writer on its new index; reopen opens the
 // index read-only as a later process would.
-func largeBeforeSmall(t *testing.T, small []string) (*index.Store, *index.Writer, Config, func() *index.Store) {
+func largeBeforeSmall(t *testing.T, small []string) (*localstore.Store, *localstore.Writer, Config, func() *localstore.Store) {
 	t.Helper()
 	emb := realEmbedder(t)
 	data := t.TempDir()
@@ -181,7 +182,7 @@ func largeBeforeSmall(t *testing.T, small []string) (*index.Store, *index.Writer
 	}
 	dir := filepath.Join(data, "index")
 	version := schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}
-	store, err := index.Open(dir, version, index.Options{})
+	store, err := localstore.Open(dir, version, index.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,8 +192,8 @@ func largeBeforeSmall(t *testing.T, small []string) (*index.Store, *index.Writer
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	reopen := func() *index.Store {
-		again, err := index.Open(dir, version, index.Options{ReadOnly: true})
+	reopen := func() *localstore.Store {
+		again, err := localstore.Open(dir, version, index.Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,7 +261,7 @@ func TestFileOverChunkCap(t *testing.T) {
 	data := t.TempDir()
 	testutil.WriteFile(t, filepath.Join(data, "long.txt"), []byte(largeText(12_000)))
 	testutil.WriteFile(t, filepath.Join(data, "short.md"), []byte("Refunds are paid within five working days."))
-	store, err := index.Open(filepath.Join(data, "index"), schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}, index.Options{})
+	store, err := localstore.Open(filepath.Join(data, "index"), schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}, index.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func TestStatusFindsDamagedIndex(t *testing.T) {
 		t.Errorf("status on a clean index: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 
-	// Damage that keeps the file's size, as index/integrity_test.go does.
+	// Damage that keeps the file's size, as index/localstore/integrity_test.go does.
 	damage(t, filepath.Join(data, "index", "faiss.index"), "", "AAAA")
 
 	fix := "micro-rag-mcp reindex --force --data-folder " + data

@@ -22,7 +22,7 @@ import (
 
 	"github.com/gofrs/flock"
 	"github.com/micro-rag/micro-rag-mcp/engine"
-	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
@@ -179,7 +179,7 @@ func checkLeftClean(t *testing.T, b backend, data, idx string) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	} else {
-		l := flock.New(filepath.Join(idx, index.LockFile))
+		l := flock.New(filepath.Join(idx, localstore.LockFile))
 		if ok, err := l.TryLock(); err != nil || !ok {
 			t.Errorf("index.lock still held (%v)", err)
 		} else {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
@@ -37,13 +38,13 @@ func TestSearchMatchesLocalBackend(t *testing.T) {
 		}
 		docs = append(docs, d)
 	}
-	local, err := index.Open(t.TempDir(), testVersion, index.Options{})
+	local, err := localstore.Open(t.TempDir(), testVersion, index.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer local.Close()
 	pg := open(t, pgtest.Database(t), "idx", testVersion)
-	for _, be := range []index.Backend{index.Local(local), pg} {
+	for _, be := range []index.Backend{localstore.Local(local), pg} {
 		w, err := be.Begin()
 		if err != nil {
 			t.Fatal(err)

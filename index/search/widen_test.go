@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/prose"
 )
@@ -43,7 +44,7 @@ func testSnapshot(t *testing.T, files int) index.View {
 // chunk of it with the vector vec(f).
 func buildSnapshot(t *testing.T, files int, file func(f int) (path, text string), vec func(f int) []float32) index.View {
 	t.Helper()
-	s, err := index.Open(t.TempDir(), schema.Version{Schema: schema.SchemaVersion, Model: "test-model", Dim: testDim,
+	s, err := localstore.Open(t.TempDir(), schema.Version{Schema: schema.SchemaVersion, Model: "test-model", Dim: testDim,
 		ChunkSize: 1000, ChunkOverlap: 200, MaxTokens: 256}, index.Options{})
 	if err != nil {
 		t.Fatal(err)

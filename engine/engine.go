@@ -704,20 +704,21 @@ var hubOf = func(m model.Model) model.Source { return m.Hub }
 func (e *Engine) openStore(ctx context.Context, version schema.Version) (index.Backend, error) {
 	opts := e.cfg.Index
 	opts.Logger, opts.ReadOnly = e.log, e.cfg.ReadOnly
-	if e.cfg.Store.Local() {
-		store, err := localstore.Open(e.cfg.IndexFolder, version, opts)
-		if err != nil {
-			return nil, loadErr(fmt.Errorf("open index: %w", err), fixIndex)
-		}
-		return localstore.Local(store), nil
+	store, err := index.OpenBackend(ctx, e.storeURL(), e.namespace(), version, opts)
+	if err != nil && e.cfg.Store.Local() {
+		return nil, loadErr(fmt.Errorf("open index: %w", err), fixIndex)
 	}
-	store, err := index.OpenBackend(ctx, e.cfg.Store, e.namespace(), version, opts)
 	if err != nil {
 		return nil, retryLoadErr(fmt.Errorf("open index: %w", e.scrub(err)), fixStore)
 	}
-	e.log.Info("index store", "store", e.cfg.Store.String())
+	if !e.cfg.Store.Local() {
+		e.log.Info("index store", "store", e.cfg.Store.String())
+	}
 	return store, nil
 }
+
+// storeURL is where the index lives, the local folder's with its path.
+func (e *Engine) storeURL() index.StoreURL { return e.cfg.Store.InFolder(e.cfg.IndexFolder) }
 
 // namespace is the data folder's schema in a database store.
 func (e *Engine) namespace() string { return index.Namespace(e.cfg.DataFolder) }

@@ -87,10 +87,7 @@ func (e *Engine) recordRun(activity string, inScope func(string) bool, failures 
 // readSummary reads the last commit without the model: from the index
 // folder, or from the database store.
 func (e *Engine) readSummary(ctx context.Context) (index.Summary, error) {
-	if e.cfg.Store.Local() {
-		return localstore.ReadSummary(e.cfg.IndexFolder)
-	}
-	return index.ReadStoreSummary(ctx, e.cfg.Store, e.namespace())
+	return index.ReadStoreSummary(ctx, e.storeURL(), e.namespace())
 }
 
 // DiskChanges counts how the folder differs from the index now (by size

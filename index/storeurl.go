@@ -25,6 +25,10 @@ const EnvStore = "MICRO_RAG_STORE"
 // is the seam's own: backends never see it.
 const SchemaParam = "schema"
 
+// FolderBackend is the name the local index folder's backend
+// (index/localstore) registers under: it serves the StoreURL of no --store.
+const FolderBackend = "folder"
+
 // backendSchemes maps URL schemes to the backend that serves them.
 var backendSchemes = map[string]string{"postgres": "postgres", "postgresql": "postgres"}
 
@@ -36,6 +40,7 @@ type StoreURL struct {
 	backend   string // "" for the local folder
 	namespace string // from SchemaParam, else ""
 	secrets   []string
+	folder    string // the local index folder (InFolder)
 }
 
 // ParseStoreURL reads --store (or MICRO_RAG_STORE). "" is the local
@@ -115,6 +120,15 @@ func (u StoreURL) Local() bool { return u.backend == "" }
 
 // Backend names the backend that serves u ("" for the local folder).
 func (u StoreURL) Backend() string { return u.backend }
+
+// InFolder is the local folder's u with its index folder, dir, which the
+// folder backend opens; a database URL is returned as it is.
+func (u StoreURL) InFolder(dir string) StoreURL {
+	if u.Local() {
+		u.folder = dir
+	}
+	return u
+}
 
 // Namespace is the schema the URL names with SchemaParam, or "".
 func (u StoreURL) Namespace() string { return u.namespace }
@@ -260,9 +274,13 @@ type BackendConfig struct {
 	// Options: Logger, ReadOnly (never create anything) and, where they
 	// apply, the rest.
 	Options Options
+	// Folder is the local index folder (StoreURL.InFolder); "" for a
+	// database.
+	Folder string
 }
 
-// Driver is a database backend as --store reaches it.
+// Driver is a backend as --store reaches it: a database's, or the local
+// folder's (FolderBackend).
 type Driver struct {
 	// Open opens the index: it may connect, create its schema (unless
 	// read-only) and load the committed index, and must honour ctx.
@@ -292,23 +310,24 @@ func RegisterBackend(name string, d Driver) {
 // ErrNotBuiltIn means the store URL names a backend this binary lacks.
 var ErrNotBuiltIn = errors.New("backend not built in")
 
-// CheckBackend says whether u can be opened by this binary: the local
-// folder always can, a URL if its backend is registered.
+// CheckBackend says whether u can be opened by this binary: whether its
+// backend (FolderBackend for the local folder) is registered.
 func CheckBackend(u StoreURL) error {
-	if u.Local() {
-		return nil
-	}
 	_, err := driverOf(u)
 	return err
 }
 
 func driverOf(u StoreURL) (Driver, error) {
+	name := u.backend
 	if u.Local() {
-		return Driver{}, errors.New("the local folder is opened with Open")
+		name = FolderBackend
 	}
 	driversMu.Lock()
-	d, ok := drivers[u.backend]
+	d, ok := drivers[name]
 	driversMu.Unlock()
+	if !ok && u.Local() {
+		return d, fmt.Errorf("the local index folder %w: this binary was built without it", ErrNotBuiltIn)
+	}
 	if !ok {
 		return d, fmt.Errorf("store %s: %s %w: this binary was built without it", u, u.backend, ErrNotBuiltIn)
 	}
@@ -318,6 +337,9 @@ func driverOf(u StoreURL) (Driver, error) {
 // backendConfig is what u's driver is given for namespace, or for u's own
 // namespace when it names one.
 func (u StoreURL) backendConfig(namespace string, v schema.Version, opts Options) (BackendConfig, error) {
+	if u.Local() {
+		return BackendConfig{Store: u, Folder: u.folder, Version: v, Options: opts.WithDefaults()}, nil
+	}
 	if u.namespace != "" {
 		namespace = u.namespace
 	}
@@ -327,9 +349,9 @@ func (u StoreURL) backendConfig(namespace string, v schema.Version, opts Options
 	return BackendConfig{URL: u.raw, Store: u, Namespace: namespace, Version: v, Options: opts.WithDefaults()}, nil
 }
 
-// OpenBackend opens the index of a database store (not the local folder:
-// Open and Local serve that) in namespace, or u's own namespace when it
-// names one. Its errors have the password scrubbed.
+// OpenBackend opens the index u names: a database's in namespace, or in
+// u's own namespace when it names one; the local folder's index in the
+// folder given by InFolder. Its errors have the password scrubbed.
 func OpenBackend(ctx context.Context, u StoreURL, namespace string, v schema.Version, opts Options) (Backend, error) {
 	d, err := driverOf(u)
 	if err != nil {
@@ -341,12 +363,13 @@ func OpenBackend(ctx context.Context, u StoreURL, namespace string, v schema.Ver
 	}
 	b, err := d.Open(ctx, cfg)
 	if err != nil {
-		return nil, u.ScrubErr(fmt.Errorf("store %s: %w", u, err))
+		return nil, u.wrapErr(err)
 	}
 	return b, nil
 }
 
-// ReadStoreSummary is ReadSummary for a database store, read-only.
+// ReadStoreSummary reads the last commit of the index u names without
+// loading vectors or the model: read-only, as Driver.Summary says.
 func ReadStoreSummary(ctx context.Context, u StoreURL, namespace string) (Summary, error) {
 	d, err := driverOf(u)
 	if err != nil {
@@ -358,7 +381,16 @@ func ReadStoreSummary(ctx context.Context, u StoreURL, namespace string) (Summar
 	}
 	sum, err := d.Summary(ctx, cfg)
 	if err != nil {
-		return Summary{}, u.ScrubErr(fmt.Errorf("store %s: %w", u, err))
+		return Summary{}, u.wrapErr(err)
 	}
 	return sum, nil
+}
+
+// wrapErr names a database store in its backend's error, scrubbed; the
+// local folder's errors name their folder already.
+func (u StoreURL) wrapErr(err error) error {
+	if u.Local() {
+		return err
+	}
+	return u.ScrubErr(fmt.Errorf("store %s: %w", u, err))
 }

@@ -142,8 +142,9 @@ func TestOpenBackendNotBuiltIn(t *testing.T) {
 	if strings.Contains(err.Error(), secret) {
 		t.Errorf("error shows the password: %v", err)
 	}
-	if err := CheckBackend(StoreURL{}); err != nil {
-		t.Errorf("the local folder: %v", err)
+	// Nor the local folder's: index/localstore does.
+	if err := CheckBackend(StoreURL{}); !errors.Is(err, ErrNotBuiltIn) || !strings.Contains(err.Error(), "local index folder") {
+		t.Errorf("the local folder: error %v; want its backend not built in", err)
 	}
 }
 

@@ -1,10 +1,39 @@
 package localstore
 
 import (
-	"github.com/micro-rag/micro-rag-mcp/index/lexical"
+	"context"
+	"errors"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 )
+
+// A binary that imports this package serves the local index folder (no
+// --store), as index/pgstore serves postgres://.
+func init() {
+	index.RegisterBackend(index.FolderBackend, index.Driver{Open: openBackend, Summary: summary})
+}
+
+// errNoFolder means a local StoreURL without its folder.
+var errNoFolder = errors.New("no index folder given (index.StoreURL.InFolder)")
+
+func openBackend(_ context.Context, cfg index.BackendConfig) (index.Backend, error) {
+	if cfg.Folder == "" {
+		return nil, errNoFolder
+	}
+	s, err := Open(cfg.Folder, cfg.Version, cfg.Options)
+	if err != nil {
+		return nil, err
+	}
+	return Local(s), nil
+}
+
+func summary(_ context.Context, cfg index.BackendConfig) (index.Summary, error) {
+	if cfg.Folder == "" {
+		return index.Summary{}, errNoFolder
+	}
+	return ReadSummary(cfg.Folder)
+}
 
 // The local folder serves the seam: a Writer directly, a Store and its
 // Snapshots through Local (Go has no covariant results, and the package's

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/engine"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
@@ -145,7 +146,7 @@ func BenchmarkIngestModels(b *testing.B) {
 			chunks[m] = res.ChunksTotal
 			for _, q := range queries {
 				start := time.Now()
-				if _, err := e.Search(context.Background(), engine.SearchRequest{Query: q, TopK: 5}); err != nil {
+				if _, err := e.Search(context.Background(), isearch.Request{Query: q, TopK: 5}); err != nil {
 					b.Fatal(err)
 				}
 				lat[m] = append(lat[m], time.Since(start))

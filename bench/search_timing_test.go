@@ -19,6 +19,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
@@ -288,8 +289,8 @@ func BenchmarkSearch(b *testing.B) {
 					b.Fatalf("engine sees %d chunks, wrote %d (index version mismatch?)", st.Chunks, n)
 				}
 				ctx := context.Background()
-				req := func(q string) engine.SearchRequest {
-					return engine.SearchRequest{Query: q, TopK: 10, ScoreThreshold: -1}
+				req := func(q string) isearch.Request {
+					return isearch.Request{Query: q, TopK: 10, ScoreThreshold: -1}
 				}
 				// Exact answers and recall, outside the timing.
 				emb := embedder(b)
@@ -361,11 +362,11 @@ func BenchmarkSearch(b *testing.B) {
 
 // searchRun is one BenchmarkSearch configuration of a size.
 type searchRun struct {
-	mode   engine.SearchMode
+	mode   isearch.Mode
 	suffix string // of the sub-benchmark's name
 }
 
 // searchRuns lists dense and hybrid.
 func searchRuns(*testing.B) []searchRun {
-	return []searchRun{{mode: engine.SearchDense}, {mode: engine.SearchHybrid}}
+	return []searchRun{{mode: isearch.Dense}, {mode: isearch.Hybrid}}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/bench/corpus"
 	"github.com/micro-rag/micro-rag-mcp/engine"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 )
 
 var (
@@ -71,7 +72,7 @@ func saveAndFind(b *testing.B, e *engine.Engine, data string, round int) time.Du
 		b.Fatal(err)
 	}
 	for {
-		res, err := e.Search(context.Background(), engine.SearchRequest{Query: text, TopK: 1})
+		res, err := e.Search(context.Background(), isearch.Request{Query: text, TopK: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

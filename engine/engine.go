@@ -126,7 +126,7 @@ type Config struct {
 	// take index.DefaultOptions; Logger and ReadOnly come from this Config.
 	Index index.Options
 	// SearchMode is the ranking searches use; "" = SearchHybrid.
-	SearchMode SearchMode
+	SearchMode isearch.Mode
 
 	Logger *slog.Logger
 }
@@ -262,7 +262,7 @@ func New(cfg Config) (*Engine, error) {
 			return nil, err
 		}
 	}
-	if cfg.SearchMode, err = ParseSearchMode(string(cfg.SearchMode)); err != nil {
+	if cfg.SearchMode, err = isearch.ParseMode(string(cfg.SearchMode)); err != nil {
 		return nil, err
 	}
 	if cfg.MaxFileChunks == 0 {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"strings"
 
-	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
@@ -45,24 +44,6 @@ func CheckExclude(p string) error { return ignore.CheckPattern(p) }
 // ErrBusy is returned when another reindex (in this process or another)
 // holds the index lock.
 var ErrBusy = errors.New("a reindex is already running on this index; try again when it finishes")
-
-// The query side lives in index/search; these names keep the engine's API.
-type (
-	SearchMode    = isearch.Mode
-	SearchRequest = isearch.Request
-	Explanation   = isearch.Explanation
-	Result        = isearch.Result
-)
-
-// Search modes (search.Mode).
-const (
-	SearchHybrid  = isearch.Hybrid
-	SearchDense   = isearch.Dense
-	SearchKeyword = isearch.Keyword
-)
-
-// ParseSearchMode accepts "dense", "keyword" or "hybrid"; "" means hybrid.
-func ParseSearchMode(s string) (SearchMode, error) { return isearch.ParseMode(s) }
 
 // ReindexRequest mirrors the reindex tool's arguments.
 type ReindexRequest struct {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 )
 
@@ -66,9 +67,9 @@ func reindex(t *testing.T, e *Engine, req ReindexRequest) ReindexResult {
 	return res
 }
 
-func search(t *testing.T, e *Engine, q string) []Result {
+func search(t *testing.T, e *Engine, q string) []isearch.Result {
 	t.Helper()
-	res, err := e.Search(context.Background(), SearchRequest{Query: q, TopK: 5, ScoreThreshold: 0.2})
+	res, err := e.Search(context.Background(), isearch.Request{Query: q, TopK: 5, ScoreThreshold: 0.2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func checkCounts(t *testing.T, step string, got ReindexResult, added, updated, r
 	}
 }
 
-func top(t *testing.T, e *Engine, q string) Result {
+func top(t *testing.T, e *Engine, q string) isearch.Result {
 	t.Helper()
 	res := search(t, e, q)
 	if len(res) == 0 {
@@ -261,12 +262,12 @@ func testSearchBeforeModelAndEmptyIndex(t *testing.T, store index.StoreURL) {
 	}
 	defer e.Close()
 	// Not started: the model never arrives; search waits 5 s, then empty.
-	res, err := e.Search(context.Background(), SearchRequest{Query: "x", TopK: 5})
+	res, err := e.Search(context.Background(), isearch.Request{Query: "x", TopK: 5})
 	if err != nil || res == nil || len(res) != 0 {
 		t.Fatalf("before model: %v %v", res, err)
 	}
 	e.Start(context.Background())
-	res, err = e.Search(context.Background(), SearchRequest{Query: "x", TopK: 5})
+	res, err = e.Search(context.Background(), isearch.Request{Query: "x", TopK: 5})
 	if err != nil || len(res) != 0 {
 		t.Fatalf("empty index: %v %v", res, err)
 	}
@@ -382,7 +383,7 @@ func TestCorruptVectorsNotServed(t *testing.T) {
 		t.Fatal(err)
 	}
 	e = newEngine(t, Config{DataFolder: data, IndexFolder: idx})
-	res, err := e.Search(context.Background(), SearchRequest{Query: "wild yeast culture for bread", TopK: 5})
+	res, err := e.Search(context.Background(), isearch.Request{Query: "wild yeast culture for bread", TopK: 5})
 	if err == nil && len(res) > 0 {
 		t.Fatalf("a damaged index was served: %+v", res)
 	}

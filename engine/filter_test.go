@@ -46,19 +46,19 @@ func testSearchFiltersInsideTheRanking(t *testing.T, store index.StoreURL) {
 	filters := []struct {
 		name string
 		args isearch.FilterArgs
-		pass func(r Result) bool
+		pass func(r isearch.Result) bool
 	}{
-		{"path_glob", isearch.FilterArgs{PathGlob: "archive/*"}, func(r Result) bool { return strings.HasPrefix(r.Path, "archive/") }},
-		{"ext", isearch.FilterArgs{Exts: []string{"MD"}}, func(r Result) bool { return path.Ext(r.Path) == ".md" }},
-		{"modified_before", isearch.FilterArgs{ModifiedBefore: "2021-01-01T00:00:00Z"}, func(r Result) bool { return before2021(r.Mtime) }},
+		{"path_glob", isearch.FilterArgs{PathGlob: "archive/*"}, func(r isearch.Result) bool { return strings.HasPrefix(r.Path, "archive/") }},
+		{"ext", isearch.FilterArgs{Exts: []string{"MD"}}, func(r isearch.Result) bool { return path.Ext(r.Path) == ".md" }},
+		{"modified_before", isearch.FilterArgs{ModifiedBefore: "2021-01-01T00:00:00Z"}, func(r isearch.Result) bool { return before2021(r.Mtime) }},
 		{"modified_after and glob", isearch.FilterArgs{ModifiedAfter: "2021-01-01T00:00:00Z", PathGlob: "team/**"},
-			func(r Result) bool { return !before2021(r.Mtime) && strings.HasPrefix(r.Path, "team/") }},
+			func(r isearch.Result) bool { return !before2021(r.Mtime) && strings.HasPrefix(r.Path, "team/") }},
 	}
 	query := "owners follow the billing support release planning in the weekly report"
-	for _, mode := range []SearchMode{SearchDense, SearchKeyword, SearchHybrid} {
+	for _, mode := range []isearch.Mode{isearch.Dense, isearch.Keyword, isearch.Hybrid} {
 		e.cfg.SearchMode = mode
-		run := func(f *isearch.Filter, tune func(*isearch.Options)) []Result {
-			res, err := e.searchWith(context.Background(), SearchRequest{Query: query, TopK: 5, Filter: f}, tune)
+		run := func(f *isearch.Filter, tune func(*isearch.Options)) []isearch.Result {
+			res, err := e.searchWith(context.Background(), isearch.Request{Query: query, TopK: 5, Filter: f}, tune)
 			if err != nil {
 				t.Fatal(err)
 			}

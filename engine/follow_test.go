@@ -17,6 +17,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 	"github.com/micro-rag/micro-rag-mcp/index/localstore"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
@@ -109,11 +110,11 @@ func testWatchKeepsIndexFresh(t *testing.T, store index.StoreURL) {
 }
 
 // bestHit is the best hit, or none.
-func bestHit(t *testing.T, e *Engine, q string) Result {
+func bestHit(t *testing.T, e *Engine, q string) isearch.Result {
 	if res := search(t, e, q); len(res) > 0 {
 		return res[0]
 	}
-	return Result{}
+	return isearch.Result{}
 }
 
 // retryClock stands in for time.After where follow paces its retries: it

@@ -25,7 +25,7 @@ func testHybridTopKIsPrefix(t *testing.T, store index.StoreURL) {
 	writeCorpus(t, data, files)
 	e := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: t.TempDir()})
 	res := reindex(t, e, ReindexRequest{})
-	if res.ChunksTotal < 2*isearch.PoolSize(SearchHybrid, 20) {
+	if res.ChunksTotal < 2*isearch.PoolSize(isearch.Hybrid, 20) {
 		t.Fatalf("%d chunks: too few for the pools to matter", res.ChunksTotal)
 	}
 	queries := []string{
@@ -37,9 +37,9 @@ func testHybridTopKIsPrefix(t *testing.T, store index.StoreURL) {
 		"データ 東京",
 	}
 	for _, q := range queries {
-		got := map[int][]Result{}
+		got := map[int][]isearch.Result{}
 		for _, k := range []int{10, 20} {
-			r, err := e.Search(context.Background(), SearchRequest{Query: q, TopK: k, ScoreThreshold: 0})
+			r, err := e.Search(context.Background(), isearch.Request{Query: q, TopK: k, ScoreThreshold: 0})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +48,7 @@ func testHybridTopKIsPrefix(t *testing.T, store index.StoreURL) {
 			}
 			got[k] = r
 		}
-		same := func(a, b Result) bool {
+		same := func(a, b isearch.Result) bool {
 			return a.Path == b.Path && a.Score == b.Score && slices.Equal(a.Chunks, b.Chunks)
 		}
 		if !slices.EqualFunc(got[10], got[20][:10], same) {

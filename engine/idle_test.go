@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
@@ -63,7 +64,7 @@ func TestIdleReleaseWaitsForWork(t *testing.T) {
 		for range 2 {
 			wg.Go(func() {
 				for range 4 {
-					got, err := e.Search(context.Background(), SearchRequest{Query: q, TopK: 5, ScoreThreshold: 0.2})
+					got, err := e.Search(context.Background(), isearch.Request{Query: q, TopK: 5, ScoreThreshold: 0.2})
 					if err != nil || !sameTop(got, want) {
 						t.Errorf("search racing a release: %+v, %v", got, err)
 						return
@@ -76,7 +77,7 @@ func TestIdleReleaseWaitsForWork(t *testing.T) {
 }
 
 // sameTop reports whether got ranks the passages of want in its order.
-func sameTop(got, want []Result) bool {
+func sameTop(got, want []isearch.Result) bool {
 	if len(got) != len(want) {
 		return false
 	}

@@ -41,18 +41,18 @@ func testMeaningWithoutSharedWords(t *testing.T, store index.StoreURL) {
 		"Do I get paid when I am ill?":         "leave.md",
 	}
 	offTopic := []string{"How many eggs go into a classic tiramisu?", "asdkjh qwpoeiru"}
-	for _, mode := range []SearchMode{SearchHybrid, SearchDense, SearchKeyword} {
+	for _, mode := range []isearch.Mode{isearch.Hybrid, isearch.Dense, isearch.Keyword} {
 		m := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: idx, ReadOnly: true, SearchMode: mode})
-		ask := func(q string) []Result {
+		ask := func(q string) []isearch.Result {
 			t.Helper()
-			res, err := m.Search(context.Background(), SearchRequest{Query: q, TopK: 5, ScoreThreshold: isearch.DefaultScoreThreshold, Explain: true})
+			res, err := m.Search(context.Background(), isearch.Request{Query: q, TopK: 5, ScoreThreshold: isearch.DefaultScoreThreshold, Explain: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return res
 		}
 		for q, want := range questions {
-			if mode == SearchKeyword && q != "printer" && q != "gift from a supplier" {
+			if mode == isearch.Keyword && q != "printer" && q != "gift from a supplier" {
 				continue // shares no word with its file: keyword mode cannot know
 			}
 			if res := ask(q); len(res) == 0 || res[0].Path != want {
@@ -74,10 +74,10 @@ func testMeaningWithoutSharedWords(t *testing.T, store index.StoreURL) {
 func TestDenseOrderIsCosineOrder(t *testing.T) {
 	data, idx := t.TempDir(), t.TempDir()
 	writeCorpus(t, data, smallHandbook)
-	e := newEngine(t, Config{DataFolder: data, IndexFolder: idx, SearchMode: SearchDense})
+	e := newEngine(t, Config{DataFolder: data, IndexFolder: idx, SearchMode: isearch.Dense})
 	reindex(t, e, ReindexRequest{})
 	for _, q := range []string{"printer", "can I accept a present from a vendor", "zzqqxx flurbo", "receipts for a hotel"} {
-		res, err := e.Search(context.Background(), SearchRequest{Query: q, TopK: 10, Explain: true})
+		res, err := e.Search(context.Background(), isearch.Request{Query: q, TopK: 10, Explain: true})
 		if err != nil {
 			t.Fatal(err)
 		}

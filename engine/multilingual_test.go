@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"testing"
+
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 )
 
 // multilingual is a mixed folder: English, German, Chinese and Japanese
@@ -41,15 +43,15 @@ func TestMultilingualFolder(t *testing.T) {
 	first := newEngine(t, Config{DataFolder: data, IndexFolder: idx, Model: zh})
 	checkCounts(t, "index", reindex(t, first, ReindexRequest{}), len(multilingual), 0, 0, 0, len(multilingual))
 	first.Close()
-	for _, mode := range []SearchMode{SearchKeyword, SearchHybrid, SearchDense} {
+	for _, mode := range []isearch.Mode{isearch.Keyword, isearch.Hybrid, isearch.Dense} {
 		e := newEngine(t, Config{DataFolder: data, IndexFolder: idx, Model: zh, SearchMode: mode, ReadOnly: true})
 		for _, c := range queries {
-			if mode == SearchDense && c.want[:3] != "zh/" {
+			if mode == isearch.Dense && c.want[:3] != "zh/" {
 				continue // by meaning alone, only the Chinese model's own language is asked of it
 			}
 			// Rank is the point here, not the score: a one-term keyword
 			// match in a folder of nine scores low.
-			res, err := e.Search(context.Background(), SearchRequest{Query: c.q, TopK: 3})
+			res, err := e.Search(context.Background(), isearch.Request{Query: c.q, TopK: 3})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,10 +24,10 @@ func testNoiseStaysOutOfATinyFolder(t *testing.T, store index.StoreURL) {
 	e.Close()
 	noise := []string{"asdkjh qwpoeiru", "zzqqxx flurbo", "How many eggs go into a classic tiramisu?",
 		"What did the Vikings eat for breakfast?", "What is the company's policy on bringing pets to the office?"}
-	for _, mode := range []SearchMode{SearchDense, SearchKeyword, SearchHybrid} {
+	for _, mode := range []isearch.Mode{isearch.Dense, isearch.Keyword, isearch.Hybrid} {
 		m := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: idx, ReadOnly: true, SearchMode: mode})
-		ask := func(q string) []Result {
-			res, err := m.Search(context.Background(), SearchRequest{Query: q, TopK: 5, ScoreThreshold: isearch.DefaultScoreThreshold, Explain: true})
+		ask := func(q string) []isearch.Result {
+			res, err := m.Search(context.Background(), isearch.Request{Query: q, TopK: 5, ScoreThreshold: isearch.DefaultScoreThreshold, Explain: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,12 +56,12 @@ func testNoiseStaysOutOfATinyFolder(t *testing.T, store index.StoreURL) {
 // (docs/search-fusion.md, "The folder's noise level").
 func TestOffTopicQuestionsInTheFolderWordsStayOut(t *testing.T) {
 	data, idx := filepath.Join("..", "testdata", "sample"), t.TempDir()
-	e := newEngine(t, Config{DataFolder: data, IndexFolder: idx, SearchMode: SearchHybrid})
+	e := newEngine(t, Config{DataFolder: data, IndexFolder: idx, SearchMode: isearch.Hybrid})
 	if res := reindex(t, e, ReindexRequest{}); res.FilesAdded < 6 || res.FilesFailed > 0 {
 		t.Fatalf("reindex: %+v", res)
 	}
-	ask := func(q string) []Result {
-		res, err := e.Search(context.Background(), SearchRequest{Query: q, TopK: 5, ScoreThreshold: isearch.DefaultScoreThreshold, Explain: true})
+	ask := func(q string) []isearch.Result {
+		res, err := e.Search(context.Background(), isearch.Request{Query: q, TopK: 5, ScoreThreshold: isearch.DefaultScoreThreshold, Explain: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,24 +8,9 @@ import (
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 )
 
-// ErrNotIndexed means a path names no indexed document.
-var ErrNotIndexed = isearch.ErrNotIndexed
-
-// ErrNoChunk means a chunk number past a document's last chunk.
-var ErrNoChunk = isearch.ErrNoChunk
-
 // ErrNoIndex means the index is not loaded yet (the model is still
 // loading) or could not be loaded.
 var ErrNoIndex = errors.New("the index is not loaded yet; try again in a few seconds")
-
-// DocumentCharLimit bounds a whole-document read (search.DocumentCharLimit).
-const DocumentCharLimit = isearch.DocumentCharLimit
-
-// Text and DocumentInfo are what reads return (index/search).
-type (
-	Text         = isearch.Text
-	DocumentInfo = isearch.DocumentInfo
-)
 
 // snapshot waits briefly for the store and takes the current snapshot; the
 // caller releases it.
@@ -51,10 +36,10 @@ func (e *Engine) snapshot(ctx context.Context) (index.View, error) {
 
 // ReadChunk returns chunk i of path with up to around chunks on each side,
 // overlaps written once, PDF pages marked.
-func (e *Engine) ReadChunk(ctx context.Context, path string, i, around int) (Text, error) {
+func (e *Engine) ReadChunk(ctx context.Context, path string, i, around int) (isearch.Text, error) {
 	snap, err := e.snapshot(ctx)
 	if err != nil {
-		return Text{}, err
+		return isearch.Text{}, err
 	}
 	defer snap.Release()
 	text, err := isearch.ReadChunk(snap, path, i, around)
@@ -63,10 +48,10 @@ func (e *Engine) ReadChunk(ctx context.Context, path string, i, around int) (Tex
 
 // ReadDocument returns the whole extracted text of path, PDF pages marked,
 // cut after the last chunk that ends within DocumentCharLimit code points.
-func (e *Engine) ReadDocument(ctx context.Context, path string) (Text, error) {
+func (e *Engine) ReadDocument(ctx context.Context, path string) (isearch.Text, error) {
 	snap, err := e.snapshot(ctx)
 	if err != nil {
-		return Text{}, err
+		return isearch.Text{}, err
 	}
 	defer snap.Release()
 	text, err := isearch.ReadDocument(snap, path)
@@ -76,7 +61,7 @@ func (e *Engine) ReadDocument(ctx context.Context, path string) (Text, error) {
 // Documents lists indexed documents in byte order of their paths, starting
 // after the path after ("" = from the first), at most limit of them. more
 // says whether documents follow.
-func (e *Engine) Documents(ctx context.Context, after string, limit int) (docs []DocumentInfo, more bool, err error) {
+func (e *Engine) Documents(ctx context.Context, after string, limit int) (docs []isearch.DocumentInfo, more bool, err error) {
 	snap, err := e.snapshot(ctx)
 	if err != nil {
 		return nil, false, err

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 )
 
 // TestReadAround: a document is read back whole and chunk by chunk with
@@ -57,7 +58,7 @@ func testReadAround(t *testing.T, store index.StoreURL) {
 	if _, err := e.ReadChunk(ctx, "logbook.txt", doc.Chunks, 0); err == nil {
 		t.Error("a chunk past the end was read")
 	}
-	if _, err := e.ReadDocument(ctx, "notes/missing.md"); !errors.Is(err, ErrNotIndexed) {
+	if _, err := e.ReadDocument(ctx, "notes/missing.md"); !errors.Is(err, isearch.ErrNotIndexed) {
 		t.Errorf("unknown path: %v", err)
 	}
 

@@ -12,17 +12,17 @@ import (
 // Search answers from the current snapshot without waiting for a reindex
 // (see search.Search). Before the model is ready it waits up to 5 s, then
 // returns no results.
-func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]Result, error) {
+func (e *Engine) Search(ctx context.Context, req isearch.Request) ([]isearch.Result, error) {
 	return e.searchWith(ctx, req, nil)
 }
 
 // searchWith is Search with its options changed by tune (nil: none), for
 // tests.
-func (e *Engine) searchWith(ctx context.Context, req SearchRequest, tune func(*isearch.Options)) ([]Result, error) {
+func (e *Engine) searchWith(ctx context.Context, req isearch.Request, tune func(*isearch.Options)) ([]isearch.Result, error) {
 	snap, err := e.snapshot(ctx)
 	if errors.Is(err, ErrNoIndex) {
 		e.log.Warn("search before the model and the index are ready: no results")
-		return []Result{}, nil
+		return []isearch.Result{}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -30,14 +30,14 @@ func (e *Engine) searchWith(ctx context.Context, req SearchRequest, tune func(*i
 	defer snap.Release()
 	if snap.Chunks() == 0 {
 		e.log.Warn("search on an empty or missing index: no results", "index", e.cfg.IndexFolder)
-		return []Result{}, nil
+		return []isearch.Result{}, nil
 	}
 	opt := isearch.Options{Mode: e.cfg.SearchMode, Null: e.null, NullQueries: e.nullQueries}
 	if tune != nil {
 		tune(&opt)
 	}
 	var vec []float32
-	if opt.Mode != SearchKeyword {
+	if opt.Mode != isearch.Keyword {
 		if vec, err = e.embedQuery(req.Query); err != nil {
 			return nil, err
 		}

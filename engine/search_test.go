@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 )
 
 // filler is prose about nothing in particular, seeded, so identifiers
@@ -78,7 +79,7 @@ func testIdentifierRanksFirst(t *testing.T, store index.StoreURL) {
 	}
 }
 
-func first(res []Result) any {
+func first(res []isearch.Result) any {
 	if len(res) == 0 {
 		return "nothing"
 	}
@@ -127,11 +128,11 @@ func testBadQueries(t *testing.T, store index.StoreURL) {
 		"digits":            "7731",
 		"surrogate escapes": "\\ud83d\\ude00",
 	}
-	for _, mode := range []SearchMode{SearchHybrid, SearchDense, SearchKeyword} {
+	for _, mode := range []isearch.Mode{isearch.Hybrid, isearch.Dense, isearch.Keyword} {
 		e.cfg.SearchMode = mode // tests only: the engine reads it per search
 		for name, q := range queries {
 			for _, threshold := range []float64{0.2, 0} {
-				res, err := e.Search(context.Background(), SearchRequest{Query: q, TopK: 5, ScoreThreshold: threshold})
+				res, err := e.Search(context.Background(), isearch.Request{Query: q, TopK: 5, ScoreThreshold: threshold})
 				if err != nil {
 					t.Errorf("%s, %s: %v", mode, name, err)
 					continue
@@ -151,7 +152,7 @@ func testBadQueries(t *testing.T, store index.StoreURL) {
 		}
 	}
 	// Other scripts are found by their words, not only by chance.
-	e.cfg.SearchMode = SearchHybrid
+	e.cfg.SearchMode = isearch.Hybrid
 	for q, want := range map[string]string{"東京の天気": "intl/tokyo.md", "столица России": "intl/moscow.txt", "عاصمة مصر": "intl/cairo.txt"} {
 		if res := search(t, e, q); len(res) == 0 || res[0].Path != want {
 			t.Errorf("%q: top %v, want %s", q, first(res), want)

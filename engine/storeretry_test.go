@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
 )
 
@@ -45,7 +46,7 @@ func TestStoreDownAtStartRecovers(t *testing.T) {
 	writeCorpus(t, data, corpus)
 	e := startFailing(t, Config{DataFolder: data, IndexFolder: t.TempDir(), Store: storeURL(t, srv.DSN("postgres")+"&connect_timeout=2")}, "open index")
 	ctx := context.Background()
-	if _, err := e.Search(ctx, SearchRequest{Query: "bread", TopK: 3}); err == nil || !strings.Contains(err.Error(), "trying again") {
+	if _, err := e.Search(ctx, isearch.Request{Query: "bread", TopK: 3}); err == nil || !strings.Contains(err.Error(), "trying again") {
 		t.Fatalf("search while the store is down: %v", err)
 	}
 	if err := srv.Resume(); err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/cachedir"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
@@ -402,7 +403,7 @@ func (s *rawSession) searchPaths(id, query string) []string {
 		s.t.Fatalf("search %q: %v", query, res["content"])
 	}
 	var out struct {
-		Results []engine.Result `json:"results"`
+		Results []isearch.Result `json:"results"`
 	}
 	decode(s.t, res["structuredContent"], &out)
 	var paths []string

@@ -224,7 +224,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	}
 	if asJSON {
 		if res == nil {
-			res = []engine.Result{}
+			res = []isearch.Result{}
 		}
 		// What the search tool's structuredContent holds, but for the uri
 		// (which names a resource of an MCP server).
@@ -244,7 +244,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 // printResults writes each result as the search tool's text shows it: rank,
 // score and where, then its passage (the same text as --json's snippet),
 // indented; with explain, the parts of the score under the first line.
-func printResults(w io.Writer, res []engine.Result, explain bool) {
+func printResults(w io.Writer, res []isearch.Result, explain bool) {
 	for i, r := range res {
 		if i > 0 {
 			fmt.Fprintln(w)

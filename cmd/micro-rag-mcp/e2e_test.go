@@ -28,6 +28,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/engine"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
@@ -132,13 +133,13 @@ func decode(t *testing.T, structured any, v any) {
 	}
 }
 
-func search(t *testing.T, c *client.Client, query string, topK int, threshold float64) []engine.Result {
+func search(t *testing.T, c *client.Client, query string, topK int, threshold float64) []isearch.Result {
 	t.Helper()
 	return searchWith(t, c, map[string]any{"query": query, "top_k": topK, "score_threshold": threshold})
 }
 
 // searchWith calls the search tool with args and fails the test on any error.
-func searchWith(t *testing.T, c *client.Client, args map[string]any) []engine.Result {
+func searchWith(t *testing.T, c *client.Client, args map[string]any) []isearch.Result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -155,7 +156,7 @@ func searchWith(t *testing.T, c *client.Client, args map[string]any) []engine.Re
 }
 
 // waitForTop polls search until wantPath ranks first.
-func waitForTop(t *testing.T, c *client.Client, query, wantPath string) []engine.Result {
+func waitForTop(t *testing.T, c *client.Client, query, wantPath string) []isearch.Result {
 	t.Helper()
 	deadline := time.Now().Add(indexTimeout)
 	for {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 )
 
@@ -104,7 +105,7 @@ func quietByDefault(fs *flag.FlagSet) {
 }
 
 func (c *common) registerSearchMode(fs *flag.FlagSet) {
-	fs.StringVar(&c.searchMode, "search-mode", string(engine.SearchHybrid),
+	fs.StringVar(&c.searchMode, "search-mode", string(isearch.Hybrid),
 		"ranking: hybrid (keyword and semantic fused), dense (semantic only) or keyword (BM25 only); "+
 			"the score starts as 1-(1-cosine)(1-keyword score), the cosine, or the keyword score, "+
 			"is lowered when the folder lacks the query's words, and is calibrated per mode so that 0.2 means the same in each")
@@ -266,7 +267,7 @@ func (c *common) setup(stderr io.Writer) (cfg engine.Config, log *slog.Logger, c
 	if c.maxTableKiB < 0 {
 		return cfg, nil, cleanup, usageErr("--max-table-kib: %d is negative (0 means no cap)", c.maxTableKiB)
 	}
-	mode, err := engine.ParseSearchMode(c.searchMode)
+	mode, err := isearch.ParseMode(c.searchMode)
 	if err != nil {
 		return cfg, nil, cleanup, usageErr("--search-mode: %v", err)
 	}

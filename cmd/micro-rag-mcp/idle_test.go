@@ -17,7 +17,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
-	"github.com/micro-rag/micro-rag-mcp/engine"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
@@ -62,7 +62,7 @@ func waitCount(t *testing.T, logs *testutil.SyncBuffer, text string, n int) {
 
 // sameResults fails unless got ranks the same passages as want, with the
 // same scores up to float rounding.
-func sameResults(t *testing.T, what string, want, got []engine.Result) {
+func sameResults(t *testing.T, what string, want, got []isearch.Result) {
 	t.Helper()
 	if len(want) == 0 || len(got) != len(want) {
 		t.Fatalf("%s: %d results, want %d (and some)", what, len(got), len(want))

@@ -23,6 +23,7 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index/localstore"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
@@ -319,7 +320,7 @@ func testKilledReindexKeepsIndex(t *testing.T, b backend) {
 		t.Helper()
 		for _, q := range sampleQueries {
 			code, stdout, stderr := b.run(t, append([]string{"search", "--json", "--top-k", "1", q.query}, d...)...)
-			var out struct{ Results []engine.Result }
+			var out struct{ Results []isearch.Result }
 			if json.Unmarshal([]byte(stdout), &out); code != 0 || len(out.Results) == 0 || out.Results[0].Path != q.path {
 				t.Errorf("%s: %q finds %+v, want %s (exit %d)\n%s", when, q.query, out.Results, q.path, code, stderr)
 			}

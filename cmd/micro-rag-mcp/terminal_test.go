@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/micro-rag/micro-rag-mcp/engine"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 )
 
 // Names and text a hostile folder can hold: a window title set, a screen
@@ -174,7 +174,7 @@ func testMCPEscapesTerminalControls(t *testing.T, b backend) {
 		t.Errorf("escaped name missing from the text:\n%s", text.String())
 	}
 	var out struct {
-		Results []engine.Result `json:"results"`
+		Results []isearch.Result `json:"results"`
 	}
 	decode(t, res["structuredContent"], &out)
 	if len(out.Results) == 0 || out.Results[0].Path != evilName {

@@ -110,7 +110,7 @@ func measure(sets []string, cache string) ([]row, error) {
 			return nil, err
 		}
 		index := filepath.Join(cache, "eval-index-"+set.Name)
-		for _, mode := range []engine.SearchMode{engine.SearchDense, engine.SearchKeyword, engine.SearchHybrid} {
+		for _, mode := range []search.Mode{search.Dense, search.Keyword, search.Hybrid} {
 			cfg := engine.Config{DataFolder: c.Dir, IndexFolder: index, ReadOnly: true, NoInitialReindex: true, SearchMode: mode}
 			t := time.Now()
 			outs, err := askEngine(ctx, cfg, qs)
@@ -124,10 +124,10 @@ func measure(sets []string, cache string) ([]row, error) {
 			rows = append(rows, r)
 			for _, o := range outs {
 				rk := eval.Rank(o.Question.Target, o.Hits)
-				if mode == engine.SearchDense {
+				if mode == search.Dense {
 					denseRank[o.Question.ID] = rk
 				}
-				if verbose && mode == engine.SearchHybrid && (rk == 0 && denseRank[o.Question.ID] > 0 || rk > denseRank[o.Question.ID] && denseRank[o.Question.ID] > 0) {
+				if verbose && mode == search.Hybrid && (rk == 0 && denseRank[o.Question.ID] > 0 || rk > denseRank[o.Question.ID] && denseRank[o.Question.ID] > 0) {
 					first := o.Hits[0]
 					fmt.Fprintf(os.Stderr, "%s %s: %s rank %d, dense %d; first %s %s\n", r.name(), o.Question.ID, o.Question.Target,
 						rk, denseRank[o.Question.ID], first.Path, first.Why)
@@ -160,7 +160,7 @@ func ask(ctx context.Context, eng *engine.Engine, qs []eval.Question) ([]eval.Ou
 	var outs []eval.Outcome
 	for _, q := range qs {
 		t := time.Now()
-		res, err := eng.Search(ctx, engine.SearchRequest{Query: q.Query, TopK: 10, ScoreThreshold: search.DefaultScoreThreshold, Explain: verbose})
+		res, err := eng.Search(ctx, search.Request{Query: q.Query, TopK: 10, ScoreThreshold: search.DefaultScoreThreshold, Explain: verbose})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", q.ID, err)
 		}
@@ -244,7 +244,7 @@ func margin(h row, rows []row) float64 {
 	worst := 1.0
 	var base []row
 	for _, r := range rows {
-		if r.Set == h.Set && r.Mode != string(engine.SearchHybrid) {
+		if r.Set == h.Set && r.Mode != string(search.Hybrid) {
 			base = append(base, r)
 		}
 	}
@@ -263,7 +263,7 @@ func margin(h row, rows []row) float64 {
 func margins(rows []row) string {
 	var sb strings.Builder
 	for _, r := range rows {
-		if r.Mode == string(engine.SearchHybrid) {
+		if r.Mode == string(search.Hybrid) {
 			fmt.Fprintf(&sb, "\nhybrid margin on %s: %+.3f\n", r.Set, margin(r, rows))
 		}
 	}

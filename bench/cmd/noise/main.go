@@ -116,7 +116,7 @@ func summarise(ctx context.Context, eng *engine.Engine, q string, chunks int) (*
 type hit struct {
 	Path  string
 	Score float64
-	Why   engine.Explanation
+	Why   search.Explanation
 	// Target: the hit is from a file judged relevant; Answer: and holds
 	// the question's answer phrase.
 	Target, Answer bool `json:",omitempty"`
@@ -184,7 +184,7 @@ func loadSet(ctx context.Context, name, cache string) (setData, error) {
 // every query of the set in it.
 func measureMode(ctx context.Context, s setData, index, model, mode string, threshold float64) (row, []query, error) {
 	eng, err := engine.New(engine.Config{DataFolder: s.c.Dir, IndexFolder: index, ReadOnly: true,
-		NoInitialReindex: true, SearchMode: engine.SearchMode(mode), Model: model})
+		NoInitialReindex: true, SearchMode: search.Mode(mode), Model: model})
 	if err != nil {
 		return row{}, nil, err
 	}
@@ -304,7 +304,7 @@ func kept(o eval.Outcome, threshold float64) int {
 // ask searches with top_k 10; each hit's Why holds its explanation as JSON.
 func ask(ctx context.Context, eng *engine.Engine, q eval.Question, threshold float64) (eval.Outcome, error) {
 	t := time.Now()
-	res, err := eng.Search(ctx, engine.SearchRequest{Query: q.Query, TopK: 10, ScoreThreshold: threshold, Explain: true})
+	res, err := eng.Search(ctx, search.Request{Query: q.Query, TopK: 10, ScoreThreshold: threshold, Explain: true})
 	if err != nil {
 		return eval.Outcome{}, fmt.Errorf("%s: %w", q.ID, err)
 	}

@@ -25,11 +25,11 @@ import (
 
 // Engine is the part of *engine.Engine the tools and resources use.
 type Engine interface {
-	Search(ctx context.Context, req engine.SearchRequest) ([]engine.Result, error)
+	Search(ctx context.Context, req search.Request) ([]search.Result, error)
 	Reindex(ctx context.Context, req engine.ReindexRequest, progress func(pipeline.Progress)) (engine.ReindexResult, error)
-	ReadChunk(ctx context.Context, path string, i, around int) (engine.Text, error)
-	ReadDocument(ctx context.Context, path string) (engine.Text, error)
-	Documents(ctx context.Context, after string, limit int) ([]engine.DocumentInfo, bool, error)
+	ReadChunk(ctx context.Context, path string, i, around int) (search.Text, error)
+	ReadDocument(ctx context.Context, path string) (search.Text, error)
+	Documents(ctx context.Context, after string, limit int) ([]search.DocumentInfo, bool, error)
 	IndexState() engine.IndexState
 	// CommitID names the commit searches answer from ("" until loaded).
 	CommitID() string
@@ -227,7 +227,7 @@ const reindexOutputSchema = `{
 
 // SearchOutput is the structured result of the search tool.
 type SearchOutput struct {
-	Results []engine.Result `json:"results"`
+	Results []search.Result `json:"results"`
 	// Note says where else the answer may be when nothing scored high.
 	Note       string             `json:"note,omitempty"`
 	IndexState *engine.IndexState `json:"index_state,omitempty"`
@@ -299,7 +299,7 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 		return mcp.NewToolResultError("search failed: " + err.Error()), nil
 	}
 	if res == nil {
-		res = []engine.Result{} // "results": [] rather than null
+		res = []search.Result{} // "results": [] rather than null
 	}
 	for i := range res {
 		res[i].URI = ChunkURI(t.title, res[i].Path, res[i].ChunkIndex)
@@ -403,7 +403,7 @@ const StrongScore = 0.4
 // NotEnabledNote tells the model, when no result scores StrongScore, that
 // the folder holds files skipped for their extension (g), which, and how to
 // add them; "" otherwise.
-func NotEnabledNote(res []engine.Result, g stages.SkipGroup) string {
+func NotEnabledNote(res []search.Result, g stages.SkipGroup) string {
 	if g.Count == 0 || len(res) > 0 && res[0].Score >= StrongScore {
 		return ""
 	}
@@ -436,7 +436,7 @@ func IndexNote(st engine.IndexState) string {
 // FormatResults renders results as text for the model: where each is,
 // its score, and the same passage text as its structuredContent snippet,
 // so a client that reads only one of the two reads the answer either way.
-func FormatResults(query string, res []engine.Result) string {
+func FormatResults(query string, res []search.Result) string {
 	if r := []rune(query); len(r) > 200 {
 		query = string(r[:200]) + "…" // a long query is not worth echoing whole
 	}

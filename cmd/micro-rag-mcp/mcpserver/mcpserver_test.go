@@ -11,6 +11,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/engine"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 )
 
@@ -214,8 +215,8 @@ func TestParseReindexDefaults(t *testing.T) {
 // skipped, says nothing.
 func TestNotEnabledNote(t *testing.T) {
 	g := stages.SkipGroup{Reason: stages.SkipNotEnabled, Count: 7, Examples: []string{"a.json", "b.yaml"}, Exts: []string{".json", ".yaml"}}
-	weak := []engine.Result{{Path: "x.md", Score: mcpserver.StrongScore - 0.01}}
-	for _, res := range [][]engine.Result{nil, weak} {
+	weak := []isearch.Result{{Path: "x.md", Score: mcpserver.StrongScore - 0.01}}
+	for _, res := range [][]isearch.Result{nil, weak} {
 		note := mcpserver.NotEnabledNote(res, g)
 		for _, want := range []string{"7 files", "a.json, b.yaml and 5 more", "--add-exts .json,.yaml"} {
 			if !strings.Contains(note, want) {
@@ -223,7 +224,7 @@ func TestNotEnabledNote(t *testing.T) {
 			}
 		}
 	}
-	if note := mcpserver.NotEnabledNote([]engine.Result{{Path: "x.md", Score: mcpserver.StrongScore}}, g); note != "" {
+	if note := mcpserver.NotEnabledNote([]isearch.Result{{Path: "x.md", Score: mcpserver.StrongScore}}, g); note != "" {
 		t.Errorf("strong result: note %q", note)
 	}
 	if note := mcpserver.NotEnabledNote(nil, stages.SkipGroup{}); note != "" {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/engine"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 )
 
@@ -24,7 +25,7 @@ type stubEngine struct {
 	reindex   error // what Reindex returns
 }
 
-func (e *stubEngine) Search(ctx context.Context, _ engine.SearchRequest) ([]engine.Result, error) {
+func (e *stubEngine) Search(ctx context.Context, _ isearch.Request) ([]isearch.Result, error) {
 	if e.searching != nil {
 		close(e.searching)
 		<-ctx.Done()
@@ -35,16 +36,16 @@ func (e *stubEngine) Search(ctx context.Context, _ engine.SearchRequest) ([]engi
 func (e *stubEngine) Reindex(context.Context, engine.ReindexRequest, func(pipeline.Progress)) (engine.ReindexResult, error) {
 	return engine.ReindexResult{}, e.reindex
 }
-func (e *stubEngine) ReadChunk(_ context.Context, path string, i, _ int) (engine.Text, error) {
+func (e *stubEngine) ReadChunk(_ context.Context, path string, i, _ int) (isearch.Text, error) {
 	if path == "short.md" {
-		return engine.Text{}, fmt.Errorf("%q has one chunk, not %d: %w", path, i, engine.ErrNoChunk)
+		return isearch.Text{}, fmt.Errorf("%q has one chunk, not %d: %w", path, i, isearch.ErrNoChunk)
 	}
-	return engine.Text{}, engine.ErrNotIndexed
+	return isearch.Text{}, isearch.ErrNotIndexed
 }
-func (e *stubEngine) ReadDocument(context.Context, string) (engine.Text, error) {
-	return engine.Text{}, engine.ErrNotIndexed
+func (e *stubEngine) ReadDocument(context.Context, string) (isearch.Text, error) {
+	return isearch.Text{}, isearch.ErrNotIndexed
 }
-func (e *stubEngine) Documents(context.Context, string, int) ([]engine.DocumentInfo, bool, error) {
+func (e *stubEngine) Documents(context.Context, string, int) ([]isearch.DocumentInfo, bool, error) {
 	return nil, false, nil
 }
 func (e *stubEngine) IndexState() engine.IndexState { return e.state }

@@ -13,7 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/micro-rag/micro-rag-mcp/engine"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 )
 
 // URIScheme starts every resource URI: micro-rag://TITLE/PATH names an
@@ -142,7 +142,7 @@ func (rs *resources) register(s *server.MCPServer, hooks *server.Hooks) {
 	doc := mcp.NewResourceTemplate(base, "document",
 		mcp.WithTemplateTitle("Indexed document"),
 		mcp.WithTemplateDescription(fmt.Sprintf("The whole extracted text of an indexed document, PDF pages marked "+
-			"\"--- page N ---\". Text past %d characters is left out with a note saying which chunk to read next.", engine.DocumentCharLimit)),
+			"\"--- page N ---\". Text past %d characters is left out with a note saying which chunk to read next.", isearch.DocumentCharLimit)),
 		mcp.WithTemplateMIMEType(textMIME))
 	chunk := mcp.NewResourceTemplate(base+"#chunk={chunk}", "passage",
 		mcp.WithTemplateTitle("Passage with its neighbours"),
@@ -166,16 +166,16 @@ func (rs *resources) read(ctx context.Context, req mcp.ReadResourceRequest) ([]m
 	if err != nil {
 		return nil, errors.New(invalidURIPrefix + err.Error())
 	}
-	var t engine.Text
+	var t isearch.Text
 	if ref.Chunk >= 0 {
 		t, err = rs.eng.ReadChunk(ctx, ref.Path, ref.Chunk, ChunkNeighbours)
 	} else {
 		t, err = rs.eng.ReadDocument(ctx, ref.Path)
 	}
 	switch {
-	case errors.Is(err, engine.ErrNotIndexed):
+	case errors.Is(err, isearch.ErrNotIndexed):
 		return nil, fmt.Errorf(notFoundPrefix+"%q: no document %q in this index (resources/list lists them)", uri, ref.Path)
-	case errors.Is(err, engine.ErrNoChunk):
+	case errors.Is(err, isearch.ErrNoChunk):
 		// The file shrank since a search named the chunk: not found, as a
 		// removed file is, not an internal error.
 		return nil, fmt.Errorf(notFoundPrefix+"%q: %w", uri, err)
@@ -185,7 +185,7 @@ func (rs *resources) read(ctx context.Context, req mcp.ReadResourceRequest) ([]m
 	text := t.Text
 	if t.Truncated {
 		text += fmt.Sprintf("\n\n[Cut: the document is longer than %d characters. This shows chunks 0-%d of %d; read %s and the chunks after it for the rest.]",
-			engine.DocumentCharLimit, t.LastChunk, t.Chunks, ChunkURI(rs.title, t.Path, t.LastChunk+1))
+			isearch.DocumentCharLimit, t.LastChunk, t.Chunks, ChunkURI(rs.title, t.Path, t.LastChunk+1))
 	}
 	meta := map[string]any{
 		"path": t.Path, "chunks": t.Chunks, "first_chunk": t.FirstChunk, "last_chunk": t.LastChunk,
@@ -225,7 +225,7 @@ func (rs *resources) list(ctx context.Context, _ any, req *mcp.ListResourcesRequ
 	}
 }
 
-func describe(d engine.DocumentInfo) string {
+func describe(d isearch.DocumentInfo) string {
 	unit := "chunks"
 	if d.Chunks == 1 {
 		unit = "chunk"

@@ -240,7 +240,7 @@ func testResources(t *testing.T, store index.StoreURL) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len([]rune(huge.Text)); n > engine.DocumentCharLimit+400 || n < engine.DocumentCharLimit-1200 || huge.Meta["truncated"] != true {
+	if n := len([]rune(huge.Text)); n > search.DocumentCharLimit+400 || n < search.DocumentCharLimit-1200 || huge.Meta["truncated"] != true {
 		t.Errorf("huge.txt: %d runes, truncated=%v", n, huge.Meta["truncated"])
 	}
 	next := fmt.Sprintf("micro-rag://team%%20docs/huge.txt#chunk=%v", huge.Meta["last_chunk"].(float64)+1)
@@ -396,7 +396,7 @@ func TestSearchMergesCappedCopies(t *testing.T) {
 	}
 	c := serveOn(t, writeFiles(t, map[string]string{"hr/policy.md": b.String(), "archive/policy-copy.md": b.String()}), index.StoreURL{})
 	_, out := callSearch(t, c, map[string]any{"query": "how long is parental leave", "score_threshold": 0.0})
-	var merged *engine.Result
+	var merged *search.Result
 	for i, r := range out.Results {
 		if n := utf8.RuneCountInString(r.Snippet); n > search.PassageCap {
 			t.Errorf("%s: passage of %d characters, over the cap %d", r.Path, n, search.PassageCap)

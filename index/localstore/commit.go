@@ -9,10 +9,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
-	"github.com/micro-rag/micro-rag-mcp/internal/durable"
 )
 
 // A commit runs the steps numbered in docs/storage.md ("A commit, step by
@@ -26,16 +24,6 @@ type RunEnd = schema.RunEnd
 const (
 	MidRun   = schema.MidRun
 	EndOfRun = schema.EndOfRun
-)
-
-// pendingFiles are the files a commit wrote beside the committed ones
-// (name + ".new"), renamed into place after the commit point.
-type pendingFiles uint8
-
-const (
-	newFaiss    pendingFiles = 1 << iota // faiss.index.new: a merged base
-	newManifest                          // manifest.jsonl.new: a compaction
-	newFileList                          // files.json.new: a checkpoint
 )
 
 // commitTx is one commit in progress: the record it writes and what its
@@ -315,53 +303,5 @@ func (tx *commitTx) publish() error {
 	w.head = snap
 	bg := !tx.merge && s.overMergeThreshold(&tx.doc)
 	s.introducePublish(introduction{snap: snap, stamp: s.stampFiles(), doc: tx.doc, startMerge: bg})
-	return nil
-}
-
-// writeCommitNew writes doc as commit.json.new and makes it durable: the
-// commit point.
-func (s *Store) writeCommitNew(doc *commitRecord) error {
-	doc.Files = nil
-	raw, err := marshalIndent(doc)
-	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(s.path(CommitFile+newSuffix), raw); err != nil {
-		return err
-	}
-	return durable.SyncDir(s.dir)
-}
-
-// finishCommit renames the pending files of a commit into place,
-// commit.json last.
-func (s *Store) finishCommit(pending pendingFiles) error {
-	for _, r := range []struct {
-		name string
-		flag pendingFiles
-	}{{FaissFile, newFaiss}, {ManifestFile, newManifest}, {FilesFile, newFileList}} {
-		if pending&r.flag == 0 {
-			continue
-		}
-		if err := os.Rename(s.path(r.name+newSuffix), s.path(r.name)); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(s.path(CommitFile+newSuffix), s.path(CommitFile)); err != nil {
-		return err
-	}
-	return durable.SyncDir(s.dir)
-}
-
-// writeFaissNew writes idx as faiss.index.new, fsynced, and records its
-// size, count and checksum in doc.
-func (s *Store) writeFaissNew(idx *faiss.Index, doc *commitRecord) error {
-	n, size, sum, err := s.writeFaissFile(idx, s.path(FaissFile+newSuffix))
-	if err != nil {
-		return err
-	}
-	s.mergeMu.Lock()
-	s.mergeStats.FaissBytes += size
-	s.mergeMu.Unlock()
-	doc.FaissNtotal, doc.FaissBytes, doc.FaissChecksum = n, size, sum
 	return nil
 }

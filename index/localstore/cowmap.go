@@ -4,8 +4,6 @@ import (
 	"hash/maphash"
 	"iter"
 	"maps"
-
-	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
 // cowShards is how many maps a cowMap is split into. A commit copies only
@@ -28,16 +26,6 @@ type cowShard[K comparable, V any] struct {
 }
 
 var pathSeed = maphash.MakeSeed()
-
-// newChunkMap spreads ids by blocks of 4,096, so the chunks of one file
-// (consecutive ids) usually share a shard.
-func newChunkMap() *cowMap[int64, liveChunk] {
-	return &cowMap[int64, liveChunk]{shards: new([cowShards]*cowShard[int64, liveChunk]), shard: func(id int64) uint8 { return uint8(id >> 12) }}
-}
-
-func newFileMap() *cowMap[string, *schema.FileEntry] {
-	return &cowMap[string, *schema.FileEntry]{shards: new([cowShards]*cowShard[string, *schema.FileEntry]), shard: func(p string) uint8 { return uint8(maphash.String(pathSeed, p)) }}
-}
 
 func (c *cowMap[K, V]) Len() int { return c.n }
 

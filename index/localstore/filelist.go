@@ -31,25 +31,6 @@ import (
 // was rolled forward from files.json.new) is read from files.json alone,
 // as before, and gets commit.json at its next commit.
 
-// CommitFile is the commit record: its atomic replacement is the commit.
-const CommitFile = "commit.json"
-
-// fileListRef is commit.json's pointer to the per-file entries.
-type fileListRef struct {
-	// The checkpoint: files.json as written by commit Generation.
-	Generation int64  `json:"generation"`
-	Files      int    `json:"files"`
-	Bytes      int64  `json:"bytes"`
-	Checksum   string `json:"checksum"`
-	// Log is files-<Generation>.log.jsonl: entries changed since the
-	// checkpoint, and removed paths as {"path": …, "removed": true}, in
-	// commit order. Bytes past LogBytes are an uncommitted tail.
-	Log         string `json:"log"`
-	LogEntries  int    `json:"log_entries"`
-	LogBytes    int64  `json:"log_bytes"`
-	LogChecksum string `json:"log_checksum,omitempty"`
-}
-
 type fileLogLine struct {
 	schema.FileEntry
 	Removed bool `json:"removed,omitempty"`
@@ -58,12 +39,6 @@ type fileLogLine struct {
 type fileRemoval struct {
 	Path    string `json:"path"`
 	Removed bool   `json:"removed"`
-}
-
-func fileLogName(gen int64) string { return fmt.Sprintf("files-%010d.log.jsonl", gen) }
-
-func isFileLog(name string) bool {
-	return strings.HasPrefix(name, "files-") && strings.HasSuffix(name, ".log.jsonl")
 }
 
 // checkpointDue reports whether a commit changing changed paths should

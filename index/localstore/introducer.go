@@ -1,10 +1,6 @@
 package localstore
 
-import (
-	"errors"
-
-	"github.com/micro-rag/micro-rag-mcp/index"
-)
+import "github.com/micro-rag/micro-rag-mcp/index"
 
 // The introducer is the one goroutine that publishes snapshots and decides
 // who commits in this process (bleve scorch's introducer pattern). Writers,
@@ -18,53 +14,11 @@ import (
 // a writer's tenure, loaded and header (a writer reads and sets them through
 // its introductions, which order them).
 
-type introKind uint8
-
-const (
-	introBegin        introKind = iota // a Writer asks for the writer role
-	introEnd                           // the Writer gives it back
-	introPublish                       // a snapshot to publish (commit or load)
-	introMergeWritten                  // a background merge wrote its file
-	introRefresh                       // load another process's commit
-	introStartMerge                    // start a background merge when idle
-	introClose                         // install what can be, then stop
-)
-
-type introduction struct {
-	kind introKind
-	// introPublish: the snapshot, the stamp of the commit it shows, and
-	// whether to start a background merge of it (doc is its record).
-	snap       *Snapshot
-	stamp      fileStamp
-	startMerge bool
-	doc        commitRecord
-	reply      chan introReply
-}
-
-type introReply struct {
-	ok  bool
-	err error
-}
-
-// errStoreClosed answers introductions sent after Close.
-var errStoreClosed = errors.New("index store closed")
-
 // startIntroducer starts the goroutine; Close stops it.
 func (s *Store) startIntroducer() {
 	s.intros = make(chan introduction)
 	s.introDone = make(chan struct{})
 	go s.introducer()
-}
-
-// introduce sends in and waits for the answer.
-func (s *Store) introduce(in introduction) introReply {
-	in.reply = make(chan introReply, 1)
-	select {
-	case s.intros <- in:
-		return <-in.reply
-	case <-s.introDone:
-		return introReply{err: errStoreClosed}
-	}
 }
 
 func (s *Store) introducer() {

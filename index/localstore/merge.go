@@ -7,10 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
-	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 	"github.com/micro-rag/micro-rag-mcp/internal/durable"
@@ -26,44 +23,9 @@ import (
 // index.lock at once, else the next writer or Refresh in this process does.
 // Recovery deletes merge files, so a crash loses only the merge's work.
 
-const mergeFilePrefix = FaissFile + ".merge-"
-
-func mergeFileName(gen int64) string {
-	return fmt.Sprintf("%s%010d-%d", mergeFilePrefix, gen, os.Getpid())
-}
-
-// isMergeFile reports whether name is exactly what mergeFileName makes, so
-// recovery deletes nothing else.
-func isMergeFile(name string) bool {
-	var gen, pid int64
-	n, err := fmt.Sscanf(strings.TrimPrefix(name, mergeFilePrefix), "%010d-%d", &gen, &pid)
-	return err == nil && n == 2 && strings.HasPrefix(name, mergeFilePrefix) &&
-		name == fmt.Sprintf("%s%010d-%d", mergeFilePrefix, gen, pid)
-}
-
 // errMergeCancelled: Close, or a merge inside a commit, made a running
 // background merge pointless.
 var errMergeCancelled = errors.New("merge cancelled")
-
-// mergeJob is one background merge, from start until it is installed or
-// dropped.
-type mergeJob struct {
-	gen  int64        // the generation whose live vectors it writes
-	base commitRecord // the commit record at gen: the base and segments it replaces
-	file string       // its file in the index folder
-	stop atomic.Bool  // set by Close or a synchronous merge
-	// done is closed when the goroutine has ended (after trying to install).
-	done chan struct{}
-	// Set by the goroutine; read after finished (under mergeMu) or done.
-	finished      bool
-	ntotal, bytes int64
-	checksum      string
-	took          time.Duration
-	err           error
-	// lock holds a flock on the file while it has its merge name, so that
-	// another process's recovery leaves it alone (removeStaleMerges).
-	lock *os.File
-}
 
 // lockFile creates path and takes an exclusive flock on it. The lock is on
 // the file, not the name: it is checked to be the file at path now, in
@@ -102,18 +64,6 @@ func (job *mergeJob) unlock() {
 		job.lock.Close()
 		job.lock = nil
 	}
-}
-
-// MergeStats counts what merges did since the store was opened, for
-// benchmarks and logs.
-type MergeStats struct {
-	Merges       int           // merged files installed (background and in a commit)
-	Failed       int           // background merges that failed (disk full, say)
-	Dropped      int           // finished background merges no longer applicable
-	Running      bool          // a background merge is building or waiting to be installed
-	Last         time.Duration // build and write time of the last background merge
-	FaissBytes   int64         // bytes written as faiss.index files by merges
-	SegmentBytes int64         // bytes written as vector segments
 }
 
 // MergeStats reports the merges so far.
@@ -512,4 +462,18 @@ func (s *Store) removeStaleMerges() {
 			s.log.Warn("removing an unfinished merge", "file", name, "err", err)
 		}
 	}
+}
+
+// writeFaissNew writes idx as faiss.index.new, fsynced, and records its
+// size, count and checksum in doc.
+func (s *Store) writeFaissNew(idx *faiss.Index, doc *commitRecord) error {
+	n, size, sum, err := s.writeFaissFile(idx, s.path(FaissFile+newSuffix))
+	if err != nil {
+		return err
+	}
+	s.mergeMu.Lock()
+	s.mergeStats.FaissBytes += size
+	s.mergeMu.Unlock()
+	doc.FaissNtotal, doc.FaissBytes, doc.FaissChecksum = n, size, sum
+	return nil
 }

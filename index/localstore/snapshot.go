@@ -2,9 +2,7 @@ package localstore
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"slices"
 	"sync"
@@ -41,15 +39,6 @@ type Snapshot struct {
 // (docs/decisions.md).
 func scanWant(k int) int { return max(20*k, 400) }
 
-func (s *Store) emptySnapshot() (*Snapshot, error) {
-	st, err := s.emptyState()
-	if err != nil {
-		return nil, err
-	}
-	defer st.close()
-	return s.snapshotOf(st, nil)
-}
-
 // codeEdit is what a commit changed since prev, so the next snapshot's scan
 // codes are prev's edited (sharing their bulk), not every vector quantised
 // again.
@@ -66,48 +55,6 @@ func (e *codeEdit) codes() (*scan.Codes, error) {
 		return nil, nil
 	}
 	return e.prev.codes.Edit(e.removed, e.addIDs, e.addVecs)
-}
-
-// snapshotOf makes a snapshot with one reference from st. The snapshot takes
-// st's vectors (st.vecs, else st.index; both nil afterwards) and copies the
-// maps. edit,
-// when not nil, says how st differs from the snapshot before it.
-func (s *Store) snapshotOf(st *state, edit *codeEdit) (*Snapshot, error) {
-	idx := st.vecs
-	if idx == nil {
-		idx = newLayered(st.index)
-	}
-	st.index, st.vecs = nil, nil
-	snap := &Snapshot{index: idx, live: st.live.Share(), files: st.files.Share(), doc: st.doc, lex: st.lex}
-	snap.doc.Files = nil
-	if snap.live.Len() >= s.opts.Scan.Min {
-		codes, err := edit.codes()
-		if codes != nil && int64(codes.Len()) != idx.Ntotal() {
-			s.log.Warn("edited scan codes disagree with the index; building them again", "codes", codes.Len(), "vectors", idx.Ntotal())
-			codes = nil
-		}
-		if err == nil && codes == nil {
-			vecs, ids, xerr := idx.Export(nil, nil)
-			if err = xerr; err == nil {
-				codes, err = scan.Build(vecs, ids, idx.D())
-			}
-		}
-		if err != nil {
-			idx.Close()
-			return nil, fmt.Errorf("build scan codes: %w", err)
-		}
-		snap.codes = codes
-	}
-	if st.doc.ManifestBytes > 0 {
-		f, err := os.Open(s.path(ManifestFile))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			idx.Close()
-			return nil, err
-		}
-		snap.manifest = f
-	}
-	snap.refs.Store(1)
-	return snap, nil
 }
 
 func (sn *Snapshot) tryRef() bool {

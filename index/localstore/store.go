@@ -21,20 +21,9 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
+	"github.com/micro-rag/micro-rag-mcp/index/scan"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/durable"
-)
-
-// File names inside the index folder (index/docs/ has a page for each).
-const (
-	FaissFile    = "faiss.index"
-	ManifestFile = "manifest.jsonl"
-	FilesFile    = "files.json"
-	VersionFile  = "version"
-	LockFile     = "index.lock"
-
-	newSuffix = ".new" // a complete file waiting to be renamed into place
-	tmpSuffix = ".tmp" // a file being written
 )
 
 // Store is the index of one data folder. Searches read Snapshot values; all
@@ -72,62 +61,6 @@ type Store struct {
 	writeIndex atomic.Pointer[func(idx *faiss.Index, path string) error]
 }
 
-type fileStamp struct {
-	size  int64
-	mtime time.Time
-	ino   uint64
-	sum   uint32 // of commit.json's bytes (0 for files.json, which can be large)
-}
-
-// Open opens (creating if needed) the index folder and publishes the
-// committed state as the first snapshot. It takes no lock: a writer in
-// another process may be running. A version mismatch or a damaged index is
-// served as empty and rebuilt by the next writer.
-func Open(dir string, v schema.Version, opts index.Options) (*Store, error) {
-	opts = opts.WithDefaults()
-	if !opts.ReadOnly {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("create index folder: %w", err)
-		}
-	}
-	s := &Store{dir: dir, version: v, opts: opts, log: opts.Logger, lock: flock.New(filepath.Join(dir, LockFile))}
-	s.SetWriteIndex(nil)
-	empty, err := s.emptySnapshot()
-	if err != nil {
-		return nil, err
-	}
-	s.current.Store(empty)
-	s.startIntroducer()
-	if _, err := s.Refresh(); err != nil {
-		// Perhaps a crash interrupted a commit: finish or undo it if no
-		// writer is running, then try again. A read-only store leaves that
-		// to a writer.
-		if !opts.ReadOnly && tryLock(s.lock) {
-			if rerr := s.recover(); rerr != nil {
-				s.log.Warn("recovering index", "err", rerr)
-			}
-			s.lock.Unlock()
-			_, err = s.Refresh()
-		}
-		if err != nil {
-			s.log.Warn("index not loaded; the next reindex rebuilds it", "dir", dir, "err", err)
-			s.openErr.Store(&err)
-		}
-	}
-	return s, nil
-}
-
-// OpenErr says why Open serves an empty index in place of the one committed
-// in the folder: damage (IsDamaged), another model's index
-// (ErrOtherVersion), a file it could not read. It is nil when the commit
-// loaded, and once the store has since loaded, written or discarded one.
-func (s *Store) OpenErr() error {
-	if p := s.openErr.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
 func tryLock(l *flock.Flock) bool {
 	ok, _ := l.TryLock()
 	return ok
@@ -145,16 +78,6 @@ func (s *Store) SetWriteIndex(write func(idx *faiss.Index, path string) error) {
 
 // Dir is the index folder.
 func (s *Store) Dir() string { return s.dir }
-
-// Close stops a background merge (or installs a finished one) and releases
-// the current snapshot. Searches holding it finish first.
-func (s *Store) Close() error {
-	s.closeMerges()
-	if old := s.current.Swap(nil); old != nil {
-		old.Release()
-	}
-	return nil
-}
 
 // Acquire returns the current snapshot with a reference the caller must
 // Release. It never waits for a writer.
@@ -219,74 +142,6 @@ func (s *Store) Refresh() (bool, error) {
 	return r.ok, r.err
 }
 
-// refresh is Refresh on the introducer goroutine.
-func (s *Store) refresh() (bool, error) {
-	stamp := s.stampFiles()
-	if stamp == s.loaded {
-		return false, nil
-	}
-	ok, err := s.versionMatches()
-	if err != nil {
-		return false, err
-	}
-	if !ok {
-		return false, index.ErrOtherVersion
-	}
-	st, stamp, err := s.loadSettled(stamp)
-	if err != nil {
-		return false, err
-	}
-	defer st.close()
-	snap, err := s.snapshotOf(st, nil)
-	if err != nil {
-		return false, err
-	}
-	s.loaded = stamp
-	s.publish(snap)
-	return true, nil
-}
-
-// loadSettled is loadCommitted for the commit stamp names. Another
-// process's commit (a background merge's install, say) may replace files
-// while they are read: then it reads again once that commit is done, and
-// returns the stamp of the commit it loaded.
-func (s *Store) loadSettled(stamp fileStamp) (*state, fileStamp, error) {
-	st, err := s.loadCommitted()
-	for try := 0; err != nil && try < 5 && s.commitMoved(stamp); try++ {
-		time.Sleep(10 * time.Millisecond)
-		stamp = s.stampFiles()
-		st, err = s.loadCommitted()
-	}
-	return st, stamp, err
-}
-
-// commitMoved reports whether a commit is under way or done since stamp.
-func (s *Store) commitMoved(stamp fileStamp) bool {
-	_, err := os.Stat(s.path(CommitFile + newSuffix))
-	return err == nil || s.stampFiles() != stamp
-}
-
-// state is the writer's mutable view of the index.
-type state struct {
-	doc   commitRecord
-	files *cowMap[string, *schema.FileEntry]
-	live  *cowMap[int64, liveChunk]
-	index *faiss.Index // IDMap2 over IndexFlatIP; live vectors only
-	vecs  *layered     // a commit's vectors, taken instead of index when set
-	lex   *lexical.Index
-}
-
-func (st *state) close() {
-	if st.vecs != nil {
-		st.vecs.Close()
-		st.vecs = nil
-	}
-	if st.index != nil {
-		st.index.Close()
-		st.index = nil
-	}
-}
-
 func newIndex(dim int) (*faiss.Index, error) {
 	flat, err := faiss.NewIndexFlatIP(dim)
 	if err != nil {
@@ -307,112 +162,6 @@ func (s *Store) emptyState() (*state, error) {
 		index: idx,
 		lex:   lexical.Empty(),
 	}, nil
-}
-
-// loadCommitted reads the commit record and the file list, faiss.index and
-// its segments and the committed part of manifest.jsonl, and checks that
-// they agree.
-func (s *Store) loadCommitted() (*state, error) {
-	doc, err := readCommitted(s.dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return s.emptyState()
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !schemaReadable(doc.Schema) {
-		return nil, fmt.Errorf("%w: commit record schema %d", index.ErrInconsistent, doc.Schema)
-	}
-	idx, err := s.readFaiss(&doc)
-	if err != nil {
-		return nil, err
-	}
-	st := &state{doc: doc, index: idx, files: newFileMap()}
-	fail := func(format string, a ...any) (*state, error) {
-		st.close()
-		return nil, fmt.Errorf("%w: "+format, append([]any{index.ErrInconsistent}, a...)...)
-	}
-	if idx.D() != s.version.Dim || idx.Ntotal() != doc.FaissNtotal {
-		return fail("faiss.index holds %d vectors of dim %d, commit.json expects %d of dim %d", idx.Ntotal(), idx.D(), doc.FaissNtotal, s.version.Dim)
-	}
-	if err := s.applyVecSegs(idx, doc.VectorSegments); err != nil {
-		return fail("%v", err)
-	}
-	if bad, first, err := idx.BadNorms(normTolerance); err != nil || bad > 0 {
-		return fail("faiss.index holds %d vectors whose length is not 1 (first: chunk %d) %v", bad, first, err)
-	}
-	live, owner, msum, err := readManifest(s.path(ManifestFile), doc.ManifestBytes)
-	if err != nil {
-		return fail("%v", err)
-	}
-	if want := doc.ManifestChecksum; want != "" && want != formatChecksum(msum) {
-		return fail("manifest.jsonl's committed bytes have checksum %s, commit.json records %s", formatChecksum(msum), want)
-	}
-	// An index written before checksums gets them from here on.
-	st.doc.ManifestChecksum = formatChecksum(msum)
-	st.live = live
-	if int64(live.Len()) != idx.Ntotal() {
-		return fail("manifest has %d live chunks, faiss.index and its segments %d", live.Len(), idx.Ntotal())
-	}
-	n := 0
-	for _, f := range doc.Files {
-		st.files.Set(f.Path, f)
-		for _, id := range f.ChunkIDs {
-			if _, ok := live.Get(id); !ok || owner[id] != f.Path {
-				return fail("chunk %d of %s is not live in the manifest", id, f.Path)
-			}
-			n++
-		}
-	}
-	if n != live.Len() || st.files.Len() != len(doc.Files) {
-		return fail("the file entries list %d chunks in %d entries of %d paths, the manifest %d chunks", n, len(doc.Files), st.files.Len(), live.Len())
-	}
-	st.lex, err = lexical.Open(s.dir, doc.Lexical, func(id int64) bool { _, ok := live.Get(id); return ok })
-	if err != nil {
-		return fail("%v", err)
-	}
-	if st.lex.Live() != live.Len() {
-		return fail("lexical index has %d live chunks, the manifest %d", st.lex.Live(), live.Len())
-	}
-	st.doc.Files = nil
-	return st, nil
-}
-
-// readFaiss loads faiss.index after checking its size and checksum against
-// commit.json; doc gets the checksum if it had none (an older index).
-func (s *Store) readFaiss(doc *commitRecord) (*faiss.Index, error) {
-	path := s.path(FaissFile)
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", index.ErrInconsistent, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() != doc.FaissBytes {
-		return nil, fmt.Errorf("%w: faiss.index has %d bytes, commit.json expects %d", index.ErrInconsistent, fi.Size(), doc.FaissBytes)
-	}
-	sum, err := readerChecksum(f)
-	if err != nil {
-		return nil, err
-	}
-	if doc.FaissChecksum != "" && doc.FaissChecksum != formatChecksum(sum) {
-		return nil, fmt.Errorf("%w: faiss.index has checksum %s, commit.json records %s", index.ErrInconsistent, formatChecksum(sum), doc.FaissChecksum)
-	}
-	doc.FaissChecksum = formatChecksum(sum)
-	idx, err := faiss.ReadIndex(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", index.ErrInconsistent, err)
-	}
-	// FAISS reads by name: make sure that is still the file checksummed. Only
-	// a commit by another process can replace it, so this is not damage.
-	if now, err := os.Stat(path); err != nil || !os.SameFile(fi, now) {
-		idx.Close()
-		return nil, errors.New("faiss.index was replaced while loading; try again")
-	}
-	return idx, nil
 }
 
 // readManifest parses the first limit bytes of manifest.jsonl into the live
@@ -494,77 +243,6 @@ func chunkOf(r *schema.Record, off int64, length int) liveChunk {
 func (s *Store) pastCommitPoint() bool {
 	exists := func(name string) bool { _, err := os.Stat(s.path(name)); return err == nil }
 	return exists(CommitFile+newSuffix) || (!exists(CommitFile) && exists(FilesFile+newSuffix))
-}
-
-// recover finishes or undoes a commit that a crash interrupted.
-// commit.json.new appears (by rename, complete) only after every other new
-// file is complete, so its presence means "roll forward"; its absence means
-// "roll back". In an index without commit.json, files.json.new plays that
-// part (the older layout; a first commit's files.json.new is a complete
-// commit record too). It also cuts uncommitted tails of manifest.jsonl and
-// the file log. Call with index.lock held.
-func (s *Store) recover() error {
-	rollForward := s.pastCommitPoint()
-	for _, name := range []string{FaissFile, ManifestFile, FilesFile, CommitFile} {
-		pending := s.path(name + newSuffix)
-		if _, err := os.Stat(pending); err != nil {
-			continue
-		}
-		if rollForward {
-			s.log.Warn("finishing an interrupted commit", "file", name)
-			if err := os.Rename(pending, s.path(name)); err != nil {
-				return err
-			}
-		} else {
-			s.log.Warn("discarding an interrupted commit", "file", name+newSuffix)
-			if err := os.Remove(pending); err != nil {
-				return err
-			}
-		}
-	}
-	for _, name := range []string{CommitFile, FilesFile, FaissFile, ManifestFile, VersionFile} {
-		os.Remove(s.path(name + tmpSuffix))
-		os.Remove(s.path(name + newSuffix + tmpSuffix))
-	}
-	s.removeStaleMerges()
-	if err := durable.SyncDir(s.dir); err != nil {
-		return err
-	}
-	// Cut a torn or uncommitted manifest tail.
-	doc, err := readCommitRecord(s.dir)
-	if err != nil {
-		return nil
-	}
-	s.removeUnlisted(&doc)
-	if err := s.cutFileLog(doc.FileList); err != nil {
-		return err
-	}
-	if fi, err := os.Stat(s.path(ManifestFile)); err == nil && fi.Size() > doc.ManifestBytes {
-		s.log.Warn("cutting uncommitted manifest tail", "bytes", fi.Size()-doc.ManifestBytes)
-		if err := os.Truncate(s.path(ManifestFile), doc.ManifestBytes); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// reset removes every index file but the lock and writes the version: the
-// next commit starts from nothing. The commit record goes first, so a crash
-// part way leaves an index that loads as empty or is found inconsistent.
-func (s *Store) reset() error {
-	for _, name := range []string{CommitFile, FilesFile, FaissFile, ManifestFile} {
-		for _, suffix := range []string{"", newSuffix, tmpSuffix} {
-			if err := os.Remove(s.path(name + suffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-		}
-	}
-	s.removeUnlisted(nil)
-	s.removeStaleMerges()
-	if err := writeFileAtomic(s.path(VersionFile), []byte(s.version.String()+"\n")); err != nil {
-		return err
-	}
-	return durable.SyncDir(s.dir)
 }
 
 // removeUnlisted removes the lexical and vector segments and the file
@@ -671,4 +349,188 @@ func marshalIndent(doc *commitRecord) ([]byte, error) {
 	enc.SetIndent("", " ")
 	err := enc.Encode(doc)
 	return buf.Bytes(), err
+}
+
+type introKind uint8
+
+const (
+	introBegin        introKind = iota // a Writer asks for the writer role
+	introEnd                           // the Writer gives it back
+	introPublish                       // a snapshot to publish (commit or load)
+	introMergeWritten                  // a background merge wrote its file
+	introRefresh                       // load another process's commit
+	introStartMerge                    // start a background merge when idle
+	introClose                         // install what can be, then stop
+)
+
+type introduction struct {
+	kind introKind
+	// introPublish: the snapshot, the stamp of the commit it shows, and
+	// whether to start a background merge of it (doc is its record).
+	snap       *Snapshot
+	stamp      fileStamp
+	startMerge bool
+	doc        commitRecord
+	reply      chan introReply
+}
+
+type introReply struct {
+	ok  bool
+	err error
+}
+
+// errStoreClosed answers introductions sent after Close.
+var errStoreClosed = errors.New("index store closed")
+
+// introduce sends in and waits for the answer.
+func (s *Store) introduce(in introduction) introReply {
+	in.reply = make(chan introReply, 1)
+	select {
+	case s.intros <- in:
+		return <-in.reply
+	case <-s.introDone:
+		return introReply{err: errStoreClosed}
+	}
+}
+
+// mergeJob is one background merge, from start until it is installed or
+// dropped.
+type mergeJob struct {
+	gen  int64        // the generation whose live vectors it writes
+	base commitRecord // the commit record at gen: the base and segments it replaces
+	file string       // its file in the index folder
+	stop atomic.Bool  // set by Close or a synchronous merge
+	// done is closed when the goroutine has ended (after trying to install).
+	done chan struct{}
+	// Set by the goroutine; read after finished (under mergeMu) or done.
+	finished      bool
+	ntotal, bytes int64
+	checksum      string
+	took          time.Duration
+	err           error
+	// lock holds a flock on the file while it has its merge name, so that
+	// another process's recovery leaves it alone (removeStaleMerges).
+	lock *os.File
+}
+
+// MergeStats counts what merges did since the store was opened, for
+// benchmarks and logs.
+type MergeStats struct {
+	Merges       int           // merged files installed (background and in a commit)
+	Failed       int           // background merges that failed (disk full, say)
+	Dropped      int           // finished background merges no longer applicable
+	Running      bool          // a background merge is building or waiting to be installed
+	Last         time.Duration // build and write time of the last background merge
+	FaissBytes   int64         // bytes written as faiss.index files by merges
+	SegmentBytes int64         // bytes written as vector segments
+}
+
+// pendingFiles are the files a commit wrote beside the committed ones
+// (name + ".new"), renamed into place after the commit point.
+type pendingFiles uint8
+
+const (
+	newFaiss    pendingFiles = 1 << iota // faiss.index.new: a merged base
+	newManifest                          // manifest.jsonl.new: a compaction
+	newFileList                          // files.json.new: a checkpoint
+)
+
+// writeCommitNew writes doc as commit.json.new and makes it durable: the
+// commit point.
+func (s *Store) writeCommitNew(doc *commitRecord) error {
+	doc.Files = nil
+	raw, err := marshalIndent(doc)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(s.path(CommitFile+newSuffix), raw); err != nil {
+		return err
+	}
+	return durable.SyncDir(s.dir)
+}
+
+// finishCommit renames the pending files of a commit into place,
+// commit.json last.
+func (s *Store) finishCommit(pending pendingFiles) error {
+	for _, r := range []struct {
+		name string
+		flag pendingFiles
+	}{{FaissFile, newFaiss}, {ManifestFile, newManifest}, {FilesFile, newFileList}} {
+		if pending&r.flag == 0 {
+			continue
+		}
+		if err := os.Rename(s.path(r.name+newSuffix), s.path(r.name)); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(s.path(CommitFile+newSuffix), s.path(CommitFile)); err != nil {
+		return err
+	}
+	return durable.SyncDir(s.dir)
+}
+
+func appendSynced(path string, at int64, data []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, at)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (s *Store) emptySnapshot() (*Snapshot, error) {
+	st, err := s.emptyState()
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	return s.snapshotOf(st, nil)
+}
+
+// snapshotOf makes a snapshot with one reference from st. The snapshot takes
+// st's vectors (st.vecs, else st.index; both nil afterwards) and copies the
+// maps. edit,
+// when not nil, says how st differs from the snapshot before it.
+func (s *Store) snapshotOf(st *state, edit *codeEdit) (*Snapshot, error) {
+	idx := st.vecs
+	if idx == nil {
+		idx = newLayered(st.index)
+	}
+	st.index, st.vecs = nil, nil
+	snap := &Snapshot{index: idx, live: st.live.Share(), files: st.files.Share(), doc: st.doc, lex: st.lex}
+	snap.doc.Files = nil
+	if snap.live.Len() >= s.opts.Scan.Min {
+		codes, err := edit.codes()
+		if codes != nil && int64(codes.Len()) != idx.Ntotal() {
+			s.log.Warn("edited scan codes disagree with the index; building them again", "codes", codes.Len(), "vectors", idx.Ntotal())
+			codes = nil
+		}
+		if err == nil && codes == nil {
+			vecs, ids, xerr := idx.Export(nil, nil)
+			if err = xerr; err == nil {
+				codes, err = scan.Build(vecs, ids, idx.D())
+			}
+		}
+		if err != nil {
+			idx.Close()
+			return nil, fmt.Errorf("build scan codes: %w", err)
+		}
+		snap.codes = codes
+	}
+	if st.doc.ManifestBytes > 0 {
+		f, err := os.Open(s.path(ManifestFile))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			idx.Close()
+			return nil, err
+		}
+		snap.manifest = f
+	}
+	snap.refs.Store(1)
+	return snap, nil
 }

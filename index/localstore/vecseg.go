@@ -14,26 +14,6 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 )
 
-// Vector delta segments let a commit write only what changed. faiss.index is
-// the base, written whole only by a merge; each commit in between writes one
-// small segment file holding the ids it removed and the vectors it added.
-// commit.json lists the segments in commit order; loading applies them to the
-// base in that order. A merge writes the live vectors as a new faiss.index
-// and lists no segments, so after it faiss.index alone holds exactly the
-// live vectors, as a plain FAISS file.
-//
-// A segment file, all integers little-endian:
-//
-//	"MRVSEG01" | dim uint32 | removed uint64 | added uint64 |
-//	removed ids int64[removed] | added ids int64[added] | vectors float32[added×dim]
-const vecSegMagic = "MRVSEG01"
-
-const (
-	vecSegPrefix = "vectors-"
-	vecSegSuffix = ".seg"
-	vecSegHeader = len(vecSegMagic) + 4 + 8 + 8
-)
-
 // Merge policy: the segments are folded into faiss.index when their
 // removals and additions together exceed MergeRatio × the base's vectors,
 // or when there are more than maxVecSegments of them (loading cost). With
@@ -41,23 +21,6 @@ const (
 // grown by MergeRatio, so every vector is written about 1 + 1/MergeRatio
 // times in all (geometric series), instead of once per commit.
 const maxVecSegments = 64
-
-// vecSegRef is a segment as commit.json lists it.
-type vecSegRef struct {
-	Name     string `json:"name"`
-	Removed  int64  `json:"removed"`
-	Added    int64  `json:"added"`
-	Bytes    int64  `json:"bytes"`
-	Checksum string `json:"checksum"`
-}
-
-func vecSegName(generation int64) string {
-	return fmt.Sprintf("%s%010d%s", vecSegPrefix, generation, vecSegSuffix)
-}
-
-func isVecSegFile(name string) bool {
-	return strings.HasPrefix(name, vecSegPrefix) && strings.HasSuffix(name, vecSegSuffix)
-}
 
 // writeVecSeg writes and fsyncs one segment file.
 func writeVecSeg(path string, dim int, removed, addIDs []int64, addVecs []float32) (vecSegRef, error) {

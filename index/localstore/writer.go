@@ -338,18 +338,3 @@ func (w *Writer) Close() error {
 	s.introduce(introduction{kind: introEnd})
 	return err
 }
-
-func appendSynced(path string, at int64, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteAt(data, at)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}

@@ -5,27 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-)
-
-// The vector index kinds (Options.ANN, the store URL's ann parameter).
-const (
-	// ANNIVFFlat is pgvector's IVFFlat: the vectors split into lists
-	// around k-means centres, a query scanning the nearest probes lists.
-	// Built in about a minute at 1M chunks, cheap to insert into, rebuilt
-	// by the commit after which as many chunks were added as it held.
-	ANNIVFFlat = "ivfflat"
-	// ANNHNSW is pgvector's HNSW graph: slow to build and to insert
-	// into, and on BenchmarkPgstore's clustered vectors below 0.99
-	// recall@10 at 100k and 1M chunks (BENCHMARKS.md).
-	ANNHNSW = "hnsw"
-	// DefaultANN is the kind a new index gets when Options.ANN is unset.
-	DefaultANN = ANNIVFFlat
 )
 
 // annIndex is a vector index on the vectors table as the catalog has it.
@@ -45,23 +29,6 @@ type annIndex struct {
 type ivfBuilt struct {
 	Rows   int64 `json:"rows"`
 	NextID int64 `json:"next_id"`
-}
-
-// listsFor is the number of IVFFlat lists for rows vectors, as pgvector
-// advises: rows/1000 up to 1M rows, the square root above.
-func listsFor(rows int64) int {
-	if rows <= 1_000_000 {
-		return int(max(1, rows/1000))
-	}
-	return int(math.Sqrt(float64(rows)))
-}
-
-// probesFor is the number of lists a query scans: 4 % of them, and at
-// least 10 (all of them below 10). Measured on BenchmarkPgstore's
-// clustered vectors: 100k chunks, 100 lists, 10 probes recall@10 0.998;
-// 1M, 1000 lists, 40 probes 0.994 (BENCHMARKS.md).
-func probesFor(lists int) int {
-	return max((lists*4+99)/100, min(lists, 10))
 }
 
 // queryer is what readANN needs of a pool, connection or transaction.

@@ -11,11 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// DefaultBuildMemory is the most maintenance_work_mem a graph build asks
-// for unless told otherwise: enough for about 1.2M chunks of 384
-// dimensions at m 32, and only taken by an index that large.
-const DefaultBuildMemory = 4 << 30
-
 // graphBytes estimates the memory pgvector's in-memory HNSW build needs
 // for rows vectors of dim dimensions with m links: the vector, 2m links
 // (16 bytes each) at layer 0, a few on the upper layers and the element's

@@ -1,12 +1,10 @@
 package pgstore
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -23,67 +21,6 @@ func init() {
 
 func optionsOf(cfg index.BackendConfig) Options {
 	return Options{Logger: cfg.Options.Logger, Clock: cfg.Options.Clock, ReadOnly: cfg.Options.ReadOnly, Compaction: cfg.Options.Compaction}
-}
-
-// The store URL's parameters that are this package's, not PostgreSQL's:
-// taken out of the URL before it connects (PostgreSQL refuses settings
-// it does not know).
-const (
-	BuildMemoryParam = "build_memory" // Options.BuildMemory ("4GB", "512MB")
-	ANNParam         = "ann"          // Options.ANN ("ivfflat", "hnsw")
-	// KeywordParam may only name the one keyword side, KeywordSegments
-	// (the project's own BM25F, as the local backend scores): PostgreSQL
-	// full text ranked worse on two of three sets, many times slower, and
-	// was removed (bench/eval/results-postgres-fulltext.md).
-	KeywordParam = "keyword"
-	// KeywordSegments is the keyword side KeywordParam accepts.
-	KeywordSegments = "segments"
-)
-
-// ownParams takes this package's parameters out of a URL connection
-// string into the options opts leaves unset. A key=value connection
-// string (not a URL) is returned as it is.
-func ownParams(dsn string, opts *Options) (string, error) {
-	u, err := url.Parse(dsn)
-	if err != nil || u.Scheme == "" {
-		return dsn, nil // pgx reports a bad one, scrubbed
-	}
-	q := u.Query()
-	if !q.Has(KeywordParam) && !q.Has(BuildMemoryParam) && !q.Has(ANNParam) {
-		return dsn, nil
-	}
-	if opts.ANN == "" {
-		opts.ANN = q.Get(ANNParam)
-	}
-	if k := cmp.Or(q.Get(KeywordParam), KeywordSegments); k != KeywordSegments {
-		return "", fmt.Errorf("%s=%q: the only keyword side is %s (PostgreSQL full text was removed; index/docs/postgres.md says why)", KeywordParam, k, KeywordSegments)
-	}
-	if err := checkANN(q.Get(ANNParam)); err != nil {
-		return "", err
-	}
-	if q.Has(BuildMemoryParam) {
-		mem, err := parseMemory(q.Get(BuildMemoryParam))
-		if err != nil {
-			return "", err
-		}
-		if opts.BuildMemory <= 0 {
-			opts.BuildMemory = mem
-		}
-	}
-	q.Del(KeywordParam)
-	q.Del(BuildMemoryParam)
-	q.Del(ANNParam)
-	u.RawQuery = q.Encode()
-	return u.String(), nil
-}
-
-// checkANN refuses a vector index kind this package does not have (""
-// ann: the index's own, or the default).
-func checkANN(ann string) error {
-	if ann != "" && ann != ANNIVFFlat && ann != ANNHNSW {
-		return fmt.Errorf("%s=%q: the vector index is %s or %s", ANNParam, ann, ANNIVFFlat, ANNHNSW)
-	}
-	return nil
 }
 
 func openBackend(ctx context.Context, cfg index.BackendConfig) (index.Backend, error) {

@@ -11,40 +11,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
-
-// Updater is the only writer of an index, in every process that serves it:
-// it holds a session advisory lock keyed by the schema on a connection of
-// its own from Begin to Close, and commits on that connection, so a lost
-// connection ends both the lock and the commit in progress (rolled back).
-type Updater struct {
-	s    *Store
-	conn *pgxpool.Conn
-	head *View // the last commit; changes apply on top of it
-	base *View // the index as the run began; nil after a rebuild
-
-	before  map[string]*schema.FileEntry
-	files   map[string]*schema.FileEntry // head's entries with the changes
-	live    int
-	nextID  int64
-	changed map[string]bool
-	// Changes since head, written by the next Commit.
-	addRecs   []schema.Record
-	addVecs   []float32
-	addDocs   []lexical.Doc
-	removeIDs []int64
-	rebuilt   bool // the index is another model's: the first commit resets it
-	reset     bool // the reset is still to be committed
-	dirty     bool
-	// midRun: a checkpoint committed since the run's last commit; the
-	// run's end is committed even with nothing left, to record its time.
-	midRun bool
-}
 
 var errClosed = errors.New("postgres: the index writer is closed")
 

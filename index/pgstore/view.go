@@ -6,33 +6,12 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
-	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
-
-// View is one commit of the index, immutable. The file entries, the live
-// chunk ids and the keyword index are held in memory; records and vectors
-// are read from the database, where rows never change and deleted ones
-// stay for Options.Grace, so a view answers the same until released
-// whatever commits after it.
-type View struct {
-	s           *Store
-	refs        atomic.Int64
-	gen         int64
-	nextID      int64 // every chunk of this commit has a smaller id
-	lastReindex string
-	tombstones  int
-	files       map[string]*schema.FileEntry
-	paths       []string
-	live        []int64 // sorted
-	lex         *lexical.Index
-	index.ViewMemo
-}
 
 func (v *View) tryRef() bool {
 	for {

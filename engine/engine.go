@@ -790,7 +790,6 @@ func indexVersion(m model.Model, onnxPath string, dim int, c chunk.Config) (sche
 	return schema.Version{
 		Schema: schema.SchemaVersion, Model: name, Dim: dim,
 		ChunkSize: c.Size, ChunkOverlap: c.Overlap, MaxTokens: c.MaxTokens,
-		Chunking: chunk.Rules,
 	}, nil
 }
 

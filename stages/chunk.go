@@ -25,11 +25,7 @@ func (c Chunker) Apply(ctx context.Context, job *FileJob) (int, error) {
 	if job.Kind != Changed {
 		return 0, nil
 	}
-	split := chunk.SplitLimit
-	if hasHeadings(job.Ext) {
-		split = chunk.SplitSections
-	}
-	chunks, truncated, err := split(ctx, job.Doc.Text, job.Doc.PageStarts, c.Config, c.Tokens, c.MaxChunks)
+	chunks, truncated, err := chunk.SplitLimit(ctx, job.Doc.Text, job.Doc.PageStarts, c.Config, c.Tokens, c.MaxChunks)
 	if err != nil {
 		return 0, err
 	}

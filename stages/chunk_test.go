@@ -45,20 +45,3 @@ func TestChunkerHeadings(t *testing.T) {
 		}
 	}
 }
-
-// A short markdown page of two topics is one chunk per topic; the same
-// text as plain text stays one chunk.
-func TestChunkerSections(t *testing.T) {
-	c := Chunker{Config: chunk.Default, Tokens: testTokenizer(t)}
-	text := "# Leave\n\n## Sickness\n\nTell your manager before 09:30 on the first day you are ill. A doctor's note is needed from the fourth day.\n\n" +
-		"## Parental leave\n\nBirth parents receive 20 weeks of fully paid parental leave; the partner receives 6 weeks.\n"
-	for ext, want := range map[string]int{".md": 2, ".txt": 1} {
-		job := &FileJob{Kind: Changed, Ext: ext, Doc: &extract.Document{Text: text}}
-		if _, err := c.Apply(context.Background(), job); err != nil {
-			t.Fatal(err)
-		}
-		if len(job.Chunks) != want {
-			t.Errorf("%s: %d chunks, want %d", ext, len(job.Chunks), want)
-		}
-	}
-}

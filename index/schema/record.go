@@ -54,9 +54,6 @@ type Version struct {
 	ChunkSize    int    `json:"chunk_size"`
 	ChunkOverlap int    `json:"chunk_overlap"`
 	MaxTokens    int    `json:"max_tokens"`
-	// Chunking names the cut rules beyond the sizes (chunk.Rules); "" is
-	// the rules before sections had their own chunks.
-	Chunking string `json:"chunking,omitempty"`
 }
 
 // SchemaVersion is bumped whenever the layout of any index file changes

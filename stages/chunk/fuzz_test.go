@@ -1,7 +1,6 @@
 package chunk
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -67,10 +66,6 @@ func FuzzSplit(f *testing.F) {
 		chunks := Split(text, nil, cfg, tc)
 		if msg := checkChunks(text, cfg, tc, chunks); msg != "" {
 			t.Fatalf("cfg %+v: %s", cfg, msg)
-		}
-		sections, _, _ := SplitSections(context.Background(), text, nil, cfg, tc, 0)
-		if msg := checkChunks(text, cfg, tc, sections); msg != "" {
-			t.Fatalf("sections, cfg %+v: %s", cfg, msg)
 		}
 	})
 }

@@ -158,3 +158,23 @@ func TestRTFStopsAtTheCap(t *testing.T) {
 		t.Errorf("allocated %d MB for a %d MB file and a %d MB cap", alloc>>20, len(data)>>20, lim.MaxChars>>20)
 	}
 }
+
+// TestXLSXHugeCell: a shared string far longer than maxTextRun, read in
+// pieces and collapsed as it is read (white space runs across the pieces'
+// ends), comes out as the whole string collapsed once.
+func TestXLSXHugeCell(t *testing.T) {
+	const size = 2 << 20
+	shared := " " + strings.ReplaceAll(prose(size), "ebb ", "ebb \n\t ") + " "
+	data := zipOf(t,
+		"xl/workbook.xml", `<workbook xmlns:r="r"><sheets><sheet name="S" r:id="rId1"/></sheets></workbook>`,
+		"xl/_rels/workbook.xml.rels", `<Relationships><Relationship Id="rId1" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Target="sharedStrings.xml"/></Relationships>`,
+		"xl/sharedStrings.xml", `<sst `+nsSheet+`><si><t>`+shared+`</t></si></sst>`,
+		"xl/worksheets/sheet1.xml", `<worksheet `+nsSheet+`><sheetData><row><c t="s"><v>0</v></c></row></sheetData></worksheet>`)
+	doc, err, _ := extractAllocs(t, "cell.xlsx", data, DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "# S\n\n" + collapseSpace(shared); doc.Text != want {
+		t.Fatalf("text of %d bytes differs from the collapsed cell's %d", len(doc.Text), len(want))
+	}
+}

@@ -115,3 +115,40 @@ func collapseSpace(s string) string {
 	}
 	return b.String()
 }
+
+// spaceWriter is collapseSpace streamed: it writes text to b in pieces with
+// each run of white space as one space and none at either end, pending
+// carrying a run across pieces.
+type spaceWriter struct {
+	b       *strings.Builder
+	pending bool
+}
+
+// write appends without Grow: append grows a large buffer by a quarter,
+// where Grow would double it.
+func (w *spaceWriter) write(p []byte) {
+	start := -1 // the first byte of the words not yet written
+	for i := 0; i < len(p); {
+		r, n := rune(p[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRune(p[i:])
+		}
+		if unicode.IsSpace(r) {
+			if start >= 0 {
+				w.b.Write(p[start:i])
+				start = -1
+			}
+			w.pending = w.b.Len() > 0
+		} else if start < 0 {
+			if w.pending {
+				w.b.WriteByte(' ')
+				w.pending = false
+			}
+			start = i
+		}
+		i += n
+	}
+	if start >= 0 {
+		w.b.Write(p[start:])
+	}
+}

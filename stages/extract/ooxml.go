@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -196,38 +195,37 @@ func readXLSX(p string, f File, lim Limits) (*Document, error) {
 			}
 		}
 	}
-	var out []string
 	targets := make([]string, len(sheets))
 	for i, s := range sheets {
 		targets[i] = rels[s.rid]
 	}
 	i := 0
 	budget := newCharBudget(lim)
+	var out strings.Builder
 	err = z.eachPart(targets, func(name string, r io.Reader) error {
 		for targets[i] != name {
 			i++
 		}
-		rows, err := sheetRows(budget.reader(r), shared, &dates, budget)
-		if len(rows) > 0 {
-			out = append(out, "# "+strings.Join(strings.Fields(sheets[i].name), " ")+"\n\n"+strings.Join(rows, "\n"))
-		}
-		return err
+		heading := "# " + strings.Join(strings.Fields(sheets[i].name), " ") + "\n\n"
+		return sheetRows(budget.reader(r), shared, &dates, budget, &out, heading)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return finish(p, strings.Join(out, "\n\n"), lim)
+	return finish(p, out.String(), lim)
 }
 
 func isS(n xml.Name) bool { return n.Space == nsS || n.Space == nsSStrict }
 
 // sharedStrings reads the shared string table: each si's text runs (t),
-// without phonetic guides (rPh).
+// without phonetic guides (rPh), white space collapsed as it is copied so
+// that a cell takes the entry as it is instead of a collapsed copy.
 func sharedStrings(r io.Reader) ([]string, error) {
 	var out []string
 	var cur strings.Builder
+	text := spaceWriter{b: &cur}
 	inT := false
-	err := xmlTokens(xmlDecoder(r), func(tok xml.Token) bool {
+	err := xmlTokens(xmlDecoder(splitText(r)), func(tok xml.Token) bool {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			switch {
@@ -236,6 +234,7 @@ func sharedStrings(r io.Reader) ([]string, error) {
 				return true
 			case t.Name.Local == "si":
 				cur.Reset()
+				text.pending = false
 			case t.Name.Local == "t":
 				inT = true
 			}
@@ -249,7 +248,7 @@ func sharedStrings(r io.Reader) ([]string, error) {
 			}
 		case xml.CharData:
 			if inT {
-				cur.Write(t)
+				text.write(t)
 			}
 		}
 		return false
@@ -257,14 +256,17 @@ func sharedStrings(r io.Reader) ([]string, error) {
 	return out, err
 }
 
-// sheetRows reads a worksheet's rows as lines of "\t"-joined cell values.
-// Each cell's text is counted against budget before it is copied: one
-// shared string may stand in every cell.
-func sheetRows(r io.Reader, shared []string, dates *xlsxDates, budget *charBudget) ([]string, error) {
-	var rows, cells []string
+// sheetRows writes a worksheet's rows to out as lines of "\t"-joined cell
+// values, heading before the first, the sheet after the previous one
+// "\n\n" apart. Each cell's text is counted against budget before it is
+// copied (one shared string may stand in every cell), and copied once: a
+// 40 MB cell is held by the shared string table and out, not by row and
+// sheet strings too.
+func sheetRows(r io.Reader, shared []string, dates *xlsxDates, budget *charBudget, out *strings.Builder, heading string) error {
+	var cells []string
 	var val strings.Builder
 	kind, style, inV := "", "", false
-	err := xmlTokens(xmlDecoder(r), func(tok xml.Token) bool {
+	err := xmlTokens(xmlDecoder(splitText(r)), func(tok xml.Token) bool {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			if !isS(t.Name) {
@@ -309,7 +311,7 @@ func sheetRows(r io.Reader, shared []string, dates *xlsxDates, budget *charBudge
 					cells = cells[:len(cells)-1]
 				}
 				if len(cells) > 0 && budget.take(len(cells)) { // the tabs and the line end
-					rows = append(rows, strings.Join(cells, "\t"))
+					writeRow(out, &heading, cells)
 				}
 			}
 		case xml.CharData:
@@ -319,7 +321,38 @@ func sheetRows(r io.Reader, shared []string, dates *xlsxDates, budget *charBudge
 		}
 		return false
 	})
-	return slices.Clip(rows), cmp.Or(budget.err(), err)
+	return cmp.Or(budget.err(), err)
+}
+
+// writeRow writes cells to out "\t"-joined, after heading if it is still
+// to be written (then cleared), else after a line end. out grows once by
+// the row's size, so a row holding one huge cell is allocated once, at its
+// size, not doubled as it is written.
+func writeRow(out *strings.Builder, heading *string, cells []string) {
+	n := len(cells) // the tabs and the line end
+	for _, c := range cells {
+		n += len(c)
+	}
+	if *heading != "" {
+		n += len(*heading) + 1
+	}
+	out.Grow(n)
+	switch {
+	case *heading == "":
+		out.WriteByte('\n')
+	case out.Len() > 0:
+		out.WriteString("\n\n")
+		fallthrough
+	default:
+		out.WriteString(*heading)
+		*heading = ""
+	}
+	for j, c := range cells {
+		if j > 0 {
+			out.WriteByte('\t')
+		}
+		out.WriteString(c)
+	}
 }
 
 // xlsxDates knows which cell styles show numbers as dates or times.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"runtime/debug"
 
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 )
@@ -16,6 +17,12 @@ type Extractor struct {
 	PDF    *extract.PDFEngine
 	Force  bool // re-chunk even when the text is unchanged
 }
+
+// bigText is the text length past which a document's reading leaves
+// enough garbage (decoder buffers, the reader's copies) to hand it back to
+// the system at once, before the embedder's buffers are added to it: the
+// 40 MB XLSX cell peaked at 564 MB RSS without this, 468 MB with it.
+const bigText = 8 << 20
 
 // Apply reads a Changed file into job.Doc and job.Checksum. A file whose
 // text is what the index already holds becomes Touched (its vectors stay);
@@ -38,6 +45,9 @@ func (x Extractor) Apply(ctx context.Context, job *FileJob) error {
 		return nil
 	}
 	job.Doc, job.Checksum = doc, extract.Checksum(doc.Text)
+	if len(doc.Text) >= bigText {
+		debug.FreeOSMemory()
+	}
 	// A truncated file is chunked again: the cap may have been raised.
 	if !x.Force && job.Old != nil && job.Old.Checksum == job.Checksum && job.Old.Truncated == "" {
 		job.Kind, job.Doc = Touched, nil

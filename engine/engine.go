@@ -161,8 +161,11 @@ type Status struct {
 	LinksOutside int `json:"links_outside"`
 	// LastRunError is why the latest reindex or update failed as a whole
 	// (time, activity, error), "" when it succeeded.
-	LastRunError string      `json:"last_run_error"`
-	ChangedDisk  DiskChanges `json:"changed_on_disk"`
+	LastRunError string `json:"last_run_error"`
+	// LastRunDamage says that LastRunFile cannot be read (the failures
+	// of earlier runs are then unknown) and that the next run rewrites it.
+	LastRunDamage string      `json:"last_run_damage,omitempty"`
+	ChangedDisk   DiskChanges `json:"changed_on_disk"`
 	// Integrity is IntegrityOK, IntegrityDamaged (Damage says what failed)
 	// or "" when the index was not checked (Status of a running engine).
 	Integrity string `json:"integrity"`

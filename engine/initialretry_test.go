@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/micro-rag/micro-rag-mcp/stages"
 )
 
 // A start-up indexing that fails is tried again: meanwhile IndexState
@@ -71,11 +73,43 @@ func TestFailureKeptUntilWholeRun(t *testing.T) {
 	all := func(string) bool { return true }
 	e.recordFailure(activityInitial, errors.New("conn closed"))
 	e.recordRun(activityWatch, all, nil, false)
-	if lr := e.readLastRun(); !strings.Contains(lr.Error, "conn closed") {
+	if lr, _ := e.readLastRun(); !strings.Contains(lr.Error, "conn closed") {
 		t.Fatalf("after an update of some files: error %q, want the failure kept", lr.Error)
 	}
 	e.recordRun(activityReindex, all, nil, true)
-	if lr := e.readLastRun(); lr.Error != "" {
+	if lr, _ := e.readLastRun(); lr.Error != "" {
 		t.Fatalf("after a whole run: error %q, want none", lr.Error)
+	}
+}
+
+// TestDamagedLastRunRecord: a run record truncated, emptied or holding
+// null, [], {} or garbage is reported as damaged, naming the file (it was
+// read as "no failures", so status hid a failed run); the next run
+// replaces it with a readable record.
+func TestDamagedLastRunRecord(t *testing.T) {
+	all := func(string) bool { return true }
+	for kind, data := range map[string]string{"truncated": "", "empty": "", "null": "null", "[]": "[]", "{}": "{}", "garbage": "\x00\xffnot json{"} {
+		t.Run(kind, func(t *testing.T) {
+			e := &Engine{cfg: Config{IndexFolder: t.TempDir()}, log: slog.New(slog.DiscardHandler)}
+			e.recordFailure(activityInitial, errors.New("conn closed"))
+			path := filepath.Join(e.cfg.IndexFolder, LastRunFile)
+			if kind == "truncated" {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data = string(b[:len(b)/2])
+			}
+			if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.readLastRun(); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "next reindex rewrites it") {
+				t.Fatalf("readLastRun = %v, want the damage named with its fix", err)
+			}
+			e.recordRun(activityReindex, all, []stages.Failure{{Path: "a.pdf", Reason: "encrypted"}}, true)
+			if lr, err := e.readLastRun(); err != nil || len(lr.Failures) != 1 {
+				t.Fatalf("after a run: %+v %v, want its record", lr, err)
+			}
+		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,15 +35,38 @@ type lastRun struct {
 // recordFailure notes in LastRunFile that a run failed, keeping the
 // failures recorded before it.
 func (e *Engine) recordFailure(activity string, runErr error) {
-	prev := e.readLastRun()
+	prev := e.readLastRunOrWarn()
 	prev.Error = time.Now().UTC().Format(time.RFC3339) + " " + activity + ": " + runErr.Error()
 	e.writeLastRun(prev)
 }
 
-func (e *Engine) readLastRun() lastRun {
-	var lr lastRun
-	if b, err := os.ReadFile(filepath.Join(e.cfg.IndexFolder, LastRunFile)); err == nil {
-		json.Unmarshal(b, &lr)
+// readLastRun reads LastRunFile: empty when there is none; an error naming
+// the file when it is not JSON or not a run's record (null, {}, []).
+func (e *Engine) readLastRun() (lastRun, error) {
+	var lr *lastRun
+	path := filepath.Join(e.cfg.IndexFolder, LastRunFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return lastRun{}, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &lr)
+	}
+	if err == nil && (lr == nil || lr.At.IsZero() && lr.Activity == "" && lr.Error == "" && lr.Failures == nil) {
+		err = errors.New("it records no run")
+	}
+	if err != nil {
+		return lastRun{}, fmt.Errorf("%s is damaged (%v): the failures of earlier runs are not known; the next reindex rewrites it", path, err)
+	}
+	return *lr, nil
+}
+
+// readLastRunOrWarn is readLastRun for a run about to replace the record:
+// a damaged one is logged and replaced.
+func (e *Engine) readLastRunOrWarn() lastRun {
+	lr, err := e.readLastRun()
+	if err != nil {
+		e.log.Warn("replacing a damaged run record", "err", err)
 	}
 	return lr
 }
@@ -66,7 +91,7 @@ func (e *Engine) writeLastRun(lr lastRun) {
 // kept until a run over the whole folder (whole) succeeds: an update of
 // one file does not index what the failed run missed.
 func (e *Engine) recordRun(activity string, inScope func(string) bool, failures []stages.Failure, whole bool) {
-	prev := e.readLastRun()
+	prev := e.readLastRunOrWarn()
 	next := lastRun{At: time.Now().UTC(), Activity: activity, Failures: failures}
 	if !whole {
 		next.Error = prev.Error
@@ -120,7 +145,11 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	st.Model, st.Files, st.Chunks, st.Tombstones, st.IndexBytes = sum.Model, len(sum.Files), sum.Chunks, sum.Tombstones, sum.Bytes
 	st.VectorIndex = sum.VectorIndex
 	st.LastReindex, _ = time.Parse(time.RFC3339, sum.LastReindex)
-	if lr := e.readLastRun(); lr.Failures != nil || lr.Error != "" {
+	lr, err := e.readLastRun()
+	if err != nil {
+		st.LastRunDamage = err.Error()
+	}
+	if lr.Failures != nil || lr.Error != "" {
 		if lr.Failures != nil {
 			st.Failed = lr.Failures
 		}

@@ -384,6 +384,9 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 	if st.LastRunError != "" {
 		fmt.Fprintf(tw, "last run failed:\t%s\n", term.OneLine(st.LastRunError, 240))
 	}
+	if st.LastRunDamage != "" {
+		fmt.Fprintf(tw, "last run record:\tDAMAGED: %s\n", term.OneLine(st.LastRunDamage, 240))
+	}
 	fmt.Fprintf(tw, "changed on disk since:\t%d new, %d modified, %d deleted\n", ch.New, ch.Modified, ch.Deleted)
 	for _, p := range ch.Examples {
 		fmt.Fprintf(tw, "\t  %s\n", term.Visible(p))
@@ -494,6 +497,9 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer cleanup()
 	docs, err := eng.ListFiles(glob)
+	if index.IsDamaged(err) {
+		return c.unusableIndex(1, eng.Status().IndexFolder, "is damaged: "+err.Error())
+	}
 	if err != nil {
 		return err
 	}

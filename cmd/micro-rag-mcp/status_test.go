@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index"
 )
 
@@ -282,5 +283,81 @@ func testStatusCountsOutsideLinks(t *testing.T, b backend) {
 	}
 	if _, m, _ := statusJSON(t, b, "--data-folder", data, "--index-folder", idx); string(m["links_outside"]) != "1" {
 		t.Errorf("links_outside %s", m["links_outside"])
+	}
+}
+
+// TestSmallIndexFileDamage: each small file of a local index truncated,
+// emptied or holding null, [], {} or garbage. status and list name the
+// file and print the command that mends it in full (list printed only the
+// damage; a damaged version file made every command call the index
+// someone else's folder), and nothing is removed from the index: a
+// damaged run record is reported and rewritten by the next run.
+func TestSmallIndexFileDamage(t *testing.T) {
+	data := copySample(t)
+	built := filepath.Join(t.TempDir(), "built")
+	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data, "--index-folder", built); code != 0 {
+		t.Fatalf("reindex: exit %d\n%s", code, stderr)
+	}
+	kinds := map[string]string{"empty": "", "null": "null", "[]": "[]", "{}": "{}", "garbage": "\x00\xffnot json{", "truncated": ""}
+	for _, file := range []string{"version", "commit.json", "files.json", "last-run.json"} {
+		for kind, content := range kinds {
+			t.Run(file+"/"+kind, func(t *testing.T) {
+				idx := filepath.Join(t.TempDir(), "idx")
+				copyFlat(t, built, idx)
+				path := filepath.Join(idx, file)
+				if kind == "truncated" {
+					b, err := os.ReadFile(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					content = string(b[:len(b)/2])
+				}
+				if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				dirs := []string{"--data-folder", data, "--index-folder", idx}
+				fix := "micro-rag-mcp reindex --force --data-folder " + engine.ShellQuote(data) + " --index-folder " + engine.ShellQuote(idx)
+				code, stdout, stderr := runBinary(t, append([]string{"status"}, dirs...)...)
+				if file == "last-run.json" {
+					if code != 0 || !strings.Contains(statusValue(stdout, "last run record"), "DAMAGED: "+path) {
+						t.Errorf("status: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+					}
+				} else if code != 1 || !strings.Contains(stderr, file) || !strings.Contains(stderr, fix) {
+					t.Errorf("status: exit %d, want 1 naming %s and %q\nstdout:\n%s\nstderr:\n%s", code, file, fix, stdout, stderr)
+				}
+				code, stdout, stderr = runBinary(t, append([]string{"list"}, dirs...)...)
+				switch file {
+				case "commit.json", "files.json":
+					if code != 1 || !strings.Contains(stderr, file) || !strings.Contains(stderr, fix) {
+						t.Errorf("list: exit %d, want 1 naming %s and %q\nstderr:\n%s", code, file, fix, stderr)
+					}
+				default: // the file list is sound: list shows it
+					if code != 0 || !strings.Contains(stdout, "6 documents") {
+						t.Errorf("list: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+					}
+				}
+			})
+		}
+	}
+}
+
+// copyFlat copies the files of the folder src into a new private folder dst.
+func copyFlat(t *testing.T, src, dst string) {
+	t.Helper()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dst, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/index"
 )
 
 // ErrNotIndex means a folder holds files that are not an index of ours; it
@@ -19,7 +19,9 @@ var errReadOnly = errors.New("index opened read-only")
 
 // CheckFolder reports whether dir may hold the index: it is missing, empty,
 // or holds an index written by this program (recognised by its version
-// file). Otherwise the error wraps ErrNotIndex.
+// file, or, when that is missing or damaged, by its commit record and
+// manifest: the store then reports the damage and a rebuild replaces it).
+// Otherwise the error wraps ErrNotIndex.
 func CheckFolder(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -39,16 +41,29 @@ func CheckFolder(dir string) error {
 	if ours {
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(dir, VersionFile))
-	if errors.Is(err, fs.ErrNotExist) {
+	_, err = readVersionFile(dir)
+	switch {
+	case err == nil || (errors.Is(err, fs.ErrNotExist) || index.IsDamaged(err)) && holdsCommit(dir):
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%w: %s is not empty and has no %s file", ErrNotIndex, dir, VersionFile)
-	}
-	if err != nil {
-		return err
-	}
-	var v schema.Version
-	if json.Unmarshal(b, &v) != nil || v.Schema < 1 || v.Model == "" || v.Dim < 1 {
+	case index.IsDamaged(err):
 		return fmt.Errorf("%w: %s has a %s file that this program did not write", ErrNotIndex, dir, VersionFile)
 	}
-	return nil
+	return err
+}
+
+// holdsCommit reports whether dir holds a commit record of this program
+// naming its file log, beside a manifest.
+func holdsCommit(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, CommitFile))
+	if err != nil {
+		return false
+	}
+	var doc commitRecord
+	if json.Unmarshal(b, &doc) != nil || doc.Schema < 1 || doc.FileList == nil || !isFileLog(doc.FileList.Log) {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(dir, ManifestFile))
+	return err == nil
 }

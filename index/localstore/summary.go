@@ -1,11 +1,9 @@
 package localstore
 
 import (
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -32,11 +30,8 @@ func ReadSummary(dir string) (index.Summary, error) {
 			s.Bytes += fi.Size()
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, VersionFile)); err == nil {
-		var v schema.Version
-		if json.Unmarshal(b, &v) == nil {
-			s.Model = v.Model
-		}
+	if v, err := readVersionFile(dir); err == nil {
+		s.Model = v.Model
 	}
 	doc, err := readCommitted(dir)
 	if errors.Is(err, fs.ErrNotExist) {

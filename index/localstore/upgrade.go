@@ -3,9 +3,12 @@ package localstore
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
+	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
@@ -35,9 +38,30 @@ const (
 	versionOlder                       // an older schema this code reads: upgrade
 )
 
-// checkVersion compares the version file with the running program's.
+// readVersionFile reads dir's version file: fs.ErrNotExist when there is
+// none, index.ErrInconsistent naming the file when it is not JSON or names
+// no schema, model or dimension (truncated, null, {}, []).
+func readVersionFile(dir string) (schema.Version, error) {
+	var v schema.Version
+	path := filepath.Join(dir, VersionFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return v, err
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return v, fmt.Errorf("%w: %s is damaged: %v", index.ErrInconsistent, path, err)
+	}
+	if v.Schema < 1 || v.Model == "" || v.Dim < 1 {
+		return v, fmt.Errorf("%w: %s is damaged: it names no schema, model or dimension", index.ErrInconsistent, path)
+	}
+	return v, nil
+}
+
+// checkVersion compares the version file with the running program's. A
+// missing or damaged one beside a commit is damage (index.ErrInconsistent),
+// not another model's index.
 func (s *Store) checkVersion() (versionState, error) {
-	b, err := os.ReadFile(s.path(VersionFile))
+	v, err := readVersionFile(s.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		// A folder without a version holds no index we wrote.
 		_, ferr := os.Stat(s.path(FilesFile))
@@ -45,14 +69,10 @@ func (s *Store) checkVersion() (versionState, error) {
 		if errors.Is(ferr, fs.ErrNotExist) && errors.Is(cerr, fs.ErrNotExist) {
 			return versionCurrent, nil
 		}
-		return versionOther, nil
+		return versionOther, fmt.Errorf("%w: the %s file is missing", index.ErrInconsistent, VersionFile)
 	}
 	if err != nil {
 		return versionOther, err
-	}
-	var v schema.Version
-	if json.Unmarshal(b, &v) != nil {
-		return versionOther, nil
 	}
 	if v == s.version {
 		return versionCurrent, nil

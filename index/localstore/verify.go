@@ -1,15 +1,12 @@
 package localstore
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
-	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
 // Verify loads the index committed in dir with every check Open makes
@@ -20,19 +17,15 @@ import (
 // takes no lock and writes nothing.
 func Verify(dir string) error {
 	s := &Store{dir: dir, log: slog.New(slog.DiscardHandler), opts: index.Options{ReadOnly: true}}
-	raw, err := os.ReadFile(s.path(VersionFile))
+	v, err := readVersionFile(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, err := readCommitRecord(dir); errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		return fmt.Errorf("%w: the version file is missing", index.ErrInconsistent)
+		return fmt.Errorf("%w: the %s file is missing", index.ErrInconsistent, VersionFile)
 	}
 	if err != nil {
 		return err
-	}
-	var v schema.Version
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return fmt.Errorf("%w: version file: %v", index.ErrInconsistent, err)
 	}
 	s.version = v
 	st, _, err := s.loadSettled(s.stampFiles())

@@ -100,6 +100,10 @@ func (s *Store) begin() (*Writer, error) {
 // The returned state holds no FAISS index: the writer builds on the snapshot.
 func (s *Store) writerState() (*state, bool, error) {
 	ok, err := s.versionMatches()
+	if index.IsDamaged(err) {
+		s.log.Error("index files disagree: rebuilding from scratch (every file is indexed again)", "dir", s.dir, "err", err)
+		return s.resetState()
+	}
 	if err != nil {
 		return nil, false, err
 	}

@@ -164,7 +164,10 @@ type Status struct {
 	LastRunError string `json:"last_run_error"`
 	// LastRunDamage says that LastRunFile cannot be read (the failures
 	// of earlier runs are then unknown) and that the next run rewrites it.
-	LastRunDamage string      `json:"last_run_damage,omitempty"`
+	LastRunDamage string `json:"last_run_damage,omitempty"`
+	// FolderProblem is why a reindex would be refused: FolderIDFile is
+	// damaged or names another folder (with the fix).
+	FolderProblem string      `json:"folder_problem,omitempty"`
 	ChangedDisk   DiskChanges `json:"changed_on_disk"`
 	// Integrity is IntegrityOK, IntegrityDamaged (Damage says what failed)
 	// or "" when the index was not checked (Status of a running engine).

@@ -69,10 +69,31 @@ func (e *Engine) checkFolderID() error {
 		return fmt.Errorf("data folder: %w", err)
 	}
 	path := filepath.Join(e.cfg.IndexFolder, FolderIDFile)
-	b, err := os.ReadFile(path)
+	err = compareFolderID(path, now)
 	if errors.Is(err, fs.ErrNotExist) {
 		return writeFolderID(path, now)
 	}
+	return err
+}
+
+// folderIDProblem is why checkFolderID would refuse a run, nil if it would
+// not; it records nothing (status).
+func (e *Engine) folderIDProblem() error {
+	now, err := statFolderID(e.cfg.DataFolder)
+	if err != nil {
+		return nil // the walk reports a missing data folder
+	}
+	if err := compareFolderID(filepath.Join(e.cfg.IndexFolder, FolderIDFile), now); !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// compareFolderID compares the record at path with now: fs.ErrNotExist
+// when there is none, a *FolderChangedError when it is damaged or names
+// another folder.
+func compareFolderID(path string, now folderID) error {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}

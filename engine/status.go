@@ -149,6 +149,9 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	if err != nil {
 		st.LastRunDamage = err.Error()
 	}
+	if err := e.folderIDProblem(); err != nil {
+		st.FolderProblem = err.Error()
+	}
 	if lr.Failures != nil || lr.Error != "" {
 		if lr.Failures != nil {
 			st.Failed = lr.Failures

@@ -342,6 +342,9 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err == nil && st.ScopeDamage != "" {
 		err = &exitError{code: 1, err: errors.New(st.ScopeDamage)}
 	}
+	if err == nil && st.FolderProblem != "" {
+		err = &exitError{code: 1, err: errors.New(st.FolderProblem)}
+	}
 	return err
 }
 
@@ -383,6 +386,9 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 	fmt.Fprintf(tw, "excludes:\t%s\n", term.Visible(excludeList(st.Excludes)))
 	if st.LastRunError != "" {
 		fmt.Fprintf(tw, "last run failed:\t%s\n", term.OneLine(st.LastRunError, 240))
+	}
+	if st.FolderProblem != "" {
+		fmt.Fprintf(tw, "data folder record:\tREINDEX REFUSED: %s\n", term.OneLine(st.FolderProblem, 400))
 	}
 	if st.LastRunDamage != "" {
 		fmt.Fprintf(tw, "last run record:\tDAMAGED: %s\n", term.OneLine(st.LastRunDamage, 240))

@@ -291,7 +291,8 @@ func testStatusCountsOutsideLinks(t *testing.T, b backend) {
 // file and print the command that mends it in full (list printed only the
 // damage; a damaged version file made every command call the index
 // someone else's folder), and nothing is removed from the index: a
-// damaged run record is reported and rewritten by the next run.
+// damaged run record is reported and rewritten by the next run; a damaged
+// data folder record, which refuses a reindex, is shown by status too.
 func TestSmallIndexFileDamage(t *testing.T) {
 	data := copySample(t)
 	built := filepath.Join(t.TempDir(), "built")
@@ -299,7 +300,7 @@ func TestSmallIndexFileDamage(t *testing.T) {
 		t.Fatalf("reindex: exit %d\n%s", code, stderr)
 	}
 	kinds := map[string]string{"empty": "", "null": "null", "[]": "[]", "{}": "{}", "garbage": "\x00\xffnot json{", "truncated": ""}
-	for _, file := range []string{"version", "commit.json", "files.json", "last-run.json"} {
+	for _, file := range []string{"version", "commit.json", "files.json", "last-run.json", "data-folder.json"} {
 		for kind, content := range kinds {
 			t.Run(file+"/"+kind, func(t *testing.T) {
 				idx := filepath.Join(t.TempDir(), "idx")
@@ -318,11 +319,17 @@ func TestSmallIndexFileDamage(t *testing.T) {
 				dirs := []string{"--data-folder", data, "--index-folder", idx}
 				fix := "micro-rag-mcp reindex --force --data-folder " + engine.ShellQuote(data) + " --index-folder " + engine.ShellQuote(idx)
 				code, stdout, stderr := runBinary(t, append([]string{"status"}, dirs...)...)
-				if file == "last-run.json" {
+				switch {
+				case file == "last-run.json":
 					if code != 0 || !strings.Contains(statusValue(stdout, "last run record"), "DAMAGED: "+path) {
 						t.Errorf("status: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 					}
-				} else if code != 1 || !strings.Contains(stderr, file) || !strings.Contains(stderr, fix) {
+				case file == "data-folder.json":
+					if code != 1 || !strings.HasPrefix(statusValue(stdout, "data folder record"), "REINDEX REFUSED: "+path+" is damaged") ||
+						!strings.Contains(stderr, "rm "+engine.ShellQuote(path)) {
+						t.Errorf("status: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+					}
+				case code != 1 || !strings.Contains(stderr, file) || !strings.Contains(stderr, fix):
 					t.Errorf("status: exit %d, want 1 naming %s and %q\nstdout:\n%s\nstderr:\n%s", code, file, fix, stdout, stderr)
 				}
 				code, stdout, stderr = runBinary(t, append([]string{"list"}, dirs...)...)

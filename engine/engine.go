@@ -941,10 +941,11 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 		}
 		return ReindexResult{}, err
 	}
-	e.recordRun(activity, cfg.Walker.InScope, res.Failures, paths == nil && req.PathGlob == "")
-	if pathGlob == nil && paths == nil {
+	whole := pathGlob == nil && paths == nil
+	if whole {
 		e.noteNotEnabled(res.Skipped)
 	}
+	e.recordRun(activity, cfg.Walker.InScope, res.Failures, whole)
 	out := reindexResult(res, scope, time.Since(start))
 	e.log.Info("reindex done", "added", out.FilesAdded, "updated", out.FilesUpdated, "removed", out.FilesRemoved,
 		"failed", out.FilesFailed, "skipped", out.FilesSkipped, "touched", res.FilesTouched, "embedded", res.ChunksEmbedded, "reused", res.ChunksReused,
@@ -981,10 +982,15 @@ func reindexResult(res pipeline.Result, scope *activeScope, elapsed time.Duratio
 // for none), so that a search that finds little can say where else the
 // answer may be.
 func (e *Engine) NotEnabled() stages.SkipGroup {
-	if g := e.notEnabled.Load(); g != nil {
-		return *g
+	g := e.notEnabled.Load()
+	if g == nil {
+		// No run yet in this process (a CLI search): the latest recorded.
+		g = e.readLastRun().NotEnabled
 	}
-	return stages.SkipGroup{}
+	if g == nil {
+		return stages.SkipGroup{}
+	}
+	return *g
 }
 
 // Status reports what the index holds.

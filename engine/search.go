@@ -16,6 +16,20 @@ func (e *Engine) Search(ctx context.Context, req isearch.Request) ([]isearch.Res
 	return e.searchWith(ctx, req, nil)
 }
 
+// Answer is Search's results with the note a weak search adds: which files
+// the latest run left out because their extension is not enabled.
+func (e *Engine) Answer(ctx context.Context, req isearch.Request) (isearch.Output, error) {
+	res, err := e.Search(ctx, req)
+	if err != nil {
+		return isearch.Output{}, err
+	}
+	if res == nil {
+		res = []isearch.Result{} // "results": [] rather than null
+	}
+	g := e.NotEnabled()
+	return isearch.Output{Results: res, Note: isearch.NotEnabledNote(res, g.Count, g.Examples, g.Exts)}, nil
+}
+
 // searchWith is Search with its options changed by tune (nil: none), for
 // tests.
 func (e *Engine) searchWith(ctx context.Context, req isearch.Request, tune func(*isearch.Options)) ([]isearch.Result, error) {

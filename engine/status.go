@@ -28,6 +28,9 @@ type lastRun struct {
 	// Error is why the latest run failed as a whole ("" once a run
 	// succeeds): "2006-01-02T15:04:05Z reindex: <error>".
 	Error string `json:"error,omitempty"`
+	// NotEnabled is what the latest run over the whole folder skipped for
+	// its extension (Engine.NotEnabled), for a search in another process.
+	NotEnabled *stages.SkipGroup `json:"not_enabled,omitempty"`
 }
 
 // recordFailure notes in LastRunFile that a run failed, keeping the
@@ -68,8 +71,11 @@ func (e *Engine) writeLastRun(lr lastRun) {
 func (e *Engine) recordRun(activity string, inScope func(string) bool, failures []stages.Failure, whole bool) {
 	prev := e.readLastRun()
 	next := lastRun{At: time.Now().UTC(), Activity: activity, Failures: failures}
+	if g := e.notEnabled.Load(); whole && g != nil && g.Count > 0 {
+		next.NotEnabled = g
+	}
 	if !whole {
-		next.Error = prev.Error
+		next.Error, next.NotEnabled = prev.Error, prev.NotEnabled
 	}
 	again := map[string]bool{}
 	for _, f := range failures {

@@ -21,7 +21,6 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/glob"
-	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
@@ -396,8 +395,8 @@ func checkIndexFolder(data, dir string, readOnly, local bool) (string, error) {
 	if confine.Within(resolved, data) {
 		return "", fmt.Errorf("index folder %s contains the data folder %s: choose a folder outside it with --index-folder", dir, data)
 	}
-	if err := localstore.CheckFolder(resolved); err != nil {
-		if !errors.Is(err, localstore.ErrNotIndex) {
+	if err := index.CheckIndexFolder(resolved); err != nil {
+		if !errors.Is(err, index.ErrNotIndex) {
 			return "", fmt.Errorf("index folder: %w", err)
 		}
 		if !local && onlyEngineFiles(resolved) {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
-	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
 	"github.com/micro-rag/micro-rag-mcp/stages"
@@ -114,9 +113,8 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Store: e.cfg.Store.Describe(e.namespace()), Integrity: IntegrityOK,
 		Failed: []stages.Failure{}, Truncated: []stages.Failure{}, ChangedDisk: DiskChanges{Examples: []string{}}, Skipped: []stages.SkipGroup{}}
 	sum, err := e.readSummary(ctx)
-	if err == nil && e.cfg.Store.Local() {
-		// A database checks its own pages; the folder's files are ours to.
-		err = localstore.Verify(e.cfg.IndexFolder)
+	if err == nil {
+		err = index.VerifyStore(ctx, e.storeURL(), e.namespace())
 	}
 	if index.IsDamaged(err) {
 		st.Integrity, st.Damage = IntegrityDamaged, err.Error()

@@ -8,18 +8,15 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
-
-// ErrNotIndex means a folder holds files that are not an index of ours; it
-// is someone's data and is never written to.
-var ErrNotIndex = errors.New("not a micro-rag-mcp index")
 
 var errReadOnly = errors.New("index opened read-only")
 
 // CheckFolder reports whether dir may hold the index: it is missing, empty,
 // or holds an index written by this program (recognised by its version
-// file). Otherwise the error wraps ErrNotIndex.
+// file). Otherwise the error wraps index.ErrNotIndex.
 func CheckFolder(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -41,14 +38,14 @@ func CheckFolder(dir string) error {
 	}
 	b, err := os.ReadFile(filepath.Join(dir, VersionFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %s is not empty and has no %s file", ErrNotIndex, dir, VersionFile)
+		return fmt.Errorf("%w: %s is not empty and has no %s file", index.ErrNotIndex, dir, VersionFile)
 	}
 	if err != nil {
 		return err
 	}
 	var v schema.Version
 	if json.Unmarshal(b, &v) != nil || v.Schema < 1 || v.Model == "" || v.Dim < 1 {
-		return fmt.Errorf("%w: %s has a %s file that this program did not write", ErrNotIndex, dir, VersionFile)
+		return fmt.Errorf("%w: %s has a %s file that this program did not write", index.ErrNotIndex, dir, VersionFile)
 	}
 	return nil
 }

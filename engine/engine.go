@@ -21,7 +21,6 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/glob"
-	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
@@ -402,8 +401,8 @@ func checkIndexFolder(data, dir string, readOnly, local bool) (string, error) {
 	if confine.Within(resolved, data) {
 		return "", fmt.Errorf("index folder %s contains the data folder %s: choose a folder outside it with --index-folder", dir, data)
 	}
-	if err := localstore.CheckFolder(resolved); err != nil {
-		if !errors.Is(err, localstore.ErrNotIndex) {
+	if err := index.CheckIndexFolder(resolved); err != nil {
+		if !errors.Is(err, index.ErrNotIndex) {
 			return "", fmt.Errorf("index folder: %w", err)
 		}
 		if !local && onlyEngineFiles(resolved) {
@@ -947,10 +946,11 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 		}
 		return ReindexResult{}, err
 	}
-	e.recordRun(activity, cfg.Walker.InScope, res.Failures, paths == nil && req.PathGlob == "")
-	if pathGlob == nil && paths == nil {
+	whole := pathGlob == nil && paths == nil
+	if whole {
 		e.noteNotEnabled(res.Skipped)
 	}
+	e.recordRun(activity, cfg.Walker.InScope, res.Failures, whole)
 	out := reindexResult(res, scope, time.Since(start))
 	e.log.Info("reindex done", "added", out.FilesAdded, "updated", out.FilesUpdated, "removed", out.FilesRemoved,
 		"failed", out.FilesFailed, "skipped", out.FilesSkipped, "touched", res.FilesTouched, "embedded", res.ChunksEmbedded, "reused", res.ChunksReused,
@@ -987,10 +987,17 @@ func reindexResult(res pipeline.Result, scope *activeScope, elapsed time.Duratio
 // for none), so that a search that finds little can say where else the
 // answer may be.
 func (e *Engine) NotEnabled() stages.SkipGroup {
-	if g := e.notEnabled.Load(); g != nil {
-		return *g
+	g := e.notEnabled.Load()
+	if g == nil {
+		// No run yet in this process (a CLI search): the latest recorded.
+		// A damaged record is reported by status; here it means no hint.
+		lr, _ := e.readLastRun()
+		g = lr.NotEnabled
 	}
-	return stages.SkipGroup{}
+	if g == nil {
+		return stages.SkipGroup{}
+	}
+	return *g
 }
 
 // Status reports what the index holds.

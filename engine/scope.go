@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -40,7 +41,7 @@ func (e *ScopeError) Error() string {
 	var b strings.Builder
 	if len(e.Dropped) > 0 {
 		fmt.Fprintf(&b, "--exts leaves out %s, which this index covers (recorded list: %s)",
-			ExtList(e.Dropped), ExtList(e.Recorded.Exts))
+			isearch.ExtList(e.Dropped), isearch.ExtList(e.Recorded.Exts))
 		if e.Files > 0 {
 			fmt.Fprintf(&b, ", so %d indexed files would be removed", e.Files)
 		}
@@ -63,19 +64,6 @@ func orNone(list []string) string {
 		return "none"
 	}
 	return strings.Join(list, ", ")
-}
-
-// ExtList names extensions for people: ".txt,.md" with "(no extension)"
-// for "".
-func ExtList(exts []string) string {
-	out := make([]string, len(exts))
-	for i, e := range exts {
-		out[i] = e
-		if e == "" {
-			out[i] = NoExt
-		}
-	}
-	return strings.Join(out, ",")
 }
 
 // ScopeRequest is what a command line asks of the scope.
@@ -287,8 +275,8 @@ func (e *Engine) resolveScope(indexed map[string]*schema.FileEntry) (*activeScop
 			return nil, fmt.Errorf("recording the index's extensions: %w", err)
 		}
 		if rec != nil {
-			e.log.Info("index scope changed", "exts", ExtList(sc.Exts), "excludes", sc.Excludes,
-				"was_exts", ExtList(rec.Exts), "was_excludes", rec.Excludes)
+			e.log.Info("index scope changed", "exts", isearch.ExtList(sc.Exts), "excludes", sc.Excludes,
+				"was_exts", isearch.ExtList(rec.Exts), "was_excludes", rec.Excludes)
 		}
 	}
 	a := newActiveScope(sc)
@@ -309,7 +297,7 @@ func (e *Engine) scopeRepair(damage *ScopeDamage, indexed map[string]*schema.Fil
 	if e.cfg.Model != "" && e.cfg.Model != DefaultModel {
 		args = append(args, "--model", ShellQuote(e.cfg.Model))
 	}
-	args = append(args, "--exts", ShellQuote(ExtList(exts.Exts)))
+	args = append(args, "--exts", ShellQuote(isearch.ExtList(exts.Exts)))
 	return fmt.Errorf("%w. It records which file types this index covers, so no run guesses them (a wrong guess "+
 		"would remove files). To record the default types and those of the %d indexed files again, run: %s",
 		damage, len(indexed), strings.Join(args, " "))

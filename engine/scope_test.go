@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,8 +75,8 @@ func TestExtSpellingsRoundTrip(t *testing.T) {
 		{"NOEXT,.noext", ""},
 		{".MD,md,Md", ".md"},
 		{"md, .txt ,", ".md,.txt"},
-		{strings.ToUpper(ExtList(DefaultExts)), defaults},
-		{strings.ReplaceAll(ExtList(DefaultExts), ".", ""), defaults},
+		{strings.ToUpper(isearch.ExtList(DefaultExts)), defaults},
+		{strings.ReplaceAll(isearch.ExtList(DefaultExts), ".", ""), defaults},
 		{"markup,noext", strings.Join(append(slices.Clone(ExtGroups["markup"]), ""), ",")},
 		{".CODE", strings.Join(ExtGroups["code"], ",")},
 	} {
@@ -122,7 +123,7 @@ func TestScopeDamagedRecord(t *testing.T) {
 			e := &Engine{cfg: Config{DataFolder: data, IndexFolder: dir}}
 			_, err := e.resolveScope(indexed)
 			want := "run: micro-rag-mcp reindex --data-folder " + ShellQuote(data) + " --index-folder " + ShellQuote(dir) + " --exts " +
-				ExtList(append(slices.Clone(DefaultExts), ".go"))
+				isearch.ExtList(append(slices.Clone(DefaultExts), ".go"))
 			if err == nil || !strings.HasSuffix(err.Error(), want) {
 				t.Fatalf("plain run: %v\nwant it to end with %q", err, want)
 			}
@@ -147,8 +148,8 @@ func TestScopeDamagedRecord(t *testing.T) {
 func TestScopeMissingRecordKeepsIndexedFiles(t *testing.T) {
 	indexed := map[string]*schema.FileEntry{"a.md": {Path: "a.md", Ext: ".md"}, "m.go": {Path: "m.go", Ext: ".go"}}
 	got, err := ScopeRequest{}.resolve(nil, indexed)
-	want := ExtList(append(slices.Clone(DefaultExts), ".go"))
-	if err != nil || ExtList(got.Exts) != want {
+	want := isearch.ExtList(append(slices.Clone(DefaultExts), ".go"))
+	if err != nil || isearch.ExtList(got.Exts) != want {
 		t.Fatalf("got %v, %v; want %s", got.Exts, err, want)
 	}
 }

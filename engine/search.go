@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/micro-rag/micro-rag-mcp/index"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 )
@@ -14,6 +15,36 @@ import (
 // returns no results.
 func (e *Engine) Search(ctx context.Context, req isearch.Request) ([]isearch.Result, error) {
 	return e.searchWith(ctx, req, nil)
+}
+
+// Answer is Search's results with the note a weak search adds: which files
+// the latest run left out because their extension is not enabled.
+func (e *Engine) Answer(ctx context.Context, req isearch.Request) (isearch.Output, error) {
+	res, err := e.Search(ctx, req)
+	if err != nil {
+		return isearch.Output{}, err
+	}
+	if res == nil {
+		res = []isearch.Result{} // "results": [] rather than null
+	}
+	g := e.NotEnabled()
+	return isearch.Output{Results: res, Note: isearch.NotEnabledNote(res, g.Count, g.Examples, g.Exts)}, nil
+}
+
+// View is the current view of the index and query's embedding, for
+// reading the index below the search (bench/cmd/noise); the caller
+// releases the view.
+func (e *Engine) View(ctx context.Context, query string) (index.View, []float32, error) {
+	snap, err := e.snapshot(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	vec, err := e.embedQuery(query)
+	if err != nil {
+		snap.Release()
+		return nil, nil, err
+	}
+	return snap, vec, nil
 }
 
 // searchWith is Search with its options changed by tune (nil: none), for

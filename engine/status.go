@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
-	"github.com/micro-rag/micro-rag-mcp/index/localstore"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
 	"github.com/micro-rag/micro-rag-mcp/stages"
@@ -30,6 +29,9 @@ type lastRun struct {
 	// Error is why the latest run failed as a whole ("" once a run
 	// succeeds): "2006-01-02T15:04:05Z reindex: <error>".
 	Error string `json:"error,omitempty"`
+	// NotEnabled is what the latest run over the whole folder skipped for
+	// its extension (Engine.NotEnabled), for a search in another process.
+	NotEnabled *stages.SkipGroup `json:"not_enabled,omitempty"`
 }
 
 // recordFailure notes in LastRunFile that a run failed, keeping the
@@ -93,8 +95,11 @@ func (e *Engine) writeLastRun(lr lastRun) {
 func (e *Engine) recordRun(activity string, inScope func(string) bool, failures []stages.Failure, whole bool) {
 	prev := e.readLastRunOrWarn()
 	next := lastRun{At: time.Now().UTC(), Activity: activity, Failures: failures}
+	if g := e.notEnabled.Load(); whole && g != nil && g.Count > 0 {
+		next.NotEnabled = g
+	}
 	if !whole {
-		next.Error = prev.Error
+		next.Error, next.NotEnabled = prev.Error, prev.NotEnabled
 	}
 	again := map[string]bool{}
 	for _, f := range failures {
@@ -133,9 +138,8 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Store: e.cfg.Store.Describe(e.namespace()), Integrity: IntegrityOK,
 		Failed: []stages.Failure{}, Truncated: []stages.Failure{}, ChangedDisk: DiskChanges{Examples: []string{}}, Skipped: []stages.SkipGroup{}}
 	sum, err := e.readSummary(ctx)
-	if err == nil && e.cfg.Store.Local() {
-		// A database checks its own pages; the folder's files are ours to.
-		err = localstore.Verify(e.cfg.IndexFolder)
+	if err == nil {
+		err = index.VerifyStore(ctx, e.storeURL(), e.namespace())
 	}
 	if index.IsDamaged(err) {
 		st.Integrity, st.Damage = IntegrityDamaged, err.Error()

@@ -291,6 +291,42 @@ type Driver struct {
 	// index occupies, if the backend can tell). A namespace never written
 	// gives an empty summary. The CLI's status and list use it.
 	Summary func(ctx context.Context, cfg BackendConfig) (Summary, error)
+	// Verify, when set, loads the committed index with every check Open
+	// makes and frees it; damage is an error IsDamaged tells apart. A
+	// database, which checks its own pages, leaves it nil.
+	Verify func(ctx context.Context, cfg BackendConfig) error
+	// CheckFolder, for the folder backend, reports whether a folder may
+	// hold the index: missing, empty or an index of ours; otherwise the
+	// error wraps ErrNotIndex.
+	CheckFolder func(dir string) error
+}
+
+// ErrNotIndex means a folder holds files that are not an index of ours; it
+// is someone's data and is never written to.
+var ErrNotIndex = errors.New("not a micro-rag-mcp index")
+
+// CheckIndexFolder reports whether dir may hold the local index
+// (Driver.CheckFolder of FolderBackend).
+func CheckIndexFolder(dir string) error {
+	d, err := driverOf(StoreURL{})
+	if err != nil {
+		return err
+	}
+	return d.CheckFolder(dir)
+}
+
+// VerifyStore checks the index u names as Driver.Verify says; nil for a
+// backend without Verify.
+func VerifyStore(ctx context.Context, u StoreURL, namespace string) error {
+	d, err := driverOf(u)
+	if err != nil || d.Verify == nil {
+		return err
+	}
+	cfg, err := u.backendConfig(namespace, schema.Version{}, Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	return d.Verify(ctx, cfg)
 }
 
 var (

@@ -195,18 +195,12 @@ func Queue[A, B any](r *Run, name string, in <-chan A, out chan<- B, f func(A) B
 	}, func() { close(out) })
 }
 
-// Expand runs add for each item of in in one goroutine; add emits zero or
-// more items to out. Once in is drained, flush emits what add held back;
-// then out is closed. Both get the run's context.
-func Expand[A, B any](r *Run, name string, in <-chan A, out chan<- B, add func(context.Context, A, func(B) error) error,
-	flush func(context.Context, func(B) error) error) {
-	ExpandIdle(r, name, in, out, add, nil, flush)
-}
-
-// ExpandIdle is Expand with step, which runs whenever no item of in is
+// ExpandIdle runs add for each item of in in one goroutine; add emits zero
+// or more items to out. step (nil: none) runs whenever no item of in is
 // ready and does one piece of the work add held back (reporting whether it
 // did any); in is looked at again between steps, so new items are added
-// while a long backlog is worked off. step nil is Expand.
+// while a long backlog is worked off. Once in is drained, flush emits what
+// add held back; then out is closed. All get the run's context.
 func ExpandIdle[A, B any](r *Run, name string, in <-chan A, out chan<- B, add func(context.Context, A, func(B) error) error,
 	step func(context.Context, func(B) error) (bool, error), flush func(context.Context, func(B) error) error) {
 	r.spawn(name, 1, func(ctx context.Context, m *meter) error {
@@ -228,15 +222,11 @@ func ExpandIdle[A, B any](r *Run, name string, in <-chan A, out chan<- B, add fu
 	}, func() { close(out) })
 }
 
-// Sink runs f for each item of in in one goroutine, then end once in is
-// drained. end never runs after an error or cancel anywhere in the run.
-func Sink[A any](r *Run, name string, in <-chan A, f func(A) error, end func() error) {
-	SinkEvery(r, name, in, f, 0, nil, end)
-}
-
-// SinkEvery is Sink that also calls tick every interval while it waits for
-// items (interval 0: never), so time-based work such as a checkpoint
-// happens even when no item arrives for long.
+// SinkEvery runs f for each item of in in one goroutine, then end once in
+// is drained; end never runs after an error or cancel anywhere in the run.
+// It also calls tick every interval while it waits for items (interval 0:
+// never), so time-based work such as a checkpoint happens even when no
+// item arrives for long.
 func SinkEvery[A any](r *Run, name string, in <-chan A, f func(A) error, every time.Duration, tick func() error, end func() error) {
 	r.spawn(name, 1, func(ctx context.Context, m *meter) error {
 		opts := loopOptions[struct{}]{tick: tick}

@@ -171,3 +171,17 @@ func TestQueueAfterFailedUpstream(t *testing.T) {
 		t.Fatal("end ran after the upstream failed")
 	}
 }
+
+// Expand runs add for each item of in in one goroutine; add emits zero or
+// more items to out. Once in is drained, flush emits what add held back;
+// then out is closed. Both get the run's context.
+func Expand[A, B any](r *Run, name string, in <-chan A, out chan<- B, add func(context.Context, A, func(B) error) error,
+	flush func(context.Context, func(B) error) error) {
+	ExpandIdle(r, name, in, out, add, nil, flush)
+}
+
+// Sink runs f for each item of in in one goroutine, then end once in is
+// drained. end never runs after an error or cancel anywhere in the run.
+func Sink[A any](r *Run, name string, in <-chan A, f func(A) error, end func() error) {
+	SinkEvery(r, name, in, f, 0, nil, end)
+}

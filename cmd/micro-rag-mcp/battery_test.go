@@ -537,8 +537,8 @@ func testBatteryConcurrentSearches(t *testing.T, b backend) {
 	for i := range 100 {
 		var m struct {
 			Result struct {
-				IsError           bool                   `json:"isError"`
-				StructuredContent mcpserver.SearchOutput `json:"structuredContent"`
+				IsError           bool                 `json:"isError"`
+				StructuredContent mcpserver.ToolOutput `json:"structuredContent"`
 			} `json:"result"`
 		}
 		raw := s.await(fmt.Sprint(1000 + i))

@@ -12,12 +12,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/internal/term"
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
+	"github.com/micro-rag/micro-rag-mcp/internal/term"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 )
 
@@ -218,17 +218,16 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		return fmt.Errorf("the index in %s could not be loaded: %w", dir, err)
 	}
 	req.Explain = explain
-	res, err := eng.Search(ctx, req)
+	out, err := eng.Answer(ctx, req)
 	if err != nil {
 		return err
 	}
+	res := out.Results
 	if asJSON {
-		if res == nil {
-			res = []isearch.Result{}
-		}
-		// What the search tool's structuredContent holds, but for the uri
-		// (which names a resource of an MCP server).
-		if err := writeJSON(stdout, mcpserver.SearchOutput{Results: res}); err != nil {
+		// The search tool's structuredContent, but for the uri (which
+		// names a resource of an MCP server) and the index state (the CLI
+		// searches no index being built).
+		if err := writeJSON(stdout, out); err != nil {
 			return err
 		}
 	} else {
@@ -304,10 +303,10 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded,
 		(time.Duration(res.ElapsedMS) * time.Millisecond).String())
 	fmt.Fprintf(stdout, "files skipped:   %d\n", res.FilesSkipped)
-	for _, line := range mcpserver.SkipLines(res.Skipped) {
+	for _, line := range engine.SkipLines(res.Skipped) {
 		fmt.Fprintf(stdout, "  %s\n", line)
 	}
-	fmt.Fprintf(stdout, "extensions:      %s\nexcludes:        %s\n", engine.ExtList(res.Exts), term.Visible(excludeList(res.Excludes)))
+	fmt.Fprintf(stdout, "extensions:      %s\nexcludes:        %s\n", isearch.ExtList(res.Exts), term.Visible(excludeList(res.Excludes)))
 	return nil
 }
 
@@ -379,7 +378,7 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 		fmt.Fprintf(tw, "vector index:\t%s\n", st.VectorIndex)
 	}
 	fmt.Fprintf(tw, "last reindex:\t%s\n", last)
-	fmt.Fprintf(tw, "extensions:\t%s\n", engine.ExtList(st.Exts))
+	fmt.Fprintf(tw, "extensions:\t%s\n", isearch.ExtList(st.Exts))
 	if st.ScopeDamage != "" {
 		fmt.Fprintf(tw, "scope record:\tDAMAGED (see below)\n")
 	}
@@ -398,7 +397,7 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 		fmt.Fprintf(tw, "\t  %s\n", term.Visible(p))
 	}
 	fmt.Fprintf(tw, "not indexed:\t%d\n", stages.SkipTotal(st.Skipped))
-	for _, line := range mcpserver.SkipLines(st.Skipped) {
+	for _, line := range engine.SkipLines(st.Skipped) {
 		fmt.Fprintf(tw, "\t  %s\n", line)
 	}
 	fmt.Fprintf(tw, "failed files:\t%d\n", len(st.Failed))

@@ -150,7 +150,7 @@ func searchWith(t *testing.T, c *client.Client, args map[string]any) []isearch.R
 	if res.IsError {
 		t.Fatalf("search %v: tool error %s", args, toolText(res))
 	}
-	var out mcpserver.SearchOutput
+	var out mcpserver.ToolOutput
 	decode(t, res.StructuredContent, &out)
 	return out.Results
 }
@@ -618,22 +618,22 @@ func testPythonClient(t *testing.T, b backend) {
 		t.Fatalf("pyclient: %v\nstderr:\n%s", err, stderr.String())
 	}
 	var out struct {
-		ServerName     string                 `json:"server_name"`
-		Instructions   string                 `json:"instructions"`
-		Tools          []string               `json:"tools"`
-		SearchRequired []string               `json:"search_required"`
-		Search         mcpserver.SearchOutput `json:"search"`
-		Reindex        engine.ReindexResult   `json:"reindex"`
-		ReindexError   bool                   `json:"reindex_error"`
-		BadTopKError   bool                   `json:"bad_top_k_error"`
-		BadTopKText    string                 `json:"bad_top_k_text"`
-		Links          []string               `json:"links"`
-		ReadURI        string                 `json:"read_uri"`
-		ReadText       string                 `json:"read_text"`
-		DocText        string                 `json:"doc_text"`
-		Listed         []string               `json:"listed"`
-		Templates      []string               `json:"templates"`
-		BadURIError    string                 `json:"bad_uri_error"`
+		ServerName     string               `json:"server_name"`
+		Instructions   string               `json:"instructions"`
+		Tools          []string             `json:"tools"`
+		SearchRequired []string             `json:"search_required"`
+		Search         mcpserver.ToolOutput `json:"search"`
+		Reindex        engine.ReindexResult `json:"reindex"`
+		ReindexError   bool                 `json:"reindex_error"`
+		BadTopKError   bool                 `json:"bad_top_k_error"`
+		BadTopKText    string               `json:"bad_top_k_text"`
+		Links          []string             `json:"links"`
+		ReadURI        string               `json:"read_uri"`
+		ReadText       string               `json:"read_text"`
+		DocText        string               `json:"doc_text"`
+		Listed         []string             `json:"listed"`
+		Templates      []string             `json:"templates"`
+		BadURIError    string               `json:"bad_uri_error"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		t.Fatalf("pyclient output %q: %v\nstderr:\n%s", stdout.String(), err, stderr.String())

@@ -70,7 +70,7 @@ func (c *common) register(fs *flag.FlagSet) {
 		"postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=verify-full][&schema=NAME] (default $"+index.EnvStore+";\n"+
 		"without either, the index folder). Its password is never printed; prefer ~/.pgpass or $PGPASSWORD")
 	fs.StringVar(&c.exts, "exts", "", "comma-separated file extensions to index, replacing the list recorded in the index\n"+
-		"(default: the recorded list; a new index takes "+engine.ExtList(engine.DefaultExts)+",\n"+
+		"(default: the recorded list; a new index takes "+isearch.ExtList(engine.DefaultExts)+",\n"+
 		engine.NoExt+" being README, LICENSE and other files without an extension); \"+.csv,.json\" adds to it.\n"+
 		"A list that leaves out recorded extensions is refused unless --change-exts is given")
 	fs.StringVar(&c.addExts, "add-exts", "", "comma-separated file extensions to index besides the recorded (or --exts) list;\n"+

@@ -73,7 +73,7 @@ func testE2EIndexingStateAndBusy(t *testing.T, b backend) {
 	c := b.startServer(t, bigFolder(t), "--index-folder", filepath.Join(t.TempDir(), "idx"))
 	ctx, cancel := context.WithTimeout(context.Background(), indexTimeout)
 	defer cancel()
-	var out mcpserver.SearchOutput
+	var out mcpserver.ToolOutput
 	var text string
 	for {
 		res, err := callTool(ctx, c, "search", map[string]any{"query": "warehouse ledger"})
@@ -83,7 +83,7 @@ func testE2EIndexingStateAndBusy(t *testing.T, b backend) {
 		if res.IsError {
 			t.Fatalf("search error: %s", toolText(res))
 		}
-		out = mcpserver.SearchOutput{}
+		out = mcpserver.ToolOutput{}
 		decode(t, res.StructuredContent, &out)
 		text = toolText(res)
 		if out.IndexState != nil && out.IndexState.Indexing && out.IndexState.FilesTotal > 0 {

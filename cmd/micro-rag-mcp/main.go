@@ -15,7 +15,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
-	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/internal/term"
+	"github.com/micro-rag/micro-rag-mcp/internal/term"
 )
 
 // version and commit are set at link time by make build and make dist

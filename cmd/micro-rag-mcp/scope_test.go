@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,7 +61,7 @@ func testExtsNeverDropFiles(t *testing.T, b backend) {
 
 	// The case of the issue: --exts csv would have removed every file.
 	code, _, stderr = reindexJSON(t, b, append(d, "--exts", "json")...)
-	list := engine.ExtList(engine.DefaultExts)
+	list := isearch.ExtList(engine.DefaultExts)
 	for _, want := range []string{"--exts leaves out " + list, "recorded list: " + list, "6 indexed files would be removed", "--change-exts", "--add-exts"} {
 		if code != 2 || !strings.Contains(stderr, want) {
 			t.Errorf("reindex --exts json: exit %d, stderr lacks %q:\n%s", code, want, stderr)
@@ -136,7 +137,7 @@ func testServerKeepsRecordedExts(t *testing.T, b backend) {
 	}
 	// .csv is a default format, so --exts csv leaves out all the others.
 	others := slices.DeleteFunc(slices.Clone(engine.DefaultExts), func(e string) bool { return e == ".csv" })
-	if !strings.Contains(text, "--exts leaves out "+engine.ExtList(others)) || !strings.Contains(text, "--change-exts") {
+	if !strings.Contains(text, "--exts leaves out "+isearch.ExtList(others)) || !strings.Contains(text, "--change-exts") {
 		t.Errorf("reindex tool error does not name --exts and the recorded list: %s", text)
 	}
 	if st := statusOf(t, b, "--data-folder", data); st.Files != 6 {

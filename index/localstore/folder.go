@@ -11,17 +11,13 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index"
 )
 
-// ErrNotIndex means a folder holds files that are not an index of ours; it
-// is someone's data and is never written to.
-var ErrNotIndex = errors.New("not a micro-rag-mcp index")
-
 var errReadOnly = errors.New("index opened read-only")
 
 // CheckFolder reports whether dir may hold the index: it is missing, empty,
 // or holds an index written by this program (recognised by its version
 // file, or, when that is missing or damaged, by its commit record and
 // manifest: the store then reports the damage and a rebuild replaces it).
-// Otherwise the error wraps ErrNotIndex.
+// Otherwise the error wraps index.ErrNotIndex.
 func CheckFolder(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -46,9 +42,9 @@ func CheckFolder(dir string) error {
 	case err == nil || (errors.Is(err, fs.ErrNotExist) || index.IsDamaged(err)) && holdsCommit(dir):
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: %s is not empty and has no %s file", ErrNotIndex, dir, VersionFile)
+		return fmt.Errorf("%w: %s is not empty and has no %s file", index.ErrNotIndex, dir, VersionFile)
 	case index.IsDamaged(err):
-		return fmt.Errorf("%w: %s has a %s file that this program did not write", ErrNotIndex, dir, VersionFile)
+		return fmt.Errorf("%w: %s has a %s file that this program did not write", index.ErrNotIndex, dir, VersionFile)
 	}
 	return err
 }

@@ -11,7 +11,8 @@ import (
 // A binary that imports this package serves the local index folder (no
 // --store), as index/pgstore serves postgres://.
 func init() {
-	index.RegisterBackend(index.FolderBackend, index.Driver{Open: openBackend, Summary: summary})
+	index.RegisterBackend(index.FolderBackend, index.Driver{Open: openBackend, Summary: summary, CheckFolder: CheckFolder,
+		Verify: func(_ context.Context, cfg index.BackendConfig) error { return Verify(cfg.Folder) }})
 }
 
 // errNoFolder means a local StoreURL without its folder.

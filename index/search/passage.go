@@ -45,20 +45,6 @@ func (p *passage) absorb(recs ...schema.Record) {
 // passage; its neighbours are one resources/read away.
 const maxPassageChunks = 4
 
-// passages walks candidates best first and groups them: a chunk whose text
-// overlaps or touches a passage already formed joins it (merging passages it
-// bridges) unless that would make a passage of more than maxPassageChunks
-// chunks, in which case it is skipped; any other chunk starts a new
-// passage. The walk covers every candidate down to the first below
-// threshold, and the first topK passages are returned: so the passages a
-// search returns do not depend on topK, and a larger topK only appends.
-// The result is best first, and no text appears twice.
-func passages(cands []candidate, topK int, threshold float64) []Result {
-	ps, _ := pick(cands, topK, threshold, nil) // cannot fail without a source
-	res, _ := results(ps, false, nil)
-	return res
-}
-
 // pick groups the candidates into passages and keeps the first topK. src
 // reads the heads of the candidates it groups, which hold only their
 // chunk's id; a nil src means the candidates hold whole records.

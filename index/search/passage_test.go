@@ -171,3 +171,18 @@ func TestCollapseSpace(t *testing.T) {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
+
+// passages walks candidates best first and groups them: a chunk whose text
+// overlaps or touches a passage already formed joins it (merging passages it
+// bridges) unless that would make a passage of more than maxPassageChunks
+// chunks, in which case it is skipped; any other chunk starts a new
+// passage. The walk covers every candidate down to the first below
+// threshold, and the first topK passages are returned: so the passages a
+// search returns do not depend on topK, and a larger topK only appends.
+// The result is best first, and no text appears twice. (The search's
+// grouping, pick and results, on candidates holding whole records.)
+func passages(cands []candidate, topK int, threshold float64) []Result {
+	ps, _ := pick(cands, topK, threshold, nil) // cannot fail without a source
+	res, _ := results(ps, false, nil)
+	return res
+}

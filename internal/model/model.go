@@ -192,18 +192,6 @@ func FilesIn(dir string) (Files, error) {
 	return Files{ONNX: filepath.Join(abs, ONNXName), Tokenizer: filepath.Join(abs, TokenizerName)}, nil
 }
 
-// ModelDir picks the model directory: the flag, else $MICRO_RAG_MODEL_DIR,
-// else DefaultModelDir().
-func ModelDir(flag string) string {
-	if flag != "" {
-		return flag
-	}
-	if d := os.Getenv(EnvModelDir); d != "" {
-		return d
-	}
-	return DefaultModelDir()
-}
-
 // Locate finds the default model already installed (see ModelDir for the
 // order) and checks that both files are there. It never downloads; see
 // Ensure.

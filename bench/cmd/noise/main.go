@@ -81,7 +81,7 @@ type query struct {
 	Bg *background `json:",omitempty"`
 	// Both rankings' first chunks with their evidence (hybrid mode,
 	// -evidence), texts left out.
-	Ev *search.QueryEvidence `json:",omitempty"`
+	Ev *QueryEvidence `json:",omitempty"`
 }
 
 type background struct{ Mean, Std, P50, P90, P99 float64 }
@@ -94,7 +94,7 @@ var (
 )
 
 func summarise(ctx context.Context, eng *engine.Engine, q string, chunks int) (*background, error) {
-	ev, err := eng.Explain(ctx, q, chunks)
+	ev, err := evidence(ctx, eng, q, chunks)
 	if err != nil {
 		return nil, err
 	}
@@ -265,11 +265,11 @@ func backgroundOf(ctx context.Context, eng *engine.Engine, mode, q string, chunk
 
 // evidenceOf is the query's evidence to depth -evidence, with -evidence
 // in hybrid mode; nil otherwise.
-func evidenceOf(ctx context.Context, eng *engine.Engine, mode, q string) (*search.QueryEvidence, error) {
+func evidenceOf(ctx context.Context, eng *engine.Engine, mode, q string) (*QueryEvidence, error) {
 	if *withEvidence <= 0 || mode != "hybrid" {
 		return nil, nil
 	}
-	ev, err := eng.Explain(ctx, q, *withEvidence)
+	ev, err := evidence(ctx, eng, q, *withEvidence)
 	for i := range ev.Chunks {
 		ev.Chunks[i].Text = ""
 	}

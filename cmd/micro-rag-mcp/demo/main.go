@@ -15,10 +15,10 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/internal/term"
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/internal/mcpcall"
+	"github.com/micro-rag/micro-rag-mcp/internal/term"
 )
 
 var queries = []string{
@@ -95,7 +95,7 @@ func run(bin, data string, verbose bool) error {
 		if res.IsError {
 			return fmt.Errorf("search: %s", mcpcall.Text(res))
 		}
-		var out mcpserver.SearchOutput
+		var out mcpserver.ToolOutput
 		if err := mcpcall.Decode(res.StructuredContent, &out); err != nil {
 			return err
 		}

@@ -15,17 +15,17 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/internal/term"
 	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index/search"
+	"github.com/micro-rag/micro-rag-mcp/internal/term"
 	"github.com/micro-rag/micro-rag-mcp/internal/toolargs"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
-	"github.com/micro-rag/micro-rag-mcp/stages"
 )
 
 // Engine is the part of *engine.Engine the tools and resources use.
 type Engine interface {
-	Search(ctx context.Context, req search.Request) ([]search.Result, error)
+	// Answer is a search's results and note (*engine.Engine.Answer).
+	Answer(ctx context.Context, req search.Request) (search.Output, error)
 	Reindex(ctx context.Context, req engine.ReindexRequest, progress func(pipeline.Progress)) (engine.ReindexResult, error)
 	ReadChunk(ctx context.Context, path string, i, around int) (search.Text, error)
 	ReadDocument(ctx context.Context, path string) (search.Text, error)
@@ -225,11 +225,10 @@ const reindexOutputSchema = `{
   "required": ["files_added", "files_updated", "files_removed", "files_failed", "chunks_total", "chunks_embedded", "elapsed_ms"]
 }`
 
-// SearchOutput is the structured result of the search tool.
-type SearchOutput struct {
-	Results []search.Result `json:"results"`
-	// Note says where else the answer may be when nothing scored high.
-	Note       string             `json:"note,omitempty"`
+// ToolOutput is the search tool's structuredContent: the search's output,
+// and while indexing runs the index's state, which makes it incomplete.
+type ToolOutput struct {
+	search.Output
 	IndexState *engine.IndexState `json:"index_state,omitempty"`
 }
 
@@ -290,7 +289,7 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	res, err := t.eng.Search(ctx, req)
+	answer, err := t.eng.Answer(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return mcp.NewToolResultError("search cancelled"), nil
@@ -298,19 +297,11 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 		t.log.Warn("search failed", "err", err)
 		return mcp.NewToolResultError("search failed: " + err.Error()), nil
 	}
-	if res == nil {
-		res = []search.Result{} // "results": [] rather than null
-	}
+	res := answer.Results
 	for i := range res {
 		res[i].URI = ChunkURI(t.title, res[i].Path, res[i].ChunkIndex)
 	}
-	structured, text := SearchOutput{Results: res}, FormatResults(req.Query, res)
-	if h, ok := t.eng.(skipReporter); ok {
-		if note := NotEnabledNote(res, h.NotEnabled()); note != "" {
-			structured.Note = note
-			text += "\n\n" + note
-		}
-	}
+	structured, text := ToolOutput{Output: answer}, answer.Text(req.Query)
 	// Only work really left makes results incomplete: a run that finds
 	// every file unchanged says nothing.
 	if st := t.eng.IndexState(); st.Pending || st.ModelLoading {
@@ -361,7 +352,7 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	text := fmt.Sprintf("Reindexed in %d ms: %d added, %d updated, %d removed, %d failed; %d chunks in the index, %d embedded by this run.",
 		res.ElapsedMS, res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded)
 	if res.FilesSkipped > 0 {
-		text += fmt.Sprintf(" %d files seen but not indexed: %s.", res.FilesSkipped, strings.Join(SkipLines(res.Skipped), "; "))
+		text += fmt.Sprintf(" %d files seen but not indexed: %s.", res.FilesSkipped, strings.Join(engine.SkipLines(res.Skipped), "; "))
 	}
 	return mcp.NewToolResultStructured(res, text), nil
 }
@@ -385,42 +376,6 @@ func (t *tools) progressSender(ctx context.Context, token mcp.ProgressToken) fun
 	}
 }
 
-// skipReporter is the part of *engine.Engine that tells what the folder
-// holds but the index does not.
-type skipReporter interface {
-	NotEnabled() stages.SkipGroup
-}
-
-// StrongScore is the score from which a result is taken as an answer: below
-// it (or with no result) a search says which files the index leaves out for
-// their extension. On testdata/sample and a folder with a rota table, 17 of
-// 19 questions put their answer first at 0.4 or more (the others 0.22 and
-// 0.24); wrong passages found for questions whose answer sat in an
-// unindexed CSV scored 0.30 to 0.37 (issue 32). The note is worded "if the
-// answer may be in them", so a needless one costs some 60 tokens.
-const StrongScore = 0.4
-
-// NotEnabledNote tells the model, when no result scores StrongScore, that
-// the folder holds files skipped for their extension (g), which, and how to
-// add them; "" otherwise.
-func NotEnabledNote(res []search.Result, g stages.SkipGroup) string {
-	if g.Count == 0 || len(res) > 0 && res[0].Score >= StrongScore {
-		return ""
-	}
-	files := "files"
-	if g.Count == 1 {
-		files = "file"
-	}
-	ex := strings.Join(g.Examples, ", ")
-	if more := g.Count - len(g.Examples); more > 0 {
-		ex += fmt.Sprintf(" and %d more", more)
-	}
-	exts := engine.ExtList(g.Exts)
-	return fmt.Sprintf("Note: nothing scored high, and the folder holds %d %s not indexed because the extension is not enabled (%s: %s). "+
-		"If the answer may be in them, add --add-exts %s to the server's arguments; the reindex at its next start indexes them.",
-		g.Count, files, exts, term.Visible(ex), exts)
-}
-
 // IndexNote tells the model that results may be incomplete, and why.
 func IndexNote(st engine.IndexState) string {
 	if st.ModelLoading {
@@ -431,32 +386,4 @@ func IndexNote(st engine.IndexState) string {
 			st.LastRunError, st.RetryAt.Local().Format("15:04:05"), st.Searchable())
 	}
 	return "Note: indexing is running (" + st.Describe() + "); " + st.Searchable() + ", so results may be incomplete."
-}
-
-// FormatResults renders results as text for the model: where each is,
-// its score, and the same passage text as its structuredContent snippet,
-// so a client that reads only one of the two reads the answer either way.
-func FormatResults(query string, res []search.Result) string {
-	if r := []rune(query); len(r) > 200 {
-		query = string(r[:200]) + "…" // a long query is not worth echoing whole
-	}
-	if len(res) == 0 {
-		return fmt.Sprintf("No passages matched %q.", query)
-	}
-	var b strings.Builder
-	noun := "passages"
-	if len(res) == 1 {
-		noun = "passage"
-	}
-	fmt.Fprintf(&b, "%d %s, best first; each is the part of its file around the best match, and its link reads on:", len(res), noun)
-	for i, r := range res {
-		// Names and text from documents reach the client's display: their
-		// control characters are escaped (structuredContent keeps them exact).
-		fmt.Fprintf(&b, "\n\n[%d] %s (%.2f)", i+1, term.Visible(r.Citation()), r.Score)
-		if len(r.Paths) > 1 {
-			fmt.Fprintf(&b, ", same text in %s", term.Visible(strings.Join(r.Paths[1:], ", ")))
-		}
-		fmt.Fprintf(&b, "\n%s", term.VisibleText(r.Snippet))
-	}
-	return b.String()
 }

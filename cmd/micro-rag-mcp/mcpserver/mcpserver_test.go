@@ -11,8 +11,6 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/engine"
-	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
-	"github.com/micro-rag/micro-rag-mcp/stages"
 )
 
 const instructions = "Search the team handbook.\nUse reindex after editing files.\n\n  Indented line kept."
@@ -207,27 +205,5 @@ func TestParseReindexDefaults(t *testing.T) {
 	r, err := mcpserver.ParseReindex(map[string]any{})
 	if err != nil || r != (engine.ReindexRequest{}) {
 		t.Errorf("reindex defaults: %+v, %v", r, err)
-	}
-}
-
-// A search that finds nothing strong names the files skipped for their
-// extension and the flag that adds them; a strong result, or nothing
-// skipped, says nothing.
-func TestNotEnabledNote(t *testing.T) {
-	g := stages.SkipGroup{Reason: stages.SkipNotEnabled, Count: 7, Examples: []string{"a.json", "b.yaml"}, Exts: []string{".json", ".yaml"}}
-	weak := []isearch.Result{{Path: "x.md", Score: mcpserver.StrongScore - 0.01}}
-	for _, res := range [][]isearch.Result{nil, weak} {
-		note := mcpserver.NotEnabledNote(res, g)
-		for _, want := range []string{"7 files", "a.json, b.yaml and 5 more", "--add-exts .json,.yaml"} {
-			if !strings.Contains(note, want) {
-				t.Errorf("%d results: note %q lacks %q", len(res), note, want)
-			}
-		}
-	}
-	if note := mcpserver.NotEnabledNote([]isearch.Result{{Path: "x.md", Score: mcpserver.StrongScore}}, g); note != "" {
-		t.Errorf("strong result: note %q", note)
-	}
-	if note := mcpserver.NotEnabledNote(nil, stages.SkipGroup{}); note != "" {
-		t.Errorf("nothing skipped: note %q", note)
 	}
 }

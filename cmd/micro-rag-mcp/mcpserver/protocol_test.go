@@ -18,20 +18,20 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 )
 
-// stubEngine has no documents; its Search waits for its context to end.
+// stubEngine has no documents; its Answer waits for its context to end.
 type stubEngine struct {
 	searching chan struct{}
 	state     engine.IndexState
 	reindex   error // what Reindex returns
 }
 
-func (e *stubEngine) Search(ctx context.Context, _ isearch.Request) ([]isearch.Result, error) {
+func (e *stubEngine) Answer(ctx context.Context, _ isearch.Request) (isearch.Output, error) {
 	if e.searching != nil {
 		close(e.searching)
 		<-ctx.Done()
-		return nil, ctx.Err()
+		return isearch.Output{}, ctx.Err()
 	}
-	return nil, nil
+	return isearch.Output{Results: []isearch.Result{}}, nil
 }
 func (e *stubEngine) Reindex(context.Context, engine.ReindexRequest, func(pipeline.Progress)) (engine.ReindexResult, error) {
 	return engine.ReindexResult{}, e.reindex

@@ -130,7 +130,7 @@ func testSearchMergesCopies(t *testing.T, store index.StoreURL) {
 	}
 }
 
-func callSearch(t *testing.T, c *client.Client, args map[string]any) (*mcp.CallToolResult, mcpserver.SearchOutput) {
+func callSearch(t *testing.T, c *client.Client, args map[string]any) (*mcp.CallToolResult, mcpserver.ToolOutput) {
 	t.Helper()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "search"
@@ -142,7 +142,7 @@ func callSearch(t *testing.T, c *client.Client, args map[string]any) (*mcp.CallT
 	if res.IsError {
 		t.Fatalf("search %v: %v", args, res.Content)
 	}
-	var out mcpserver.SearchOutput
+	var out mcpserver.ToolOutput
 	decodeJSON(t, res.StructuredContent, &out)
 	return res, out
 }

@@ -1,6 +1,9 @@
-package search
+package main
 
 import (
+	"context"
+
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 )
@@ -18,7 +21,7 @@ type ChunkEvidence struct {
 	Terms       uint64  `json:"terms"` // the query's terms it holds (lexical.Evidence)
 }
 
-// QueryEvidence is Explain's answer.
+// QueryEvidence is explain's answer.
 type QueryEvidence struct {
 	Weight float64         `json:"weight"` // the query's keyword weight
 	Terms  []lexical.Term  `json:"terms"`  // its terms the index holds
@@ -27,11 +30,10 @@ type QueryEvidence struct {
 	Chunks []ChunkEvidence `json:"chunks"`
 }
 
-// Explain returns the union of the first depth chunks of the dense and the
+// explain returns the union of the first depth chunks of the dense and the
 // keyword ranking of snap for query (embedded as vec) with every chunk's
-// exact cosine and keyword evidence, for the noise study
-// (bench/cmd/noise).
-func Explain(snap index.View, query string, vec []float32, depth int) (QueryEvidence, error) {
+// exact cosine and keyword evidence.
+func explain(snap index.View, query string, vec []float32, depth int) (QueryEvidence, error) {
 	dense, err := snap.Search(vec, depth)
 	if err != nil {
 		return QueryEvidence{}, err
@@ -79,4 +81,14 @@ func Explain(snap index.View, query string, vec []float32, depth int) (QueryEvid
 			Cosine: float64(cos[j]), BM25: float64(float32(h.Score)), Coverage: h.Coverage, Terms: h.Terms, KeywordRank: ranks[j]})
 	}
 	return out, nil
+}
+
+// evidence is explain on eng's current view.
+func evidence(ctx context.Context, eng *engine.Engine, query string, depth int) (QueryEvidence, error) {
+	snap, vec, err := eng.View(ctx, query)
+	if err != nil {
+		return QueryEvidence{}, err
+	}
+	defer snap.Release()
+	return explain(snap, query, vec, depth)
 }

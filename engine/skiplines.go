@@ -1,11 +1,11 @@
-package mcpserver
+package engine
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/internal/term"
-	"github.com/micro-rag/micro-rag-mcp/engine"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
+	"github.com/micro-rag/micro-rag-mcp/internal/term"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 )
 
@@ -18,7 +18,7 @@ func SkipLines(groups []stages.SkipGroup) []string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%d %s", g.Count, strings.ReplaceAll(g.Reason, "_", " "))
 		if len(g.Exts) > 0 {
-			fmt.Fprintf(&b, " (%s)", engine.ExtList(g.Exts))
+			fmt.Fprintf(&b, " (%s)", isearch.ExtList(g.Exts))
 		}
 		ex := make([]string, len(g.Examples))
 		for i, p := range g.Examples {

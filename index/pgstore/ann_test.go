@@ -147,8 +147,9 @@ func TestIVFFlatRebuiltAsItGrows(t *testing.T) {
 			if i > 0 && m.Score > res[i-1].Score {
 				t.Errorf("results out of order: %v", res)
 			}
-			// A halfvec cosine would be off by about 1e-3.
-			if i < len(scores) && math.Abs(float64(m.Score-scores[i])) > 1e-5 {
+			// A halfvec cosine would be off by about 3e-5 at 16
+			// dimensions (7e-6 at 384).
+			if i < len(scores) && math.Abs(float64(m.Score-scores[i])) > 1e-6 {
 				t.Errorf("chunk %d scored %.6f, its full-precision cosine is %.6f", m.ID, m.Score, scores[i])
 			}
 		}

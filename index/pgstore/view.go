@@ -167,8 +167,9 @@ func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 		// lists was read, and the other is ignored.
 		b.Queue("SELECT set_config('ivfflat.probes', $1, true)", strconv.Itoa(v.s.probesNow()))
 		if v.s.half.Load() {
-			// Half precision moves a cosine by about 1e-3: the nearest
-			// 2k by it are scored at full precision and cut to k below.
+			// Half precision moves a cosine by about 1e-5, enough to
+			// swap near-ties: the nearest 2k by it are scored at full
+			// precision and cut to k below.
 			sql, limit = v.s.q.nearestHalf, 2*k
 		}
 	}

@@ -265,6 +265,17 @@ func TestANNConverted(t *testing.T) {
 	if got := kinds(annOf(t, s)); !slices.Equal(got, []string{ANNHalfvec}) {
 		t.Errorf("after a run with no change and ann=halfvec: %v", got)
 	}
+	// A stray index of another kind beside the wanted one goes at the
+	// next such run.
+	if _, err := s.pool.Exec(ctx, `CREATE INDEX stray ON "idx".vectors USING ivfflat (embedding vector_cosine_ops) WITH (lists = 1)`); err != nil {
+		t.Fatal(err)
+	}
+	u = begin(t, s)
+	commit(t, u, schema.EndOfRun)
+	u.Close()
+	if got := annOf(t, s); len(got) != 1 || got[0].kind != ANNHalfvec || got[0].name == "stray" {
+		t.Errorf("after a run with no change, ann=halfvec and a stray IVFFlat index: %+v", got)
+	}
 	s.Close()
 	if _, err := Open(ctx, dsn+"&"+ANNParam+"=flat", "idx", testVersion, Options{}); err == nil {
 		t.Error("ann=flat was accepted")

@@ -81,7 +81,8 @@ func (s *Store) begin(ctx context.Context) (*Updater, error) {
 			u.unlock(s.lockKey)
 			return nil, err
 		}
-		if len(have) > 0 && !slices.ContainsFunc(have, func(a annIndex) bool { return a.kind == s.opts.ANN }) {
+		// Another kind beside the wanted one (a stray index) goes too.
+		if len(have) > 0 && (len(have) > 1 || have[0].kind != s.opts.ANN) {
 			u.dirty = true
 		}
 	}

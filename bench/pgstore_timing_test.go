@@ -23,13 +23,13 @@ import (
 
 var (
 	pgSizes  = flag.String("pgstore.sizes", "100k", "index sizes for the Postgres backend benchmark")
-	pgANN    = flag.String("pgstore.ann", pgstore.DefaultANN, "the Postgres vector index: ivfflat or hnsw")
+	pgANN    = flag.String("pgstore.ann", pgstore.DefaultANN, "the Postgres vector indexes, comma-separated: halfvec, ivfflat or hnsw; the first is built by the ingest, each later one by converting the index (a commit with no change, timed as convert-s), then searched")
 	pgEfs    = flag.String("pgstore.ef", "100,200,400,800,exact", "hnsw.ef_search values the Postgres searches run with on HNSW (exact: no index)")
 	pgProbes = flag.String("pgstore.probes", "auto,exact", "ivfflat.probes values the Postgres searches run with on IVFFlat (auto: pgstore's for the index's lists; exact: no index)")
 	pgM      = flag.Int("pgstore.m", 0, "HNSW m of the Postgres index (0: pgstore.DefaultHNSW)")
 	pgEfc    = flag.Int("pgstore.efc", 0, "HNSW ef_construction of the Postgres index (0: pgstore.DefaultHNSW)")
 	pgConf   = flag.String("pgstore.conf", "", "PostgreSQL settings for the run's server, name=value separated by commas (shared_buffers=2GB); needs -pgstore.dir")
-	pgDir    = flag.String("pgstore.dir", "", "keep the PostgreSQL server's folder and the local indexes here; a size this folder already holds a finished run of is only searched (re-measure searches on an idle machine); one folder per -pgstore.ann")
+	pgDir    = flag.String("pgstore.dir", "", "keep the PostgreSQL server's folder and the local indexes here; a size this folder already holds a finished run of is only searched (re-measure searches on an idle machine); one folder per first -pgstore.ann kind")
 )
 
 // pgChunksPerFile: the ingest puts files of 100 chunks; pgIncrFiles is
@@ -50,8 +50,10 @@ const (
 // brute-force top 10 over 200 queries (the 40 real ones, embedded by the
 // model, and 160 synthetic), and the commit of a one-file change (100
 // chunks) into the full index. Postgres runs each ef_search of
-// -pgstore.ef; the searches call View.Nearest (the backend alone, no
-// engine, no embedding).
+// -pgstore.ef (HNSW) or probes of -pgstore.probes (IVFFlat), for each
+// kind of -pgstore.ann in turn (the later ones converted from the first);
+// the searches call View.Nearest (the backend alone, no engine, no
+// embedding).
 func BenchmarkPgstore(b *testing.B) {
 	srv, err := startBenchServer()
 	if err != nil {
@@ -59,9 +61,12 @@ func BenchmarkPgstore(b *testing.B) {
 	}
 	defer srv.Stop()
 	qv := pgQueries(b)
-	settings, err := searchSettings()
-	if err != nil {
-		b.Fatal(err)
+	anns := strings.Split(*pgANN, ",")
+	settings := map[string][]searchSetting{}
+	for _, ann := range anns {
+		if settings[ann], err = searchSettings(ann); err != nil {
+			b.Fatal(err)
+		}
 	}
 	ctx := context.Background()
 	for _, size := range strings.Split(*pgSizes, ",") {
@@ -99,37 +104,71 @@ func BenchmarkPgstore(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := pgstore.Open(ctx, srv.DSN(db), "bench", benchVersion, pgstore.Options{ANN: *pgANN, HNSW: pgstore.HNSW{M: *pgM, EfConstruction: *pgEfc}})
+		opts := pgstore.Options{ANN: anns[0], HNSW: pgstore.HNSW{M: *pgM, EfConstruction: *pgEfc}}
+		s, err := pgstore.Open(ctx, srv.DSN(db), "bench", benchVersion, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
-		var w index.Updater
-		if !kept {
-			b.Run("chunks="+size+"/backend=postgres/ingest", func(b *testing.B) {
-				w = ingest(b, s, vecs)
-				reportSize(b, srv, db)
-			})
-			if w == nil {
-				b.Fatal("the Postgres ingest failed")
+		for i, ann := range anns {
+			name := "chunks=" + size + "/backend=postgres/" + ann
+			if i > 0 || kept {
+				// Another kind, or a kept index that may hold another:
+				// converted as a reindex with ann= on an unchanged folder.
+				b.Run(name+"/convert", func(b *testing.B) { convertANN(b, srv.DSN(db), opts, ann, s) })
 			}
-		}
-		for _, set := range settings {
-			b.Run("chunks="+size+"/backend=postgres/"+set.name, func(b *testing.B) {
-				set.apply(s)
-				measureSearch(b, s, qv, want, n)
-			})
-		}
-		if !kept {
-			b.Run("chunks="+size+"/backend=postgres/commit", func(b *testing.B) { oneFileCommits(b, w, vecs) })
-			w.Close()
-			if *pgDir != "" {
-				if err := os.WriteFile(filepath.Join(*pgDir, "built-"+size), nil, 0o644); err != nil {
-					b.Fatal(err)
+			var w index.Updater
+			if i == 0 && !kept {
+				b.Run(name+"/ingest", func(b *testing.B) {
+					w = ingest(b, s, vecs)
+					reportSize(b, srv, db)
+				})
+				if w == nil {
+					b.Fatal("the Postgres ingest failed")
+				}
+			}
+			for _, set := range settings[ann] {
+				b.Run(name+"/"+set.name, func(b *testing.B) {
+					set.apply(s)
+					measureSearch(b, s, qv, want, n)
+				})
+			}
+			if w != nil {
+				b.Run(name+"/commit", func(b *testing.B) { oneFileCommits(b, w, vecs) })
+				w.Close()
+				if *pgDir != "" {
+					if err := os.WriteFile(filepath.Join(*pgDir, "built-"+size), nil, 0o644); err != nil {
+						b.Fatal(err)
+					}
 				}
 			}
 		}
 		s.Close()
 	}
+}
+
+// convertANN converts the index to kind ann by a commit with no change
+// from a writer opened with it, timed, and refreshes s to search it.
+func convertANN(b *testing.B, dsn string, opts pgstore.Options, ann string, s *pgstore.Store) {
+	opts.ANN = ann
+	conv, err := pgstore.Open(context.Background(), dsn, "bench", benchVersion, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conv.Close()
+	start := time.Now()
+	w, err := conv.Begin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Commit(schema.EndOfRun); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(time.Since(start).Seconds(), "convert-s")
+	if _, err := s.Refresh(); err != nil {
+		b.Fatal(err)
+	}
+	reportLoad(b)
 }
 
 // searchSetting is one way the Postgres searches run: an ef_search on
@@ -139,15 +178,16 @@ type searchSetting struct {
 	apply func(*pgstore.Store)
 }
 
-// searchSettings reads -pgstore.ef (HNSW) or -pgstore.probes (IVFFlat).
-func searchSettings() ([]searchSetting, error) {
+// searchSettings reads -pgstore.ef (HNSW) or -pgstore.probes (IVFFlat,
+// of full or half vectors) for kind ann.
+func searchSettings(ann string) ([]searchSetting, error) {
 	list, param := *pgProbes, "probes"
-	switch *pgANN {
+	switch ann {
 	case pgstore.ANNHNSW:
 		list, param = *pgEfs, "ef"
-	case pgstore.ANNIVFFlat:
+	case pgstore.ANNIVFFlat, pgstore.ANNHalfvec:
 	default:
-		return nil, fmt.Errorf("-pgstore.ann %q: %s or %s", *pgANN, pgstore.ANNIVFFlat, pgstore.ANNHNSW)
+		return nil, fmt.Errorf("-pgstore.ann %q: %s, %s or %s", ann, pgstore.ANNHalfvec, pgstore.ANNIVFFlat, pgstore.ANNHNSW)
 	}
 	var out []searchSetting
 	for _, v := range strings.Split(list, ",") {
@@ -184,13 +224,15 @@ func startBenchServer() (*pgtest.Server, error) {
 	if err := os.MkdirAll(*pgDir, 0o755); err != nil {
 		return nil, err
 	}
-	// A kept folder's databases were built with one kind of vector index.
+	// A kept folder's databases were ingested with one kind of vector
+	// index (its ingest figures are that kind's); the searches convert.
+	first, _, _ := strings.Cut(*pgANN, ",")
 	annFile := filepath.Join(*pgDir, "ann")
 	if raw, err := os.ReadFile(annFile); err == nil {
-		if got := strings.TrimSpace(string(raw)); got != *pgANN {
-			return nil, fmt.Errorf("-pgstore.dir %s holds %s indexes, not -pgstore.ann %s: use another folder", *pgDir, got, *pgANN)
+		if got := strings.TrimSpace(string(raw)); got != first {
+			return nil, fmt.Errorf("-pgstore.dir %s was ingested with %s indexes, not -pgstore.ann %s first: use another folder", *pgDir, got, first)
 		}
-	} else if err := os.WriteFile(annFile, []byte(*pgANN+"\n"), 0o644); err != nil {
+	} else if err := os.WriteFile(annFile, []byte(first+"\n"), 0o644); err != nil {
 		return nil, err
 	}
 	var conf []string

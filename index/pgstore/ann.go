@@ -15,7 +15,7 @@ import (
 // annIndex is a vector index on the vectors table as the catalog has it.
 type annIndex struct {
 	name  string // relation name, in the index's schema
-	kind  string // ANNHNSW or ANNIVFFlat
+	kind  string // ANNHNSW, ANNIVFFlat or ANNHalfvec
 	lists int    // IVFFlat's lists
 	m     int    // HNSW's links per node (0: pgvector's default)
 	efc   int    // HNSW's ef_construction (0: pgvector's default)
@@ -43,7 +43,10 @@ func (s *Store) readANN(ctx context.Context, q queryer) ([]annIndex, error) {
 
 // readANN lists the vector indexes on table.
 func readANN(ctx context.Context, q queryer, table pgx.Identifier) ([]annIndex, error) {
-	rows, _ := q.Query(ctx, `SELECT c.relname, a.amname, coalesce(array_to_string(c.reloptions, ','), ''),
+	// An IVFFlat index on the halfvec expression is ANNHalfvec.
+	rows, _ := q.Query(ctx, `SELECT c.relname,
+			CASE WHEN a.amname = 'ivfflat' AND pg_get_indexdef(c.oid) LIKE '%halfvec%' THEN 'halfvec' ELSE a.amname END,
+			coalesce(array_to_string(c.reloptions, ','), ''),
 			coalesce(obj_description(c.oid, 'pg_class'), '')
 		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
 		WHERE i.indrelid = to_regclass($1) AND a.amname IN ('hnsw', 'ivfflat')
@@ -89,15 +92,18 @@ func (s *Store) wantANN(have []annIndex) string {
 	return DefaultANN
 }
 
-// searchLists is what a kNN query needs to know of the index: IVFFlat's
-// lists (0 for HNSW or none).
-func searchLists(have []annIndex) int {
+// isIVF says whether kind is an IVFFlat index (of full or half vectors).
+func isIVF(kind string) bool { return kind == ANNIVFFlat || kind == ANNHalfvec }
+
+// searchIndex is what a kNN query needs to know of the index: IVFFlat's
+// lists (0 for HNSW or none) and whether it is ANNHalfvec.
+func searchIndex(have []annIndex) (lists int, half bool) {
 	for _, a := range have {
-		if a.kind == ANNIVFFlat {
-			return a.lists
+		if isIVF(a.kind) {
+			return a.lists, a.kind == ANNHalfvec
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // annPlan is what a commit does to the vector index.
@@ -107,6 +113,7 @@ type annPlan struct {
 	buildIVF   int      // lists of an IVFFlat index built after the copy (0: none)
 	dropAfter  []string // after the new index is built
 	lists      int      // the IVFFlat lists searched after the commit (0: HNSW)
+	half       bool     // the IVFFlat index (built or kept) is ANNHalfvec
 }
 
 // planANN decides a commit's work on the vector index: have is the index
@@ -121,8 +128,8 @@ func planANN(want string, have []annIndex, rows, nextID int64, bulk bool) annPla
 			continue
 		}
 		// Another kind (or a second of the same): HNSW goes before the
-		// copy, an IVFFlat index (cheap to insert into, and searchable)
-		// once the new one is there.
+		// copy, an IVFFlat index of either precision (cheap to insert
+		// into, and searchable) once the new one is there.
 		if have[i].kind == ANNHNSW {
 			p.dropBefore = append(p.dropBefore, have[i].name)
 		} else {
@@ -141,7 +148,8 @@ func planANN(want string, have []annIndex, rows, nextID int64, bulk bool) annPla
 			// dropped after it would cost the copy its inserts.
 			p.dropBefore, p.dropAfter = append(p.dropBefore, p.dropAfter...), nil
 		}
-	case ANNIVFFlat:
+	case ANNIVFFlat, ANNHalfvec:
+		p.half = want == ANNHalfvec
 		added := nextID - 1
 		if same != nil {
 			added = nextID - same.built.NextID
@@ -175,22 +183,27 @@ func ivfMemory(lists, dim int) int64 {
 }
 
 // buildIVFFlat builds an IVFFlat index of lists lists over the vectors
-// table in tx under a name of generation gen (the old one stays until it
-// is dropped, so readers keep an index), noting the live rows and the
-// next chunk id in its comment.
-func (u *Updater) buildIVFFlat(ctx context.Context, tx pgx.Tx, lists int, gen int64) error {
+// table in tx, of their halfvec casts when half, under a name of
+// generation gen (the old one stays until it is dropped, so readers keep
+// an index), noting the live rows and the next chunk id in its comment.
+func (u *Updater) buildIVFFlat(ctx context.Context, tx pgx.Tx, lists int, half bool, gen int64) error {
 	s := u.s
-	s.log.Info("postgres: building the IVFFlat index", "lists", lists, "rows", u.live)
+	s.log.Info("postgres: building the IVFFlat index", "lists", lists, "rows", u.live, "halfvec", half)
 	if err := raiseBuildMemory(ctx, tx, min(ivfMemory(lists, s.version.Dim), s.opts.BuildMemory)); err != nil {
 		return err
 	}
-	name := "vectors_ivfflat_" + strconv.FormatInt(gen, 10)
+	prefix, column := "vectors_ivfflat_", "embedding vector_cosine_ops"
+	if half {
+		// The same expression as nearestHalf's ORDER BY.
+		prefix, column = "vectors_halfvec_", fmt.Sprintf("(embedding::halfvec(%d)) halfvec_cosine_ops", s.version.Dim)
+	}
+	name := prefix + strconv.FormatInt(gen, 10)
 	q := pgx.Identifier{s.name, name}.Sanitize()
 	if _, err := tx.Exec(ctx, "SET LOCAL client_min_messages = debug1"); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE INDEX %s ON %s USING ivfflat (embedding vector_cosine_ops) WITH (lists = %d)",
-		pgx.Identifier{name}.Sanitize(), s.q.vectorsTable.Sanitize(), lists)); err != nil {
+	if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE INDEX %s ON %s USING ivfflat (%s) WITH (lists = %d)",
+		pgx.Identifier{name}.Sanitize(), s.q.vectorsTable.Sanitize(), column, lists)); err != nil {
 		return fmt.Errorf("build the IVFFlat index: %w", err)
 	}
 	if _, err := tx.Exec(ctx, "SET LOCAL client_min_messages = notice"); err != nil {
@@ -222,8 +235,11 @@ func describeANN(have []annIndex, ef int) string {
 		return "none yet: every vector compared (exact)"
 	}
 	a := have[len(have)-1]
-	if a.kind == ANNIVFFlat {
+	switch a.kind {
+	case ANNIVFFlat:
 		return fmt.Sprintf("IVFFlat (lists %d, probes %d a query)", a.lists, probesFor(max(a.lists, 1)))
+	case ANNHalfvec:
+		return fmt.Sprintf("IVFFlat over halfvec (lists %d, probes %d a query)", a.lists, probesFor(max(a.lists, 1)))
 	}
 	return fmt.Sprintf("HNSW, m %d, ef_construction %d, ef_search %d", cmp.Or(a.m, 16), cmp.Or(a.efc, 64), min(ef, MaxEfSearch))
 }

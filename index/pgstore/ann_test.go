@@ -4,9 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
@@ -40,6 +44,7 @@ func TestIVFMemory(t *testing.T) {
 func TestPlanANN(t *testing.T) {
 	hnsw := annIndex{name: "vectors_hnsw", kind: ANNHNSW}
 	ivf := annIndex{name: "vectors_ivfflat_3", kind: ANNIVFFlat, lists: 5, built: ivfBuilt{Rows: 5000, NextID: 5001}}
+	half := annIndex{name: "vectors_halfvec_3", kind: ANNHalfvec, lists: 5, built: ivfBuilt{Rows: 5000, NextID: 5001}}
 	for _, c := range []struct {
 		name       string
 		want       string
@@ -53,6 +58,13 @@ func TestPlanANN(t *testing.T) {
 		{"ivfflat, more added than it held", ANNIVFFlat, []annIndex{ivf}, 9000, 10002, false,
 			annPlan{buildIVF: 9, dropAfter: []string{"vectors_ivfflat_3"}, lists: 9}},
 		{"ivfflat, a bulk commit that adds little", ANNIVFFlat, []annIndex{ivf}, 9000, 6000, true, annPlan{lists: 5}},
+		{"new halfvec index", ANNHalfvec, nil, 3000, 3001, false, annPlan{buildIVF: 3, lists: 3, half: true}},
+		{"halfvec, fewer added than it held", ANNHalfvec, []annIndex{half}, 9000, 10001, false, annPlan{lists: 5, half: true}},
+		{"ivfflat to halfvec", ANNHalfvec, []annIndex{ivf}, 9000, 9001, false,
+			annPlan{buildIVF: 9, dropAfter: []string{"vectors_ivfflat_3"}, lists: 9, half: true}},
+		{"halfvec to ivfflat", ANNIVFFlat, []annIndex{half}, 9000, 9001, false,
+			annPlan{buildIVF: 9, dropAfter: []string{"vectors_halfvec_3"}, lists: 9}},
+		{"halfvec to hnsw", ANNHNSW, []annIndex{half}, 10, 11, false, annPlan{dropBefore: []string{"vectors_halfvec_3"}, buildHNSW: true}},
 		{"hnsw to ivfflat", ANNIVFFlat, []annIndex{hnsw}, 2000, 2001, false,
 			annPlan{dropBefore: []string{"vectors_hnsw"}, buildIVF: 2, lists: 2}},
 		{"new hnsw index", ANNHNSW, nil, 10, 11, false, annPlan{buildHNSW: true}},
@@ -97,18 +109,19 @@ func annOf(t *testing.T, s *Store) []annIndex {
 	return have
 }
 
-// A new index gets an IVFFlat index sized to its rows, rebuilt (under a
-// new name, its build noted) once more chunks were added than it held;
-// kNN answers with the exact ranking while every list is probed.
+// A new index gets an IVFFlat index of halfvec sized to its rows, rebuilt
+// (under a new name, its build noted) once more chunks were added than
+// it held; kNN answers with the exact ranking and the full-precision
+// cosines while every list is probed.
 func TestIVFFlatRebuiltAsItGrows(t *testing.T) {
 	s, u, rng := writer(t, 11, 12)
 	docs := putMany(t, u, rng, 0, 2000)
 	have := annOf(t, s)
-	if len(have) != 1 || have[0].kind != ANNIVFFlat || have[0].lists != 2 || have[0].built != (ivfBuilt{Rows: 2000, NextID: 2001}) {
+	if len(have) != 1 || have[0].kind != ANNHalfvec || have[0].lists != 2 || have[0].built != (ivfBuilt{Rows: 2000, NextID: 2001}) {
 		t.Fatalf("after 2,000 chunks: %+v", have)
 	}
-	if s.lists.Load() != 2 {
-		t.Errorf("the store searches with %d lists, want 2", s.lists.Load())
+	if s.lists.Load() != 2 || !s.half.Load() {
+		t.Errorf("the store searches %d lists (halfvec %v), want 2 of halfvec", s.lists.Load(), s.half.Load())
 	}
 	docs = append(docs, putMany(t, u, rng, 20, 1000)...)
 	if got := annOf(t, s); len(got) != 1 || got[0].name != have[0].name {
@@ -116,14 +129,14 @@ func TestIVFFlatRebuiltAsItGrows(t *testing.T) {
 	}
 	docs = append(docs, putMany(t, u, rng, 30, 1100)...)
 	got := annOf(t, s)
-	if len(got) != 1 || got[0].name == have[0].name || got[0].lists != 4 || got[0].built.Rows != 4100 {
+	if len(got) != 1 || got[0].name == have[0].name || got[0].kind != ANNHalfvec || got[0].lists != 4 || got[0].built.Rows != 4100 {
 		t.Fatalf("after 2,100 chunks added to an index built at 2,000: %+v", got)
 	}
 	v := s.acquire()
 	defer v.Release()
 	for _, d := range docs[:5] {
 		q := d.vecs[:testDim]
-		want := exactNearest(t, v, docs, q, 10)
+		want, scores := exactNearest(t, v, docs, q, 10)
 		res, err := v.Nearest(q, 10)
 		if err != nil {
 			t.Fatal(err)
@@ -134,6 +147,11 @@ func TestIVFFlatRebuiltAsItGrows(t *testing.T) {
 			if i > 0 && m.Score > res[i-1].Score {
 				t.Errorf("results out of order: %v", res)
 			}
+			// A halfvec cosine would be off by about 3e-5 at 16
+			// dimensions (7e-6 at 384).
+			if i < len(scores) && math.Abs(float64(m.Score-scores[i])) > 1e-6 {
+				t.Errorf("chunk %d scored %.6f, its full-precision cosine is %.6f", m.ID, m.Score, scores[i])
+			}
 		}
 		if !slices.Equal(ids, want) {
 			t.Errorf("kNN %v, exact %v", ids, want)
@@ -141,8 +159,9 @@ func TestIVFFlatRebuiltAsItGrows(t *testing.T) {
 	}
 }
 
-// exactNearest ranks every chunk of docs by cosine with q in Go.
-func exactNearest(t *testing.T, v *View, docs []doc, q []float32, k int) []int64 {
+// exactNearest ranks every chunk of docs by cosine with q in Go: the
+// nearest k and their cosines.
+func exactNearest(t *testing.T, v *View, docs []doc, q []float32, k int) ([]int64, []float32) {
 	t.Helper()
 	type scored struct {
 		id    int64
@@ -164,10 +183,12 @@ func exactNearest(t *testing.T, v *View, docs []doc, q []float32, k int) []int64
 	}
 	slices.SortFunc(all, func(a, b scored) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.id, b.id)) })
 	var out []int64
+	var scores []float32
 	for _, s := range all[:k] {
 		out = append(out, s.id)
+		scores = append(scores, s.score)
 	}
-	return out
+	return out, scores
 }
 
 // The ann parameter converts the index at the writer's next commit, both
@@ -200,7 +221,8 @@ func TestANNConverted(t *testing.T) {
 		return out
 	}
 	for i, c := range []struct{ ann, want string }{
-		{ANNHNSW, ANNHNSW}, {"", ANNHNSW}, {ANNIVFFlat, ANNIVFFlat}, {"", ANNIVFFlat}, {ANNHNSW, ANNHNSW},
+		{"", ANNHalfvec}, {ANNHNSW, ANNHNSW}, {"", ANNHNSW}, {ANNIVFFlat, ANNIVFFlat}, {"", ANNIVFFlat},
+		{ANNHalfvec, ANNHalfvec}, {ANNIVFFlat, ANNIVFFlat}, {ANNHNSW, ANNHNSW},
 	} {
 		if got := kinds(step(c.ann, i*10)); !slices.Equal(got, []string{c.want}) {
 			t.Fatalf("step %d (ann=%q): indexes %v, want [%s]", i, c.ann, got, c.want)
@@ -209,33 +231,83 @@ func TestANNConverted(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantLists := int64(0)
-		if c.want == ANNIVFFlat {
+		if isIVF(c.want) {
 			wantLists = 1
 		}
-		if reader.lists.Load() != wantLists {
-			t.Errorf("step %d: the reader searches with %d lists, want %d", i, reader.lists.Load(), wantLists)
+		if reader.lists.Load() != wantLists || reader.half.Load() != (c.want == ANNHalfvec) {
+			t.Errorf("step %d: the reader searches %d lists (halfvec %v), want %d of %s", i, reader.lists.Load(), reader.half.Load(), wantLists, c.want)
 		}
 		v := reader.acquire()
 		if v.Chunks() != (i+1)*100 {
 			t.Errorf("step %d: %d chunks", i, v.Chunks())
 		}
+		// The reader's kNN walks the index it sees: its own top match for
+		// a stored vector is that vector's chunk.
+		f, _ := v.File(fmt.Sprintf("f%05d.md", i*10))
+		stored, err := v.Vectors(f.ChunkIDs[:1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := v.Nearest(stored[0], 3); err != nil || len(res) != 3 || res[0].ID != f.ChunkIDs[0] {
+			t.Errorf("step %d: kNN of chunk %d's own vector: %v, %v", i, f.ChunkIDs[0], res, err)
+		}
 		v.Release()
 	}
 	// A run that changes no file converts too (reindex with ann=… on an
 	// unchanged folder).
-	s, err := Open(ctx, dsn+"&"+ANNParam+"="+ANNIVFFlat, "idx", testVersion, Options{})
+	s, err := Open(ctx, dsn+"&"+ANNParam+"="+ANNHalfvec, "idx", testVersion, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	u := begin(t, s)
 	commit(t, u, schema.EndOfRun)
 	u.Close()
-	if got := kinds(annOf(t, s)); !slices.Equal(got, []string{ANNIVFFlat}) {
-		t.Errorf("after a run with no change and ann=ivfflat: %v", got)
+	if got := kinds(annOf(t, s)); !slices.Equal(got, []string{ANNHalfvec}) {
+		t.Errorf("after a run with no change and ann=halfvec: %v", got)
+	}
+	// A stray index of another kind beside the wanted one goes at the
+	// next such run.
+	if _, err := s.pool.Exec(ctx, `CREATE INDEX stray ON "idx".vectors USING ivfflat (embedding vector_cosine_ops) WITH (lists = 1)`); err != nil {
+		t.Fatal(err)
+	}
+	u = begin(t, s)
+	commit(t, u, schema.EndOfRun)
+	u.Close()
+	if got := annOf(t, s); len(got) != 1 || got[0].kind != ANNHalfvec || got[0].name == "stray" {
+		t.Errorf("after a run with no change, ann=halfvec and a stray IVFFlat index: %+v", got)
 	}
 	s.Close()
 	if _, err := Open(ctx, dsn+"&"+ANNParam+"=flat", "idx", testVersion, Options{}); err == nil {
 		t.Error("ann=flat was accepted")
 	}
 	var _ index.Backend = reader
+}
+
+// The halfvec kNN statement orders by the index's own expression, so the
+// planner walks the index (a mismatch would scan every row, silently).
+func TestHalfvecSearchWalksItsIndex(t *testing.T) {
+	s, u, rng := writer(t, 15, 16)
+	putMany(t, u, rng, 0, 2000)
+	have := annOf(t, s)
+	if len(have) != 1 || have[0].kind != ANNHalfvec {
+		t.Fatalf("indexes %+v, want one %s", have, ANNHalfvec)
+	}
+	ctx := context.Background()
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := tx.Query(ctx, "EXPLAIN "+s.q.nearestHalf, unit(rng, testDim), int64(1<<40), int64(1<<40), 20)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := strings.Join(lines, "\n")
+	if !strings.Contains(plan, "Index Scan using "+have[0].name) {
+		t.Errorf("the halfvec kNN statement does not walk %s:\n%s", have[0].name, plan)
+	}
 }

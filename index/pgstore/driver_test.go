@@ -70,7 +70,7 @@ func TestDriverThroughSeam(t *testing.T) {
 	w.Close()
 	sum, err = index.ReadStoreSummary(ctx, u, "mrag_docs")
 	if err != nil || sum.Model != "test-model" || sum.Chunks != 1 || len(sum.Files) != 1 || sum.Files[0].Path != "b.md" ||
-		sum.Tombstones != 2 || sum.LastReindex == "" || sum.Bytes <= 0 || sum.VectorIndex != "IVFFlat (lists 1, probes 1 a query)" {
+		sum.Tombstones != 2 || sum.LastReindex == "" || sum.Bytes <= 0 || sum.VectorIndex != "IVFFlat over halfvec (lists 1, probes 1 a query)" {
 		t.Errorf("summary: %+v %v", sum, err)
 	}
 }

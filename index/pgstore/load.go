@@ -102,7 +102,7 @@ func (s *Store) load(ctx context.Context) (*View, error) {
 		if err != nil {
 			return err
 		}
-		s.lists.Store(int64(searchLists(ann)))
+		s.setSearch(searchIndex(ann))
 		v, err = s.newView(c, files, segs, tomb)
 		return err
 	})

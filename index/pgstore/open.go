@@ -200,8 +200,8 @@ func ownParams(dsn string, opts *Options) (string, error) {
 // checkANN refuses a vector index kind this package does not have (""
 // ann: the index's own, or the default).
 func checkANN(ann string) error {
-	if ann != "" && ann != ANNIVFFlat && ann != ANNHNSW {
-		return fmt.Errorf("%s=%q: the vector index is %s or %s", ANNParam, ann, ANNIVFFlat, ANNHNSW)
+	if ann != "" && ann != ANNHalfvec && ann != ANNIVFFlat && ann != ANNHNSW {
+		return fmt.Errorf("%s=%q: the vector index is %s, %s or %s", ANNParam, ann, ANNHalfvec, ANNIVFFlat, ANNHNSW)
 	}
 	return nil
 }

@@ -20,6 +20,9 @@ type queries struct {
 	selectSegments string
 	// reads of a view
 	record, heads, full, nearest, vectors, textVectors string
+	// nearestHalf walks a halfvec IVFFlat index (ANNHalfvec): candidates
+	// in half-precision order, scored by their full vectors.
+	nearestHalf string
 	// a commit
 	reset                                 []string
 	markDead, deleteFiles, deleteUnlisted string
@@ -64,6 +67,10 @@ func newQueries(schemaName string, dim int, g HNSW) queries {
 		nearest: fmt.Sprintf(`SELECT v.id, (1 - (v.embedding <=> $1))::real FROM %s v
 			WHERE v.id < $2 AND NOT EXISTS (SELECT 1 FROM %s d WHERE d.id = v.id AND d.generation <= $3)
 			ORDER BY v.embedding <=> $1 LIMIT $4`, vectors, dead),
+		// The ORDER BY is the index's expression, so the planner walks it.
+		nearestHalf: fmt.Sprintf(`SELECT v.id, (1 - (v.embedding <=> $1::vector))::real FROM %s v
+			WHERE v.id < $2 AND NOT EXISTS (SELECT 1 FROM %s d WHERE d.id = v.id AND d.generation <= $3)
+			ORDER BY v.embedding::halfvec(%d) <=> $1::vector::halfvec(%d) LIMIT $4`, vectors, dead, dim, dim),
 		vectors:     fmt.Sprintf("SELECT id, embedding FROM %s WHERE id = ANY($1)", vectors),
 		textVectors: fmt.Sprintf("SELECT c.id, c.text, v.embedding FROM %s c JOIN %s v USING (id) WHERE c.id = ANY($1)", chunks, vectors),
 

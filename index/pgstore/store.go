@@ -40,6 +40,7 @@ type Store struct {
 	efSearch atomic.Int64
 	probes   atomic.Int64 // Options.Probes, SetProbes
 	lists    atomic.Int64 // the IVFFlat index's lists as last read (0: none)
+	half     atomic.Bool  // that index is ANNHalfvec (kNN orders by its expression)
 
 	// mu serialises loading and publishing commits and the writer role.
 	mu           sync.Mutex
@@ -80,6 +81,13 @@ func (s *Store) probesNow() int {
 		return int(p)
 	}
 	return probesFor(max(int(s.lists.Load()), 1))
+}
+
+// setSearch notes the IVFFlat index kNN queries walk: its lists (0:
+// none) and whether it is ANNHalfvec.
+func (s *Store) setSearch(lists int, half bool) {
+	s.half.Store(half)
+	s.lists.Store(int64(lists))
 }
 
 // SetProbes sets ivfflat.probes for later kNN queries on an IVFFlat index

@@ -81,7 +81,8 @@ func (s *Store) begin(ctx context.Context) (*Updater, error) {
 			u.unlock(s.lockKey)
 			return nil, err
 		}
-		if len(have) > 0 && !slices.ContainsFunc(have, func(a annIndex) bool { return a.kind == s.opts.ANN }) {
+		// Another kind beside the wanted one (a stray index) goes too.
+		if len(have) > 0 && (len(have) > 1 || have[0].kind != s.opts.ANN) {
 			u.dirty = true
 		}
 	}
@@ -232,17 +233,17 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 		return err
 	}
 	began := time.Now()
-	var lists int // the IVFFlat lists searched after the commit
+	var plan annPlan // the vector index searched after the commit
 	err = pgx.BeginFunc(ctx, u.conn, func(tx pgx.Tx) error {
 		var err error
-		lists, err = u.write(ctx, tx, c)
+		plan, err = u.write(ctx, tx, c)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: commit: %w", err)
 	}
 	wrote, added, removed := time.Since(began), len(u.addRecs), len(u.removeIDs)
-	s.lists.Store(int64(lists))
+	s.setSearch(plan.lists, plan.half)
 	err = u.published(ctx, c.gen, c.last, c.lex, c.raw)
 	s.log.Debug("postgres: commit", "generation", c.gen, "added", added, "removed", removed,
 		"transaction", wrote, "publish", time.Since(began)-wrote)
@@ -286,22 +287,23 @@ func (u *Updater) prepare(end schema.RunEnd) (pendingCommit, error) {
 
 // write is the commit's transaction: rows out, rows and vector indexes
 // in, then the keyword segment and, last, meta (the commit point). It
-// returns the IVFFlat lists searched after the commit.
-func (u *Updater) write(ctx context.Context, tx pgx.Tx, c pendingCommit) (lists int, err error) {
+// returns its plan for the vector index: the IVFFlat index searched after
+// the commit.
+func (u *Updater) write(ctx context.Context, tx pgx.Tx, c pendingCommit) (plan annPlan, err error) {
 	s, q := u.s, &u.s.q
 	if u.reset {
 		for _, sql := range q.reset {
 			if _, err := tx.Exec(ctx, sql); err != nil {
-				return 0, err
+				return plan, err
 			}
 		}
 	}
 	have, err := s.readANN(ctx, tx)
 	if err != nil {
-		return 0, err
+		return plan, err
 	}
 	bulk := len(u.addRecs) >= s.opts.BulkMin && len(u.addRecs) >= len(u.head.live)
-	plan := planANN(s.wantANN(have), have, int64(u.live), u.nextID, bulk)
+	plan = planANN(s.wantANN(have), have, int64(u.live), u.nextID, bulk)
 	// The statements around the copies go in two round trips (a batch
 	// runs in order and stops at the first error).
 	var before pgx.Batch
@@ -312,31 +314,31 @@ func (u *Updater) write(ctx context.Context, tx pgx.Tx, c pendingCommit) (lists 
 		before.Queue(q.deleteFiles, c.changed)
 	}
 	if err := runBatch(ctx, tx, &before); err != nil {
-		return 0, err
+		return plan, err
 	}
 	if err := u.dropIndexes(ctx, tx, plan.dropBefore); err != nil {
-		return 0, err
+		return plan, err
 	}
 	if err := u.copyChunks(ctx, tx); err != nil {
-		return 0, err
+		return plan, err
 	}
 	if plan.buildHNSW {
 		if err := u.buildHNSW(ctx, tx); err != nil {
-			return 0, err
+			return plan, err
 		}
 	}
 	if err := u.copyFiles(ctx, tx, c.changed); err != nil {
-		return 0, err
+		return plan, err
 	}
 	// Readers keep searching the old IVFFlat index while the new one
 	// builds; dropping it locks the table until the commit, just after.
 	if plan.buildIVF > 0 {
-		if err := u.buildIVFFlat(ctx, tx, plan.buildIVF, c.gen); err != nil {
-			return 0, err
+		if err := u.buildIVFFlat(ctx, tx, plan.buildIVF, plan.half, c.gen); err != nil {
+			return plan, err
 		}
 	}
 	if err := u.dropIndexes(ctx, tx, plan.dropAfter); err != nil {
-		return 0, err
+		return plan, err
 	}
 	names := make([]string, 0, len(c.lex.Segments()))
 	for _, r := range c.lex.Segments() {
@@ -350,7 +352,7 @@ func (u *Updater) write(ctx context.Context, tx pgx.Tx, c pendingCommit) (lists 
 	after.Queue(q.purge, s.opts.Grace.String())
 	// The commit point, last: readers compare the generation.
 	after.Queue(q.updateMeta, s.version.String(), c.gen, u.nextID, c.last, c.refs)
-	return plan.lists, runBatch(ctx, tx, &after)
+	return plan, runBatch(ctx, tx, &after)
 }
 
 // runBatch sends b's statements in one round trip, in order.

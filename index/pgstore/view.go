@@ -144,8 +144,10 @@ func (v *View) FileChunk(path string, i int) (schema.Record, bool, error) {
 }
 
 // Nearest returns up to k live chunks nearest the normalised query vector,
-// best first, by the HNSW index with ef_search = max(EfSearch, k), at most
-// MaxEfSearch (the iterative scan goes on past it for a larger k).
+// best first, scored by their stored (full-precision) vectors: by the
+// IVFFlat index with its probes, or the HNSW index with ef_search =
+// max(EfSearch, k), at most MaxEfSearch (the iterative scan goes on past
+// it for a larger k).
 func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 	if k <= 0 || len(v.live) == 0 {
 		return nil, nil
@@ -155,6 +157,7 @@ func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 	// One round trip: the batch is one implicit transaction, so the
 	// setting is local to it.
 	b := &pgx.Batch{}
+	sql, limit := v.s.q.nearest, k
 	if ef == ExactSearch {
 		// A sequential scan: every distance computed, no graph.
 		b.Queue("SELECT set_config('enable_indexscan', 'off', true)")
@@ -163,8 +166,14 @@ func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 		// Both settings are sent: the index may have changed kind since
 		// lists was read, and the other is ignored.
 		b.Queue("SELECT set_config('ivfflat.probes', $1, true)", strconv.Itoa(v.s.probesNow()))
+		if v.s.half.Load() {
+			// Half precision moves a cosine by about 1e-5, enough to
+			// swap near-ties: the nearest 2k by it are scored at full
+			// precision and cut to k below.
+			sql, limit = v.s.q.nearestHalf, 2*k
+		}
 	}
-	b.Queue(v.s.q.nearest, query, v.nextID, v.gen, k)
+	b.Queue(sql, query, v.nextID, v.gen, limit)
 	br := v.pool().SendBatch(v.ctx(), b)
 	defer br.Close()
 	for range b.Len() - 1 {
@@ -183,7 +192,7 @@ func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 	}
 	// An IVFFlat iterative scan returns rows in relaxed order.
 	slices.SortStableFunc(out, func(a, b index.Match) int { return cmp.Compare(b.Score, a.Score) })
-	return out, br.Close()
+	return out[:min(k, len(out))], br.Close()
 }
 
 // Search is Nearest with the records read.

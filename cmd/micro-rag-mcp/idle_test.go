@@ -21,11 +21,13 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/internal/testutil"
 )
 
-// The server's log lines for a release and for the load after it.
+// The server's log lines for a release, the load after it, the end of a
+// reindex and a watched update.
 const (
-	logReleased = "idle: model released"
-	logReloaded = "model loaded again after idle"
-	logUpdated  = "index updated after file changes"
+	logReleased    = "idle: model released"
+	logReloaded    = "model loaded again after idle"
+	logReindexDone = "msg=\"reindex done\""
+	logUpdated     = "index updated after file changes"
 )
 
 // testIdle is the --idle-release of these tests: short, so they wait
@@ -124,16 +126,15 @@ func TestIdleReleaseSearchAndReindex(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	start := len(logs.String())
+	start, done := len(logs.String()), logCount(logs, logReindexDone)
 	r := reindex(t, c, map[string]any{})
 	if r.FilesAdded != idleNotes {
 		t.Fatalf("reindex of the notes: %+v, want %d files added", r, idleNotes)
 	}
+	// The reply can overtake the server's stderr line through the pipe.
+	waitCount(t, logs, logReindexDone, done+1)
 	during := logs.String()[start:]
-	end := strings.LastIndex(during, "reindex done")
-	if end < 0 {
-		t.Fatalf("no \"reindex done\" logged for the run:\n%s", during)
-	}
+	end := strings.LastIndex(during, logReindexDone)
 	during = during[:end]
 	if strings.Contains(during, logReleased) {
 		t.Errorf("the model was released while a reindex of %d ms ran:\n%s", r.ElapsedMS, during)

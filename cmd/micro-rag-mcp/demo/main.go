@@ -1,12 +1,14 @@
 // Command demo drives a built micro-rag-mcp over the MCP protocol on stdio:
 // it indexes a folder (the index goes to a temporary folder), runs a few
-// queries and prints ranked results with citations. It is what make demo runs.
+// queries and prints ranked results with citations, the best one's
+// passage in full. It is what make demo runs.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -34,13 +36,13 @@ func main() {
 	data := flag.String("data", "testdata/sample", "folder to index")
 	verbose := flag.Bool("v", false, "show the server's log on stderr")
 	flag.Parse()
-	if err := run(*bin, *data, *verbose); err != nil {
+	if err := run(os.Stdout, *bin, *data, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(bin, data string, verbose bool) error {
+func run(w io.Writer, bin, data string, verbose bool) error {
 	index, err := os.MkdirTemp("", "micro-rag-demo-index-")
 	if err != nil {
 		return err
@@ -78,14 +80,14 @@ func run(bin, data string, verbose bool) error {
 	for _, t := range tools.Tools {
 		names = append(names, t.Name)
 	}
-	fmt.Printf("server %q %s answered in %v; tools: %s\n", info.ServerInfo.Name, info.ServerInfo.Version,
+	fmt.Fprintf(w, "server %q %s answered in %v; tools: %s\n", info.ServerInfo.Name, info.ServerInfo.Version,
 		time.Since(start).Round(time.Millisecond), strings.Join(names, ", "))
 
 	rr, err := reindexed(ctx, c)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("index ready after %v: %d chunks in the index\n\n", time.Since(start).Round(time.Millisecond), rr.ChunksTotal)
+	fmt.Fprintf(w, "index ready after %v: %d chunks in the index\n\n", time.Since(start).Round(time.Millisecond), rr.ChunksTotal)
 
 	for _, q := range queries {
 		res, err := mcpcall.Tool(ctx, c, "search", map[string]any{"query": q, "top_k": 3})
@@ -99,17 +101,38 @@ func run(bin, data string, verbose bool) error {
 		if err := mcpcall.Decode(res.StructuredContent, &out); err != nil {
 			return err
 		}
-		fmt.Printf("Q: %s\n", q)
+		fmt.Fprintf(w, "Q: %s\n", q)
 		if len(out.Results) == 0 {
-			fmt.Println("   (no results)")
+			fmt.Fprintln(w, "   (no results)")
 		}
 		for i, r := range out.Results {
-			fmt.Printf("  %d. %.3f  %s\n     %s\n", i+1, r.Score, term.Visible(r.Citation()), term.OneLine(r.Snippet, 160))
+			fmt.Fprintf(w, "  %d. %.3f  %s\n", i+1, r.Score, term.Visible(r.Citation()))
+			if i == 0 {
+				printPassage(w, r.Snippet)
+			} else {
+				fmt.Fprintf(w, "     %s\n", term.OneLine(r.Snippet, 160))
+			}
 		}
-		fmt.Println()
+		fmt.Fprintln(w)
 	}
 	return nil
 }
+
+// printPassage prints the best result's passage as a client's model reads
+// it, line by line: its first 160 characters seldom hold the answer.
+func printPassage(w io.Writer, text string) {
+	lines := strings.Split(strings.TrimSpace(term.VisibleText(text)), "\n")
+	for i, line := range lines {
+		if i == demoPassageLines {
+			fmt.Fprintf(w, "     … %d more lines\n", len(lines)-i)
+			break
+		}
+		fmt.Fprintf(w, "     | %s\n", line)
+	}
+}
+
+// demoPassageLines bounds the printed passage: the sample's are 20-41 lines.
+const demoPassageLines = 45
 
 // reindexed calls reindex until it runs: the server indexes by itself once
 // its model is loaded, and a reindex call waits for that (retrying while it

@@ -10,6 +10,7 @@
 package soak
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,24 +53,12 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	if c.Stable == 0 {
-		c.Stable = 40
-	}
-	if c.WriteEvery == 0 {
-		c.WriteEvery = 400 * time.Millisecond
-	}
-	if c.ReindexEvery == 0 {
-		c.ReindexEvery = 2 * time.Second
-	}
-	if c.PlantEvery == 0 {
-		c.PlantEvery = 10 * time.Second
-	}
-	if c.BusyEvery == 0 {
-		c.BusyEvery = 30 * time.Second
-	}
-	if c.PlantTimeout == 0 {
-		c.PlantTimeout = 90 * time.Second
-	}
+	c.Stable = cmp.Or(c.Stable, 40)
+	c.WriteEvery = cmp.Or(c.WriteEvery, 400*time.Millisecond)
+	c.ReindexEvery = cmp.Or(c.ReindexEvery, 2*time.Second)
+	c.PlantEvery = cmp.Or(c.PlantEvery, 10*time.Second)
+	c.BusyEvery = cmp.Or(c.BusyEvery, 30*time.Second)
+	c.PlantTimeout = cmp.Or(c.PlantTimeout, 90*time.Second)
 	if c.FinalQueries <= 0 || c.FinalQueries > len(Queries) {
 		c.FinalQueries = len(Queries)
 	}

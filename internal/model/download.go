@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -325,10 +326,7 @@ func (d *downloader) get(ctx context.Context, url string) (*http.Response, hubMe
 // expect (-1 for unknown), from the table and the hub's headers; a body
 // announced at another length is a permanent error.
 func expected(f RemoteFile, meta hubMeta, contentLength int64) (string, int64, error) {
-	wantSum := strings.ToLower(f.SHA256)
-	if wantSum == "" {
-		wantSum = meta.sha256
-	}
+	wantSum := cmp.Or(strings.ToLower(f.SHA256), meta.sha256)
 	total := contentLength // -1 when unknown or transparently decompressed
 	for _, n := range []int64{f.Size, meta.size} {
 		if n > 0 && total > 0 && n != total {

@@ -5,6 +5,7 @@ package model
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -205,10 +206,7 @@ func (m Model) Locate(modelDir string) (Files, error) { return m.locate(modelDir
 
 // locate is Locate with the executable's folder given.
 func (m Model) locate(modelDir, exeDir string) (Files, error) {
-	dir := modelDir
-	if dir == "" {
-		dir = os.Getenv(EnvModelDir)
-	}
+	dir := cmp.Or(modelDir, os.Getenv(EnvModelDir))
 	if dir == "" {
 		dir = m.Dir()
 		if bundled := filepath.Join(exeDir, "..", "models", m.Name); exeDir != "" && !haveFiles(dir) && haveFiles(bundled) {
@@ -254,10 +252,7 @@ func ORTLibrary(flag string) (string, error) { return ortLibrary(flag, exeDir())
 
 // ortLibrary is ORTLibrary with the executable's folder given.
 func ortLibrary(flag, exeDir string) (string, error) {
-	p := flag
-	if p == "" {
-		p = os.Getenv(EnvORTLib)
-	}
+	p := cmp.Or(flag, os.Getenv(EnvORTLib))
 	var candidates []string
 	if p != "" {
 		candidates = []string{p}

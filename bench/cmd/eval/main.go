@@ -10,6 +10,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -60,12 +61,8 @@ func evalMain(setName, out, keep, cache, bin, before, settingNames, dump, modelN
 		slog.Error("eval", "err", err)
 		return 2
 	}
-	if out == "" {
-		out = set.Out
-	}
-	if keep == "" {
-		keep = filepath.Join(cache, "eval-index-"+set.Name)
-	}
+	out = cmp.Or(out, set.Out)
+	keep = cmp.Or(keep, filepath.Join(cache, "eval-index-"+set.Name))
 	if pg {
 		srv, err := pgtest.Start()
 		if err != nil {

@@ -314,10 +314,7 @@ func runMode(ctx context.Context, srv eval.Server, base string, qs []eval.Questi
 		return "", nil, nil, fmt.Errorf("the index holds %d files, the corpus %d", len(chunks), len(c.Docs))
 	}
 	eval.FillWhole(outs, chunks, c.Dir)
-	name = srv.Mode
-	if name == "" {
-		name = "dense (server default)"
-	}
+	name = cmp.Or(srv.Mode, "dense (server default)")
 	slog.Info("mode done", "mode", name, "setting", srv.Args.Name, "took", time.Since(t).Round(time.Millisecond))
 	return name, outs, silent, nil
 }

@@ -132,17 +132,7 @@ var Models = []Model{
 // xenova is Xenova's ONNX export of a model on the hub, the files the
 // Maven jars of `make models` were copied from (their READMEs say so).
 // Verified like HubSource, against the hub's own sha256.
-func xenova(name, onnx string) Source {
-	return Source{
-		BaseURL:  "https://huggingface.co",
-		Repo:     "Xenova/" + name,
-		Revision: "main",
-		Files: []RemoteFile{
-			{Remote: onnx, Local: ONNXName},
-			{Remote: "tokenizer.json", Local: TokenizerName},
-		},
-	}
-}
+func xenova(name, onnx string) Source { return hubRepo("Xenova/"+name, onnx) }
 
 // Names lists the models --model accepts, the default first.
 func Names() []string {

@@ -40,10 +40,6 @@ var kernelNames = map[int]string{
 // activeKernel is chosen once; tests pass other kernels explicitly.
 var activeKernel = int(C.scan_best_kernel())
 
-// Kernel names the kernel Candidates runs on this machine: "avx512vnni",
-// "avx2" or "generic".
-func Kernel() string { return kernelNames[activeKernel] }
-
 func hasKernel(k int) bool { return C.scan_has_kernel(C.int(k)) != 0 }
 
 const (

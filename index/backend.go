@@ -112,10 +112,10 @@ type KeywordQuery interface {
 	Search(k int, also []int64) ([]lexical.Result, []lexical.Evidence)
 	// Weights are the query's keyword weight, Σ qtf·idf over its known
 	// terms, and its rare-weighted form Σ qtf·idf²/idfMax (see
-	// lexical.Index.QueryWeights).
+	// lexical.Query.Weights).
 	Weights() (weight, rare float64)
 	// Coverage is the share of the query's keyword weight the view knows
-	// at all (see lexical.Index.QueryCoverage).
+	// at all (see lexical.Query.Coverage).
 	Coverage() float64
 	// TrackTerms makes later searches say which query terms each chunk
 	// holds (Evidence.Terms); Explain asks for it, a search does not pay it.

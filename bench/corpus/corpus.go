@@ -9,6 +9,7 @@ package corpus
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -76,9 +77,7 @@ func (c Config) withDefaults() Config {
 	if c.MaxChars < c.MinChars {
 		c.MaxChars = max(20000, c.MinChars)
 	}
-	if c.Root == "" {
-		c.Root = CacheRoot()
-	}
+	c.Root = cmp.Or(c.Root, CacheRoot())
 	return c
 }
 

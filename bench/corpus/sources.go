@@ -181,14 +181,11 @@ func readRoff(path string) ([]byte, bool) {
 	return b, true
 }
 
-func sourceName(path string) string {
-	base := filepath.Base(path)
-	if dir, ok := strings.CutPrefix(path, goDocPrefix); ok {
-		base = "go-" + filepath.Base(dir)
-	}
-	base = strings.TrimSuffix(base, ".gz")
+// Slug is s lower-cased for a file name: every character but a-z and 0-9
+// a dash, none at either end.
+func Slug(s string) string {
 	var sb strings.Builder
-	for _, r := range strings.ToLower(base) {
+	for _, r := range strings.ToLower(s) {
 		switch {
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
 			sb.WriteRune(r)
@@ -196,7 +193,15 @@ func sourceName(path string) string {
 			sb.WriteByte('-')
 		}
 	}
-	s := strings.Trim(sb.String(), "-")
+	return strings.Trim(sb.String(), "-")
+}
+
+func sourceName(path string) string {
+	base := filepath.Base(path)
+	if dir, ok := strings.CutPrefix(path, goDocPrefix); ok {
+		base = "go-" + filepath.Base(dir)
+	}
+	s := Slug(strings.TrimSuffix(base, ".gz"))
 	if len(s) > 40 {
 		s = s[:40]
 	}

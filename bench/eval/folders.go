@@ -2,7 +2,6 @@ package eval
 
 import (
 	"context"
-	_ "embed"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -18,22 +17,6 @@ const (
 	HandbookDir = "bench/eval/folders/handbook"
 	OpsNotesDir = "bench/eval/folders/opsnotes"
 )
-
-//go:embed questions-handbook.jsonl
-var handbookQuestionsJSONL []byte
-
-//go:embed questions-opsnotes.jsonl
-var opsNotesQuestionsJSONL []byte
-
-// HandbookQuestions parses the committed questions about the handbook.
-func HandbookQuestions() ([]Question, error) {
-	return parseQuestions("questions-handbook.jsonl", handbookQuestionsJSONL)
-}
-
-// OpsNotesQuestions parses the committed questions about the ops notes.
-func OpsNotesQuestions() ([]Question, error) {
-	return parseQuestions("questions-opsnotes.jsonl", opsNotesQuestionsJSONL)
-}
 
 // FolderCorpus is a committed folder as it is, relative to the
 // repository's root; from names it in the report.

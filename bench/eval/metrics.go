@@ -3,7 +3,7 @@ package eval
 import (
 	"bufio"
 	"bytes"
-	_ "embed"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -38,43 +38,37 @@ type Question struct {
 	Targets []string `json:"-"`
 }
 
-//go:embed questions.jsonl
-var questionsJSONL []byte
+//go:embed questions*.jsonl
+var questionFiles embed.FS
 
-//go:embed questions-manpages.jsonl
-var manQuestionsJSONL []byte
+// The committed question sets.
+var (
+	// Questions are the godoc corpus's.
+	Questions = committedQuestions("questions.jsonl")
+	// ManPageQuestions are the man pages'.
+	ManPageQuestions = committedQuestions("questions-manpages.jsonl")
+	// CrowdedQuestions are the crowded set's.
+	CrowdedQuestions = committedQuestions("questions-crowded.jsonl")
+	// HeldoutQuestions are the held-out man-page questions: pages no other
+	// question targets, written before any model was run on them (issue 25).
+	HeldoutQuestions = committedQuestions("questions-heldout.jsonl")
+	// SampleQuestions are about testdata/sample.
+	SampleQuestions = committedQuestions("questions-sample.jsonl")
+	// HandbookQuestions are about the handbook (folders.go).
+	HandbookQuestions = committedQuestions("questions-handbook.jsonl")
+	// OpsNotesQuestions are about the ops notes (folders.go).
+	OpsNotesQuestions = committedQuestions("questions-opsnotes.jsonl")
+)
 
-//go:embed questions-crowded.jsonl
-var crowdedQuestionsJSONL []byte
-
-// Questions parses the committed question set of the godoc corpus.
-func Questions() ([]Question, error) { return parseQuestions("questions.jsonl", questionsJSONL) }
-
-// ManPageQuestions parses the committed question set of the man pages.
-func ManPageQuestions() ([]Question, error) {
-	return parseQuestions("questions-manpages.jsonl", manQuestionsJSONL)
-}
-
-//go:embed questions-sample.jsonl
-var sampleQuestionsJSONL []byte
-
-// SampleQuestions parses the committed questions about testdata/sample.
-func SampleQuestions() ([]Question, error) {
-	return parseQuestions("questions-sample.jsonl", sampleQuestionsJSONL)
-}
-
-// CrowdedQuestions parses the committed question set of the crowded set.
-func CrowdedQuestions() ([]Question, error) {
-	return parseQuestions("questions-crowded.jsonl", crowdedQuestionsJSONL)
-}
-
-//go:embed questions-heldout.jsonl
-var heldoutQuestionsJSONL []byte
-
-// HeldoutQuestions parses the held-out man-page questions: pages no other
-// question targets, written before any model was run on them (issue 25).
-func HeldoutQuestions() ([]Question, error) {
-	return parseQuestions("questions-heldout.jsonl", heldoutQuestionsJSONL)
+// committedQuestions returns the parser of the committed question file name.
+func committedQuestions(name string) func() ([]Question, error) {
+	return func() ([]Question, error) {
+		b, err := questionFiles.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		return parseQuestions(name, b)
+	}
 }
 
 // QuestionsFile parses a question file in the sets' format, for asking

@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	"golang.org/x/net/html"
+
+	"github.com/micro-rag/micro-rag-mcp/bench/corpus"
 )
 
 // Caps on one generated document, so no single source (cmd/go's 150 kB
@@ -254,7 +256,7 @@ func specSections(src []byte) []Document {
 		if len(part) == 0 || name == "" {
 			return
 		}
-		path := fmt.Sprintf("spec/%02d-%s", len(docs)+1, slug(name))
+		path := fmt.Sprintf("spec/%02d-%s", len(docs)+1, corpus.Slug(name))
 		docs = append(docs, Document{Name: path, Blocks: append([]Block{{Title, "The Go Programming Language Specification: " + name}}, part...)})
 		part = nil
 	}
@@ -274,19 +276,6 @@ func specSections(src []byte) []Document {
 	}
 	emit()
 	return docs
-}
-
-func slug(s string) string {
-	var sb strings.Builder
-	for _, r := range strings.ToLower(s) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
-			sb.WriteRune(r)
-		default:
-			sb.WriteByte('-')
-		}
-	}
-	return strings.Trim(sb.String(), "-")
 }
 
 // goDocs holds go1.26.8's doc/ files (BSD licence, godoc/LICENSE). A Go
@@ -327,7 +316,7 @@ func guide(file, title string) (Document, error) {
 			blocks[i].Kind = Heading
 		}
 	}
-	name := "guides/" + slug(strings.TrimSuffix(file, filepath.Ext(file)))
+	name := "guides/" + corpus.Slug(strings.TrimSuffix(file, filepath.Ext(file)))
 	return Document{Name: name, Blocks: append([]Block{{Title, title}}, blocks...)}, nil
 }
 
@@ -336,5 +325,5 @@ func license(name string) (Document, error) {
 	if err != nil {
 		return Document{}, fmt.Errorf("eval: %w", err)
 	}
-	return Document{Name: "licenses/" + slug(name), Blocks: append([]Block{{Title, "License text: " + name}}, textBlocks(string(b))...)}, nil
+	return Document{Name: "licenses/" + corpus.Slug(name), Blocks: append([]Block{{Title, "License text: " + name}}, textBlocks(string(b))...)}, nil
 }

@@ -10,6 +10,7 @@
 package soak
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,24 +53,12 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	if c.Stable == 0 {
-		c.Stable = 40
-	}
-	if c.WriteEvery == 0 {
-		c.WriteEvery = 400 * time.Millisecond
-	}
-	if c.ReindexEvery == 0 {
-		c.ReindexEvery = 2 * time.Second
-	}
-	if c.PlantEvery == 0 {
-		c.PlantEvery = 10 * time.Second
-	}
-	if c.BusyEvery == 0 {
-		c.BusyEvery = 30 * time.Second
-	}
-	if c.PlantTimeout == 0 {
-		c.PlantTimeout = 90 * time.Second
-	}
+	c.Stable = cmp.Or(c.Stable, 40)
+	c.WriteEvery = cmp.Or(c.WriteEvery, 400*time.Millisecond)
+	c.ReindexEvery = cmp.Or(c.ReindexEvery, 2*time.Second)
+	c.PlantEvery = cmp.Or(c.PlantEvery, 10*time.Second)
+	c.BusyEvery = cmp.Or(c.BusyEvery, 30*time.Second)
+	c.PlantTimeout = cmp.Or(c.PlantTimeout, 90*time.Second)
 	if c.FinalQueries <= 0 || c.FinalQueries > len(Queries) {
 		c.FinalQueries = len(Queries)
 	}
@@ -308,11 +297,9 @@ func (s *soak) plant(ctx context.Context) {
 				s.plantMu.Unlock()
 				return
 			}
-			select {
-			case <-wait.Done():
+			if !sleep(wait, 250*time.Millisecond) {
 				s.rep.fail("planted %q in %s: not found on every server within %s (found %v)", tok, rel, s.cfg.PlantTimeout, found)
 				return
-			case <-time.After(250 * time.Millisecond):
 			}
 		}
 	}()
@@ -320,12 +307,7 @@ func (s *soak) plant(ctx context.Context) {
 
 // reindexer runs the CLI's reindex in a loop, as a cron job would.
 func (s *soak) reindexer(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(s.cfg.ReindexEvery):
-		}
+	for sleep(ctx, s.cfg.ReindexEvery) {
 		out, err := s.cli(ctx, "reindex", "idx-reindexer", s.cfg.Store)
 		switch {
 		case ctx.Err() != nil:
@@ -351,12 +333,7 @@ func (s *soak) reindexer(ctx context.Context) {
 // tried again soon, so a short soak under load still gets its checks.
 func (s *soak) busyChecker(ctx context.Context) {
 	wait := s.cfg.BusyEvery
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
+	for sleep(ctx, wait) {
 		wait = s.cfg.BusyEvery
 		if !s.busyOnce(ctx) {
 			wait = 250 * time.Millisecond
@@ -372,10 +349,7 @@ func (s *soak) busyAfterLoad(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	for ctx.Err() == nil && !s.busyOnce(ctx) {
-		select {
-		case <-ctx.Done():
-		case <-time.After(250 * time.Millisecond):
-		}
+		sleep(ctx, 250*time.Millisecond)
 	}
 }
 
@@ -411,10 +385,8 @@ func (s *soak) busyOnce(ctx context.Context) (checked bool) {
 		}
 	}()
 	for !finished.Load() {
-		select {
-		case <-ctx.Done():
+		if !sleep(ctx, 20*time.Millisecond) {
 			return false
-		case <-time.After(20 * time.Millisecond):
 		}
 		held, err := s.lockHeld(ctx, busyApp)
 		if err != nil {
@@ -459,6 +431,18 @@ func (s *soak) busyAnswer(ctx context.Context, c *busyCount, busy bool, err erro
 	}
 }
 
+// sleep waits d; false means ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
 func isBusy(out string) bool { return strings.Contains(out, "busy:") }
 
 // cli runs a subcommand on the data folder with its own index folder
@@ -475,12 +459,7 @@ func (s *soak) cliArgs(sub, indexName, store string, extra ...string) []string {
 
 // progress prints a line every 30 s.
 func (s *soak) progress(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(30 * time.Second):
-		}
+	for sleep(ctx, 30*time.Second) {
 		fmt.Fprintf(s.cfg.Log, "soak: %s %s\n", time.Since(s.rep.start).Round(time.Second), s.rep.brief())
 	}
 }

@@ -94,7 +94,6 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 }
 
-// registerSearchMode adds --search-mode, for the commands that search.
 // quietByDefault makes a command log only warnings and errors unless
 // --log-level says otherwise: a person reading search results or a status
 // wants no progress chatter.
@@ -104,6 +103,7 @@ func quietByDefault(fs *flag.FlagSet) {
 	f.Value.Set("warn")
 }
 
+// registerSearchMode adds --search-mode, for the commands that search.
 func (c *common) registerSearchMode(fs *flag.FlagSet) {
 	fs.StringVar(&c.searchMode, "search-mode", string(isearch.Hybrid),
 		"ranking: hybrid (keyword and semantic fused), dense (semantic only) or keyword (BM25 only); "+
@@ -206,12 +206,9 @@ func required(fs *flag.FlagSet, names ...string) error {
 		strings.Join(missing, ", "), strings.Join(what, "; ")))
 }
 
-// parseExts normalises "--exts" (engine.ParseExts) as a usage error.
-func parseExts(s string) ([]string, error) {
-	return parseExtsFlag("exts", s)
-}
-
-func parseExtsFlag(name, s string) ([]string, error) {
+// parseExts normalises the extension list of flag --name
+// (engine.ParseExts), an error being a usage error.
+func parseExts(name, s string) ([]string, error) {
 	exts, err := engine.ParseExts(strings.Split(s, ","))
 	if err != nil {
 		return nil, usageErr("--%s: %v", name, err)
@@ -229,12 +226,12 @@ func (c *common) scopeFlags(cfg *engine.Config) error {
 	}
 	var err error
 	if exts != "" {
-		if cfg.Exts, err = parseExts(exts); err != nil {
+		if cfg.Exts, err = parseExts("exts", exts); err != nil {
 			return err
 		}
 	}
 	if add != "" {
-		if cfg.AddExts, err = parseExtsFlag("add-exts", add); err != nil {
+		if cfg.AddExts, err = parseExts("add-exts", add); err != nil {
 			return err
 		}
 	}

@@ -152,7 +152,7 @@ func TestVersionAndHelp(t *testing.T) {
 }
 
 func TestParseExts(t *testing.T) {
-	got, err := parseExts(" TXT, .Md,pdf,.docx,.txt ")
+	got, err := parseExts("exts", " TXT, .Md,pdf,.docx,.txt ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestParseExts(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	for _, bad := range []string{"", " , ", ".exe", "txt,.zip"} {
-		if _, err := parseExts(bad); err == nil {
+		if _, err := parseExts("exts", bad); err == nil {
 			t.Errorf("parseExts(%q) accepted", bad)
 		}
 	}

@@ -32,7 +32,7 @@ func TestEvidenceMatchesSearch(t *testing.T) {
 	}
 	ids := []int64{1, 3, 4, 7, 8, 22, 63, 64, 119, 120, 999}
 	_, ev := x.SearchWith(query, 0, ids)
-	weight := x.QueryWeight(query)
+	weight := queryWeight(x, query)
 	for i, id := range ids {
 		if math.Abs(ev[i].Score-all[id]) > 1e-9 {
 			t.Errorf("doc %d: Evidence score %v, Search score %v", id, ev[i].Score, all[id])
@@ -42,7 +42,7 @@ func TestEvidenceMatchesSearch(t *testing.T) {
 			for _, term := range []string{"beta", "gamma"} {
 				n := id - 1
 				if term == "beta" && n%3 == 0 || term == "gamma" && n%7 == 0 {
-					want += x.QueryWeight(term) / weight
+					want += queryWeight(x, term) / weight
 				}
 			}
 		}

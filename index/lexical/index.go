@@ -336,7 +336,7 @@ type Result struct {
 // (SearchWith).
 type Evidence struct {
 	Score float64 // BM25F, as Search scores it
-	// Coverage is the share of the query's keyword weight (QueryWeight)
+	// Coverage is the share of the query's keyword weight (Query.Weights)
 	// whose terms the document holds at all, in [0, 1].
 	Coverage float64
 	// Terms has bit i set when the document holds the query's term i

@@ -227,7 +227,7 @@ func TestLongQueryKeepsRareTerms(t *testing.T) {
 	if !slices.Contains(ids(got), 21) {
 		t.Fatalf("rare last term lost: %v", ids(got))
 	}
-	if w := x.QueryWeight("zebrafinch unknownword"); w <= 0 || w != x.QueryWeight("zebrafinch") {
+	if w := queryWeight(x, "zebrafinch unknownword"); w <= 0 || w != queryWeight(x, "zebrafinch") {
 		t.Fatalf("query weight %v", w)
 	}
 }

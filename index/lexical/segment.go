@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -208,12 +209,7 @@ func buildSegment(docs []Doc) *segment {
 			tp.df++
 		}
 	}
-	terms := make([]string, 0, len(byTerm))
-	for t := range byTerm {
-		terms = append(terms, t)
-	}
-	slices.Sort(terms)
-	for _, t := range terms {
+	for _, t := range slices.Sorted(maps.Keys(byTerm)) {
 		tp := byTerm[t]
 		sb.addTerm([]byte(t), tp.df, tp.b)
 	}

@@ -2,25 +2,14 @@ package lexical
 
 import "math"
 
-// QueryWeight is Σ qtf·idf over the query's terms that occur in the index:
+// Weights is Σ qtf·idf over the query's terms that occur in the index:
 // the score of a document holding each of them once, at average length, in
 // the body. Dividing a score by it gives the share of the query's keyword
 // evidence a document holds, which raw BM25 (growing with query length)
-// does not say.
-func (x *Index) QueryWeight(query string) float64 {
-	w, _ := x.QueryWeights(query)
-	return w
-}
-
-// QueryWeights is QueryWeight and its rare-weighted form, Σ qtf·idf²/idfMax
-// (idfMax: the idf of a term in one document). Their ratio, in (0, 1], is how specific the query's
-// words are: 1 when each occurs in one document (an identifier), small for
-// common words, whatever the size of the index.
-func (x *Index) QueryWeights(query string) (weight, rare float64) {
-	return x.Query(query).Weights()
-}
-
-// Weights is Index.QueryWeights for the query q holds.
+// does not say. rare is its rare-weighted form, Σ qtf·idf²/idfMax (idfMax:
+// the idf of a term in one document). Their ratio, in (0, 1], is how
+// specific the query's words are: 1 when each occurs in one document (an
+// identifier), small for common words, whatever the size of the index.
 func (q *Query) Weights() (weight, rare float64) {
 	idfMax := q.x.idfMax()
 	for _, t := range q.terms {
@@ -40,16 +29,12 @@ func (x *Index) idfMax() float64 {
 	return math.Log(1 + (n-0.5)/1.5)
 }
 
-// QueryCoverage is the share of the query's keyword weight that the index
+// Coverage is the share of the query's keyword weight that the index
 // knows at all: Σ qtf·idf over its terms found in the index, over the same
 // plus idfMax for each occurrence of a term found nowhere (a word absent
 // from every document is as specific as a word can be). 0 for random
 // strings, low for a question about something the folder never mentions,
 // near 1 for one in its vocabulary; 0 when the query has no terms.
-func (x *Index) QueryCoverage(query string) float64 { return x.Query(query).Coverage() }
-
-// Coverage is QueryCoverage for the query q holds, from the same lookup
-// that weighs and searches it.
 func (q *Query) Coverage() float64 {
 	var known float64
 	for _, t := range q.terms {

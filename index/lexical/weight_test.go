@@ -27,17 +27,17 @@ func TestQueryWeight(t *testing.T) {
 		{"unknownword", 0},
 		{"the of", 0},
 	} {
-		if got := x.QueryWeight(tc.query); math.Abs(got-tc.want) > 1e-9 {
-			t.Errorf("QueryWeight(%q) = %v, want %v", tc.query, got, tc.want)
+		if got := queryWeight(x, tc.query); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("Weights(%q) = %v, want %v", tc.query, got, tc.want)
 		}
 	}
 	// Document 1 has every body of length 4, the average: its score for
 	// "beta gamma" is the weight.
 	res := x.Search("beta gamma", 1)
-	if w := x.QueryWeight("beta gamma"); len(res) != 1 || res[0].ID != 1 || math.Abs(res[0].Score-w) > 1e-9 {
+	if w := queryWeight(x, "beta gamma"); len(res) != 1 || res[0].ID != 1 || math.Abs(res[0].Score-w) > 1e-9 {
 		t.Errorf("score %+v, weight %v", res, w)
 	}
-	if Empty().QueryWeight("alpha") != 0 {
+	if queryWeight(Empty(), "alpha") != 0 {
 		t.Error("empty index has weight")
 	}
 }
@@ -62,8 +62,14 @@ func TestQueryCoverage(t *testing.T) {
 		{"beta unknownword", 0.5},
 		{"alpha unknownword unknownword", idf(2) / (idf(2) + 2*idf(1))},
 	} {
-		if got := x.QueryCoverage(tc.query); math.Abs(got-tc.want) > 1e-9 {
-			t.Errorf("QueryCoverage(%q) = %v, want %v", tc.query, got, tc.want)
+		if got := x.Query(tc.query).Coverage(); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("Coverage(%q) = %v, want %v", tc.query, got, tc.want)
 		}
 	}
+}
+
+// queryWeight is the weight of query in x (Query.Weights).
+func queryWeight(x *Index, query string) float64 {
+	w, _ := x.Query(query).Weights()
+	return w
 }

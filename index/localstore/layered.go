@@ -60,12 +60,7 @@ func (l *layered) Ntotal() int64 {
 // Reconstruct returns the live vector of id, into dst when it has room.
 func (l *layered) Reconstruct(id int64, dst []float32) ([]float32, error) {
 	if v, ok := l.added[id]; ok {
-		if cap(dst) < len(v) {
-			dst = make([]float32, len(v))
-		}
-		dst = dst[:len(v)]
-		copy(dst, v)
-		return dst, nil
+		return append(dst[:0], v...), nil
 	}
 	if l.removed[id] {
 		return nil, fmt.Errorf("reconstruct: chunk %d was removed", id)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
@@ -28,7 +29,7 @@ func lexicalPaths(t *testing.T, s *Store, query string) []string {
 	t.Helper()
 	snap := s.Acquire()
 	defer snap.Release()
-	hits, err := snap.SearchLexical(query, 10)
+	hits, err := lexicalHits(snap, query, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +41,22 @@ func lexicalPaths(t *testing.T, s *Store, query string) []string {
 		paths = append(paths, h.Record.Path)
 	}
 	return paths
+}
+
+// lexicalHits are the keyword index's best k chunks for query, as a
+// search reads them: ranked by the snapshot's LexicalQuery, then their
+// records.
+func lexicalHits(snap *Snapshot, query string, k int) ([]index.Hit, error) {
+	found, _ := snap.LexicalQuery(query).Search(k, nil)
+	var hits []index.Hit
+	for _, r := range found {
+		rec, err := snap.Record(r.ID)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, index.Hit{Record: rec, Score: float32(r.Score), Share: r.Coverage})
+	}
+	return hits, nil
 }
 
 func commitClose(t *testing.T, w *Writer) {
@@ -168,7 +185,7 @@ func TestSearchLexicalHeadings(t *testing.T) {
 	commitClose(t, w)
 	snap := s.Acquire()
 	defer snap.Release()
-	hits, err := snap.SearchLexical("refunds", 5)
+	hits, err := lexicalHits(snap, "refunds", 5)
 	if err != nil || len(hits) != 2 || hits[0].Record.Path != "policy.md" || hits[0].Record.Headings != "Policies\nRefunds" {
 		t.Fatalf("hits %+v, err %v", hits, err)
 	}

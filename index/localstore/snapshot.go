@@ -140,34 +140,6 @@ func (sn *Snapshot) Nearest(query []float32, k int) ([]index.Match, error) {
 	return out, nil
 }
 
-// SearchLexical returns up to k chunks matching the query's keywords, best
-// first by BM25F over headings, file name and text (see package lexical).
-// A query with no keyword terms (stop words, punctuation) has no hits and
-// no error. Like Search it takes no lock.
-func (sn *Snapshot) SearchLexical(query string, k int) ([]index.Hit, error) {
-	hits, _, err := sn.SearchLexicalWith(query, k, nil)
-	return hits, err
-}
-
-// SearchLexicalWith is SearchLexical that also returns the keyword
-// evidence of the chunks in also (zeros for chunks without any), read in
-// the same pass.
-func (sn *Snapshot) SearchLexicalWith(query string, k int, also []int64) ([]index.Hit, []lexical.Evidence, error) {
-	if sn.lex == nil {
-		return nil, make([]lexical.Evidence, len(also)), nil
-	}
-	found, ev := sn.lex.SearchWith(query, k, also)
-	hits := make([]index.Hit, 0, len(found))
-	for _, r := range found {
-		rec, err := sn.record(r.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		hits = append(hits, index.Hit{Record: rec, Score: float32(r.Score), Share: r.Coverage})
-	}
-	return hits, ev, nil
-}
-
 // rescored takes the first pass's best candidates and scores them exactly
 // against the stored fp32 vectors, returning the top k. (Two goroutines
 // reading them back were no faster: BenchmarkScanSearch1M.)

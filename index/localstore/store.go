@@ -76,9 +76,6 @@ func (s *Store) SetWriteIndex(write func(idx *faiss.Index, path string) error) {
 	s.writeIndex.Store(&write)
 }
 
-// Dir is the index folder.
-func (s *Store) Dir() string { return s.dir }
-
 // Acquire returns the current snapshot with a reference the caller must
 // Release. It never waits for a writer.
 func (s *Store) Acquire() *Snapshot {

@@ -236,7 +236,8 @@ func countLines(b []byte) int {
 }
 
 func TestBusyInProcess(t *testing.T) {
-	s := openStore(t, t.TempDir())
+	dir := t.TempDir()
+	s := openStore(t, dir)
 	w, err := s.Begin()
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +251,7 @@ func TestBusyInProcess(t *testing.T) {
 		t.Fatalf("Begin after Close: %v", err)
 	}
 	w2.Close()
-	if _, err := os.Stat(filepath.Join(s.Dir(), LockFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, LockFile)); err != nil {
 		t.Fatalf("lock file removed: %v", err)
 	}
 }

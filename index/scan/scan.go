@@ -40,10 +40,6 @@ var kernelNames = map[int]string{
 // activeKernel is chosen once; tests pass other kernels explicitly.
 var activeKernel = int(C.scan_best_kernel())
 
-// Kernel names the kernel Candidates runs on this machine: "avx512vnni",
-// "avx2" or "generic".
-func Kernel() string { return kernelNames[activeKernel] }
-
 func hasKernel(k int) bool { return C.scan_has_kernel(C.int(k)) != 0 }
 
 const (
@@ -283,20 +279,16 @@ func quantise(v []float32, dst []int8) float32 {
 	return float32(maxAbs / 127)
 }
 
-// nibbleClip is the fraction of a row's largest magnitude that 4-bit codes
-// map to 7; larger values saturate. 0.7 lost recall on clustered data
-// (docs/decisions.md, "4-bit first pass").
-const nibbleClip = 1.0
-
 // quantise4 writes v as 4-bit codes into the packed row dst (layout in
-// scan.c) and returns the scale back to v's units.
+// scan.c) and returns the scale back to v's units. The row's largest
+// magnitude maps to 7: clipping at 0.7 of it, saturating the rest, lost
+// recall on clustered data (docs/decisions.md, "4-bit first pass").
 func quantise4(v []float32, dst []int8) float32 {
-	maxAbs := 0.0
+	clip := 0.0
 	for _, x := range v {
-		maxAbs = max(maxAbs, math.Abs(float64(x)))
+		clip = max(clip, math.Abs(float64(x)))
 	}
 	clear(dst)
-	clip := maxAbs * nibbleClip
 	if clip == 0 {
 		return 0
 	}

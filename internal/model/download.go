@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -39,21 +40,27 @@ type RemoteFile struct {
 // HubSource is what end users download on first run: sentence-transformers'
 // own export, unpinned but checked against the hub's published sha256
 // (X-Linked-Etag) and Content-Length. Why not a pin: docs/decisions.md.
-var HubSource = Source{
-	BaseURL:  "https://huggingface.co",
-	Repo:     "sentence-transformers/all-MiniLM-L6-v2",
-	Revision: "main",
-	Files: []RemoteFile{
-		{Remote: "onnx/model.onnx", Local: ONNXName},
-		{Remote: "tokenizer.json", Local: TokenizerName},
-	},
-}
+var HubSource = hubRepo("sentence-transformers/all-MiniLM-L6-v2", "onnx/model.onnx")
 
 // HubSourceInt8 is the file the int8 Maven jar (the one setup installs) names
 // as its source in its README: the dynamically quantised export in
 // Xenova/all-MiniLM-L6-v2. The jar's copy has the SHA-256 in
 // scripts/versions.env. The tokenizer is the same file as the fp32 model's.
 var HubSourceInt8 = xenova("all-MiniLM-L6-v2", "onnx/model_quantized.onnx")
+
+// hubRepo is the files of a model repository on the hub, at its main
+// revision: onnx as the model, and tokenizer.json.
+func hubRepo(repo, onnx string) Source {
+	return Source{
+		BaseURL:  "https://huggingface.co",
+		Repo:     repo,
+		Revision: "main",
+		Files: []RemoteFile{
+			{Remote: onnx, Local: ONNXName},
+			{Remote: "tokenizer.json", Local: TokenizerName},
+		},
+	}
+}
 
 // URL is where f is fetched from.
 func (s Source) URL(f RemoteFile) string {
@@ -325,10 +332,7 @@ func (d *downloader) get(ctx context.Context, url string) (*http.Response, hubMe
 // expect (-1 for unknown), from the table and the hub's headers; a body
 // announced at another length is a permanent error.
 func expected(f RemoteFile, meta hubMeta, contentLength int64) (string, int64, error) {
-	wantSum := strings.ToLower(f.SHA256)
-	if wantSum == "" {
-		wantSum = meta.sha256
-	}
+	wantSum := cmp.Or(strings.ToLower(f.SHA256), meta.sha256)
 	total := contentLength // -1 when unknown or transparently decompressed
 	for _, n := range []int64{f.Size, meta.size} {
 		if n > 0 && total > 0 && n != total {

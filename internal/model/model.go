@@ -5,6 +5,7 @@ package model
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -131,17 +132,7 @@ var Models = []Model{
 // xenova is Xenova's ONNX export of a model on the hub, the files the
 // Maven jars of `make models` were copied from (their READMEs say so).
 // Verified like HubSource, against the hub's own sha256.
-func xenova(name, onnx string) Source {
-	return Source{
-		BaseURL:  "https://huggingface.co",
-		Repo:     "Xenova/" + name,
-		Revision: "main",
-		Files: []RemoteFile{
-			{Remote: onnx, Local: ONNXName},
-			{Remote: "tokenizer.json", Local: TokenizerName},
-		},
-	}
-}
+func xenova(name, onnx string) Source { return hubRepo("Xenova/"+name, onnx) }
 
 // Names lists the models --model accepts, the default first.
 func Names() []string {
@@ -205,10 +196,7 @@ func (m Model) Locate(modelDir string) (Files, error) { return m.locate(modelDir
 
 // locate is Locate with the executable's folder given.
 func (m Model) locate(modelDir, exeDir string) (Files, error) {
-	dir := modelDir
-	if dir == "" {
-		dir = os.Getenv(EnvModelDir)
-	}
+	dir := cmp.Or(modelDir, os.Getenv(EnvModelDir))
 	if dir == "" {
 		dir = m.Dir()
 		if bundled := filepath.Join(exeDir, "..", "models", m.Name); exeDir != "" && !haveFiles(dir) && haveFiles(bundled) {
@@ -254,10 +242,7 @@ func ORTLibrary(flag string) (string, error) { return ortLibrary(flag, exeDir())
 
 // ortLibrary is ORTLibrary with the executable's folder given.
 func ortLibrary(flag, exeDir string) (string, error) {
-	p := flag
-	if p == "" {
-		p = os.Getenv(EnvORTLib)
-	}
+	p := cmp.Or(flag, os.Getenv(EnvORTLib))
 	var candidates []string
 	if p != "" {
 		candidates = []string{p}

@@ -188,8 +188,6 @@ func (s *Server) start(uid, gid int) error {
 		if err := os.Chown(s.dir, uid, gid); err != nil {
 			return err
 		}
-	}
-	if uid >= 0 {
 		if err := s.reachable(); err != nil {
 			return err
 		}
@@ -229,21 +227,28 @@ func (s *Server) startOn(data string) error {
 		if s.Port, err = freePort(); err != nil {
 			return err
 		}
-		opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c fsync=off -c max_connections=200", s.Port)
-		for _, kv := range s.settings {
-			opts += " -c " + kv
-		}
-		var out []byte
-		if out, err = s.run("pg_ctl", "-D", data, "-l", filepath.Join(s.dir, "log"), "-o", opts, "-w", "-t", "60", "start"); err == nil {
+		if err = s.pgStart(data); err == nil {
 			break
 		}
 		log, _ := os.ReadFile(filepath.Join(s.dir, "log"))
-		err = fmt.Errorf("pg_ctl start: %w: %s\n%s", err, out, log)
+		err = fmt.Errorf("%w\n%s", err, log)
 		if !strings.Contains(string(log), "could not bind") {
 			return err
 		}
 	}
 	return err
+}
+
+// pgStart starts the server on the data folder and s.Port.
+func (s *Server) pgStart(data string) error {
+	opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c fsync=off -c max_connections=200", s.Port)
+	for _, kv := range s.settings {
+		opts += " -c " + kv
+	}
+	if out, err := s.run("pg_ctl", "-D", data, "-l", filepath.Join(s.dir, "log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
+		return fmt.Errorf("pg_ctl start: %w: %s", err, out)
+	}
+	return nil
 }
 
 // Stop stops the server (fast shutdown) and removes its folder, unless
@@ -435,10 +440,4 @@ func (s *Server) Pause() error {
 }
 
 // Resume starts a paused server on its port.
-func (s *Server) Resume() error {
-	opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c fsync=off -c max_connections=200", s.Port)
-	if out, err := s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-l", filepath.Join(s.dir, "log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
-		return fmt.Errorf("pg_ctl start: %w: %s", err, out)
-	}
-	return nil
-}
+func (s *Server) Resume() error { return s.pgStart(filepath.Join(s.dir, "data")) }

@@ -149,53 +149,15 @@ const maxXMLDepth = 256
 
 var errTooDeep = fmt.Errorf("elements nested deeper than %d levels", maxXMLDepth)
 
-// docxText streams WordprocessingML and returns the body text.
+// docxText streams WordprocessingML and returns the body text. The
+// decoder keeps a stack entry per open element: xmlTokens' depth limit is
+// what bounds its memory (20 million nested elements took 2 GB).
 func docxText(r io.Reader) (string, error) {
-	d := xml.NewDecoder(r)
-	d.CharsetReader = func(label string, in io.Reader) (io.Reader, error) {
-		enc := lookupCharset(label)
-		return enc.NewDecoder().Reader(in), nil
-	}
 	var b docxBody
-	// The decoder keeps a stack entry per open element: depth is what
-	// bounds its memory (20 million nested elements took 2 GB).
-	depth := 0
-	next := func() (xml.Token, error) {
-		tok, err := d.Token()
-		switch tok.(type) {
-		case xml.StartElement:
-			if depth++; depth > maxXMLDepth {
-				return nil, errTooDeep
-			}
-		case xml.EndElement:
-			depth--
-		}
-		return tok, err
-	}
-	// skip reads past the end of the element just started.
-	skip := func() error {
-		for level := depth; depth >= level; {
-			if _, err := next(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for {
-		tok, err := next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", err
-		}
+	err := xmlTokens(xmlDecoder(r), func(tok xml.Token) bool {
 		switch t := tok.(type) {
 		case xml.StartElement:
-			if b.start(t) {
-				if err := skip(); err != nil {
-					return "", err
-				}
-			}
+			return b.start(t)
 		case xml.EndElement:
 			b.end(t)
 		case xml.CharData:
@@ -203,6 +165,10 @@ func docxText(r io.Reader) (string, error) {
 				b.write(string(t))
 			}
 		}
+		return false
+	})
+	if err != nil {
+		return "", err
 	}
 	// Unclosed elements at EOF already made the decoder fail; nothing is pending.
 	return b.out.String(), nil

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -118,14 +119,10 @@ func (o PDFOptions) withDefaults() PDFOptions {
 	if o.FileTimeout <= 0 {
 		o.FileTimeout = 2 * time.Minute
 	}
-	if o.MemoryLimitBytes == 0 {
-		// A 200 MB, 1,000-page PDF peaked at 400 MB.
-		o.MemoryLimitBytes = 1 << 30
-	}
-	if o.CacheDir == "" {
-		// The same folder as the model, so MICRO_RAG_CACHE_DIR moves both.
-		o.CacheDir = filepath.Join(cachedir.Path(), "wazero")
-	}
+	// A 200 MB, 1,000-page PDF peaked at 400 MB.
+	o.MemoryLimitBytes = cmp.Or(o.MemoryLimitBytes, 1<<30)
+	// The same folder as the model, so MICRO_RAG_CACHE_DIR moves both.
+	o.CacheDir = cmp.Or(o.CacheDir, filepath.Join(cachedir.Path(), "wazero"))
 	return o
 }
 

@@ -10,6 +10,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -60,12 +61,8 @@ func evalMain(setName, out, keep, cache, bin, before, settingNames, dump, modelN
 		slog.Error("eval", "err", err)
 		return 2
 	}
-	if out == "" {
-		out = set.Out
-	}
-	if keep == "" {
-		keep = filepath.Join(cache, "eval-index-"+set.Name)
-	}
+	out = cmp.Or(out, set.Out)
+	keep = cmp.Or(keep, filepath.Join(cache, "eval-index-"+set.Name))
 	if pg {
 		srv, err := pgtest.Start()
 		if err != nil {
@@ -317,10 +314,7 @@ func runMode(ctx context.Context, srv eval.Server, base string, qs []eval.Questi
 		return "", nil, nil, fmt.Errorf("the index holds %d files, the corpus %d", len(chunks), len(c.Docs))
 	}
 	eval.FillWhole(outs, chunks, c.Dir)
-	name = srv.Mode
-	if name == "" {
-		name = "dense (server default)"
-	}
+	name = cmp.Or(srv.Mode, "dense (server default)")
 	slog.Info("mode done", "mode", name, "setting", srv.Args.Name, "took", time.Since(t).Round(time.Millisecond))
 	return name, outs, silent, nil
 }

@@ -88,8 +88,6 @@ type row struct {
 	BEIR      eval.IRScores // IR sets only
 }
 
-func (r row) name() string { return r.Mode }
-
 var verbose bool
 
 func measure(sets []string, cache string) ([]row, error) {
@@ -129,11 +127,11 @@ func measure(sets []string, cache string) ([]row, error) {
 				}
 				if verbose && mode == search.Hybrid && (rk == 0 && denseRank[o.Question.ID] > 0 || rk > denseRank[o.Question.ID] && denseRank[o.Question.ID] > 0) {
 					first := o.Hits[0]
-					fmt.Fprintf(os.Stderr, "%s %s: %s rank %d, dense %d; first %s %s\n", r.name(), o.Question.ID, o.Question.Target,
+					fmt.Fprintf(os.Stderr, "%s %s: %s rank %d, dense %d; first %s %s\n", r.Mode, o.Question.ID, o.Question.Target,
 						rk, denseRank[o.Question.ID], first.Path, first.Why)
 				}
 			}
-			slog.Info("measured", "set", set.Name, "mode", r.name(), "took", time.Since(t).Round(time.Millisecond),
+			slog.Info("measured", "set", set.Name, "mode", r.Mode, "took", time.Since(t).Round(time.Millisecond),
 				"top5_chars", top5Chars(outs))
 		}
 	}
@@ -229,10 +227,10 @@ func table(rows []row) string {
 			}
 		}
 		if r.IR {
-			fmt.Fprintf(&sb, "| %s | %.3f | %.3f | %.3f | %.3f |\n", r.name(), r.BEIR.NDCG10, r.BEIR.R10, r.BEIR.MRR10, r.Doc.Hit5)
+			fmt.Fprintf(&sb, "| %s | %.3f | %.3f | %.3f | %.3f |\n", r.Mode, r.BEIR.NDCG10, r.BEIR.R10, r.BEIR.MRR10, r.Doc.Hit5)
 			continue
 		}
-		fmt.Fprintf(&sb, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f (%d) |\n", r.name(), r.Passage.Hit1, r.Passage.Hit5,
+		fmt.Fprintf(&sb, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f (%d) |\n", r.Mode, r.Passage.Hit1, r.Passage.Hit5,
 			r.Passage.Answer5, r.Passage.MRR10, r.Doc.Hit5, r.Doc.MRR10, r.Passage.IdentHit1, r.Passage.Identifiers)
 	}
 	return sb.String()

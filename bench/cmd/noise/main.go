@@ -11,6 +11,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -347,9 +348,7 @@ func metrics(set eval.Set, outs []eval.Outcome) []float64 {
 }
 
 func table(rows []row, model string, threshold float64) string {
-	if model == "" {
-		model = engine.DefaultModel
-	}
+	model = cmp.Or(model, engine.DefaultModel)
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Model %s, threshold %.2f, top_k 10 (bench/cmd/noise).\n\n", model, threshold)
 	sb.WriteString("| set | mode | no-answer queries returning nothing | real questions returning nothing | hit@5 (nDCG@10) at threshold | without | answer@5 at threshold | without |\n|---|---|---|---|---|---|---|---|\n")

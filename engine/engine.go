@@ -702,6 +702,21 @@ func (e *Engine) loadModel(ctx context.Context) error {
 	return nil
 }
 
+// embedNullQueries embeds isearch.NullQueries as queries, once per model,
+// in one batched call (one at a time they took a second of a CLI search).
+func embedNullQueries(emb *embed.Embedder) ([][]float32, error) {
+	flat, err := emb.EmbedQueries(nil, isearch.NullQueries)
+	if err != nil {
+		return nil, fmt.Errorf("embed the null queries: %w", err)
+	}
+	dim := emb.Dim()
+	vecs := make([][]float32, len(isearch.NullQueries))
+	for i := range vecs {
+		vecs[i] = flat[i*dim : (i+1)*dim : (i+1)*dim]
+	}
+	return vecs, nil
+}
+
 // hubOf is where the model m is downloaded from (tests serve it locally).
 var hubOf = func(m model.Model) model.Source { return m.Hub }
 

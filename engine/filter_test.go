@@ -58,7 +58,11 @@ func testSearchFiltersInsideTheRanking(t *testing.T, store index.StoreURL) {
 	for _, mode := range []isearch.Mode{isearch.Dense, isearch.Keyword, isearch.Hybrid} {
 		e.cfg.SearchMode = mode
 		run := func(f *isearch.Filter, tune func(*isearch.Options)) []isearch.Result {
-			res, err := e.searchWith(context.Background(), isearch.Request{Query: query, TopK: 5, Filter: f}, tune)
+			src, opt := e.source(context.Background())
+			if tune != nil {
+				tune(&opt)
+			}
+			res, err := src.Search(isearch.Request{Query: query, TopK: 5, Filter: f}, opt)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,25 +10,26 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 )
 
-// Search answers from the current snapshot without waiting for a reindex
-// (see search.Search). Before the model is ready it waits up to 5 s, then
-// returns no results.
-func (e *Engine) Search(ctx context.Context, req isearch.Request) ([]isearch.Result, error) {
-	return e.searchWith(ctx, req, nil)
+// Answer answers a search tool call: args as JSON decodes them (bad ones
+// are a *search.ArgsError), searched from the current snapshot without
+// waiting for a reindex, with the note a weak answer adds: which files the
+// latest run left out because their extension is not enabled. explain
+// sets each result's Explain (the CLI's --explain).
+func (e *Engine) Answer(ctx context.Context, args map[string]any, explain bool) (isearch.Output, error) {
+	src, opt := e.source(ctx)
+	g := e.NotEnabled()
+	src.Unindexed, opt.Explain = isearch.Unindexed{Count: g.Count, Examples: g.Examples, Exts: g.Exts}, explain
+	out, err := isearch.AnswerCall(args, src, opt)
+	return out, e.scrub(err)
 }
 
-// Answer is Search's results with the note a weak search adds: which files
-// the latest run left out because their extension is not enabled.
-func (e *Engine) Answer(ctx context.Context, req isearch.Request) (isearch.Output, error) {
-	res, err := e.Search(ctx, req)
-	if err != nil {
-		return isearch.Output{}, err
-	}
-	if res == nil {
-		res = []isearch.Result{} // "results": [] rather than null
-	}
-	g := e.NotEnabled()
-	return isearch.Output{Results: res, Note: isearch.NotEnabledNote(res, g.Count, g.Examples, g.Exts)}, nil
+// Search answers req from the current snapshot without waiting for a
+// reindex (see search.Search). Before the model is ready it waits up to
+// 5 s, then returns no results.
+func (e *Engine) Search(ctx context.Context, req isearch.Request) ([]isearch.Result, error) {
+	src, opt := e.source(ctx)
+	res, err := src.Search(req, opt)
+	return res, e.scrub(err)
 }
 
 // View is the current view of the index and query's embedding, for
@@ -47,52 +48,31 @@ func (e *Engine) View(ctx context.Context, query string) (index.View, []float32,
 	return snap, vec, nil
 }
 
-// searchWith is Search with its options changed by tune (nil: none), for
-// tests.
-func (e *Engine) searchWith(ctx context.Context, req isearch.Request, tune func(*isearch.Options)) ([]isearch.Result, error) {
-	snap, err := e.snapshot(ctx)
-	if errors.Is(err, ErrNoIndex) {
-		e.log.Warn("search before the model and the index are ready: no results")
-		return []isearch.Result{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer snap.Release()
-	if snap.Chunks() == 0 {
-		e.log.Warn("search on an empty or missing index: no results", "index", e.cfg.IndexFolder)
-		return []isearch.Result{}, nil
-	}
-	opt := isearch.Options{Mode: e.cfg.SearchMode, Null: e.null, NullQueries: e.nullQueries}
-	if tune != nil {
-		tune(&opt)
-	}
-	var vec []float32
-	if opt.Mode != isearch.Keyword {
-		if vec, err = e.embedQuery(req.Query); err != nil {
+// source is what a search reads, the current snapshot (none before the
+// model and the index are ready, or when it holds no chunk) and the
+// engine's model, and how it ranks.
+func (e *Engine) source(ctx context.Context) (isearch.Source, isearch.Options) {
+	view := func(opt *isearch.Options) (index.View, error) {
+		snap, err := e.snapshot(ctx)
+		if errors.Is(err, ErrNoIndex) {
+			e.log.Warn("search before the model and the index are ready: no results")
+			return nil, nil
+		}
+		if err != nil {
 			return nil, err
 		}
+		if snap.Chunks() == 0 {
+			snap.Release()
+			e.log.Warn("search on an empty or missing index: no results", "index", e.cfg.IndexFolder)
+			return nil, nil
+		}
+		opt.Null, opt.NullQueries = e.null, e.nullQueries // set with the model the snapshot waited for
+		return snap, nil
 	}
-	res, err := isearch.Search(snap, req, vec, opt)
-	return res, e.scrub(err)
+	return isearch.Source{View: view, Embed: e.embedQuery}, isearch.Options{Mode: e.cfg.SearchMode}
 }
 
 // embedQuery is the query's embedding.
-// embedNullQueries embeds isearch.NullQueries as queries, once per model,
-// in one batched call (one at a time they took a second of a CLI search).
-func embedNullQueries(emb *embed.Embedder) ([][]float32, error) {
-	flat, err := emb.EmbedQueries(nil, isearch.NullQueries)
-	if err != nil {
-		return nil, fmt.Errorf("embed the null queries: %w", err)
-	}
-	dim := emb.Dim()
-	vecs := make([][]float32, len(isearch.NullQueries))
-	for i := range vecs {
-		vecs[i] = flat[i*dim : (i+1)*dim : (i+1)*dim]
-	}
-	return vecs, nil
-}
-
 func (e *Engine) embedQuery(query string) ([]float32, error) {
 	done := e.working()
 	defer done()

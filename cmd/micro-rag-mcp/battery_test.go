@@ -336,7 +336,7 @@ func TestBatteryIndexFolder(t *testing.T) {
 		}
 	}
 	// Read-only commands on a folder never indexed create nothing.
-	if code, stdout, stderr := runBinary(t, "search", "--data-folder", data, "parental leave"); code != 1 || stdout != "" || !strings.Contains(stderr, "no passages matched") {
+	if code, stdout, stderr := runBinary(t, "search", "--data-folder", data, "parental leave"); code != 1 || stdout != "No passages matched \"parental leave\".\n" || !strings.Contains(stderr, "no passages matched") {
 		t.Errorf("search on a folder never indexed: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if code, stdout, stderr := runBinary(t, "status", "--data-folder", data); code != 0 || !strings.Contains(stdout, "files:") {

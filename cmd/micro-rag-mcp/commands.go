@@ -167,8 +167,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	var topK int
 	var threshold float64
 	var asJSON, explain bool
-	var fa isearch.FilterArgs
-	var exts string
+	var glob, exts, after, before string
 	fs := newFlagSet("search", `micro-rag-mcp search --data-folder DIR [--top-k N] [--score-threshold X] [--search-mode M] [--path-glob GLOB] [--ext LIST] [--modified-after T] [--modified-before T] [--explain] [--json] "QUERY"`, stderr)
 	addUsageNote(fs, searchExitNote)
 	c.register(fs)
@@ -176,10 +175,10 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	c.registerSearchMode(fs)
 	fs.IntVar(&topK, "top-k", isearch.DefaultTopK, "number of passages to show (1-50)")
 	fs.Float64Var(&threshold, "score-threshold", isearch.DefaultScoreThreshold, "minimum score (0-1); the score is calibrated in every --search-mode so that at the default a query nothing answers (random letters, an off-topic question) mostly returns nothing: it is discounted when the folder lacks the query's words and, in hybrid mode, when no passage is close to its meaning; 0 returns the top-k whatever they score")
-	fs.StringVar(&fa.PathGlob, "path-glob", "", "only search files matching this shell pattern, relative to the data folder (as reindex --path-glob)")
+	fs.StringVar(&glob, "path-glob", "", "only search files matching this shell pattern, relative to the data folder (as reindex --path-glob)")
 	fs.StringVar(&exts, "ext", "", "only search files with these comma-separated extensions (md,pdf; noext for files without one)")
-	fs.StringVar(&fa.ModifiedAfter, "modified-after", "", "only search files modified after this RFC 3339 time (2026-01-31T00:00:00Z)")
-	fs.StringVar(&fa.ModifiedBefore, "modified-before", "", "only search files modified before this RFC 3339 time")
+	fs.StringVar(&after, "modified-after", "", "only search files modified after this RFC 3339 time (2026-01-31T00:00:00Z)")
+	fs.StringVar(&before, "modified-before", "", "only search files modified before this RFC 3339 time")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
 	fs.BoolVar(&explain, "explain", false, "show what each score is made of: cosine, keyword score, share of the query's keywords, the query's coverage by the folder's words, the best cosine of any chunk with the query (BEST; json: support), calibrated score (with --json: an explain object per result)")
 	pos, done, err := c.parseSubcommand(fs, args, stdout, true)
@@ -190,14 +189,14 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if query == "" {
 		return withUsage(fs, usageErr("search needs a query"))
 	}
-	req, err := isearch.NewRequest(query, float64(topK), threshold)
-	if err == nil {
-		if exts != "" {
-			fa.Exts = strings.Split(exts, ",")
-		}
-		req.Filter, err = isearch.ParseFilter(fa)
+	// The search tool's arguments, checked as the tool checks them before
+	// the model loads.
+	call := map[string]any{"query": query, "top_k": float64(topK), "score_threshold": threshold,
+		"path_glob": glob, "modified_after": after, "modified_before": before}
+	if exts != "" {
+		call["ext"] = exts
 	}
-	if err != nil {
+	if _, err := isearch.ParseArgs(call); err != nil {
 		return &exitError{code: 2, err: err, usage: true, cmd: "search"}
 	}
 	eng, closeEngine, err := c.openSubcommandEngine(ctx, stderr, true)
@@ -217,8 +216,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		}
 		return fmt.Errorf("the index in %s could not be loaded: %w", dir, err)
 	}
-	req.Explain = explain
-	out, err := eng.Answer(ctx, req)
+	out, err := eng.Answer(ctx, call, explain)
 	if err != nil {
 		return err
 	}
@@ -231,36 +229,13 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 			return err
 		}
 	} else {
-		printResults(stdout, res, explain)
+		fmt.Fprintln(stdout, out.Text()) // the tool's text
 	}
 	if len(res) == 0 {
 		// Like grep: exit status 1 when nothing matched.
 		return &exitError{code: 1, err: fmt.Errorf("no passages matched: none scored %g or more, so the folder probably does not answer this (--score-threshold 0 shows the closest anyway; an empty or missing index: run micro-rag-mcp reindex --data-folder DIR)", threshold)}
 	}
 	return nil
-}
-
-// printResults writes each result as the search tool's text shows it: rank,
-// score and where, then its passage (the same text as --json's snippet),
-// indented; with explain, the parts of the score under the first line.
-func printResults(w io.Writer, res []isearch.Result, explain bool) {
-	for i, r := range res {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintf(w, "%d. %.3f  %s", i+1, r.Score, term.Visible(r.Citation()))
-		if len(r.Paths) > 1 {
-			fmt.Fprintf(w, " (same text in %s)", term.Visible(strings.Join(r.Paths[1:], ", ")))
-		}
-		fmt.Fprintln(w)
-		if x := r.Explain; explain && x != nil {
-			fmt.Fprintf(w, "   cosine %.3f  bm25 %.2f  keyword %.3f  share %.2f  spec %.2f  cover %.2f  best %.3f  fused %.3f\n",
-				x.Cosine, x.BM25, x.Keyword, x.Share, x.Specificity, x.Coverage, x.Support, x.Fused)
-		}
-		for _, line := range strings.Split(r.Snippet, "\n") {
-			fmt.Fprintf(w, "   %s\n", term.Visible(line))
-		}
-	}
 }
 
 func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -36,8 +36,9 @@ const rotaAnswer = "| 13 | Tomasz Wójcik (ext. 4420) |"
 // structuredContent, as Claude Code and VS Code do) holds the answer row
 // under its header, and the CLI's search --json is the same list as
 // structuredContent (copies merged, scores rounded, the same passage) but
-// for the uri, which names a resource of the server. A weak search carries
-// the same note in both, naming the file left out for its extension.
+// for the uri, which names a resource of the server; the CLI's search
+// prints the tool's text. A weak search carries the same note in each,
+// naming the file left out for its extension.
 func TestOneResultEverywhere(t *testing.T) { eachBackend(t, testOneResultEverywhere) }
 
 func testOneResultEverywhere(t *testing.T, b backend) {
@@ -108,6 +109,14 @@ func testOneResultEverywhere(t *testing.T, b backend) {
 		}
 		if !reflect.DeepEqual(cli, tool) {
 			t.Errorf("%q: search --json differs from structuredContent:\n%s\n%v", q.query, stdout, tool)
+		}
+		// The CLI's text is the tool's text, note included.
+		code, stdout, stderr = b.run(t, "search", "--data-folder", data, q.query)
+		if code != 0 && (code != 1 || q.answer == rotaAnswer) {
+			t.Fatalf("search %q: exit %d\n%s", q.query, code, stderr)
+		}
+		if stdout != text+"\n" {
+			t.Errorf("%q: search prints\n%s\nbut the tool's text is\n%s", q.query, stdout, text)
 		}
 		if note, _ := tool["note"].(string); (q.answer == "deploy/budget.yaml") != strings.Contains(note, q.answer) {
 			t.Errorf("%q: the note %q should name the unindexed %s only when nothing scored high", q.query, note, "deploy/budget.yaml")

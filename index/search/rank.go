@@ -65,6 +65,19 @@ func newRanker(snap index.View, query string, vec []float32, opt Options) *ranke
 	return r
 }
 
+// PoolSize is how many chunks each ranking contributes per search: enough
+// to fill topK passages when neighbouring chunks merge, and deep enough for
+// the two rankings to meet. In hybrid mode it is the same for every top_k
+// up to 20, so that asking for more results does not reorder the first
+// ones; a single ranking's order does not depend on it, and reading half
+// as many records keeps dense and keyword searches as fast as before.
+func PoolSize(mode Mode, topK int) int {
+	if mode == Dense || mode == Keyword {
+		return max(3*topK, 30)
+	}
+	return max(3*topK, 60)
+}
+
 // rank returns up to pool chunks from each ranking the mode uses, scored.
 // full says a ranking returned its whole pool, so a larger pool may find
 // more.

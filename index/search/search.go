@@ -1,10 +1,12 @@
-// Package search answers queries over one index.View (a read view of any backend): it ranks chunks
-// densely, by keywords or both fused, groups them into passages, explains
-// scores, and reads documents back from their chunks. It embeds nothing and
-// takes no snapshot itself: the engine hands it both.
+// Package search answers queries over one index.View (a read view of any backend): it parses a
+// search's arguments, ranks chunks densely, by keywords or both fused,
+// groups them into passages, explains scores, and reads documents back
+// from their chunks. It takes no snapshot and loads no model itself: the
+// engine hands it a Source that reads both.
 package search
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
@@ -104,19 +106,6 @@ type Result struct {
 	focus segment // its best chunk, in runes of raw
 }
 
-// PoolSize is how many chunks each ranking contributes per search: enough
-// to fill topK passages when neighbouring chunks merge, and deep enough for
-// the two rankings to meet. In hybrid mode it is the same for every top_k
-// up to 20, so that asking for more results does not reorder the first
-// ones; a single ranking's order does not depend on it, and reading half
-// as many records keeps dense and keyword searches as fast as before.
-func PoolSize(mode Mode, topK int) int {
-	if mode == Dense || mode == Keyword {
-		return max(3*topK, 30)
-	}
-	return max(3*topK, 60)
-}
-
 // Options say how a search ranks.
 type Options struct {
 	Mode Mode // "" = DefaultMode
@@ -131,6 +120,40 @@ type Options struct {
 	// exactFilterChunks, negative = only a filter passing a twentieth of
 	// the index. Both paths rank alike: tests take either with it.
 	ExactFilter int
+	// Explain sets each result's Explain (the CLI's --explain; the search
+	// tool has no such argument).
+	Explain bool
+}
+
+// Source is what a search reads, as the engine holds it.
+type Source struct {
+	// View is the view to answer from, which the search releases; it sets
+	// opt's calibration of the model's cosines (Null, NullQueries), known
+	// once there is a view. nil (and no error) when there is nothing to
+	// search: no results.
+	View func(opt *Options) (index.View, error)
+	// Embed is the query's embedding; keyword mode does not call it.
+	Embed func(query string) ([]float32, error)
+	// Unindexed is what the folder holds that the index leaves out for its
+	// extension, for a weak answer's note (NotEnabledNote).
+	Unindexed Unindexed
+}
+
+// Search searches src's view for req, embedding the query when opt's mode
+// needs it: no results when there is no view.
+func (src Source) Search(req Request, opt Options) ([]Result, error) {
+	snap, err := src.View(&opt)
+	if err != nil || snap == nil {
+		return []Result{}, err
+	}
+	defer snap.Release()
+	var vec []float32
+	if cmp.Or(opt.Mode, DefaultMode) != Keyword {
+		if vec, err = src.Embed(req.Query); err != nil {
+			return nil, err
+		}
+	}
+	return Search(snap, req, vec, opt)
 }
 
 // Search ranks snap's chunks for req. vec is the query's embedding (unused
@@ -147,6 +170,7 @@ type Options struct {
 // that DefaultScoreThreshold separates answers from noise in every mode.
 func Search(snap index.View, req Request, vec []float32, opt Options) ([]Result, error) {
 	r := newRanker(snap, req.Query, vec, opt)
+	first := PoolSize(r.mode, req.TopK)
 	if r.narrow(req.Filter) == 0 {
 		return []Result{}, nil
 	}
@@ -157,7 +181,7 @@ func Search(snap index.View, req Request, vec []float32, opt Options) ([]Result,
 	// widen the pool while more chunks could still pass the threshold. The
 	// first pool follows TopK, not want, so that it is the same for every
 	// top_k up to 20 and a larger top_k only appends (PoolSize).
-	for pool := PoolSize(r.mode, req.TopK); ; pool *= 4 {
+	for pool := first; ; pool *= 4 {
 		cands, full, err := r.rank(pool)
 		if err != nil {
 			return nil, err

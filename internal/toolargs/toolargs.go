@@ -20,17 +20,18 @@ func Known(args map[string]any, names ...string) error {
 	return nil
 }
 
-// String returns argument name as a string, "" when absent or null.
-func String(args map[string]any, name string) (string, error) {
+// Get returns argument name as a T, def when absent or null; kind names
+// T in the error text ("a string", "a number"...).
+func Get[T any](args map[string]any, name string, def T, kind string) (T, error) {
 	v, ok := args[name]
 	if !ok || v == nil {
-		return "", nil
+		return def, nil
 	}
-	s, ok := v.(string)
+	t, ok := v.(T)
 	if !ok {
-		return "", fmt.Errorf(`argument %q must be a string, got %s`, name, Type(v))
+		return def, fmt.Errorf(`argument %q must be %s, got %s`, name, kind, Type(v))
 	}
-	return s, nil
+	return t, nil
 }
 
 // Type names v's JSON type for an error text: "a string", "a number"...

@@ -24,8 +24,9 @@ import (
 
 // Engine is the part of *engine.Engine the tools and resources use.
 type Engine interface {
-	// Answer is a search's results and note (*engine.Engine.Answer).
-	Answer(ctx context.Context, req search.Request) (search.Output, error)
+	// Answer is a search tool call's results and note
+	// (*engine.Engine.Answer); explain is false.
+	Answer(ctx context.Context, args map[string]any, explain bool) (search.Output, error)
 	Reindex(ctx context.Context, req engine.ReindexRequest, progress func(pipeline.Progress)) (engine.ReindexResult, error)
 	ReadChunk(ctx context.Context, path string, i, around int) (search.Text, error)
 	ReadDocument(ctx context.Context, path string) (search.Text, error)
@@ -245,15 +246,11 @@ func ParseReindex(args map[string]any) (engine.ReindexRequest, error) {
 	if err := toolargs.Known(args, "force", "path_glob"); err != nil {
 		return req, err
 	}
-	if v, ok := args["force"]; ok && v != nil {
-		b, ok := v.(bool)
-		if !ok {
-			return req, fmt.Errorf(`argument "force" must be a boolean, got %s`, toolargs.Type(v))
-		}
-		req.Force = b
-	}
 	var err error
-	req.PathGlob, err = toolargs.String(args, "path_glob")
+	if req.Force, err = toolargs.Get(args, "force", false, "a boolean"); err != nil {
+		return req, err
+	}
+	req.PathGlob, err = toolargs.Get(args, "path_glob", "", "a string")
 	return req, err
 }
 
@@ -285,11 +282,11 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 	if err != nil {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	req, err := search.ParseArgs(args)
-	if err != nil {
+	answer, err := t.eng.Answer(ctx, args, false)
+	var bad *search.ArgsError
+	if errors.As(err, &bad) {
 		return mcp.NewToolResultError(err.Error()), nil
 	}
-	answer, err := t.eng.Answer(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return mcp.NewToolResultError("search cancelled"), nil
@@ -301,7 +298,7 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 	for i := range res {
 		res[i].URI = ChunkURI(t.title, res[i].Path, res[i].ChunkIndex)
 	}
-	structured, text := ToolOutput{Output: answer}, answer.Text(req.Query)
+	structured, text := ToolOutput{Output: answer}, answer.Text()
 	// Only work really left makes results incomplete: a run that finds
 	// every file unchanged says nothing.
 	if st := t.eng.IndexState(); st.Pending || st.ModelLoading {

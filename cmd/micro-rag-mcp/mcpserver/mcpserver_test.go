@@ -11,6 +11,8 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/cmd/micro-rag-mcp/mcpserver"
 	"github.com/micro-rag/micro-rag-mcp/engine"
+	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/search"
 )
 
 const instructions = "Search the team handbook.\nUse reindex after editing files.\n\n  Indented line kept."
@@ -154,10 +156,24 @@ func TestReindexToolSchema(t *testing.T) {
 	}
 }
 
+// argsOnly is an engine whose searches parse their arguments and fail the
+// test if they get further; nothing else of it may be called.
+type argsOnly struct {
+	mcpserver.Engine
+	t *testing.T
+}
+
+func (e argsOnly) Answer(_ context.Context, args map[string]any, _ bool) (search.Output, error) {
+	return search.AnswerCall(args, search.Source{View: func(*search.Options) (index.View, error) {
+		e.t.Errorf("arguments %v reached the index", args)
+		return nil, nil
+	}}, search.Options{})
+}
+
 // TestArgumentErrors checks that bad arguments become tool errors (IsError)
-// whose text names the problem, and never reach the (nil) engine.
+// whose text names the problem, and never reach the index.
 func TestArgumentErrors(t *testing.T) {
-	c, _ := connect(t, nil)
+	c, _ := connect(t, argsOnly{t: t})
 	cases := []struct {
 		tool string
 		args any

@@ -25,7 +25,7 @@ type stubEngine struct {
 	reindex   error // what Reindex returns
 }
 
-func (e *stubEngine) Answer(ctx context.Context, _ isearch.Request) (isearch.Output, error) {
+func (e *stubEngine) Answer(ctx context.Context, _ map[string]any, _ bool) (isearch.Output, error) {
 	if e.searching != nil {
 		close(e.searching)
 		<-ctx.Done()

@@ -68,7 +68,7 @@ var noiseCuts = map[Mode]noiseCut{
 // its results.
 type querySignals struct {
 	// coverage is the share of the query's keyword weight the folder knows
-	// at all (lexical.Index.QueryCoverage).
+	// at all (lexical.Query.Coverage).
 	coverage float64
 	// best is the best cosine of any chunk with the query, first's the
 	// cosine of the chunk ranked first; both on the reference model's

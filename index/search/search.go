@@ -57,7 +57,7 @@ type Explanation struct {
 	Share       float64 `json:"share"`
 	Specificity float64 `json:"specificity"`
 	// Coverage is the share of the query's keyword weight the index knows
-	// at all (lexical.Index.QueryCoverage); it weighs the keyword side in
+	// at all (lexical.Query.Coverage); it weighs the keyword side in
 	// hybrid mode (see ranker.fused) and is keyword evidence against noise
 	// (see noiseCut), which a close meaning overrides.
 	Coverage float64 `json:"coverage"`

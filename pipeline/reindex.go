@@ -150,6 +150,12 @@ func (cfg *Config) setDefaults() {
 // the index stays as the last commit left it.
 func Reindex(ctx context.Context, cfg Config, w index.Updater) (Result, error) {
 	cfg.setDefaults()
+	if w.Base() == nil {
+		// The index was rebuilt from scratch as the run began (deleted,
+		// damaged, another model's): it holds nothing but what this run
+		// indexes, so a run over some changed paths covers the whole folder.
+		cfg.Walker.Paths = nil
+	}
 	cnt := counters{forecast: newForecast(), batchSize: cfg.Embedder.BatchSize()}
 	writer := &stages.Writer{Index: w, Glob: cfg.Walker.Glob, InScope: cfg.Walker.InScope, Checkpoint: cfg.Checkpoint, Logger: cfg.Logger}
 	run := wire(ctx, cfg, w, &cnt, writer)

@@ -345,3 +345,48 @@ func TestCancelKeepsFinishedFiles(t *testing.T) {
 		t.Errorf("the large file was committed though it never finished (%d chunks in all)", chunksTotal.Load())
 	}
 }
+
+// A run over some paths (an update after file changes) that begins on an
+// index rebuilt from scratch — its folder deleted under the process —
+// indexes the whole folder: the rebuilt index holds nothing else, so
+// indexing only the changed file would leave every other file unsearchable.
+func TestPathsRunOnRebuiltIndexCoversFolder(t *testing.T) {
+	emb := realEmbedder(t)
+	data := t.TempDir()
+	for rel, text := range map[string]string{"a.md": "Refunds are paid within five working days.",
+		"docs/b.md": "Badges are collected at the front desk.", "c.md": "Parking permits come from facilities."} {
+		testutil.MkdirAll(t, filepath.Dir(filepath.Join(data, rel)))
+		if err := os.WriteFile(filepath.Join(data, rel), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(data, "index")
+	store, err := localstore.Open(dir, schema.Version{Schema: schema.SchemaVersion, Model: "test", Dim: embed.Dim}, index.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if _, err := reindexOnce(t, context.Background(), store, emb, data, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	w, err := store.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cfg := reindexConfig(t, emb, data)
+	cfg.Walker.Paths = []string{"c.md"}
+	res, err := Reindex(context.Background(), cfg, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := store.Acquire()
+	defer snap.Release()
+	if res.FilesAdded != 3 || snap.Files() != 3 {
+		t.Errorf("update of c.md on the rebuilt index: %d added, index holds %d files; want the folder's 3", res.FilesAdded, snap.Files())
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Glob is a shell pattern relative to the data folder: * and ? stay within a
@@ -26,7 +28,9 @@ func Parse(pattern string) (*Glob, error) {
 	if pattern == "" {
 		return nil, nil
 	}
-	clean := pattern
+	// Compared in NFC on both sides: a name written on macOS is NFD on
+	// disk, and the pattern's writer types NFC.
+	clean := norm.NFC.String(pattern)
 	if path.IsAbs(clean) || filepath.IsAbs(pattern) {
 		return nil, fmt.Errorf("path_glob %q must be relative to the data folder", pattern)
 	}
@@ -47,7 +51,7 @@ func Parse(pattern string) (*Glob, error) {
 }
 
 // Match reports whether a slash-separated relative path matches.
-func (g *Glob) Match(rel string) bool { return g == nil || g.re.MatchString(rel) }
+func (g *Glob) Match(rel string) bool { return g == nil || g.re.MatchString(norm.NFC.String(rel)) }
 
 func (g *Glob) String() string { return g.pattern }
 

@@ -41,3 +41,20 @@ func TestParse(t *testing.T) {
 		t.Errorf("empty glob: %v %v", g, err)
 	}
 }
+
+// A name can be on disk in either Unicode form (NFD from macOS, NFC as typed
+// by a person or a model); a pattern matches it in both.
+func TestMatchEitherNormalForm(t *testing.T) {
+	const nfc, nfd = "caf\u00e9-rules.md", "cafe\u0301-rules.md"
+	for _, tc := range []struct{ pattern, name string }{
+		{nfc, nfd}, {nfd, nfc}, {"caf?-rules.md", nfd}, {"notes/caf\u00e9*", "notes/" + nfd},
+	} {
+		g, err := Parse(tc.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !g.Match(tc.name) {
+			t.Errorf("%+q does not match %+q", tc.pattern, tc.name)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -568,5 +569,50 @@ func TestLastReindexFromClock(t *testing.T) {
 	}
 	if sum.VectorIndex != LocalVectorIndex {
 		t.Errorf("vector index %q", sum.VectorIndex)
+	}
+}
+
+// Deleting the index folder under a running process (to start afresh) must
+// not leave it unable to write: the next writer makes the folder again and
+// indexes into it, and a folder whose parent is gone as well is not made.
+func TestBeginAfterIndexFolderDeleted(t *testing.T) {
+	parent := filepath.Join(t.TempDir(), "data")
+	dir := filepath.Join(parent, "index")
+	rng := rand.New(rand.NewPCG(3, 4))
+	s := openStore(t, dir)
+	w := begin(t, s)
+	putFile(t, w, rng, "old.md", 2)
+	mustCommit(t, w, EndOfRun)
+	w.Close()
+
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	w = begin(t, s)
+	if got := len(w.Before()); got != 0 || !w.Rebuilt() || w.Base() != nil {
+		t.Errorf("writer over a deleted index: %d files before, rebuilt %v, base %v; want 0, true, nil", got, w.Rebuilt(), w.Base())
+	}
+	b := putFile(t, w, rng, "new.md", 2)
+	mustCommit(t, w, EndOfRun)
+	w.Close()
+	if h := topHit(t, s, b[0]); h.Record.Path != "new.md" {
+		t.Errorf("top hit after rebuilding: %q; want new.md", h.Record.Path)
+	}
+	s2 := openStore(t, dir)
+	snap := s2.Acquire()
+	if snap.Files() != 1 || snap.Chunks() != 2 {
+		t.Errorf("reopened rebuilt index: %d files, %d chunks; want 1, 2", snap.Files(), snap.Chunks())
+	}
+	snap.Release()
+
+	if err := os.RemoveAll(parent); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := s.Begin(); err == nil {
+		w.Close()
+		t.Fatal("Begin made an index folder whose parent folder is gone")
+	}
+	if _, err := os.Stat(parent); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("parent folder after Begin: %v; want it still missing", err)
 	}
 }

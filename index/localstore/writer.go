@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"slices"
@@ -66,6 +67,10 @@ func (s *Store) Begin() (*Writer, error) {
 
 func (s *Store) begin() (*Writer, error) {
 	ok, err := s.lock.TryLock()
+	remade := errors.Is(err, fs.ErrNotExist)
+	if remade {
+		ok, err = s.lockRemade()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("index.lock: %w", err)
 	}
@@ -83,16 +88,29 @@ func (s *Store) begin() (*Writer, error) {
 		s.lock.Unlock()
 		return nil, err
 	}
-	w.st, w.rebuilt = st, rebuilt
+	w.st, w.rebuilt = st, rebuilt || remade
 	w.before = make(map[string]*schema.FileEntry, st.files.Len())
 	for p, f := range st.files.All() {
 		w.before[p] = f
 	}
 	w.head = s.Acquire()
-	if !rebuilt {
+	if !w.rebuilt {
 		w.base = s.Acquire()
 	}
 	return w, nil
+}
+
+// lockRemade makes the index folder again when it was deleted under this
+// process (someone removing it to start afresh), so that the run rebuilds it
+// instead of every later run failing. Only the folder itself is made: when
+// its parent is gone too (a moved data folder, an unmounted disk) that is
+// not a place to write an index.
+func (s *Store) lockRemade() (bool, error) {
+	if err := os.Mkdir(s.dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return false, fmt.Errorf("the index folder %s is gone and cannot be made again: %w", s.dir, err)
+	}
+	s.log.Warn("index folder was deleted: made it again; this run indexes every file", "dir", s.dir)
+	return s.lock.TryLock()
 }
 
 // writerState returns the committed state to start from and publishes it as

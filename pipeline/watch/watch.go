@@ -349,11 +349,17 @@ func (r *runner) giveUp(err error) {
 	}
 }
 
+var errRootGone = errors.New("the data folder was deleted or moved away")
+
 // event records one fsnotify event; a returned error means watches can no
 // longer be trusted.
 func (r *runner) event(w *fsnotify.Watcher, ev fsnotify.Event) error {
 	if r.cfg.onEvent != nil {
 		r.cfg.onEvent(ev)
+	}
+	if ev.Name == r.cfg.Root && (ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)) {
+		// No watch sees a folder made again at this path; scans do.
+		return errRootGone
 	}
 	rel, ok := r.rel(ev.Name)
 	if !ok {

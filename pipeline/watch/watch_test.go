@@ -499,3 +499,23 @@ func TestScanIntervalFollowsCost(t *testing.T) {
 		}
 	}
 }
+
+// The data folder itself moved away (or deleted) and made again, as a docs
+// build that regenerates it does: its watch is gone with it, so scans take
+// over and find the new folder's files.
+func TestRootMovedAwayAndMadeAgain(t *testing.T) {
+	h := startWatch(t, func(root string) {
+		os.WriteFile(filepath.Join(root, "a.md"), []byte("a"), 0o644)
+	}, nil)
+	if err := os.Rename(h.root, filepath.Join(t.TempDir(), "old")); err != nil {
+		t.Fatal(err)
+	}
+	h.await("switched to scans", func(s snapshot) bool { return s.scanning })
+	if b := h.settleWith(); !b.All {
+		t.Fatalf("batch %+v after the folder went, want All", b)
+	}
+	testutil.MkdirAll(t, h.root)
+	h.write("b.md", "b")
+	h.scan()
+	h.settleWith("b.md")
+}

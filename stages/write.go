@@ -89,7 +89,8 @@ func (w *Writer) Apply(job *FileJob) error {
 		}
 	case Failed:
 		w.Tally.FilesFailed++
-		w.Failures = append(w.Failures, Failure{Path: job.Rel, Reason: job.Err.Error()})
+		// The record names the path; the reason need not repeat it.
+		w.Failures = append(w.Failures, Failure{Path: job.Rel, Reason: strings.TrimPrefix(job.Err.Error(), job.Rel+": ")})
 		if job.Dir {
 			// Its files are unknown this run: keep what the index has.
 			w.kept = append(w.kept, job.Rel+"/")

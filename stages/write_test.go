@@ -78,7 +78,7 @@ func TestWriter(t *testing.T) {
 		{Rel: "docs/kept.md", Kind: Touched, Mtime: 7, Size: 9},
 		edited,
 		{Rel: "docs/new.md", Kind: Changed, Doc: &extract.Document{}, Chunks: []chunk.Chunk{{Text: "new"}}},
-		{Rel: "docs/bad.pdf", Kind: Failed, Err: errors.New("corrupt")},
+		{Rel: "docs/bad.pdf", Kind: Failed, Err: &extract.FileError{Path: "docs/bad.pdf", Reason: "corrupt"}},
 		{Rel: "docs/same.md", Kind: Unchanged},
 	} {
 		if err := w.Apply(job); err != nil {
@@ -95,6 +95,10 @@ func TestWriter(t *testing.T) {
 		ChunksTotal: 5, ChunksEmbedded: 2, ChunksReused: 1}
 	if w.Tally != want {
 		t.Errorf("tally %+v, want %+v", w.Tally, want)
+	}
+	// The record names the path once: the reader's error starts with it too.
+	if want := []Failure{{Path: "docs/bad.pdf", Reason: "corrupt"}}; !slices.Equal(w.Failures, want) {
+		t.Errorf("failures %+v, want %+v", w.Failures, want)
 	}
 	// Only the unseen file inside the run's scope goes.
 	if !slices.Equal(idx.removed, []string{"docs/gone.md"}) {

@@ -251,6 +251,9 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil || done {
 		return err
 	}
+	if err := checkPathGlob(glob); err != nil {
+		return err
+	}
 	// Log lines go through the bar so they print above it.
 	bar := newProgressBar(stderr)
 	eng, closeEngine, err := c.openSubcommandEngine(ctx, bar, false)
@@ -476,6 +479,9 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer cleanup()
+	if err := checkPathGlob(glob); err != nil {
+		return err
+	}
 	docs, err := eng.ListFiles(glob)
 	if index.IsDamaged(err) {
 		return c.unusableIndex(1, eng.Status().IndexFolder, "is damaged: "+err.Error())

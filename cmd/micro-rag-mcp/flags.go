@@ -19,6 +19,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/glob"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 )
@@ -192,7 +193,7 @@ func addUsageNote(fs *flag.FlagSet, note string) {
 func required(fs *flag.FlagSet, names ...string) error {
 	var missing, what []string
 	for _, n := range names {
-		if f := fs.Lookup(n); f.Value.String() == "" {
+		if f := fs.Lookup(n); strings.TrimSpace(f.Value.String()) == "" {
 			missing = append(missing, "--"+n)
 			what = append(what, "--"+n+": "+strings.TrimSuffix(f.Usage, " (required)"))
 		}
@@ -204,6 +205,15 @@ func required(fs *flag.FlagSet, names ...string) error {
 	// and where to add it.
 	return withUsage(fs, usageErr("missing required flag(s): %s (%s); add them to the command line (for a server, in the MCP client's configuration)",
 		strings.Join(missing, ", "), strings.Join(what, "; ")))
+}
+
+// checkPathGlob refuses a --path-glob that is not a valid pattern, as a
+// usage error, before any folder is opened.
+func checkPathGlob(pattern string) error {
+	if _, err := glob.Parse(pattern); err != nil {
+		return usageErr("--path-glob: %v", err)
+	}
+	return nil
 }
 
 // parseExts normalises the extension list of flag --name

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"syscall"
 
 	"github.com/micro-rag/micro-rag-mcp/internal/term"
@@ -122,6 +123,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			help := "micro-rag-mcp --help"
 			if ee.cmd != "" && ee.cmd != "micro-rag-mcp" {
 				help = "micro-rag-mcp " + ee.cmd + " --help"
+			} else if slices.Contains([]string{"search", "reindex", "status", "list"}, cmd) {
+				// A flag's value refused by the subcommand: its own help.
+				help = "micro-rag-mcp " + cmd + " --help"
 			}
 			fmt.Fprintf(stderr, "Run '%s' for usage.\n", help)
 		}

@@ -146,3 +146,54 @@ func TestPendingBeforeFirstProgress(t *testing.T) {
 		t.Fatalf("run with nothing left: %+v, want not pending", st)
 	}
 }
+
+// Two reindex calls during the start-up indexing: the first waits its
+// turn, the second is refused as busy at once instead of running after it.
+// An update after file changes still queues.
+func TestSecondReindexBusyWhileOneWaits(t *testing.T) {
+	s := newRunSlot()
+	ctx := context.Background()
+	_, release, err := s.acquire(ctx, activityInitial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error, 1)
+	go func() {
+		_, rel, err := s.acquire(ctx, activityReindex)
+		if err == nil {
+			rel()
+		}
+		first <- err
+	}()
+	for !s.reindexCalled.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	_, _, err = s.acquire(ctx, activityReindex)
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("second reindex while one waits: %v, want busy", err)
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "reindex, waiting for the initial indexing to finish;") {
+		t.Errorf("busy message %q", msg)
+	}
+	watched := make(chan error, 1)
+	go func() {
+		_, rel, err := s.acquire(ctx, activityWatch)
+		if err == nil {
+			rel()
+		}
+		watched <- err
+	}()
+	release()
+	if err := <-first; err != nil {
+		t.Fatalf("first reindex: %v", err)
+	}
+	if err := <-watched; err != nil {
+		t.Fatalf("update after file changes: %v", err)
+	}
+	// Both done: a reindex may run again.
+	_, rel, err := s.acquire(ctx, activityReindex)
+	if err != nil {
+		t.Fatalf("reindex after the others: %v", err)
+	}
+	rel()
+}

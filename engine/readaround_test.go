@@ -95,7 +95,7 @@ func (v pathsView) File(path string) (*schema.FileEntry, bool) {
 func TestIndexedPathEitherNormalForm(t *testing.T) {
 	const nfc, nfd = "notes/caf\u00e9-rules.md", "notes/cafe\u0301-rules.md"
 	for _, tc := range []struct {
-		indexed    []string
+		indexed     []string
 		asked, want string
 	}{
 		{[]string{"a.md", nfd}, nfc, nfd},
@@ -107,5 +107,14 @@ func TestIndexedPathEitherNormalForm(t *testing.T) {
 		if got := indexedPath(pathsView{paths: tc.indexed}, tc.asked); got != tc.want {
 			t.Errorf("%+q among %+q: got %+q, want %+q", tc.asked, tc.indexed, got, tc.want)
 		}
+	}
+}
+
+// An empty file is indexed with no chunks: reading its chunk 0 says so, not
+// "chunks 0 to -1".
+func TestReadChunkOfEmptyFile(t *testing.T) {
+	_, err := isearch.ReadChunk(pathsView{paths: []string{"empty.txt"}}, "empty.txt", 0, 1)
+	if !errors.Is(err, isearch.ErrNoChunk) || !strings.Contains(err.Error(), "has no chunks") || strings.Contains(err.Error(), "-1") {
+		t.Errorf("chunk 0 of an empty file: %v", err)
 	}
 }

@@ -165,10 +165,21 @@ func TestSecondReindexBusyWhileOneWaits(t *testing.T) {
 		}
 		first <- err
 	}()
-	for !s.reindexCalled.Load() {
-		time.Sleep(time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // the first is waiting by now
+	second := make(chan error, 1)
+	go func() {
+		_, rel, err := s.acquire(ctx, activityReindex)
+		if err == nil {
+			rel()
+		}
+		second <- err
+	}()
+	select {
+	case err = <-second:
+	case <-time.After(time.Second):
+		release() // it waits too: let both run, and fail
+		t.Fatalf("second reindex while one waits: waited and then ran (%v), want busy at once", <-second)
 	}
-	_, _, err = s.acquire(ctx, activityReindex)
 	if !errors.Is(err, ErrBusy) {
 		t.Fatalf("second reindex while one waits: %v, want busy", err)
 	}

@@ -91,14 +91,7 @@ func TestReindexWaitsForInitialIndexing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan error, 1)
-	go func() {
-		_, rel, err := s.acquire(ctx, activityReindex)
-		if err == nil {
-			rel()
-		}
-		got <- err
-	}()
+	got := acquireAndRelease(&s, activityReindex)
 	select {
 	case err := <-got:
 		t.Fatalf("reindex during the start-up indexing returned before it ended: %v", err)
@@ -157,23 +150,9 @@ func TestSecondReindexBusyWhileOneWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := make(chan error, 1)
-	go func() {
-		_, rel, err := s.acquire(ctx, activityReindex)
-		if err == nil {
-			rel()
-		}
-		first <- err
-	}()
+	first := acquireAndRelease(&s, activityReindex)
 	time.Sleep(100 * time.Millisecond) // the first is waiting by now
-	second := make(chan error, 1)
-	go func() {
-		_, rel, err := s.acquire(ctx, activityReindex)
-		if err == nil {
-			rel()
-		}
-		second <- err
-	}()
+	second := acquireAndRelease(&s, activityReindex)
 	select {
 	case err = <-second:
 	case <-time.After(time.Second):
@@ -186,14 +165,7 @@ func TestSecondReindexBusyWhileOneWaits(t *testing.T) {
 	if msg := err.Error(); !strings.HasPrefix(msg, "reindex, waiting for the initial indexing to finish;") {
 		t.Errorf("busy message %q", msg)
 	}
-	watched := make(chan error, 1)
-	go func() {
-		_, rel, err := s.acquire(ctx, activityWatch)
-		if err == nil {
-			rel()
-		}
-		watched <- err
-	}()
+	watched := acquireAndRelease(&s, activityWatch)
 	release()
 	if err := <-first; err != nil {
 		t.Fatalf("first reindex: %v", err)
@@ -207,4 +179,18 @@ func TestSecondReindexBusyWhileOneWaits(t *testing.T) {
 		t.Fatalf("reindex after the others: %v", err)
 	}
 	rel()
+}
+
+// acquireAndRelease takes the slot for activity in the background, frees it
+// at once, and sends the error acquire returned.
+func acquireAndRelease(s *runSlot, activity string) <-chan error {
+	got := make(chan error, 1)
+	go func() {
+		_, rel, err := s.acquire(context.Background(), activity)
+		if err == nil {
+			rel()
+		}
+		got <- err
+	}()
+	return got
 }

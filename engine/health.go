@@ -144,16 +144,33 @@ type run struct {
 // Updates after file changes queue behind any run; an explicit reindex
 // waits behind such an update or the start-up indexing (a client that
 // connects and reindexes at once must not be refused), and is refused as
-// busy behind another explicit reindex.
+// busy while another explicit reindex runs or waits its turn.
 type runSlot struct {
 	sem     chan struct{}
 	current atomic.Pointer[run]
+	// reindexCalled: an explicit reindex runs or waits for the slot.
+	reindexCalled atomic.Bool
 }
 
 func newRunSlot() runSlot { return runSlot{sem: make(chan struct{}, 1)} }
 
 // acquire takes the slot for a run of the given activity; release frees it.
 func (s *runSlot) acquire(ctx context.Context, activity string) (r *run, release func(), err error) {
+	if activity != activityReindex {
+		return s.take(ctx, activity)
+	}
+	if !s.reindexCalled.CompareAndSwap(false, true) {
+		return nil, nil, &BusyError{State: s.reindexState()}
+	}
+	r, free, err := s.take(ctx, activity)
+	if err != nil {
+		s.reindexCalled.Store(false)
+		return nil, nil, err
+	}
+	return r, func() { free(); s.reindexCalled.Store(false) }, nil
+}
+
+func (s *runSlot) take(ctx context.Context, activity string) (r *run, release func(), err error) {
 	take := func() (*run, func(), error) {
 		r := &run{activity: activity, since: time.Now()}
 		s.current.Store(r)
@@ -175,6 +192,19 @@ func (s *runSlot) acquire(ctx context.Context, activity string) (r *run, release
 	case <-ctx.Done():
 		return nil, nil, context.Cause(ctx)
 	}
+}
+
+// reindexState is what a second reindex call is told: the explicit
+// reindex running, or the run it waits for.
+func (s *runSlot) reindexState() IndexState {
+	cur := s.current.Load()
+	if cur == nil {
+		return IndexState{Indexing: true, Activity: activityReindex}
+	}
+	if cur.activity == activityReindex {
+		return cur.state()
+	}
+	return IndexState{Indexing: true, Activity: activityReindex + ", waiting for the " + cur.activity + " to finish"}
 }
 
 // queuesBehind reports whether a run of activity waits for a running one

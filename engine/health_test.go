@@ -91,14 +91,7 @@ func TestReindexWaitsForInitialIndexing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan error, 1)
-	go func() {
-		_, rel, err := s.acquire(ctx, activityReindex)
-		if err == nil {
-			rel()
-		}
-		got <- err
-	}()
+	got := acquireAndRelease(&s, activityReindex)
 	select {
 	case err := <-got:
 		t.Fatalf("reindex during the start-up indexing returned before it ended: %v", err)
@@ -145,4 +138,59 @@ func TestPendingBeforeFirstProgress(t *testing.T) {
 	if st := e.IndexState(); st.Pending {
 		t.Fatalf("run with nothing left: %+v, want not pending", st)
 	}
+}
+
+// Two reindex calls during the start-up indexing: the first waits its
+// turn, the second is refused as busy at once instead of running after it.
+// An update after file changes still queues.
+func TestSecondReindexBusyWhileOneWaits(t *testing.T) {
+	s := newRunSlot()
+	ctx := context.Background()
+	_, release, err := s.acquire(ctx, activityInitial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := acquireAndRelease(&s, activityReindex)
+	time.Sleep(100 * time.Millisecond) // the first is waiting by now
+	second := acquireAndRelease(&s, activityReindex)
+	select {
+	case err = <-second:
+	case <-time.After(time.Second):
+		release() // it waits too: let both run, and fail
+		t.Fatalf("second reindex while one waits: waited and then ran (%v), want busy at once", <-second)
+	}
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("second reindex while one waits: %v, want busy", err)
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "reindex, waiting for the initial indexing to finish;") {
+		t.Errorf("busy message %q", msg)
+	}
+	watched := acquireAndRelease(&s, activityWatch)
+	release()
+	if err := <-first; err != nil {
+		t.Fatalf("first reindex: %v", err)
+	}
+	if err := <-watched; err != nil {
+		t.Fatalf("update after file changes: %v", err)
+	}
+	// Both done: a reindex may run again.
+	_, rel, err := s.acquire(ctx, activityReindex)
+	if err != nil {
+		t.Fatalf("reindex after the others: %v", err)
+	}
+	rel()
+}
+
+// acquireAndRelease takes the slot for activity in the background, frees it
+// at once, and sends the error acquire returned.
+func acquireAndRelease(s *runSlot, activity string) <-chan error {
+	got := make(chan error, 1)
+	go func() {
+		_, rel, err := s.acquire(context.Background(), activity)
+		if err == nil {
+			rel()
+		}
+		got <- err
+	}()
+	return got
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/micro-rag/micro-rag-mcp/index"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 )
@@ -42,7 +44,7 @@ func (e *Engine) ReadChunk(ctx context.Context, path string, i, around int) (ise
 		return isearch.Text{}, err
 	}
 	defer snap.Release()
-	text, err := isearch.ReadChunk(snap, path, i, around)
+	text, err := isearch.ReadChunk(snap, indexedPath(snap, path), i, around)
 	return text, e.scrub(err)
 }
 
@@ -54,8 +56,24 @@ func (e *Engine) ReadDocument(ctx context.Context, path string) (isearch.Text, e
 		return isearch.Text{}, err
 	}
 	defer snap.Release()
-	text, err := isearch.ReadDocument(snap, path)
+	text, err := isearch.ReadDocument(snap, indexedPath(snap, path))
 	return text, e.scrub(err)
+}
+
+// indexedPath is the indexed path naming the file path names: path itself,
+// else one equal to it in NFC (a name macOS stored decomposed, asked for as
+// typed, composed; the same rule as path_glob). path when none is.
+func indexedPath(snap index.View, path string) string {
+	if _, ok := snap.File(path); ok {
+		return path
+	}
+	want := norm.NFC.String(path)
+	for _, p := range snap.Paths() {
+		if norm.NFC.String(p) == want {
+			return p
+		}
+	}
+	return path
 }
 
 // Documents lists indexed documents in byte order of their paths, starting

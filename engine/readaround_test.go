@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 )
 
@@ -69,5 +71,50 @@ func testReadAround(t *testing.T, store index.StoreURL) {
 	docs, more, err = e.Documents(ctx, "kernel.txt", 10)
 	if err != nil || more || len(docs) != 3 || docs[0].Path != "logbook.txt" || docs[0].Chunks != doc.Chunks || docs[2].Path != "notes/tides.txt" {
 		t.Fatalf("after kernel.txt: %+v more %v err %v", docs, more, err)
+	}
+}
+
+// pathsView is an index.View holding only file entries.
+type pathsView struct {
+	index.View
+	paths []string
+}
+
+func (v pathsView) Paths() []string { return v.paths }
+
+func (v pathsView) File(path string) (*schema.FileEntry, bool) {
+	if !slices.Contains(v.paths, path) {
+		return nil, false
+	}
+	return &schema.FileEntry{Path: path}, true
+}
+
+// A URI typed in NFC reads a file whose name is stored decomposed (NFD, as
+// macOS writes it), and the other way round; of two names equal in NFC the
+// one matching byte for byte wins.
+func TestIndexedPathEitherNormalForm(t *testing.T) {
+	const nfc, nfd = "notes/caf\u00e9-rules.md", "notes/cafe\u0301-rules.md"
+	for _, tc := range []struct {
+		indexed     []string
+		asked, want string
+	}{
+		{[]string{"a.md", nfd}, nfc, nfd},
+		{[]string{nfc, "z.md"}, nfd, nfc},
+		{[]string{nfc, nfd}, nfd, nfd},
+		{[]string{nfc, nfd}, nfc, nfc},
+		{[]string{"a.md"}, nfc, nfc},
+	} {
+		if got := indexedPath(pathsView{paths: tc.indexed}, tc.asked); got != tc.want {
+			t.Errorf("%+q among %+q: got %+q, want %+q", tc.asked, tc.indexed, got, tc.want)
+		}
+	}
+}
+
+// An empty file is indexed with no chunks: reading its chunk 0 says so, not
+// "chunks 0 to -1".
+func TestReadChunkOfEmptyFile(t *testing.T) {
+	_, err := isearch.ReadChunk(pathsView{paths: []string{"empty.txt"}}, "empty.txt", 0, 1)
+	if !errors.Is(err, isearch.ErrNoChunk) || !strings.Contains(err.Error(), "has no chunks") || strings.Contains(err.Error(), "-1") {
+		t.Errorf("chunk 0 of an empty file: %v", err)
 	}
 }

@@ -22,6 +22,9 @@ type noChunkError struct {
 }
 
 func (e noChunkError) Error() string {
+	if e.n == 0 {
+		return fmt.Sprintf("%q has no chunks (no text was indexed from it); there is no chunk %d", e.path, e.i)
+	}
 	return fmt.Sprintf("%q has chunks 0 to %d; there is no chunk %d", e.path, e.n-1, e.i)
 }
 

@@ -145,7 +145,8 @@ func (w *wire) refuse(line []byte) []byte {
 }
 
 // badParams says what is wrong with the params of a tools/call or
-// resources/read whose names are not strings, or "" to pass it on: mcp-go
+// resources/read whose names are not strings (or a resources/read with no
+// uri), or "" to pass it on: mcp-go
 // fails to decode such params and answers -32600 (invalid request), where
 // JSON-RPC's code for a well-formed request with bad params is -32602.
 func badParams(method string, line []byte) string {
@@ -161,16 +162,23 @@ func badParams(method string, line []byte) string {
 	var m struct {
 		Params map[string]json.RawMessage `json:"params"`
 	}
-	if json.Unmarshal(line, &m) != nil || m.Params == nil {
+	if json.Unmarshal(line, &m) != nil {
 		return ""
 	}
 	v, ok := m.Params[field]
+	if !ok && field == "uri" {
+		// mcp-go would answer "handler not found for resource URI ''".
+		return missingURI
+	}
 	if !ok {
 		return ""
 	}
 	var s string
 	if json.Unmarshal(v, &s) != nil {
 		return fmt.Sprintf("%s must be a string, not %s", field, jsonKind(v))
+	}
+	if s == "" && field == "uri" {
+		return missingURI
 	}
 	if field == "name" {
 		if args, ok := m.Params["arguments"]; ok {
@@ -181,6 +189,8 @@ func badParams(method string, line []byte) string {
 	}
 	return ""
 }
+
+const missingURI = "uri is missing: resources/read needs the resource's URI, e.g. " + URIScheme + "TITLE/PATH (resources/list lists them)"
 
 // jsonKind names the JSON type of a raw value.
 func jsonKind(v json.RawMessage) string {

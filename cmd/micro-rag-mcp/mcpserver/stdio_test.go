@@ -318,4 +318,14 @@ func TestWireBadParamsAreInvalidParams(t *testing.T) {
 	if got := next(t, lines); !strings.Contains(got, "-32602") || !strings.Contains(got, "uri must be a string") {
 		t.Errorf("resources/read with an object uri answered %s", got)
 	}
+	// No uri at all: invalid params naming it, not mcp-go's "handler not found".
+	for i, params := range []string{`,"params":{}`, ``, `,"params":{"uri":""}`} {
+		msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/read"%s}`+"\n", 10+i, params)
+		if _, err := io.WriteString(in, msg); err != nil {
+			t.Fatal(err)
+		}
+		if got := next(t, lines); !strings.Contains(got, "-32602") || !strings.Contains(got, "uri is missing") {
+			t.Errorf("resources/read%s answered %s", params, got)
+		}
+	}
 }

@@ -178,7 +178,7 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	req := e.scopeRequest()
 	req.ChangeExts, req.ChangeExcludes = true, true
 	scope, _ := req.resolve(rec, indexed)
-	st.Exts, st.Excludes = scope.Exts, scope.Excludes
+	st.Exts, st.Excludes = spelledExts(scope.Exts), scope.Excludes
 	rules, err := ignore.New(e.cfg.DataFolder, scope.Excludes)
 	if err != nil {
 		return st, err

@@ -53,7 +53,7 @@ func testExtsNeverDropFiles(t *testing.T, b backend) {
 		t.Fatal(err)
 	}
 	d := []string{"--data-folder", data}
-	defaults := strings.Join(engine.DefaultExts, ",")
+	defaults := isearch.ExtList(engine.DefaultExts)
 	code, res, stderr := reindexJSON(t, b, d...)
 	if code != 0 || res.FilesAdded != 6 || strings.Join(res.Exts, ",") != defaults {
 		t.Fatalf("first reindex: exit %d, %+v\n%s", code, res, stderr)

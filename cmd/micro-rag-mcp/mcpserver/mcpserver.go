@@ -349,7 +349,11 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	text := fmt.Sprintf("Reindexed in %d ms: %d added, %d updated, %d removed, %d failed; %d chunks in the index, %d embedded by this run.",
 		res.ElapsedMS, res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded)
 	if res.FilesSkipped > 0 {
-		text += fmt.Sprintf(" %d files seen but not indexed: %s.", res.FilesSkipped, strings.Join(engine.SkipLines(res.Skipped), "; "))
+		files := "files"
+		if res.FilesSkipped == 1 {
+			files = "file"
+		}
+		text += fmt.Sprintf(" %d %s seen but not indexed: %s.", res.FilesSkipped, files, strings.Join(engine.SkipLines(res.Skipped), "; "))
 	}
 	return mcp.NewToolResultStructured(res, text), nil
 }

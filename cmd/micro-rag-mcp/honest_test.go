@@ -98,7 +98,7 @@ func testE2EIndexingStateAndBusy(t *testing.T, b backend) {
 	if st.Activity != "initial indexing" || st.Since.IsZero() || st.FilesDone > st.FilesTotal {
 		t.Errorf("index_state %+v", *st)
 	}
-	if !strings.Contains(text, "results may be incomplete") || !strings.Contains(text, "initial indexing") {
+	if !strings.Contains(text, "Results may be incomplete") || !strings.Contains(text, "initial indexing") {
 		t.Errorf("search text does not say results may be incomplete: %q", text)
 	}
 

@@ -383,8 +383,8 @@ func IndexNote(st engine.IndexState) string {
 		return "Note: the search model is still loading, so nothing can be searched yet; try again in a few seconds."
 	}
 	if st.LastRunError != "" {
-		return fmt.Sprintf("Note: the last indexing failed (%s); it is tried again at %s; %s, so results may be incomplete.",
+		return fmt.Sprintf("Note: the last indexing failed (%s); it is tried again at %s; %s. Results may be incomplete.",
 			st.LastRunError, st.RetryAt.Local().Format("15:04:05"), st.Searchable())
 	}
-	return "Note: indexing is running (" + st.Describe() + "); " + st.Searchable() + ", so results may be incomplete."
+	return "Note: indexing is running (" + st.Describe() + "); " + st.Searchable() + ". Results may be incomplete."
 }

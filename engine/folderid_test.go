@@ -39,8 +39,10 @@ func TestFolderIDRefusesAnotherFolder(t *testing.T) {
 	}
 	recorded, _ := os.ReadFile(filepath.Join(idx, FolderIDFile))
 
-	// rm -rf data && ln -s elsewhere data
-	if err := os.Remove(data); err != nil {
+	// mv data away && ln -s elsewhere data. The original stays on disk, so
+	// its inode cannot be handed to the folder made below (a freed inode
+	// is often reused at once, which would make the two folders equal).
+	if err := os.Rename(data, filepath.Join(root, "data-before")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(elsewhere, data); err != nil {
@@ -53,11 +55,8 @@ func TestFolderIDRefusesAnotherFolder(t *testing.T) {
 		t.Fatalf("symlink elsewhere: %v", err)
 	}
 
-	// rm -rf data && mkdir data: the same path, another folder.
+	// rm data && mkdir data: the same path, another folder.
 	if err := os.Remove(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Mkdir(filepath.Join(root, "spacer"), 0o700); err != nil { // keeps the old inode from being reused
 		t.Fatal(err)
 	}
 	if err := os.Mkdir(data, 0o700); err != nil {

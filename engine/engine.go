@@ -991,7 +991,7 @@ func reindexResult(res pipeline.Result, scope *activeScope, elapsed time.Duratio
 		FilesAdded: res.FilesAdded, FilesUpdated: res.FilesUpdated, FilesRemoved: res.FilesRemoved,
 		FilesFailed: res.FilesFailed, ChunksTotal: res.ChunksTotal, ChunksEmbedded: res.ChunksEmbedded,
 		ElapsedMS: elapsed.Milliseconds(), Stats: res.Stats,
-		Exts: spelledExts(scope.Exts), Excludes: scope.Excludes, Skipped: res.Skipped,
+		Exts: isearch.SpelledExts(scope.Exts), Excludes: scope.Excludes, Skipped: res.Skipped,
 	}
 	out.FilesSkipped = stages.SkipTotal(out.Skipped)
 	return out

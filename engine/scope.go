@@ -93,16 +93,6 @@ func normaliseExts(list []string) ([]string, error) {
 	return ParseExts(spelled)
 }
 
-// spelledExts is an extension list as results and status show it: files
-// without an extension as NoExt, the name --exts takes, not "".
-func spelledExts(list []string) []string {
-	out := make([]string, len(list))
-	for i, e := range list {
-		out[i] = cmp.Or(e, isearch.NoExt)
-	}
-	return out
-}
-
 // ScopeDamage is a scope record that cannot be trusted: not JSON, or not
 // a plausible list of extensions. It is never read as "no extensions".
 type ScopeDamage struct {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
 	"github.com/micro-rag/micro-rag-mcp/stages"
 )
@@ -178,7 +179,7 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	req := e.scopeRequest()
 	req.ChangeExts, req.ChangeExcludes = true, true
 	scope, _ := req.resolve(rec, indexed)
-	st.Exts, st.Excludes = spelledExts(scope.Exts), scope.Excludes
+	st.Exts, st.Excludes = isearch.SpelledExts(scope.Exts), scope.Excludes
 	rules, err := ignore.New(e.cfg.DataFolder, scope.Excludes)
 	if err != nil {
 		return st, err

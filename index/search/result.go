@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -116,15 +117,16 @@ func NotEnabledNote(res []Result, u Unindexed) string {
 }
 
 // ExtList names extensions for people: ".txt,.md" with NoExt for "".
-func ExtList(exts []string) string {
+func ExtList(exts []string) string { return strings.Join(SpelledExts(exts), ",") }
+
+// SpelledExts is an extension list as people and results read it: files
+// without an extension as NoExt, the name --exts takes, not "".
+func SpelledExts(exts []string) []string {
 	out := make([]string, len(exts))
 	for i, e := range exts {
-		out[i] = e
-		if e == "" {
-			out[i] = NoExt
-		}
+		out[i] = cmp.Or(e, NoExt)
 	}
-	return strings.Join(out, ",")
+	return out
 }
 
 // Text renders the output as text for the model (and the CLI): where each

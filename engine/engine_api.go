@@ -66,6 +66,9 @@ type ReindexResult struct {
 	// (Skipped says why, by reason); files ignored by rules are not seen.
 	FilesSkipped int                `json:"files_skipped"`
 	Skipped      []stages.SkipGroup `json:"skipped"`
+	// Failed is what this run could not read and why, by path: the
+	// first MaxListedFailures of FilesFailed (status lists them all).
+	Failed []stages.Failure `json:"failed"`
 	// Exts and Excludes are the scope the run used (ScopeFile).
 	Exts     []string `json:"exts"`
 	Excludes []string `json:"excludes"`

@@ -19,7 +19,11 @@ func TestPDFBombIsFailed(t *testing.T) {
 	data := t.TempDir()
 	writeCorpus(t, data, map[string]string{"alpaca.md": corpus["alpaca.md"], "bomb.pdf": string(bomb)})
 	e := newEngine(t, Config{DataFolder: data})
-	checkCounts(t, "bomb", reindex(t, e, ReindexRequest{}), 1, 0, 0, 1, 1)
+	res := reindex(t, e, ReindexRequest{})
+	checkCounts(t, "bomb", res, 1, 0, 0, 1, 1)
+	if len(res.Failed) != 1 || res.Failed[0].Path != "bomb.pdf" || !strings.Contains(res.Failed[0].Reason, "decoded streams exceed 512 MB") {
+		t.Errorf("reindex result's failed %+v, want bomb.pdf with its reason", res.Failed)
+	}
 	st, err := e.ReadStatus(context.Background())
 	if err != nil {
 		t.Fatal(err)

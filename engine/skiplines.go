@@ -33,3 +33,28 @@ func SkipLines(groups []stages.SkipGroup) []string {
 	}
 	return out
 }
+
+// MaxListedFailures is how many failed files a reindex result names; a
+// folder of thousands of unreadable files must not flood the client.
+const MaxListedFailures = 20
+
+// FailLines says of each failure "path: reason", then how many more the
+// run had (of total) beyond those listed.
+func FailLines(failed []stages.Failure, total int) []string {
+	out := make([]string, 0, len(failed)+1)
+	for _, f := range failed {
+		out = append(out, term.Visible(f.Path)+": "+term.Visible(f.Reason))
+	}
+	if more := total - len(failed); more > 0 {
+		out = append(out, fmt.Sprintf("and %d more (micro-rag-mcp status lists them all)", more))
+	}
+	return out
+}
+
+// Counted is "1 file" or "N files": n of noun, for people.
+func Counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -892,6 +892,15 @@ func testBatteryUnreadableRuleFile(t *testing.T, b backend) {
 	if err != nil || !strings.Contains(string(out), "private/.gitignore") || !strings.Contains(string(out), "permission denied") {
 		t.Errorf("status does not name the rule file (%v):\n%s", err, out)
 	}
+	// The reindex result names it too: a client sees no stderr.
+	res := s.tool(`"again"`, "reindex", map[string]any{})
+	var again engine.ReindexResult
+	decode(t, res["structuredContent"], &again)
+	text := fmt.Sprint(res["content"])
+	if len(again.Failed) != 1 || again.Failed[0].Path != "private/.gitignore" || !strings.Contains(again.Failed[0].Reason, "permission denied") ||
+		!strings.Contains(text, "Could not read: private/.gitignore: ") {
+		t.Errorf("the reindex result does not name the rule file: %+v\n%s", again.Failed, text)
+	}
 
 	os.Chmod(rule, 0o644)
 	if r := s.reindexTool(map[string]any{}); r.FilesFailed != 0 || r.FilesAdded != 1 {
@@ -941,6 +950,17 @@ func testBatteryUnreadable(t *testing.T, b backend) {
 	found("unreadable")
 	if logs := s.logs.String(); strings.Count(logs, "permission denied") < 2 || !strings.Contains(logs, "private") {
 		t.Errorf("the reasons are not logged:\n%s", logs)
+	}
+	// status tells what a run would do: the folder's files are kept, not deleted.
+	out, err := server("status", "--json", "--data-folder", data).Output()
+	var st struct {
+		ChangedOnDisk struct{ Deleted int } `json:"changed_on_disk"`
+	}
+	if err == nil {
+		err = json.Unmarshal(out, &st)
+	}
+	if err != nil || st.ChangedOnDisk.Deleted != 0 {
+		t.Errorf("status with an unreadable folder (%v): %d deleted, want 0:\n%s", err, st.ChangedOnDisk.Deleted, out)
 	}
 
 	os.Chmod(secret, 0o644)

@@ -212,6 +212,11 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		case index.IsDamaged(err):
 			return c.unusableIndex(2, dir, "is damaged: "+err.Error())
 		case errors.Is(err, index.ErrOtherVersion):
+			if built := c.otherModel(eng.IndexSummary(ctx).Model); built != "" {
+				// Rebuilding would re-embed every file; the flag costs nothing.
+				return &exitError{code: 2, err: fmt.Errorf("the index in %s was built by the model %s, not %s; to search it, add --model %s (to rebuild it with %s instead, run: %s)",
+					dir, built, c.model, built, c.model, c.rebuildCommand())}
+			}
 			return c.unusableIndex(2, dir, "was built by another model or chunking")
 		}
 		return fmt.Errorf("the index in %s could not be loaded: %w", dir, err)
@@ -221,6 +226,11 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		return err
 	}
 	res := out.Results
+	committed := eng.IndexSummary(ctx)
+	if committed.Reindexing {
+		// The server's index_state note, for a reindex in another process.
+		fmt.Fprintln(stderr, "micro-rag-mcp: note: a reindex is running in another process; search answers from what it has committed so far, so results may be incomplete")
+	}
 	if asJSON {
 		// The search tool's structuredContent, but for the uri (which
 		// names a resource of an MCP server) and the index state (the CLI
@@ -233,7 +243,10 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	}
 	if len(res) == 0 {
 		// Like grep: exit status 1 when nothing matched.
-		return &exitError{code: 1, err: fmt.Errorf("no passages matched: none scored %g or more, so the folder probably does not answer this (--score-threshold 0 shows the closest anyway; an empty or missing index: run micro-rag-mcp reindex --data-folder DIR)", threshold)}
+		if committed.LastReindex == "" && !committed.Reindexing { // never committed
+			return &exitError{code: 1, err: fmt.Errorf("no passages matched: the index holds no files yet; to build it, run: %s", c.reindexCommand())}
+		}
+		return &exitError{code: 1, err: fmt.Errorf("no passages matched: none scored %g or more, so the folder probably does not answer this (--score-threshold 0 shows the closest anyway)", threshold)}
 	}
 	return nil
 }
@@ -277,9 +290,13 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if asJSON {
 		return writeJSON(stdout, res)
 	}
-	fmt.Fprintf(stdout, "files added:     %d\nfiles updated:   %d\nfiles removed:   %d\nfiles failed:    %d\nchunks total:    %d\nchunks embedded: %d\nelapsed:         %s\n",
-		res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded,
-		(time.Duration(res.ElapsedMS) * time.Millisecond).String())
+	fmt.Fprintf(stdout, "files added:     %d\nfiles updated:   %d\nfiles removed:   %d\nfiles failed:    %d\n",
+		res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed)
+	for _, line := range engine.FailLines(res.Failed, res.FilesFailed) {
+		fmt.Fprintf(stdout, "  %s\n", line)
+	}
+	fmt.Fprintf(stdout, "chunks total:    %d\nchunks embedded: %d\nelapsed:         %s\n",
+		res.ChunksTotal, res.ChunksEmbedded, (time.Duration(res.ElapsedMS) * time.Millisecond).String())
 	fmt.Fprintf(stdout, "files skipped:   %d\n", res.FilesSkipped)
 	for _, line := range engine.SkipLines(res.Skipped) {
 		fmt.Fprintf(stdout, "  %s\n", line)
@@ -356,6 +373,9 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 		fmt.Fprintf(tw, "vector index:\t%s\n", st.VectorIndex)
 	}
 	fmt.Fprintf(tw, "last reindex:\t%s\n", last)
+	if st.Reindexing {
+		fmt.Fprintf(tw, "reindex running:\tyes, in another process: the figures above are its last commit, and search answers from them until it ends\n")
+	}
 	fmt.Fprintf(tw, "extensions:\t%s\n", isearch.ExtList(st.Exts))
 	if st.ScopeDamage != "" {
 		fmt.Fprintf(tw, "scope record:\tDAMAGED (see below)\n")
@@ -406,9 +426,25 @@ func (c *common) unusableIndex(code int, dir, problem string) error {
 		dir, problem, c.rebuildCommand())}
 }
 
+// otherModel is the name of the known model that built an index (recorded
+// as "NAME sha256:…") when it is not the one these flags choose, else "".
+func (c *common) otherModel(recorded string) string {
+	name, _, _ := strings.Cut(recorded, " ")
+	if c.modelDir != "" || name == "" || name == c.model || engine.CheckModel(name) != nil {
+		return ""
+	}
+	return name
+}
+
 // rebuildCommand is the reindex command line that rebuilds this index.
 func (c *common) rebuildCommand() string {
-	args := []string{"micro-rag-mcp", "reindex", "--force", "--data-folder", engine.ShellQuote(c.dataFolder)}
+	return c.reindexCommand("--force")
+}
+
+// reindexCommand is the reindex command line for this index, with extra
+// flags before the folder.
+func (c *common) reindexCommand(extra ...string) string {
+	args := append(append([]string{"micro-rag-mcp", "reindex"}, extra...), "--data-folder", engine.ShellQuote(c.dataFolder))
 	if c.indexFolder != "" {
 		args = append(args, "--index-folder", engine.ShellQuote(c.indexFolder))
 	}
@@ -503,6 +539,6 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "%d documents, %d chunks\n", len(docs), chunks)
+	_, err = fmt.Fprintf(stdout, "%s, %s\n", engine.Counted(len(docs), "document"), engine.Counted(chunks, "chunk"))
 	return err
 }

@@ -141,6 +141,10 @@ func testSkippedFilesReported(t *testing.T, b backend) {
 	if code != 0 || !strings.Contains(stdout, "office/lighthouse.rtf") || !strings.HasSuffix(stdout, "5 documents, 5 chunks\n") {
 		t.Errorf("list --path-glob office/*: exit %d\n%s", code, stdout)
 	}
+	code, stdout, _ = b.run(t, append([]string{"list", "--path-glob", "office/lighthouse.rtf"}, d...)...)
+	if code != 0 || !strings.HasSuffix(stdout, "\n1 document, 1 chunk\n") {
+		t.Errorf("list of one file: exit %d\n%s", code, stdout)
+	}
 
 	// The tool's result says the same, in its structured content and text.
 	c := b.startServer(t, data, "--watch=false")

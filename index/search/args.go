@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index/glob"
-	"github.com/micro-rag/micro-rag-mcp/internal/toolargs"
 )
 
 // Argument limits and defaults of a search: the MCP tool and the CLI both
@@ -53,25 +53,25 @@ func AnswerCall(args map[string]any, src Source, opt Options) (Output, error) {
 // values. Its error text is meant for the model (or person) that made the
 // call.
 func ParseArgs(args map[string]any) (Request, error) {
-	err := toolargs.Known(args, "query", "top_k", "score_threshold", "path_glob", "ext", "modified_after", "modified_before")
+	err := KnownArgs(args, "query", "top_k", "score_threshold", "path_glob", "ext", "modified_after", "modified_before")
 	if err != nil {
 		return Request{}, err
 	}
 	if q, ok := args["query"]; !ok || q == nil {
 		return Request{}, errors.New(`missing required argument "query" (a non-empty string)`)
 	}
-	query, err := toolargs.Get(args, "query", "", "a string")
+	query, err := Arg(args, "query", "", "a string")
 	if err != nil {
 		return Request{}, err
 	}
-	topK, err := toolargs.Get(args, "top_k", float64(DefaultTopK), "an integer")
+	topK, err := Arg(args, "top_k", float64(DefaultTopK), "an integer")
 	if err == nil && topK != math.Trunc(topK) {
 		err = fmt.Errorf(`argument "top_k" must be an integer, got %v`, topK)
 	}
 	if err != nil {
 		return Request{}, err
 	}
-	threshold, err := toolargs.Get(args, "score_threshold", DefaultScoreThreshold, "a number")
+	threshold, err := Arg(args, "score_threshold", DefaultScoreThreshold, "a number")
 	if err != nil {
 		return Request{}, err
 	}
@@ -80,7 +80,7 @@ func ParseArgs(args map[string]any) (Request, error) {
 		name string
 		to   *string
 	}{{"path_glob", &fa.PathGlob}, {"modified_after", &fa.ModifiedAfter}, {"modified_before", &fa.ModifiedBefore}} {
-		if *s.to, err = toolargs.Get(args, s.name, "", "a string"); err != nil {
+		if *s.to, err = Arg(args, s.name, "", "a string"); err != nil {
 			return Request{}, err
 		}
 	}
@@ -92,12 +92,12 @@ func ParseArgs(args map[string]any) (Request, error) {
 		for _, x := range e {
 			s, ok := x.(string)
 			if !ok {
-				return Request{}, fmt.Errorf(`argument "ext" must be a list of strings, got an item of type %s`, toolargs.Type(x))
+				return Request{}, fmt.Errorf(`argument "ext" must be a list of strings, got an item of type %s`, ArgType(x))
 			}
 			fa.Exts = append(fa.Exts, s)
 		}
 	default:
-		return Request{}, fmt.Errorf(`argument "ext" must be a list of strings, got %s`, toolargs.Type(e))
+		return Request{}, fmt.Errorf(`argument "ext" must be a list of strings, got %s`, ArgType(e))
 	}
 	switch {
 	case strings.TrimSpace(query) == "":
@@ -134,15 +134,20 @@ func ParseFilter(a FilterArgs) (*Filter, error) {
 	if g != nil {
 		f.Path = g.Match
 	}
-	for _, e := range a.Exts {
-		e = strings.ToLower(strings.TrimSpace(e))
+	for _, given := range a.Exts {
+		e := strings.ToLower(strings.TrimSpace(given))
 		switch {
 		case e == NoExt:
 			e = ""
-		case e == "" || e == "." || strings.ContainsAny(e, "/*?[ "):
+		case e == "" || strings.HasSuffix(e, ".") || strings.ContainsAny(e, "/*?[ "):
 			return nil, fmt.Errorf(`argument "ext": %q is not a file extension (e.g. "md" or ".pdf"; %q for files without one)`, e, NoExt)
 		case !strings.HasPrefix(e, "."):
 			e = "." + e
+		}
+		// A file's extension is its name's part after the last dot, so
+		// one with another dot would match nothing.
+		if i := strings.LastIndexByte(e, '.'); i > 0 {
+			return nil, fmt.Errorf(`argument "ext": %q is not a file extension: a file's extension is the part after the last dot: %q`, given, e[i+1:])
 		}
 		f.Exts = append(f.Exts, e)
 	}
@@ -164,4 +169,49 @@ func ParseFilter(a FilterArgs) (*Filter, error) {
 		return nil, nil
 	}
 	return &f, nil
+}
+
+// KnownArgs rejects a tool call's misspelt arguments (args as JSON
+// decodes them), which would otherwise be ignored silently. The reindex
+// tool's arguments are checked with these helpers too.
+func KnownArgs(args map[string]any, names ...string) error {
+	for k := range args {
+		if !slices.Contains(names, k) {
+			return fmt.Errorf("unknown argument %q (expected %s)", k, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// Arg returns argument name as a T, def when absent or null; kind names
+// T in the error text ("a string", "a number"...).
+func Arg[T any](args map[string]any, name string, def T, kind string) (T, error) {
+	v, ok := args[name]
+	if !ok || v == nil {
+		return def, nil
+	}
+	t, ok := v.(T)
+	if !ok {
+		return def, fmt.Errorf(`argument %q must be %s, got %s`, name, kind, ArgType(v))
+	}
+	return t, nil
+}
+
+// ArgType names v's JSON type for an error text: "a string", "a number"...
+func ArgType(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", v)
 }

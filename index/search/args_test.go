@@ -18,6 +18,10 @@ func TestParseFilterErrors(t *testing.T) {
 		{FilterArgs{PathGlob: "[a-"}, "path_glob"},
 		{FilterArgs{PathGlob: "../x"}, "outside the data folder"},
 		{FilterArgs{Exts: []string{"*.md"}}, `argument "ext"`},
+		// A file's extension is what follows its last dot: these match nothing.
+		{FilterArgs{Exts: []string{"tar.gz"}}, `the part after the last dot: "gz"`},
+		{FilterArgs{Exts: []string{"..md"}}, `the part after the last dot: "md"`},
+		{FilterArgs{Exts: []string{"md."}}, `argument "ext": "md."`},
 		{FilterArgs{ModifiedAfter: "yesterday"}, `argument "modified_after" must be an RFC 3339 time`},
 		{FilterArgs{ModifiedBefore: "2026-13-01T00:00:00Z"}, `"modified_before"`},
 		{FilterArgs{ModifiedAfter: "2026-02-01T00:00:00Z", ModifiedBefore: "2026-01-01T00:00:00Z"}, "must be before"},

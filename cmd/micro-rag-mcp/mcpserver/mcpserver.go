@@ -18,7 +18,6 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/term"
-	"github.com/micro-rag/micro-rag-mcp/internal/toolargs"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 )
 
@@ -220,6 +219,15 @@ const reindexOutputSchema = `{
         "required": ["reason", "count", "examples", "exts", "note"]
       }
     },
+    "failed": {
+      "type": "array",
+      "description": "what this run could not read, by path (at most 20; status lists them all)",
+      "items": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "reason": {"type": "string"}},
+        "required": ["path", "reason"]
+      }
+    },
     "exts": {"type": "array", "items": {"type": "string"}, "description": "the extensions the index covers"},
     "excludes": {"type": "array", "items": {"type": "string"}, "description": "the --exclude patterns the index records"}
   },
@@ -243,14 +251,14 @@ type tools struct {
 // ParseReindex applies defaults and checks types.
 func ParseReindex(args map[string]any) (engine.ReindexRequest, error) {
 	var req engine.ReindexRequest
-	if err := toolargs.Known(args, "force", "path_glob"); err != nil {
+	if err := search.KnownArgs(args, "force", "path_glob"); err != nil {
 		return req, err
 	}
 	var err error
-	if req.Force, err = toolargs.Get(args, "force", false, "a boolean"); err != nil {
+	if req.Force, err = search.Arg(args, "force", false, "a boolean"); err != nil {
 		return req, err
 	}
-	req.PathGlob, err = toolargs.Get(args, "path_glob", "", "a string")
+	req.PathGlob, err = search.Arg(args, "path_glob", "", "a string")
 	return req, err
 }
 
@@ -272,7 +280,7 @@ func arguments(req mcp.CallToolRequest) (map[string]any, error) {
 	}
 	m, ok := raw.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("arguments must be a JSON object, got %s", toolargs.Type(raw))
+		return nil, fmt.Errorf("arguments must be a JSON object, got %s", search.ArgType(raw))
 	}
 	return m, nil
 }
@@ -349,11 +357,10 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	text := fmt.Sprintf("Reindexed in %d ms: %d added, %d updated, %d removed, %d failed; %d chunks in the index, %d embedded by this run.",
 		res.ElapsedMS, res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded)
 	if res.FilesSkipped > 0 {
-		files := "files"
-		if res.FilesSkipped == 1 {
-			files = "file"
-		}
-		text += fmt.Sprintf(" %d %s seen but not indexed: %s.", res.FilesSkipped, files, strings.Join(engine.SkipLines(res.Skipped), "; "))
+		text += fmt.Sprintf(" %s seen but not indexed: %s.", engine.Counted(res.FilesSkipped, "file"), strings.Join(engine.SkipLines(res.Skipped), "; "))
+	}
+	if res.FilesFailed > 0 {
+		text += " Could not read: " + strings.Join(engine.FailLines(res.Failed, res.FilesFailed), "; ") + "."
 	}
 	return mcp.NewToolResultStructured(res, text), nil
 }

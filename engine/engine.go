@@ -24,6 +24,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
+	"github.com/micro-rag/micro-rag-mcp/internal/cachedir"
 	"github.com/micro-rag/micro-rag-mcp/internal/confine"
 	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/internal/ignore"
@@ -147,7 +148,7 @@ type Status struct {
 	IndexBytes  int64     `json:"index_bytes"`
 	VectorIndex string    `json:"vector_index"` // how kNN finds neighbours
 	LastReindex time.Time `json:"last_reindex"`
-	Reindexing  bool      `json:"-"` // Status of a running engine only
+	Reindexing  bool      `json:"reindexing"` // a reindex runs (ReadStatus: in another process)
 	// What ReadStatus adds: files that could not be read (from the runs
 	// that last looked at them), how the folder differs from the index,
 	// and whether the index passes the checks a search makes on it.
@@ -390,6 +391,10 @@ func checkIndexFolder(data, dir string, readOnly, local bool) (string, error) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return "", fmt.Errorf("index folder: %w", err)
 		}
+	}
+	if fi, err := os.Stat(dir); !explicit && err == nil && !fi.IsDir() {
+		// A user's file named index (a text file without an extension).
+		return "", fmt.Errorf("%s exists and is not a folder, so it is treated as your documents and left alone; put the index elsewhere with --index-folder DIR", dir)
 	}
 	resolved, err := resolveDir(dir)
 	if err != nil {
@@ -657,7 +662,8 @@ func (e *Engine) loadModel(ctx context.Context) error {
 			return loadErr(err, fixModelDir)
 		}
 		if len(m.Hub.Files) == 0 {
-			return loadErr(err, fixBuiltModel)
+			// No file to download: the release ships it as an asset to unpack.
+			return loadErr(err, fmt.Sprintf(fixBuiltModel, m.Name, cachedir.Path()))
 		}
 		e.log.Info("model not cached: downloading it once", "model", m.Name, "dir", m.Dir())
 		if files, err = model.Ensure(ctx, m.Dir(), hubOf(m), e.log); err != nil {
@@ -910,7 +916,7 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 	// to embed; a run that changes nothing does not load it.
 	done := e.working()
 	defer done()
-	run, release, err := e.runs.acquire(ctx, activity)
+	run, release, err := e.runs.acquire(ctx, activity, progress)
 	if err != nil {
 		return ReindexResult{}, e.busy(err)
 	}
@@ -994,6 +1000,8 @@ func reindexResult(res pipeline.Result, scope *activeScope, elapsed time.Duratio
 		Exts: isearch.SpelledExts(scope.Exts), Excludes: scope.Excludes, Skipped: res.Skipped,
 	}
 	out.FilesSkipped = stages.SkipTotal(out.Skipped)
+	out.Failed = slices.SortedFunc(slices.Values(res.Failures), func(a, b stages.Failure) int { return cmp.Compare(a.Path, b.Path) })
+	out.Failed = append([]stages.Failure{}, out.Failed[:min(len(out.Failed), MaxListedFailures)]...) // [] in JSON, never null
 	return out
 }
 
@@ -1029,7 +1037,8 @@ func (e *Engine) Status() Status {
 	st.ModelReady, st.Model = true, e.model
 	if snap := e.store.Acquire(); snap != nil {
 		st.Files, st.Chunks, st.Tombstones = snap.Files(), snap.Chunks(), snap.Tombstones()
-		st.LastReindex, _ = time.Parse(time.RFC3339, snap.LastReindex())
+		lr, _ := e.readLastRun() // a damaged record is status's to report
+		st.LastReindex = lastReindex(snap.LastReindex(), lr)
 		snap.Release()
 	}
 	if !e.cfg.Store.Local() {

@@ -195,7 +195,7 @@ func TestWatchRetriesFailedUpdate(t *testing.T) {
 		t.Fatalf("no commit after %d retries; log:\n%s", failures, logs.String())
 	}
 	// The successful update holds the run slot until it is done.
-	_, release, err := e.runs.acquire(context.Background(), activityWatch)
+	_, release, err := e.runs.acquire(context.Background(), activityWatch, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func (e *LoadError) Unwrap() error { return e.Cause }
 const (
 	fixModelDir   = "point --model-dir (or $MICRO_RAG_MODEL_DIR) at a folder holding model.onnx and tokenizer.json, or unset it to use the cached model"
 	fixDownload   = "let this machine reach the network once so the model can be downloaded, or pass --model-dir with a folder holding model.onnx and tokenizer.json"
-	fixBuiltModel = "run `make models`, which builds this model from the fp32 one (scripts/quantize.sh), or pass --model all-MiniLM-L6-v2"
+	fixBuiltModel = "unpack the release's asset for this model into the cache folder (mkdir -p %[2]s && tar -xzf micro-rag-mcp-VERSION-model-%[1]s.tar.gz -C %[2]s), or in a source checkout run `make models`, which builds it from the fp32 one (scripts/quantize.sh); or pass --model all-MiniLM-L6-v2"
 	fixORT        = "run `make setup` to install ONNX Runtime, or pass --ort-lib with the path of libonnxruntime.so (version 1.24 or newer)"
 	fixModelName  = "pass --model with one of the known names, or --model-dir with a folder holding model.onnx, tokenizer.json and a model.json"
 	fixModelJSON  = "fix model.json in the model folder: {\"pooling\": \"mean\" or \"cls\", \"max_length\": 512, \"query_prefix\": \"...\", \"passage_prefix\": \"...\", \"lowercase\": true or false, \"name\": \"...\"}"
@@ -154,15 +154,21 @@ type runSlot struct {
 
 func newRunSlot() runSlot { return runSlot{sem: make(chan struct{}, 1)} }
 
-// acquire takes the slot for a run of the given activity; release frees it.
-func (s *runSlot) acquire(ctx context.Context, activity string) (r *run, release func(), err error) {
+// waitReportEvery is how often a run waiting for the slot passes on the
+// progress of the run it waits for: a client that hears nothing may give
+// up on a reindex call made during a long start-up indexing.
+const waitReportEvery = 500 * time.Millisecond
+
+// acquire takes the slot for a run of the given activity; release frees
+// it. While it waits, waiting (if not nil) gets the running run's progress.
+func (s *runSlot) acquire(ctx context.Context, activity string, waiting func(pipeline.Progress)) (r *run, release func(), err error) {
 	if activity != activityReindex {
-		return s.take(ctx, activity)
+		return s.take(ctx, activity, waiting)
 	}
 	if !s.reindexCalled.CompareAndSwap(false, true) {
 		return nil, nil, &BusyError{State: s.reindexState()}
 	}
-	r, free, err := s.take(ctx, activity)
+	r, free, err := s.take(ctx, activity, waiting)
 	if err != nil {
 		s.reindexCalled.Store(false)
 		return nil, nil, err
@@ -170,7 +176,7 @@ func (s *runSlot) acquire(ctx context.Context, activity string) (r *run, release
 	return r, func() { free(); s.reindexCalled.Store(false) }, nil
 }
 
-func (s *runSlot) take(ctx context.Context, activity string) (r *run, release func(), err error) {
+func (s *runSlot) take(ctx context.Context, activity string, waiting func(pipeline.Progress)) (r *run, release func(), err error) {
 	take := func() (*run, func(), error) {
 		r := &run{activity: activity, since: time.Now()}
 		s.current.Store(r)
@@ -186,11 +192,24 @@ func (s *runSlot) take(ctx context.Context, activity string) (r *run, release fu
 	}
 	// Behind an update after file changes (short) or the start-up indexing,
 	// or an update behind anything.
-	select {
-	case s.sem <- struct{}{}:
-		return take()
-	case <-ctx.Done():
-		return nil, nil, context.Cause(ctx)
+	tick := time.NewTicker(waitReportEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case s.sem <- struct{}{}:
+			return take()
+		case <-ctx.Done():
+			return nil, nil, context.Cause(ctx)
+		case <-tick.C:
+			if cur := s.current.Load(); waiting != nil && cur != nil {
+				p := pipeline.Progress{}
+				if q := cur.progress.Load(); q != nil {
+					p = *q
+				}
+				p.WaitingFor = cur.activity
+				waiting(p)
+			}
+		}
 	}
 }
 

@@ -16,19 +16,19 @@ import (
 func TestRunSlot(t *testing.T) {
 	s := newRunSlot()
 	ctx := context.Background()
-	r, release, err := s.acquire(ctx, activityReindex)
+	r, release, err := s.acquire(ctx, activityReindex, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.track(nil)(pipeline.Progress{FilesDone: 340, FilesTotal: 1200})
 
-	_, _, err = s.acquire(ctx, activityReindex)
+	_, _, err = s.acquire(ctx, activityReindex, nil)
 	var busy *BusyError
 	if !errors.As(err, &busy) || !errors.Is(err, ErrBusy) {
 		t.Fatalf("second run: %v, want a BusyError", err)
 	}
 	// The start-up indexing, due to run, is refused too (the reindex does its work).
-	if _, _, err := s.acquire(ctx, activityInitial); !errors.Is(err, ErrBusy) {
+	if _, _, err := s.acquire(ctx, activityInitial, nil); !errors.Is(err, ErrBusy) {
 		t.Fatalf("initial indexing behind a reindex: %v, want busy", err)
 	}
 	if msg := err.Error(); !strings.HasPrefix(msg, "reindex, 340 of 1,200 files, running for ") ||
@@ -44,7 +44,7 @@ func TestRunSlot(t *testing.T) {
 	// An update after file changes queues instead of failing.
 	got := make(chan string, 2)
 	go func() {
-		_, rel, err := s.acquire(ctx, activityWatch)
+		_, rel, err := s.acquire(ctx, activityWatch, nil)
 		if err != nil {
 			got <- err.Error()
 			return
@@ -66,17 +66,17 @@ func TestRunSlot(t *testing.T) {
 	for s.current.Load() == nil || s.current.Load().activity != activityWatch {
 		time.Sleep(time.Millisecond)
 	}
-	_, rel, err := s.acquire(ctx, activityReindex)
+	_, rel, err := s.acquire(ctx, activityReindex, nil)
 	if err != nil {
 		t.Fatalf("reindex behind an update: %v", err)
 	}
 	rel()
 
 	// Cancelled while waiting: the cause comes back.
-	_, rel, _ = s.acquire(ctx, activityReindex)
+	_, rel, _ = s.acquire(ctx, activityReindex, nil)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, _, err := s.acquire(cctx, activityWatch); !errors.Is(err, context.Canceled) {
+	if _, _, err := s.acquire(cctx, activityWatch, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled wait: %v", err)
 	}
 	rel()
@@ -87,15 +87,30 @@ func TestRunSlot(t *testing.T) {
 func TestReindexWaitsForInitialIndexing(t *testing.T) {
 	s := newRunSlot()
 	ctx := context.Background()
-	_, release, err := s.acquire(ctx, activityInitial)
+	initial, release, err := s.acquire(ctx, activityInitial, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := acquireAndRelease(&s, activityReindex)
+	initial.track(nil)(pipeline.Progress{FilesDone: 2, FilesTotal: 9, ChunksDone: 70, ChunksTotal: 80})
+	// The waiting call hears how far the run it waits for is.
+	heard := make(chan pipeline.Progress, 100)
+	got := make(chan error, 1)
+	go func() {
+		_, rel, err := s.acquire(ctx, activityReindex, func(p pipeline.Progress) { heard <- p })
+		if err == nil {
+			rel()
+		}
+		got <- err
+	}()
 	select {
 	case err := <-got:
 		t.Fatalf("reindex during the start-up indexing returned before it ended: %v", err)
-	case <-time.After(100 * time.Millisecond):
+	case p := <-heard:
+		if p.WaitingFor != activityInitial || p.FilesDone != 2 || p.ChunksDone != 70 {
+			t.Errorf("while waiting: %+v, want the start-up indexing's progress", p)
+		}
+	case <-time.After(10 * waitReportEvery):
+		t.Fatal("no progress while waiting for the start-up indexing")
 	}
 	release()
 	if err := <-got; err != nil {
@@ -126,7 +141,7 @@ func TestPendingBeforeFirstProgress(t *testing.T) {
 		t.Fatalf("initial run due, empty index: %+v, want pending initial indexing", st)
 	}
 	e.initialDue.Store(false)
-	r, release, err := e.runs.acquire(context.Background(), activityInitial)
+	r, release, err := e.runs.acquire(context.Background(), activityInitial, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +161,7 @@ func TestPendingBeforeFirstProgress(t *testing.T) {
 func TestSecondReindexBusyWhileOneWaits(t *testing.T) {
 	s := newRunSlot()
 	ctx := context.Background()
-	_, release, err := s.acquire(ctx, activityInitial)
+	_, release, err := s.acquire(ctx, activityInitial, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +189,7 @@ func TestSecondReindexBusyWhileOneWaits(t *testing.T) {
 		t.Fatalf("update after file changes: %v", err)
 	}
 	// Both done: a reindex may run again.
-	_, rel, err := s.acquire(ctx, activityReindex)
+	_, rel, err := s.acquire(ctx, activityReindex, nil)
 	if err != nil {
 		t.Fatalf("reindex after the others: %v", err)
 	}
@@ -186,7 +201,7 @@ func TestSecondReindexBusyWhileOneWaits(t *testing.T) {
 func acquireAndRelease(s *runSlot, activity string) <-chan error {
 	got := make(chan error, 1)
 	go func() {
-		_, rel, err := s.acquire(context.Background(), activity)
+		_, rel, err := s.acquire(context.Background(), activity, nil)
 		if err == nil {
 			rel()
 		}

@@ -54,6 +54,9 @@ type Progress struct {
 	// BatchSize is the most chunks one embedding call takes: the work in
 	// flight beyond ChunksDone.
 	BatchSize int
+	// WaitingFor names the run this one waits for before it can start
+	// (the start-up indexing, say); the counts are then that run's.
+	WaitingFor string
 }
 
 // Result is what a run did.

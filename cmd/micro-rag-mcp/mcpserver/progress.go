@@ -75,6 +75,17 @@ func (r *progressRelay) tick() {
 // value can rise above the last one without claiming work not done.
 func (r *progressRelay) next() (v float64, ok bool) {
 	p := r.latest
+	if p.WaitingFor != "" {
+		// Below 1, the first chunk of its own run, which rises from here;
+		// by ever smaller steps, as a batch's creep, so an hour's wait
+		// does not run out of float64 steps.
+		if r.value < 0 {
+			return 0, true
+		}
+		r.creeps++
+		v = r.value + (1-r.value)/float64(4*r.creeps)
+		return v, v > r.value && v < 1
+	}
 	if p.Finished {
 		v = float64(p.ChunksTotal)
 		return v, v > r.value
@@ -99,12 +110,14 @@ func (r *progressRelay) emit(now time.Time) {
 		return
 	}
 	total := 0
-	if p.ChunksCounted {
+	if p.ChunksCounted && p.WaitingFor == "" {
 		total = p.ChunksTotal
 	}
 	eta := ""
-	if _, left, ok := r.eta.Update(now, p); ok && p.ChunksDone < max(p.ChunksLikely, p.ChunksTotal) {
-		eta = left.Round(time.Second).String()
+	if p.WaitingFor == "" { // another run's counts feed no ETA of this one
+		if _, left, ok := r.eta.Update(now, p); ok && p.ChunksDone < max(p.ChunksLikely, p.ChunksTotal) {
+			eta = left.Round(time.Second).String()
+		}
 	}
 	r.value, r.sentAt = v, now
 	r.send(v, total, p, eta)
@@ -131,6 +144,9 @@ func progressMessage(p pipeline.Progress, eta string) string {
 		total, approx = max(p.ChunksExpected, p.ChunksTotal), "~"
 	}
 	s := fmt.Sprintf("files %d/%d, chunks %d/%s%d", p.FilesDone, p.FilesTotal, p.ChunksDone, approx, total)
+	if p.WaitingFor != "" {
+		return "waiting for the " + p.WaitingFor + " to finish (" + s + "); this reindex runs next"
+	}
 	if eta != "" {
 		s += ", ETA " + eta
 	}

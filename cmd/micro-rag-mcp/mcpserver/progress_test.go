@@ -159,3 +159,48 @@ func TestProgressRelayRunStops(t *testing.T) {
 		t.Errorf("%d notifications for a report and two ticks in one silent second, want 2", len(*got))
 	}
 }
+
+// A reindex called during the start-up indexing hears how far that run
+// is while it waits: rising values below 1 with no total, a message that
+// says it waits, then its own run's counts, still rising.
+func TestProgressRelayWhileWaiting(t *testing.T) {
+	r, got, clock := testRelay()
+	for i := range 6 {
+		*clock += ProgressEvery / 2
+		r.update(pipeline.Progress{FilesDone: i, FilesTotal: 40, ChunksDone: 100 * i, ChunksTotal: 900, ChunksCounted: true, WaitingFor: "initial indexing"})
+	}
+	waited := len(*got)
+	if waited != 6 {
+		t.Fatalf("%d notifications while waiting, want 6", waited)
+	}
+	for i, s := range (*got)[:6] {
+		if s.v >= 1 || s.total != 0 || s.eta != "" || (i > 0 && s.v <= (*got)[i-1].v) {
+			t.Errorf("waiting notification %d: value %v, total %d, eta %q: want rising below 1, no total, no ETA", i, s.v, s.total, s.eta)
+		}
+		if m := progressMessage(s.p, s.eta); !strings.HasPrefix(m, "waiting for the initial indexing to finish (files ") {
+			t.Errorf("waiting message %q", m)
+		}
+	}
+	// An hour's wait still rises every time.
+	for range 7200 {
+		*clock += ProgressEvery / 2
+		r.update(pipeline.Progress{FilesTotal: 40, WaitingFor: "initial indexing"})
+	}
+	if n := len(*got) - waited; n != 7200 {
+		t.Fatalf("%d notifications in an hour's wait, want 7200", n)
+	}
+	waited = len(*got)
+	r.update(pipeline.Progress{FilesTotal: 3, BatchSize: 64})
+	ticks(r, clock, 8)
+	r.update(pipeline.Progress{FilesDone: 3, FilesTotal: 3, ChunksDone: 64, ChunksTotal: 70, ChunksCounted: true, BatchSize: 64})
+	r.update(pipeline.Progress{FilesDone: 3, FilesTotal: 3, ChunksDone: 70, ChunksTotal: 70, ChunksCounted: true, BatchSize: 64, Finished: true})
+	own := (*got)[waited:]
+	if len(own) == 0 || own[len(own)-1].v != 70 || own[len(own)-1].total != 70 {
+		t.Fatalf("own run's notifications %+v, want the last at 70 of 70", own)
+	}
+	for i, s := range *got {
+		if i > 0 && s.v <= (*got)[i-1].v {
+			t.Errorf("notification %d: value %v does not rise above %v", i, s.v, (*got)[i-1].v)
+		}
+	}
+}

@@ -338,6 +338,13 @@ func TestIndexFolderSafety(t *testing.T) {
 	if _, err := New(Config{DataFolder: data, IndexFolder: empty}); err != nil {
 		t.Errorf("reopening our index: %v", err)
 	}
+
+	// So is a user's file named "index" (text without an extension).
+	notes := filepath.Join(root, "notes")
+	writeCorpus(t, notes, map[string]string{"index": "An index of the lighthouse keepers' logbooks."})
+	if _, err := New(Config{DataFolder: notes}); err == nil || !strings.Contains(err.Error(), "--index-folder") {
+		t.Errorf("default index over a user file: err = %v, want a hint naming --index-folder", err)
+	}
 }
 
 // TestReadOnlyCreatesNothing: search and status on a folder never indexed

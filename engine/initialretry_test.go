@@ -113,3 +113,28 @@ func TestDamagedLastRunRecord(t *testing.T) {
 		})
 	}
 }
+
+// A reindex that finds nothing to change commits nothing; status still
+// dates it (an empty folder's index is not "never" reindexed), and a
+// failed whole run or an update of one file does not move the date.
+func TestLastReindexDatesRunsThatCommitNothing(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, Config{DataFolder: t.TempDir()})
+	before := time.Now().Truncate(time.Second)
+	reindex(t, e, ReindexRequest{})
+	st, err := e.ReadStatus(ctx)
+	if err != nil || st.LastReindex.Before(before) {
+		t.Fatalf("empty folder reindexed: last reindex %v (%v), want at or after %v", st.LastReindex, err, before)
+	}
+	first := st.LastReindex
+	time.Sleep(1100 * time.Millisecond) // the date has whole seconds
+	e.recordFailure(activityReindex, errors.New("conn closed"))
+	e.recordRun(activityWatch, func(string) bool { return true }, nil, false)
+	if st, _ := e.ReadStatus(ctx); !st.LastReindex.Equal(first) {
+		t.Errorf("after a failure and a one-file update: last reindex %v, want %v", st.LastReindex, first)
+	}
+	reindex(t, e, ReindexRequest{})
+	if st, _ := e.ReadStatus(ctx); !st.LastReindex.After(first) {
+		t.Errorf("a second reindex with nothing to change: last reindex %v, want after %v", st.LastReindex, first)
+	}
+}

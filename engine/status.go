@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
@@ -33,6 +34,19 @@ type lastRun struct {
 	// NotEnabled is what the latest run over the whole folder skipped for
 	// its extension (Engine.NotEnabled), for a search in another process.
 	NotEnabled *stages.SkipGroup `json:"not_enabled,omitempty"`
+	// Whole is when a run over the whole folder last succeeded: a run
+	// that changed nothing commits nothing, so the index cannot say.
+	Whole time.Time `json:"whole,omitzero"`
+}
+
+// lastReindex is the later of the index's last committed reindex
+// (RFC 3339, "" for none) and lr's last successful whole run.
+func lastReindex(committed string, lr lastRun) time.Time {
+	t, _ := time.Parse(time.RFC3339, committed)
+	if w := lr.Whole.Truncate(time.Second); w.After(t) {
+		return w
+	}
+	return t
 }
 
 // recordFailure notes in LastRunFile that a run failed, keeping the
@@ -100,7 +114,9 @@ func (e *Engine) recordRun(activity string, inScope func(string) bool, failures 
 		next.NotEnabled = g
 	}
 	if !whole {
-		next.Error, next.NotEnabled = prev.Error, prev.NotEnabled
+		next.Error, next.NotEnabled, next.Whole = prev.Error, prev.NotEnabled, prev.Whole
+	} else {
+		next.Whole = next.At
 	}
 	again := map[string]bool{}
 	for _, f := range failures {
@@ -148,12 +164,12 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 		return st, err
 	}
 	st.Model, st.Files, st.Chunks, st.Tombstones, st.IndexBytes = sum.Model, len(sum.Files), sum.Chunks, sum.Tombstones, sum.Bytes
-	st.VectorIndex = sum.VectorIndex
-	st.LastReindex, _ = time.Parse(time.RFC3339, sum.LastReindex)
+	st.VectorIndex, st.Reindexing = sum.VectorIndex, sum.Reindexing
 	lr, err := e.readLastRun()
 	if err != nil {
 		st.LastRunDamage = err.Error()
 	}
+	st.LastReindex = lastReindex(sum.LastReindex, lr)
 	if err := e.folderIDProblem(); err != nil {
 		st.FolderProblem = err.Error()
 	}
@@ -216,10 +232,14 @@ func compareDisk(ctx context.Context, st *Status, w stages.Walker, files []*sche
 	skips := &stages.Skips{}
 	w.Skipped = skips.Add
 	seen := map[string]bool{}
+	var unlisted []string // folders that could not be listed: a run keeps their files
 	err := w.Walk(ctx, func(job *stages.FileJob) error {
 		if job.Kind == stages.Skipped {
 			st.LinksOutside++
 			return nil
+		}
+		if job.Kind == stages.Failed && job.Dir {
+			unlisted = append(unlisted, job.Rel+"/")
 		}
 		seen[job.Rel] = true
 		if f := filter.Before[job.Rel]; f != nil && len(f.ChunkIDs) == 0 {
@@ -242,7 +262,8 @@ func compareDisk(ctx context.Context, st *Status, w stages.Walker, files []*sche
 		return err
 	}
 	for p := range filter.Before {
-		if !seen[p] {
+		under := func(dir string) bool { return strings.HasPrefix(p, dir) }
+		if !seen[p] && !slices.ContainsFunc(unlisted, under) {
 			st.ChangedDisk.Deleted++
 			example(p)
 		}
@@ -250,4 +271,17 @@ func compareDisk(ctx context.Context, st *Status, w stages.Walker, files []*sche
 	slices.Sort(st.ChangedDisk.Examples)
 	st.Skipped = skips.Groups()
 	return nil
+}
+
+// IndexSummary is what the committed index's records say (its model,
+// files, whether a reindex holds it now), read from the index alone; zero
+// when there is none or it cannot be read. LastReindex is status's: a run
+// over the whole folder that committed nothing (no file holds text) counts.
+func (e *Engine) IndexSummary(ctx context.Context) index.Summary {
+	sum, _ := e.readSummary(ctx)
+	lr, _ := e.readLastRun()
+	if t := lastReindex(sum.LastReindex, lr); !t.IsZero() {
+		sum.LastReindex = t.Format(time.RFC3339)
+	}
+	return sum
 }

@@ -16,4 +16,7 @@ type Summary struct {
 	Bytes       int64 // every file in the folder
 	// VectorIndex says how kNN searches find neighbours, for people.
 	VectorIndex string
+	// Reindexing: a writer holds the index's lock now (another process's
+	// reindex), where the backend can tell.
+	Reindexing bool
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gofrs/flock"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/micro-rag/micro-rag-mcp/engine"
@@ -18,7 +19,7 @@ import (
 
 // statusKeys are the members status --json always prints (docs/command-line.md).
 var statusKeys = []string{"changed_on_disk", "chunks", "damage", "data_folder", "excludes", "exts", "failed", "files",
-	"index_bytes", "index_folder", "integrity", "last_reindex", "last_run_error", "links_outside", "model", "skipped", "store", "tombstones", "truncated", "vector_index"}
+	"index_bytes", "index_folder", "integrity", "last_reindex", "last_run_error", "links_outside", "model", "reindexing", "skipped", "store", "tombstones", "truncated", "vector_index"}
 
 // statusJSON runs status --json and returns its exit code and members.
 func statusJSON(t *testing.T, b backend, args ...string) (int, map[string]json.RawMessage, string) {
@@ -116,12 +117,66 @@ func TestStatusFindsDamagedIndex(t *testing.T) {
 	}
 }
 
+// TestStatusSaysReindexRunning: while another process holds the index's
+// lock (a reindex in another terminal, a server's initial indexing),
+// status says a reindex runs, so "last reindex: never" and "N new" are not
+// read as the index being abandoned, and search notes that its results may
+// be incomplete. Local backend: the lock is index.lock.
+func TestStatusSaysReindexRunning(t *testing.T) {
+	data := copySample(t)
+	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data); code != 0 {
+		t.Fatalf("reindex: exit %d\n%s", code, stderr)
+	}
+	if _, m, _ := statusJSON(t, backend{}, "--data-folder", data); string(m["reindexing"]) != "false" {
+		t.Errorf("status --json with no reindex running: reindexing %s", m["reindexing"])
+	}
+	// Another holder of the lock, as a reindex in another process is.
+	lock := flock.New(filepath.Join(data, "index", "index.lock"))
+	if ok, err := lock.TryLock(); !ok || err != nil {
+		t.Fatalf("taking index.lock: %v %v", ok, err)
+	}
+	defer lock.Unlock()
+	if _, m, _ := statusJSON(t, backend{}, "--data-folder", data); string(m["reindexing"]) != "true" {
+		t.Errorf("status --json while a reindex holds the lock: reindexing %s", m["reindexing"])
+	}
+	if code, stdout, stderr := runBinary(t, "status", "--data-folder", data); code != 0 ||
+		!strings.HasPrefix(statusValue(stdout, "reindex running"), "yes, in another process") {
+		t.Errorf("status while a reindex holds the lock: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// search answers from the last commit, and says it may be incomplete.
+	if code, stdout, stderr := runBinary(t, "search", "--data-folder", data, "parental leave"); code != 0 ||
+		!strings.Contains(stderr, "a reindex is running in another process") {
+		t.Errorf("search while a reindex holds the lock: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	lock.Unlock()
+	if _, _, stderr := runBinary(t, "search", "--data-folder", data, "parental leave"); strings.Contains(stderr, "reindex is running") {
+		t.Errorf("search with no reindex running says one runs:\n%s", stderr)
+	}
+}
+
 // TestSearchExitCodes: 0 when passages were found, 1 when none matched
 // (and only then), 2 for every error; --help says so.
 func TestSearchExitCodes(t *testing.T) { eachBackend(t, testSearchExitCodes) }
 
 func testSearchExitCodes(t *testing.T, b backend) {
 	data := copySample(t)
+	// Never indexed: nothing matched, and the fix is named, not "the folder
+	// probably does not answer this".
+	if code, _, stderr := b.run(t, "search", "--data-folder", data, "parental leave"); code != 1 ||
+		!strings.Contains(stderr, "the index holds no files yet; to build it, run: micro-rag-mcp reindex --data-folder "+data) {
+		t.Errorf("search before any reindex: exit %d\n%s", code, stderr)
+	}
+	// Indexed, holding no text (only code, not enabled): the note names the
+	// flag; no call to build what is built.
+	code := t.TempDir()
+	os.WriteFile(filepath.Join(code, "retry.go"), []byte("// retry with exponential backoff\nfunc retry() {}\n"), 0o644)
+	if c, _, stderr := b.run(t, "reindex", "--data-folder", code); c != 0 {
+		t.Fatalf("reindex of code: exit %d\n%s", c, stderr)
+	}
+	if c, stdout, stderr := b.run(t, "search", "--data-folder", code, "exponential backoff"); c != 1 ||
+		!strings.Contains(stdout, "--add-exts .go") || strings.Contains(stderr, "no files yet") {
+		t.Errorf("search of a folder indexed without text: exit %d\n%s\n%s", c, stdout, stderr)
+	}
 	if code, _, stderr := b.run(t, "reindex", "--data-folder", data); code != 0 {
 		t.Fatalf("reindex: exit %d\n%s", code, stderr)
 	}
@@ -148,29 +203,38 @@ func testSearchExitCodes(t *testing.T, b backend) {
 		})
 	}
 	// An index of another model is not "no match" either.
-	const other = "some-other-model sha256:0000000000000000"
-	if b.postgres() {
-		b.exec(t, `UPDATE `+pgx.Identifier{index.Namespace(data), "meta"}.Sanitize()+
-			` SET version = jsonb_set(version::jsonb, '{model}', to_jsonb($1::text))::text`, other)
-	} else {
-		version := filepath.Join(data, "index", "version")
-		raw, err := os.ReadFile(version)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var v map[string]any
-		if err := json.Unmarshal(raw, &v); err != nil {
-			t.Fatal(err)
-		}
-		v["model"] = other
-		raw, _ = json.Marshal(v)
-		if err := os.WriteFile(version, raw, 0o644); err != nil {
-			t.Fatal(err)
+	recordModel := func(other string) {
+		t.Helper()
+		if b.postgres() {
+			b.exec(t, `UPDATE `+pgx.Identifier{index.Namespace(data), "meta"}.Sanitize()+
+				` SET version = jsonb_set(version::jsonb, '{model}', to_jsonb($1::text))::text`, other)
+		} else {
+			version := filepath.Join(data, "index", "version")
+			raw, err := os.ReadFile(version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v map[string]any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				t.Fatal(err)
+			}
+			v["model"] = other
+			raw, _ = json.Marshal(v)
+			if err := os.WriteFile(version, raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
+	recordModel("some-other-model sha256:0000000000000000")
 	if code, _, stderr := b.run(t, "search", "--data-folder", data, "parental leave"); code != 2 ||
 		!strings.Contains(stderr, "was built by another model") || !strings.Contains(stderr, "reindex --force") {
 		t.Errorf("search on another model's index: exit %d\n%s", code, stderr)
+	}
+	// A model the flags can name: the fix is the flag, not a rebuild.
+	recordModel("all-MiniLM-L6-v2-int8 sha256:0000000000000000")
+	if code, _, stderr := b.run(t, "search", "--data-folder", data, "parental leave"); code != 2 ||
+		!strings.Contains(stderr, "built by the model all-MiniLM-L6-v2-int8") || !strings.Contains(stderr, "add --model all-MiniLM-L6-v2-int8") {
+		t.Errorf("search on the int8 model's index: exit %d\n%s", code, stderr)
 	}
 	for _, cmd := range []string{"search", "status"} {
 		if code, stdout, _ := b.run(t, cmd, "--help"); code != 0 || !strings.Contains(stdout, "Exit status: 0 when") {

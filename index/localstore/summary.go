@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -30,6 +31,7 @@ func ReadSummary(dir string) (index.Summary, error) {
 			s.Bytes += fi.Size()
 		}
 	}
+	s.Reindexing = lockHeld(filepath.Join(dir, LockFile))
 	if v, err := readVersionFile(dir); err == nil {
 		s.Model = v.Model
 	}

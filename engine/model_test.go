@@ -51,10 +51,11 @@ func TestUnknownModelIsAClearError(t *testing.T) {
 }
 
 // TestBuiltModelMissingIsAClearError: the q8 model has no file to
-// download; without it the error says how to build it, and nothing is
-// fetched.
+// download; without it the error says where to unpack the release's model
+// asset and how to build it, and nothing is fetched.
 func TestBuiltModelMissingIsAClearError(t *testing.T) {
-	t.Setenv(cachedir.Env, t.TempDir())
+	cache := t.TempDir()
+	t.Setenv(cachedir.Env, cache)
 	e, err := New(Config{DataFolder: t.TempDir(), Model: model.Q8Name, NoInitialReindex: true})
 	if err != nil {
 		t.Fatal(err)
@@ -63,8 +64,13 @@ func TestBuiltModelMissingIsAClearError(t *testing.T) {
 	defer e.Close()
 	err = e.WaitModel(context.Background())
 	var le *LoadError
-	if !errors.As(err, &le) || le.Fix != fixBuiltModel || !strings.Contains(err.Error(), "model not found") {
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "model not found") {
 		t.Fatalf("WaitModel = %v", err)
+	}
+	for _, want := range []string{"tar -xzf micro-rag-mcp-VERSION-model-" + model.Q8Name + ".tar.gz -C " + cache, "make models"} {
+		if !strings.Contains(le.Fix, want) {
+			t.Errorf("the fix %q lacks %q", le.Fix, want)
+		}
 	}
 }
 

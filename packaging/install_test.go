@@ -142,30 +142,8 @@ func searchSession(t *testing.T, f form, dir string, env, argv []string) {
 		t.Fatal(err)
 	}
 	t.Logf("initialize answered %v after start, model in the cache", time.Since(s.start).Round(time.Millisecond))
-	// reindex waits for the model and the initial indexing; busy while that runs.
-	for end := time.Now().Add(indexBound); ; time.Sleep(200 * time.Millisecond) {
-		_, err := s.tool("reindex", map[string]any{}, indexBound)
-		if err == nil {
-			break
-		}
-		if !strings.Contains(err.Error(), "busy:") || time.Now().After(end) {
-			t.Fatal(err)
-		}
-	}
-	out, err := s.tool("search", map[string]any{"query": "How many weeks of parental leave do I get?", "top_k": 3}, indexBound)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res struct {
-		Results []struct {
-			Path string `json:"path"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Results) == 0 || !strings.HasSuffix(res.Results[0].Path, "employee-handbook-leave.docx") {
-		t.Errorf("top result %+v, want employee-handbook-leave.docx", res.Results)
+	if top := searchIndexed(t, s, "How many weeks of parental leave do I get?"); !strings.HasSuffix(top, "employee-handbook-leave.docx") {
+		t.Errorf("top result %q, want employee-handbook-leave.docx", top)
 	}
 
 	// A client stops a server by signalling the process it started, which
@@ -191,6 +169,38 @@ func searchSession(t *testing.T, f form, dir string, env, argv []string) {
 	if left := processesUnder(dir); len(left) > 0 {
 		t.Errorf("processes left running after SIGTERM: %v", left)
 	}
+}
+
+// searchIndexed waits for the session's initial indexing and returns the
+// path of query's top search result ("" when there is none).
+func searchIndexed(t *testing.T, s *session, query string) string {
+	t.Helper()
+	// reindex waits for the model and the initial indexing; busy while that runs.
+	for end := time.Now().Add(indexBound); ; time.Sleep(200 * time.Millisecond) {
+		_, err := s.tool("reindex", map[string]any{}, indexBound)
+		if err == nil {
+			break
+		}
+		if !strings.Contains(err.Error(), "busy:") || time.Now().After(end) {
+			t.Fatal(err)
+		}
+	}
+	out, err := s.tool("search", map[string]any{"query": query, "top_k": 3}, indexBound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Results []struct {
+			Path string `json:"path"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) == 0 {
+		return ""
+	}
+	return res.Results[0].Path
 }
 
 // serveArgs is argv serving testdata/sample over stdio, the index in index.

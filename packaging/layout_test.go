@@ -7,6 +7,8 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
 
 // maxCompressed is the issue's bound on each download.
@@ -98,8 +102,9 @@ func zipFiles(t *testing.T, path string) map[string]entry {
 }
 
 // TestLayout checks what each package holds: the same binary and libraries
-// as the tarball, as real files with the binary executable, the wheel's
-// metadata and hashes, the npm manifests, and the sizes.
+// as the tarball, as real files with the binary executable, no model, the
+// wheel's metadata and hashes, the npm manifests, and the sizes; and that
+// the model's own asset holds the two pinned files and nothing else.
 func TestLayout(t *testing.T) {
 	for _, p := range []string{dist.tarball, dist.wheel, dist.platform, dist.launcher} {
 		st, err := os.Stat(p)
@@ -140,8 +145,72 @@ func TestLayout(t *testing.T) {
 			}
 		}
 	}
+	// The model goes out as its own asset: every user downloads the
+	// packages, few use the int8 model (docs/int8.md).
+	for pkg, files := range map[string]map[string]entry{"tarball": tarball, "wheel": wheel, "npm platform package": platform} {
+		for name := range files {
+			if strings.Contains("/"+name, "/models/") {
+				t.Errorf("%s: %s; the model belongs in its own asset", pkg, name)
+			}
+		}
+	}
 	checkWheel(t, wheel)
 	checkNPM(t, platform)
+	checkModelAsset(t)
+}
+
+// checkModelAsset checks the model's release asset: exactly the two files
+// under models/all-MiniLM-L6-v2-q8/, with scripts/versions.env's hashes,
+// and its .sha256 beside it as the tarball has one.
+func checkModelAsset(t *testing.T) {
+	name := filepath.Base(dist.model)
+	q8 := "models/" + model.Q8Name + "/"
+	files := tarFiles(t, dist.model)
+	pins := map[string]string{q8 + model.ONNXName: "MODEL_Q8_ONNX_SHA256", q8 + model.TokenizerName: "MODEL_TOKENIZER_SHA256"}
+	for member, e := range files {
+		pinName, ok := pins[member]
+		switch {
+		case !ok:
+			t.Errorf("%s holds %s; want only %s%s and %s%s", name, member, q8, model.ONNXName, q8, model.TokenizerName)
+		case !e.regular || e.mode.Perm() != 0o644:
+			t.Errorf("%s: %s is not a regular 0644 file (%v)", name, member, e.mode)
+		case hex.EncodeToString(e.sha256) != pin(t, pinName):
+			t.Errorf("%s: %s has SHA-256 %x, scripts/versions.env's %s is %s", name, member, e.sha256, pinName, pin(t, pinName))
+		}
+	}
+	for member := range pins {
+		if _, ok := files[member]; !ok {
+			t.Errorf("%s has no %s", name, member)
+		}
+	}
+	sum, err := os.ReadFile(dist.model + ".sha256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(dist.model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(sum), fmt.Sprintf("%x  %s\n", sha256.Sum256(b), name); got != want {
+		t.Errorf("%s.sha256 is %q, want %q", name, got, want)
+	}
+	t.Logf("%s: %.1f MB", name, float64(len(b))/1e6)
+}
+
+// pin is the value of name in scripts/versions.env.
+func pin(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "scripts", "versions.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name+"="); ok {
+			return strings.Trim(v, `"`)
+		}
+	}
+	t.Fatalf("scripts/versions.env has no %s", name)
+	return ""
 }
 
 func checkWheel(t *testing.T, files map[string]entry) {

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
 
 // artifacts are the files of one make dist run.
@@ -21,6 +23,7 @@ type artifacts struct {
 	wheel    string // micro_rag_mcp_go-VERSION-py3-none-manylinux_X_Y_x86_64.whl
 	platform string // npm micro-rag-mcp-go-linux-x64-gnu-VERSION.tgz
 	launcher string // npm micro-rag-mcp-go-VERSION.tgz
+	model    string // micro-rag-mcp-VERSION-model-all-MiniLM-L6-v2-q8.tar.gz: models/NAME/, its own release asset
 	version  string // scripts/version.sh's, as --version prints it and every file name holds it
 }
 
@@ -66,6 +69,7 @@ func prepare() error {
 		{&dist.wheel, "micro_rag_mcp_go-*.whl"},
 		{&dist.platform, "micro-rag-mcp-go-linux-x64-gnu-*.tgz"},
 		{&dist.launcher, "micro-rag-mcp-go-[0-9]*.tgz"},
+		{&dist.model, "micro-rag-mcp-[0-9]*-model-" + model.Q8Name + ".tar.gz"},
 	} {
 		m, _ := filepath.Glob(filepath.Join(dist.dist, f.pattern))
 		if len(m) != 1 {

@@ -251,6 +251,13 @@ func newStallProxy(t *testing.T) *stallProxy {
 
 func (p *stallProxy) URL() string { return "http://" + p.ln.Addr().String() }
 
+// connections is how many connections the proxy has accepted.
+func (p *stallProxy) connections() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns)
+}
+
 // firstRequest waits for the first request line the proxy was sent.
 func (p *stallProxy) firstRequest(timeout time.Duration) string {
 	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {

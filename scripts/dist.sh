@@ -5,7 +5,9 @@
 # ONNX Runtime library and libquadmath (found through the binary's
 # $ORIGIN/../lib run path); README, LICENSE and every third-party licence
 # text. From the same files, scripts/pack.py writes the wheel and the two
-# npm tarballs. Run through `make dist`, after setup.sh and setup-dist.sh.
+# npm tarballs. Beside them, dist/micro-rag-mcp-VERSION-model-all-MiniLM-L6-v2-q8.tar.gz:
+# the project's int8 model as its own release asset, checked against its pins.
+# Run through `make dist`, after setup.sh and setup-dist.sh.
 #
 # --if-changed: do nothing when dist/ already holds the output of this very
 # source tree (commit, uncommitted changes and untracked files), as recorded
@@ -39,6 +41,32 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 pkg="$stage/$name"
 mkdir -p "$pkg/bin" "$pkg/lib" "$pkg/licenses"
+cache="${MICRO_RAG_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/micro-rag-mcp}"
+
+# all-MiniLM-L6-v2-q8 has no hub file to download, so the release carries
+# it as an asset of its own, models/<name>/ to unpack beside bin/ or into
+# the cache folder, where the binary looks (docs/int8.md); not in the
+# packages, which every user downloads and few use it with. Built as make
+# models builds it when missing; a file that differs from its pin is refused,
+# not rebuilt over. Checked here, before the long build, on the very copy
+# that is packed.
+q8=all-MiniLM-L6-v2-q8
+q8src="$cache/models/$q8"
+if [ ! -f "$q8src/model.onnx" ] || [ ! -f "$q8src/tokenizer.json" ]; then
+	log "$q8src lacks model.onnx or tokenizer.json: building it as make models does (scripts/quantize.sh)"
+	"$here/quantize.sh" || { log "could not build $q8: run make models, then make dist again"; exit 1; }
+fi
+q8stage="$stage/model/models/$q8"
+mkdir -p "$q8stage"
+cp "$q8src/model.onnx" "$q8src/tokenizer.json" "$q8stage/"
+chmod 0644 "$q8stage/model.onnx" "$q8stage/tokenizer.json"
+for f in "model.onnx $MODEL_Q8_ONNX_SHA256 MODEL_Q8_ONNX_SHA256" "tokenizer.json $MODEL_TOKENIZER_SHA256 MODEL_TOKENIZER_SHA256"; do
+	read -r file want pin <<<"$f"
+	if ! verify "$q8stage/$file" "$want"; then
+		log "refusing to pack $q8src/$file: its SHA-256 is $(sha256sum "$q8stage/$file" | cut -c1-64), scripts/versions.env's $pin is $want; delete $q8src and run make models"
+		exit 1
+	fi
+done
 
 # Compiled by zig's clang against glibc 2.28's symbols (scripts/oldglibc),
 # so the binary needs no glibc newer than its libraries do (2.27); GCC's
@@ -57,7 +85,6 @@ CC="$oldglibc/cc" CXX="$oldglibc/c++" \
 	-o "$pkg/bin/micro-rag-mcp" ./cmd/micro-rag-mcp
 
 # ONNX Runtime as setup installed it, checked again.
-cache="${MICRO_RAG_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/micro-rag-mcp}"
 ortlib="$cache/lib/libonnxruntime.so.$ORT_VERSION"
 echo "$ORT_SHA256  $ortlib" | sha256sum -c --quiet - || { log "run make setup: $ortlib is missing or altered"; exit 1; }
 cp "$ortlib" "$pkg/lib/libonnxruntime.so"
@@ -115,11 +142,20 @@ cp "$(go env GOROOT)/LICENSE" "$pkg/licenses/go/std/LICENSE"
 # only this version.
 rm -f dist/SOURCE dist/micro-rag-mcp-* dist/micro_rag_mcp*
 mkdir -p dist
-tarball="dist/$name.tar.gz"
-tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \
-	-czf "$tarball" -C "$stage" "$name"
-(cd dist && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
-log "$tarball ($(du -h "$tarball" | cut -f1)), sha256 $(cut -d' ' -f1 "dist/$name.tar.gz.sha256")"
+# pack_tar OUT DIR MEMBER... writes dist/OUT, the same bytes for the same
+# files, and dist/OUT.sha256 beside it.
+pack_tar() {
+	local out=$1 dir=$2
+	shift 2
+	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \
+		-czf "dist/$out" -C "$dir" "$@"
+	(cd dist && sha256sum "$out" >"$out.sha256")
+	log "dist/$out ($(du -h "dist/$out" | cut -f1)), sha256 $(cut -d' ' -f1 "dist/$out.sha256")"
+}
+pack_tar "$name.tar.gz" "$stage" "$name"
+# Only the two files, no folder entries: unpacked into a folder that
+# already has models/, it changes nothing but the model's own files.
+pack_tar "micro-rag-mcp-$version-model-$q8.tar.gz" "$stage/model" "models/$q8/model.onnx" "models/$q8/tokenizer.json"
 
 SOURCE_DATE_EPOCH=$epoch python3 "$here/pack.py" "$pkg" dist "$version"
 echo "$key" >dist/SOURCE

@@ -138,7 +138,7 @@ func New(cfg Config) (*Embedder, error) {
 	if cfg.ModelPath == "" || cfg.TokenizerPath == "" {
 		f, err := model.Locate("")
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w (run `make setup`, or set ModelPath and TokenizerPath)", err)
 		}
 		if cfg.ModelPath == "" {
 			cfg.ModelPath = f.ONNX

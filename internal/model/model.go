@@ -209,8 +209,9 @@ func (m Model) locate(modelDir, exeDir string) (Files, error) {
 	}
 	for _, p := range []string{f.ONNX, f.Tokenizer} {
 		if err := regularFile(p); err != nil {
-			return Files{}, fmt.Errorf("model not found in %s: %w (run `make setup`, or pass --model-dir pointing at a folder with %s and %s)",
-				dir, err, ONNXName, TokenizerName)
+			// No fix here: the engine adds the one that fits (download,
+			// --model-dir, the built model's asset).
+			return Files{}, fmt.Errorf("model not found in %s: %w", dir, err)
 		}
 	}
 	return f, nil

@@ -141,6 +141,11 @@ func Read(ctx context.Context, name string, f File, lim Limits, pdf *PDFEngine) 
 	if !ok {
 		return nil, &FileError{Path: path, Reason: "unsupported file type"}
 	}
+	// A file of no bytes holds no text, whatever its format promises (a
+	// "New Word document" placeholder): empty, not corrupt.
+	if fi, err := f.Stat(); err == nil && fi.Size() == 0 {
+		return &Document{}, nil
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			doc = nil

@@ -127,6 +127,27 @@ func TestHostileCorpus(t *testing.T) {
 	}
 }
 
+// TestEmptyFileEveryFormat: a file of no bytes is an empty document in
+// every format (reported as no text), not a corrupt one.
+func TestEmptyFileEveryFormat(t *testing.T) {
+	exts := []string{".pdf"}
+	for ext := range readers {
+		exts = append(exts, ext)
+	}
+	for _, ext := range exts {
+		t.Run(ext, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "empty"+ext)
+			if err := os.WriteFile(p, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			doc, err := Extract(context.Background(), p, DefaultLimits, testPDF)
+			if err != nil || doc.Text != "" || len(doc.Skipped) != 0 {
+				t.Fatalf("got %+v, %v; want an empty document", doc, err)
+			}
+		})
+	}
+}
+
 // TestNameWithNewline uses a name git cannot hold comfortably.
 func TestNameWithNewline(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "two\nlines.txt")

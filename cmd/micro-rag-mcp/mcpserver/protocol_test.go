@@ -110,6 +110,10 @@ func TestWireResourceNotFoundCode(t *testing.T) {
 		{"micro-rag://notes/missing.md#chunk=3", -32002},
 		{"micro-rag://other/missing.md", -32602},       // another index: names nothing here
 		{"micro-rag://notes/short.md#chunk=5", -32002}, // the file shrank since a search named it
+		// Malformed: invalid params saying what is wrong, not mcp-go's "handler not found".
+		{"micro-rag://notes/%ZZ.md", -32602},
+		{"micro-rag://notes", -32602},
+		{"https://example.com/page.md", -32602},
 	}
 	for i, tc := range cases {
 		send(t, in, `{"jsonrpc":"2.0","id":`+string(rune('1'+i))+`,"method":"resources/read","params":{"uri":"`+tc.uri+`"}}`)

@@ -180,6 +180,16 @@ func badParams(method string, line []byte) string {
 	if s == "" && field == "uri" {
 		return missingURI
 	}
+	if field == "uri" {
+		// A URI the templates cannot match would get mcp-go's "handler not
+		// found"; say what is wrong. The title is checked by the handler.
+		host, _, _ := strings.Cut(strings.TrimPrefix(s, URIScheme), "/")
+		if title, err := unescape(host); err == nil {
+			if _, err := ParseURI(title, s); err != nil {
+				return invalidURIPrefix + err.Error()
+			}
+		}
+	}
 	if field == "name" {
 		if args, ok := m.Params["arguments"]; ok {
 			if t := jsonKind(args); t != "object" && t != "null" {

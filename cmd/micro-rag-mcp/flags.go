@@ -32,8 +32,8 @@ type common struct {
 	dataFolder  string
 	indexFolder string
 	store       string
-	exts        string
-	addExts     string
+	exts        givenString
+	addExts     givenString
 	changeExts  bool
 	changeExcl  bool
 	model       string
@@ -48,6 +48,20 @@ type common struct {
 	maxTableKiB int64
 	allowBroad  bool
 	version     bool
+}
+
+// givenString is a string flag that remembers being given, so that an
+// explicitly empty --exts ” is refused rather than read as "not given".
+type givenString struct {
+	value string
+	given bool
+}
+
+func (g *givenString) String() string { return g.value }
+
+func (g *givenString) Set(v string) error {
+	g.value, g.given = v, true
+	return nil
 }
 
 // patternList collects a repeatable flag (--exclude A --exclude B).
@@ -70,11 +84,11 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.store, "store", "", "keep the index in this PostgreSQL database instead of the index folder:\n"+
 		"postgres://USER[:PASSWORD]@HOST:PORT/DB[?sslmode=verify-full][&schema=NAME] (default $"+index.EnvStore+";\n"+
 		"without either, the index folder). Its password is never printed; prefer ~/.pgpass or $PGPASSWORD")
-	fs.StringVar(&c.exts, "exts", "", "comma-separated file extensions to index, replacing the list recorded in the index\n"+
+	fs.Var(&c.exts, "exts", "comma-separated file `extensions` to index, replacing the list recorded in the index\n"+
 		"(default: the recorded list; a new index takes "+isearch.ExtList(engine.DefaultExts)+",\n"+
 		engine.NoExt+" being README, LICENSE and other files without an extension); \"+.csv,.json\" adds to it.\n"+
 		"A list that leaves out recorded extensions is refused unless --change-exts is given")
-	fs.StringVar(&c.addExts, "add-exts", "", "comma-separated file extensions to index besides the recorded (or --exts) list;\n"+
+	fs.Var(&c.addExts, "add-exts", "comma-separated file `extensions` to index besides the recorded (or --exts) list;\n"+
 		"code, config and markup name whole groups (source code, configuration files, text markups)")
 	fs.BoolVar(&c.changeExts, "change-exts", false, "let --exts leave out extensions the index covers: their files are removed from the index")
 	fs.BoolVar(&c.changeExcl, "change-exclude", false, "let --exclude add patterns the index did not record (matching files are removed\n"+
@@ -219,6 +233,16 @@ func checkPathGlob(pattern string) error {
 // parseExts normalises the extension list of flag --name
 // (engine.ParseExts), an error being a usage error.
 func parseExts(name, s string) ([]string, error) {
+	if strings.Trim(s, " ,+") == "" {
+		// Given but empty: without this the recorded list would be used
+		// silently, as if the flag were absent.
+		absent := "keep the list recorded in the index"
+		if name == "add-exts" {
+			absent = "add none"
+		}
+		return nil, usageErr("--%s %q: no file extensions given; pass some (such as --%s .md,.txt), or leave --%s out to %s",
+			name, s, name, name, absent)
+	}
 	exts, err := engine.ParseExts(strings.Split(s, ","))
 	if err != nil {
 		return nil, usageErr("--%s: %v", name, err)
@@ -230,7 +254,17 @@ func parseExts(name, s string) ([]string, error) {
 // request: unset flags keep what the index recorded, and "--exts +.html"
 // adds like --add-exts.
 func (c *common) scopeFlags(cfg *engine.Config) error {
-	exts, add := c.exts, c.addExts
+	// A flag given empty is refused, not read as absent (parseExts says so).
+	for _, f := range []struct {
+		name string
+		givenString
+	}{{"exts", c.exts}, {"add-exts", c.addExts}} {
+		if f.given && strings.Trim(f.value, " ,+") == "" {
+			_, err := parseExts(f.name, f.value)
+			return err
+		}
+	}
+	exts, add := c.exts.value, c.addExts.value
 	if rest, ok := strings.CutPrefix(strings.TrimSpace(exts), "+"); ok {
 		exts, add = "", strings.Trim(rest+","+add, ",")
 	}

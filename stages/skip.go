@@ -17,10 +17,11 @@ const (
 	SkipCompressed = "compressed"            // compressed or archived: not opened
 	SkipNoText     = "no_text"               // read, but no text in it (an image-only PDF, an empty file)
 	SkipLargeTable = "table_too_large"       // a CSV or TSV file over Walker.TableCap
+	SkipBrokenLink = "broken_link"           // a symbolic link whose target does not exist
 )
 
 // skipOrder is the order groups are reported in.
-var skipOrder = []string{SkipNoText, SkipNotEnabled, SkipLargeTable, SkipNoReader, SkipCompressed, SkipBinary}
+var skipOrder = []string{SkipNoText, SkipBrokenLink, SkipNotEnabled, SkipLargeTable, SkipNoReader, SkipCompressed, SkipBinary}
 
 // skipNotes say what a reason means and what to do about it.
 var skipNotes = map[string]string{
@@ -29,6 +30,7 @@ var skipNotes = map[string]string{
 	SkipLargeTable: fmt.Sprintf("CSV and TSV files over the size cap (--max-table-kib, %d by default) are not indexed: such a table is a data export rather than a document, and takes minutes to embed; raise the cap to index them", DefaultTableCap>>10),
 	SkipBinary:     "not text",
 	SkipCompressed: "compressed or archived files are not opened; unpack them into the folder to index them (gzip-compressed documents, such as README.gz, are read with --add-exts .gz)",
+	SkipBrokenLink: "symbolic links whose target does not exist (moved, renamed or deleted): point them at the file, or remove them",
 	SkipNoText:     "read, but no text found: an empty file, or a PDF whose pages are images (a scan); OCR is not available",
 }
 

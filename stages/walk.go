@@ -29,8 +29,9 @@ type Walker struct {
 	// Updates after file changes use it.
 	Paths []string
 	// Skipped, when set, hears of every regular file the walk saw but does
-	// not emit because of its extension (SkipReason), so a run can report
-	// them; files the rules or the glob leave out are not reported.
+	// not emit because of its extension (SkipReason), size or content, and
+	// of links to nothing, so a run can report them; files the rules or
+	// the glob leave out are not reported.
 	Skipped func(rel, ext, reason string)
 	// TableCap, when above 0, leaves out CSV and TSV files larger than
 	// it, reported as SkipLargeTable.
@@ -204,7 +205,10 @@ func (w *Walker) file(p string, d fs.DirEntry, emit func(*FileJob) error) error 
 		// Never followed; emitted so that runs and status can count it.
 		return emit(&FileJob{Rel: enc, Name: p, Ext: ext, Kind: Skipped, Err: err})
 	case errors.Is(err, fs.ErrNotExist):
-		return nil // gone since listed
+		if w.Skipped != nil && w.dangling(p, d) {
+			w.Skipped(enc, ext, SkipBrokenLink)
+		}
+		return nil // gone since listed, or a link to nothing: not in the index
 	case err != nil:
 		return w.failed(p, false, err, emit)
 	case !fi.Mode().IsRegular():
@@ -240,6 +244,17 @@ func (w *Walker) looksLikeText(p string) bool {
 		return true
 	}
 	return extract.LooksLikeText(buf[:n])
+}
+
+// dangling reports whether p, which could not be followed for not
+// existing, is a symbolic link still there (rather than a file deleted
+// since the folder was listed).
+func (w *Walker) dangling(p string, d fs.DirEntry) bool {
+	if d.Type()&fs.ModeSymlink == 0 {
+		return false
+	}
+	fi, err := w.Folder.root.Lstat(p)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }
 
 // skipped reports a file left out for its extension, if it is a regular

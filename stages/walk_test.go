@@ -116,9 +116,15 @@ func TestWalkerNamesAndLinks(t *testing.T) {
 	testutil.Symlink(t, "missing.md", filepath.Join(root, "dangling.md"))
 
 	w := &Walker{Folder: openFolder(t, root), Exts: map[string]bool{".md": true}}
+	skips := &Skips{}
+	w.Skipped = skips.Add
 	var jobs []*FileJob
 	if err := w.Walk(context.Background(), func(j *FileJob) error { jobs = append(jobs, j); return nil }); err != nil {
 		t.Fatal(err)
+	}
+	// A link to nothing is reported, so the user learns why it is not searchable.
+	if g := skips.Groups(); len(g) != 1 || g[0].Reason != SkipBrokenLink || !slices.Equal(g[0].Examples, []string{"dangling.md"}) {
+		t.Errorf("skip groups %+v, want dangling.md as %s", g, SkipBrokenLink)
 	}
 	got := map[string]string{}
 	var escaped []string

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"path"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -105,21 +106,32 @@ func TestWireResourceNotFoundCode(t *testing.T) {
 	cases := []struct {
 		uri  string
 		code int
+		msg  string // in the message, besides the file's name
 	}{
-		{"micro-rag://notes/missing.md", -32002},
-		{"micro-rag://notes/missing.md#chunk=3", -32002},
-		{"micro-rag://other/missing.md", -32602},       // another index: names nothing here
-		{"micro-rag://notes/short.md#chunk=5", -32002}, // the file shrank since a search named it
+		{"micro-rag://notes/missing.md", -32002, ""},
+		{"micro-rag://notes/missing.md#chunk=3", -32002, ""},
+		{"micro-rag://other/missing.md", -32602, ""},       // another index: names nothing here
+		{"micro-rag://notes/short.md#chunk=5", -32002, ""}, // the file shrank since a search named it
 		// Malformed: invalid params saying what is wrong, not mcp-go's "handler not found".
-		{"micro-rag://notes/%ZZ.md", -32602},
-		{"micro-rag://notes", -32602},
-		{"https://example.com/page.md", -32602},
+		{"micro-rag://notes/%ZZ.md", -32602, ""},
+		{"micro-rag://notes", -32602, ""},
+		{"https://example.com/page.md", -32602, ""},
+		// Bytes the URI must percent-encode: the message gives the URI to send.
+		{"micro-rag://notes/my notes.md", -32602, "holds a space, which a URI must percent-encode (%XX for each byte); send micro-rag://notes/my%20notes.md"},
+		{"micro-rag://notes/caf\u00e9.md#chunk=0", -32602, "a non-ASCII character, which a URI must percent-encode (%XX for each byte); send micro-rag://notes/caf%C3%A9.md#chunk=0"},
+		{"micro-rag://no tes/a|b.md", -32602, "send micro-rag://no%20tes/a%7Cb.md"},
 	}
 	for i, tc := range cases {
-		send(t, in, `{"jsonrpc":"2.0","id":`+string(rune('1'+i))+`,"method":"resources/read","params":{"uri":"`+tc.uri+`"}}`)
+		send(t, in, `{"jsonrpc":"2.0","id":`+strconv.Itoa(i+1)+`,"method":"resources/read","params":{"uri":"`+tc.uri+`"}}`)
 		line := next(t, lines)
+		var reply struct {
+			Error struct{ Message string } `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &reply); err != nil {
+			t.Fatal(err)
+		}
 		name := path.Base(strings.Split(tc.uri, "#")[0])
-		if got := errorCode(t, line); got != tc.code || !strings.Contains(line, name) {
+		if got := errorCode(t, line); got != tc.code || !strings.Contains(reply.Error.Message, name) || !strings.Contains(reply.Error.Message, tc.msg) {
 			t.Errorf("%s: %s, want code %d", tc.uri, line, tc.code)
 		}
 	}

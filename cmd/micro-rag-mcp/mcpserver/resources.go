@@ -84,6 +84,55 @@ func unescape(s string) (string, error) {
 	return b.String(), nil
 }
 
+// uriByteOK reports whether c may stand unescaped in a resource URI after
+// the scheme: what the resource templates match ({title} takes only
+// unreserved characters and escapes; {+path} and the fragment also the
+// reserved ones), so that a URI they would not match is refused with the
+// reason rather than with mcp-go's "handler not found".
+func uriByteOK(c byte, reserved bool) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', strings.IndexByte("-._~%", c) >= 0:
+		return true
+	case reserved:
+		return strings.IndexByte(":/?#[]@!$&'()*+,;=", c) >= 0
+	}
+	return false
+}
+
+// checkURIBytes refuses a URI (rest is what follows the scheme) holding a
+// byte that must be percent-encoded, such as a space, naming it and the
+// URI to send instead.
+func checkURIBytes(uri, rest string) error {
+	hostEnd := strings.IndexByte(rest, '/')
+	if hostEnd < 0 {
+		hostEnd = len(rest)
+	}
+	bad := -1
+	var fixed strings.Builder
+	fixed.WriteString(URIScheme)
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; uriByteOK(c, i >= hostEnd) {
+			fixed.WriteByte(c)
+			continue
+		}
+		if bad < 0 {
+			bad = i
+		}
+		fixed.WriteString(escape(rest[i : i+1]))
+	}
+	if bad < 0 {
+		return nil
+	}
+	what := fmt.Sprintf("the character %q", rest[bad])
+	switch c := rest[bad]; {
+	case c == ' ':
+		what = "a space"
+	case c >= 0x80:
+		what = "a non-ASCII character"
+	}
+	return fmt.Errorf("%q holds %s, which a URI must percent-encode (%%XX for each byte); send %s", uri, what, fixed.String())
+}
+
 // ResourceRef is a parsed resource URI.
 type ResourceRef struct {
 	Path  string // relative to the data folder, "/" separated
@@ -96,6 +145,9 @@ func ParseURI(title, uri string) (ResourceRef, error) {
 	rest, ok := strings.CutPrefix(uri, URIScheme)
 	if !ok {
 		return ResourceRef{}, fmt.Errorf("%q is not a %s URI", uri, URIScheme)
+	}
+	if err := checkURIBytes(uri, rest); err != nil {
+		return ResourceRef{}, err
 	}
 	host, rest, ok := strings.Cut(rest, "/")
 	if !ok || rest == "" {

@@ -121,36 +121,63 @@ func TestStatusFindsDamagedIndex(t *testing.T) {
 // lock (a reindex in another terminal, a server's initial indexing),
 // status says a reindex runs, so "last reindex: never" and "N new" are not
 // read as the index being abandoned, and search notes that its results may
-// be incomplete. Local backend: the lock is index.lock.
-func TestStatusSaysReindexRunning(t *testing.T) {
+// be incomplete. The lock is index.lock, or on PostgreSQL the writer's
+// advisory lock.
+func TestStatusSaysReindexRunning(t *testing.T) { eachBackend(t, testStatusSaysReindexRunning) }
+
+func testStatusSaysReindexRunning(t *testing.T, b backend) {
 	data := copySample(t)
-	if code, _, stderr := runBinary(t, "reindex", "--data-folder", data); code != 0 {
+	d := []string{"--data-folder", data}
+	if code, _, stderr := b.run(t, append([]string{"reindex"}, d...)...); code != 0 {
 		t.Fatalf("reindex: exit %d\n%s", code, stderr)
 	}
-	if _, m, _ := statusJSON(t, backend{}, "--data-folder", data); string(m["reindexing"]) != "false" {
+	if _, m, _ := statusJSON(t, b, d...); string(m["reindexing"]) != "false" {
 		t.Errorf("status --json with no reindex running: reindexing %s", m["reindexing"])
 	}
 	// Another holder of the lock, as a reindex in another process is.
-	lock := flock.New(filepath.Join(data, "index", "index.lock"))
-	if ok, err := lock.TryLock(); !ok || err != nil {
-		t.Fatalf("taking index.lock: %v %v", ok, err)
-	}
-	defer lock.Unlock()
-	if _, m, _ := statusJSON(t, backend{}, "--data-folder", data); string(m["reindexing"]) != "true" {
+	unlock := holdWriterLock(t, b, data)
+	if _, m, _ := statusJSON(t, b, d...); string(m["reindexing"]) != "true" {
 		t.Errorf("status --json while a reindex holds the lock: reindexing %s", m["reindexing"])
 	}
-	if code, stdout, stderr := runBinary(t, "status", "--data-folder", data); code != 0 ||
+	if code, stdout, stderr := b.run(t, append([]string{"status"}, d...)...); code != 0 ||
 		!strings.HasPrefix(statusValue(stdout, "reindex running"), "yes, in another process") {
 		t.Errorf("status while a reindex holds the lock: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	// search answers from the last commit, and says it may be incomplete.
-	if code, stdout, stderr := runBinary(t, "search", "--data-folder", data, "parental leave"); code != 0 ||
+	if code, stdout, stderr := b.run(t, append([]string{"search"}, append(d, "parental leave")...)...); code != 0 ||
 		!strings.Contains(stderr, "a reindex is running in another process") {
 		t.Errorf("search while a reindex holds the lock: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	lock.Unlock()
-	if _, _, stderr := runBinary(t, "search", "--data-folder", data, "parental leave"); strings.Contains(stderr, "reindex is running") {
+	unlock()
+	if _, _, stderr := b.run(t, append([]string{"search"}, append(d, "parental leave")...)...); strings.Contains(stderr, "reindex is running") {
 		t.Errorf("search with no reindex running says one runs:\n%s", stderr)
+	}
+}
+
+// holdWriterLock takes the lock a reindex of data holds, as another
+// process would: index.lock, or the schema's advisory lock on a session of
+// its own. unlock gives it back.
+func holdWriterLock(t *testing.T, b backend, data string) (unlock func()) {
+	t.Helper()
+	if !b.postgres() {
+		lock := flock.New(filepath.Join(data, "index", "index.lock"))
+		if ok, err := lock.TryLock(); !ok || err != nil {
+			t.Fatalf("taking index.lock: %v %v", ok, err)
+		}
+		t.Cleanup(func() { lock.Unlock() })
+		return func() { lock.Unlock() }
+	}
+	ctx, conn := b.connect(t)
+	// The key pgstore's writer takes (pgstore.lockName).
+	name := "micro-rag-mcp index " + index.Namespace(data)
+	var ok bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtextextended($1, 0))", name).Scan(&ok); !ok || err != nil {
+		t.Fatalf("taking the advisory lock: %v %v", ok, err)
+	}
+	return func() {
+		if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock(hashtextextended($1, 0))", name); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

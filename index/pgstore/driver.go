@@ -31,6 +31,22 @@ func openBackend(ctx context.Context, cfg index.BackendConfig) (index.Backend, e
 	return s, nil
 }
 
+// lockName is what the writer's advisory lock key is hashed from.
+func lockName(schema string) string { return "micro-rag-mcp index " + schema }
+
+// writerHeld reports whether some session holds the writer's advisory lock
+// of schema (a reindex in another process), as pg_locks lists it: looking
+// takes no lock, so a status never makes a starting reindex busy. A bigint
+// key is listed as classid (high 32 bits), objid (low) and objsubid 1.
+func writerHeld(ctx context.Context, conn *pgx.Conn, schema string) (bool, error) {
+	var held bool
+	err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks l, (SELECT hashtextextended($1, 0) AS k) h
+		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND l.classid::bigint = (h.k >> 32) & 4294967295 AND l.objid::bigint = h.k & 4294967295)`, lockName(schema)).Scan(&held)
+	return held, err
+}
+
 // summary reads the last commit's header and file entries, read-only and
 // without the model: what status and list show.
 func summary(ctx context.Context, cfg index.BackendConfig) (index.Summary, error) {
@@ -44,6 +60,9 @@ func summary(ctx context.Context, cfg index.BackendConfig) (index.Summary, error
 		return sum, fmt.Errorf("postgres: %w", err)
 	}
 	defer conn.Close(ctx)
+	if sum.Reindexing, err = writerHeld(ctx, conn, cfg.Namespace); err != nil {
+		return sum, fmt.Errorf("postgres: %w", err)
+	}
 	q := newQueries(cfg.Namespace, 1, HNSW{})
 	var there bool
 	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", q.schema+".meta").Scan(&there); err != nil {
@@ -84,7 +103,7 @@ func summary(ctx context.Context, cfg index.BackendConfig) (index.Summary, error
 			JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'`, cfg.Namespace).Scan(&sum.Bytes)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return index.Summary{}, nil
+		return index.Summary{Reindexing: sum.Reindexing}, nil // a first run before its first commit
 	}
 	if err != nil {
 		return sum, fmt.Errorf("postgres: read summary: %w", err)

@@ -52,6 +52,11 @@ func TestDriverThroughSeam(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The writer's lock shows in status (another process's reindex),
+	// before its first commit too; until then there is nothing else.
+	if sum, err := index.ReadStoreSummary(ctx, u, "mrag_docs"); err != nil || !sum.Reindexing || sum.Chunks != 0 {
+		t.Errorf("summary while a writer runs: %+v %v", sum, err)
+	}
 	d := makeDoc(rand.New(rand.NewPCG(1, 1)), "a.md", "one", "two")
 	if err := w.PutFile(d.entry, d.chunks, d.vecs); err != nil {
 		t.Fatal(err)
@@ -70,7 +75,8 @@ func TestDriverThroughSeam(t *testing.T) {
 	w.Close()
 	sum, err = index.ReadStoreSummary(ctx, u, "mrag_docs")
 	if err != nil || sum.Model != "test-model" || sum.Chunks != 1 || len(sum.Files) != 1 || sum.Files[0].Path != "b.md" ||
-		sum.Tombstones != 2 || sum.LastReindex == "" || sum.Bytes <= 0 || sum.VectorIndex != "IVFFlat over halfvec (lists 1, probes 1 a query)" {
+		sum.Tombstones != 2 || sum.LastReindex == "" || sum.Bytes <= 0 || sum.VectorIndex != "IVFFlat over halfvec (lists 1, probes 1 a query)" ||
+		sum.Reindexing {
 		t.Errorf("summary: %+v %v", sum, err)
 	}
 }

@@ -111,7 +111,7 @@ func ensureExtension(ctx context.Context, cfg *pgx.ConnConfig) error {
 // createSchema creates the schema and its tables when missing, serialised with
 // other processes doing the same by a transaction-scoped advisory lock.
 func (s *Store) createSchema(ctx context.Context) error {
-	if err := s.pool.QueryRow(ctx, "SELECT hashtextextended($1, 0)", "micro-rag-mcp index "+s.name).Scan(&s.lockKey); err != nil {
+	if err := s.pool.QueryRow(ctx, "SELECT hashtextextended($1, 0)", lockName(s.name)).Scan(&s.lockKey); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	if s.opts.ReadOnly {

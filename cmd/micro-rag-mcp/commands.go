@@ -167,7 +167,8 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	var topK int
 	var threshold float64
 	var asJSON, explain bool
-	var glob, exts, after, before string
+	var glob, after, before string
+	var exts givenString
 	fs := newFlagSet("search", `micro-rag-mcp search --data-folder DIR [--top-k N] [--score-threshold X] [--search-mode M] [--path-glob GLOB] [--ext LIST] [--modified-after T] [--modified-before T] [--explain] [--json] "QUERY"`, stderr)
 	addUsageNote(fs, searchExitNote)
 	c.register(fs)
@@ -176,7 +177,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	fs.IntVar(&topK, "top-k", isearch.DefaultTopK, "number of passages to show (1-50)")
 	fs.Float64Var(&threshold, "score-threshold", isearch.DefaultScoreThreshold, "minimum score (0-1); the score is calibrated in every --search-mode so that at the default a query nothing answers (random letters, an off-topic question) mostly returns nothing: it is discounted when the folder lacks the query's words and, in hybrid mode, when no passage is close to its meaning; 0 returns the top-k whatever they score")
 	fs.StringVar(&glob, "path-glob", "", "only search files matching this shell pattern, relative to the data folder (as reindex --path-glob)")
-	fs.StringVar(&exts, "ext", "", "only search files with these comma-separated extensions (md,pdf; noext for files without one)")
+	fs.Var(&exts, "ext", "only search files with these comma-separated `extensions` (md,pdf; noext for files without one)")
 	fs.StringVar(&after, "modified-after", "", "only search files modified after this RFC 3339 time (2026-01-31T00:00:00Z)")
 	fs.StringVar(&before, "modified-before", "", "only search files modified before this RFC 3339 time")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
@@ -193,8 +194,8 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	// the model loads.
 	call := map[string]any{"query": query, "top_k": float64(topK), "score_threshold": threshold,
 		"path_glob": glob, "modified_after": after, "modified_before": before}
-	if exts != "" {
-		call["ext"] = exts
+	if exts.given { // given empty, it is refused as the tool refuses it
+		call["ext"] = exts.value
 	}
 	if _, err := isearch.ParseArgs(call); err != nil {
 		return &exitError{code: 2, err: err, usage: true, cmd: "search"}

@@ -100,6 +100,7 @@ func TestFlagErrors(t *testing.T) {
 		{"search without query", []string{"search", "--data-folder", dir}, 2, []string{"search needs a query"}, true},
 		{"search without folder", []string{"search", "query"}, 2, []string{"--data-folder"}, true},
 		{"search top-k out of range", []string{"search", "--data-folder", dir, "--top-k", "0", "q"}, 2, []string{`"top_k" must be between 1 and 50`}, false},
+		{"search with an empty ext", []string{"search", "--data-folder", dir, "--ext", "", "q"}, 2, []string{`argument "ext": "" is not a file extension`, "Run 'micro-rag-mcp search --help' for usage."}, false},
 		{"bad search mode", []string{"--data-folder", dir, "--title", "t", "--inst", "i", "--search-mode", "fuzzy"}, 2, []string{`--search-mode: search mode "fuzzy" is not one of dense, keyword, hybrid`}, false},
 		{"search with bad search mode", []string{"search", "--data-folder", dir, "--search-mode", "semantic", "q"}, 2, []string{`"semantic" is not one of`, "Run 'micro-rag-mcp search --help' for usage."}, false},
 		{"blank title", []string{"--data-folder", dir, "--title", " ", "--inst", "i"}, 2, []string{"missing required flag(s): --title"}, true},

@@ -9,9 +9,10 @@ import (
 )
 
 // Embedder turns texts into normalised vectors, appending to dst, and
-// says how many texts one call should carry.
+// says how many texts one call should carry. EmbedContext returns soon
+// after ctx ends, with an error that wraps context.Cause(ctx).
 type Embedder interface {
-	Embed(dst []float32, texts []string) ([]float32, error)
+	EmbedContext(ctx context.Context, dst []float32, texts []string) ([]float32, error)
 	BatchSize() int
 }
 
@@ -84,9 +85,10 @@ func (b *Batcher) Add(job *FileJob, emit func(*FileJob) error) error {
 }
 
 // Step embeds one full batch if there are enough chunks waiting for one,
-// hands on the files it completed and reports whether it did. ctx is
-// checked before the call to the model, so a cancelled run stops within
-// one batch.
+// hands on the files it completed and reports whether it did. A cancelled
+// run stops inside the batch: the model's call under way ends early, and
+// the batch's files are neither handed on nor failed (they are read again
+// next run).
 func (b *Batcher) Step(ctx context.Context, emit func(*FileJob) error) (bool, error) {
 	if b.queued < b.Size {
 		return false, nil
@@ -95,7 +97,7 @@ func (b *Batcher) Step(ctx context.Context, emit func(*FileJob) error) (bool, er
 }
 
 // Flush embeds everything still waiting, full batches then the partial
-// last one, checking ctx before each. The runtime calls it once the input
+// last one, stopping as Step does. The runtime calls it once the input
 // is drained.
 func (b *Batcher) Flush(ctx context.Context, emit func(*FileJob) error) error {
 	for b.queued > 0 {
@@ -127,7 +129,7 @@ func (b *Batcher) batch(ctx context.Context, emit func(*FileJob) error) error {
 		}
 	}
 	var err error
-	b.vecs, err = b.Embedder.Embed(b.vecs[:0], b.texts)
+	b.vecs, err = b.Embedder.EmbedContext(ctx, b.vecs[:0], b.texts)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ package embed
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -446,22 +447,31 @@ func (e *Embedder) readLock() error {
 // sentence-transformers does. Any number of texts is fine; they are run in
 // batches of similar length so padding stays small.
 func (e *Embedder) Embed(dst []float32, texts []string) ([]float32, error) {
-	return e.embedTexts(dst, texts, e.spec.PassagePrefix)
+	return e.embedTexts(context.Background(), dst, texts, e.spec.PassagePrefix)
+}
+
+// EmbedContext is Embed that stops when ctx ends: the ONNX Runtime call
+// under way is told to terminate and no further one starts, so it returns
+// within about one node of the model rather than after every Run of the
+// call. The error then wraps context.Cause(ctx) (errors.Is finds it); dst
+// is returned as it came. The embedder stays usable.
+func (e *Embedder) EmbedContext(ctx context.Context, dst []float32, texts []string) ([]float32, error) {
+	return e.embedTexts(ctx, dst, texts, e.spec.PassagePrefix)
 }
 
 // EmbedQuery appends the embedding of one search query, after the model's
 // query prefix (bge's retrieval instruction), to dst.
 func (e *Embedder) EmbedQuery(dst []float32, query string) ([]float32, error) {
-	return e.embedTexts(dst, []string{query}, e.spec.QueryPrefix)
+	return e.embedTexts(context.Background(), dst, []string{query}, e.spec.QueryPrefix)
 }
 
 // EmbedQueries appends the embeddings of several queries, in order, run in
 // batches as Embed's passages are.
 func (e *Embedder) EmbedQueries(dst []float32, queries []string) ([]float32, error) {
-	return e.embedTexts(dst, queries, e.spec.QueryPrefix)
+	return e.embedTexts(context.Background(), dst, queries, e.spec.QueryPrefix)
 }
 
-func (e *Embedder) embedTexts(dst []float32, texts []string, prefix string) ([]float32, error) {
+func (e *Embedder) embedTexts(ctx context.Context, dst []float32, texts []string, prefix string) ([]float32, error) {
 	if err := e.readLock(); err != nil {
 		return dst, err
 	}
@@ -485,7 +495,7 @@ func (e *Embedder) embedTexts(dst []float32, texts []string, prefix string) ([]f
 		}
 		sc.seqs = append(sc.seqs, sc.flat[s:end])
 	}
-	return e.embed(sc, dst, sc.seqs)
+	return e.embed(ctx, sc, dst, sc.seqs)
 }
 
 func (e *Embedder) scratch() *scratch {
@@ -506,12 +516,12 @@ func (e *Embedder) EmbedTokens(dst []float32, ids [][]int32) ([]float32, error) 
 	defer e.mu.RUnlock()
 	sc := e.scratch()
 	defer e.scratchs.Put(sc)
-	return e.embed(sc, dst, ids)
+	return e.embed(context.Background(), sc, dst, ids)
 }
 
-// embed runs seqs through the model with sc's buffers. Call with e.mu held
-// for reading.
-func (e *Embedder) embed(sc *scratch, dst []float32, seqs [][]int32) ([]float32, error) {
+// embed runs seqs through the model with sc's buffers, stopping when ctx
+// ends. Call with e.mu held for reading.
+func (e *Embedder) embed(ctx context.Context, sc *scratch, dst []float32, seqs [][]int32) ([]float32, error) {
 	if e.closed {
 		return dst, errors.New("embed: embedder is closed")
 	}
@@ -531,12 +541,54 @@ func (e *Embedder) embed(sc *scratch, dst []float32, seqs [][]int32) ([]float32,
 	}
 	slices.SortStableFunc(sc.order, func(a, b int) int { return len(seqs[b]) - len(seqs[a]) })
 	e.plan(sc, seqs)
+	opts, release, err := runOptions(ctx)
+	if err != nil {
+		return dst[:base], err
+	}
+	defer release()
 	for r := 0; r+1 < len(sc.runs); r++ {
-		if err := e.run(sc, seqs, sc.order[sc.runs[r]:sc.runs[r+1]], out); err != nil {
+		if ctx.Err() != nil {
+			return dst[:base], stopped(ctx)
+		}
+		if err := e.run(opts, sc, seqs, sc.order[sc.runs[r]:sc.runs[r+1]], out); err != nil {
+			if ctx.Err() != nil {
+				return dst[:base], stopped(ctx) // the Run was terminated
+			}
 			return dst[:base], err
 		}
 	}
 	return dst, nil
+}
+
+// stopped is the error of a call that ctx stopped.
+func stopped(ctx context.Context) error {
+	return fmt.Errorf("embed: stopped: %w", context.Cause(ctx))
+}
+
+// runOptions returns the options for one call's Runs: when ctx can end,
+// options of that call alone whose terminate flag ctx's end sets, so a
+// Run under way stops soon after, and neither a query beside it nor a
+// later call (nor the session created again after a Release) sees the
+// flag. release must be called once the Runs are over.
+func runOptions(ctx context.Context) (opts *ort.RunOptions, release func(), err error) {
+	if ctx.Done() == nil {
+		return nil, func() {}, nil
+	}
+	opts, err = ort.NewRunOptions()
+	if err != nil {
+		return nil, nil, fmt.Errorf("embed: %w", err)
+	}
+	terminated := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(terminated)
+		opts.Terminate() // fails only on destroyed options, which it never sees
+	})
+	return opts, func() {
+		if !stop() {
+			<-terminated // Terminate may be running: let it finish before Destroy
+		}
+		opts.Destroy()
+	}, nil
 }
 
 // maxRunAttention bounds a Run's sequences × padded length²: the size of
@@ -577,9 +629,10 @@ func (e *Embedder) plan(sc *scratch, seqs [][]int32) {
 	slices.Reverse(sc.runs)
 }
 
-// run embeds the sequences idx (longest first) in one ONNX Runtime call and
-// writes each pooled, normalised vector to its slot in out.
-func (e *Embedder) run(sc *scratch, seqs [][]int32, idx []int, out []float32) error {
+// run embeds the sequences idx (longest first) in one ONNX Runtime call
+// under opts (nil: the defaults) and writes each pooled, normalised vector
+// to its slot in out.
+func (e *Embedder) run(opts *ort.RunOptions, sc *scratch, seqs [][]int32, idx []int, out []float32) error {
 	b, l := len(idx), len(seqs[idx[0]])
 	n := b * l
 	sc.ids = grow(sc.ids, n)
@@ -624,7 +677,7 @@ func (e *Embedder) run(sc *scratch, seqs [][]int32, idx []int, out []float32) er
 	if hook := e.beforeRun.Load(); hook != nil {
 		(*hook)()
 	}
-	if err := e.session.Run(vals[:len(vals)-1], vals[len(vals)-1:]); err != nil {
+	if err := e.session.RunWithOptions(vals[:len(vals)-1], vals[len(vals)-1:], opts); err != nil {
 		return fmt.Errorf("embed: %w", err)
 	}
 

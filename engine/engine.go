@@ -921,6 +921,7 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 		return ReindexResult{}, e.busy(err)
 	}
 	defer release()
+	waited := time.Since(start)
 	progress = run.track(progress)
 	w, err := e.store.Begin()
 	if errors.Is(err, index.ErrLocked) {
@@ -973,9 +974,10 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 	}
 	e.recordRun(activity, cfg.Walker.InScope, res.Failures, whole)
 	out := reindexResult(res, scope, time.Since(start))
+	out.WaitedMS = waited.Milliseconds()
 	e.log.Info("reindex done", "added", out.FilesAdded, "updated", out.FilesUpdated, "removed", out.FilesRemoved,
 		"failed", out.FilesFailed, "skipped", out.FilesSkipped, "touched", res.FilesTouched, "embedded", res.ChunksEmbedded, "reused", res.ChunksReused,
-		"chunks", out.ChunksTotal, "ms", out.ElapsedMS)
+		"chunks", out.ChunksTotal, "ms", out.ElapsedMS, "waited_ms", out.WaitedMS)
 	return out, nil
 }
 

@@ -62,6 +62,10 @@ type ReindexResult struct {
 	// file's chunks kept their stored vectors. Under force it is every chunk.
 	ChunksEmbedded int   `json:"chunks_embedded"`
 	ElapsedMS      int64 `json:"elapsed_ms"`
+	// WaitedMS is the part of ElapsedMS spent waiting for the model to
+	// load or for another run (the start-up indexing) to end, before
+	// this run began its own work.
+	WaitedMS int64 `json:"waited_ms"`
 	// FilesSkipped counts the files the run saw but holds no text of
 	// (Skipped says why, by reason); files ignored by rules are not seen.
 	FilesSkipped int                `json:"files_skipped"`

@@ -209,3 +209,39 @@ func acquireAndRelease(s *runSlot, activity string) <-chan error {
 	}()
 	return got
 }
+
+// A reindex that waited for the start-up indexing says how long it
+// waited, apart from its own work, so the wait does not read as a slow
+// reindex.
+func TestReindexResultSaysItWaited(t *testing.T) {
+	data := t.TempDir()
+	writeCorpus(t, data, map[string]string{"alpaca.md": corpus["alpaca.md"]})
+	e := newEngine(t, Config{DataFolder: data})
+	_, release, err := e.runs.acquire(context.Background(), activityInitial, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hold = 1200 * time.Millisecond
+	type result struct {
+		res ReindexResult
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		res, err := e.Reindex(context.Background(), ReindexRequest{}, nil)
+		got <- result{res, err}
+	}()
+	time.Sleep(hold)
+	release()
+	r := <-got
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	res := r.res
+	if res.WaitedMS < hold.Milliseconds() || res.ElapsedMS < res.WaitedMS {
+		t.Errorf("waited %d ms of %d, want at least the %d ms the slot was held", res.WaitedMS, res.ElapsedMS, hold.Milliseconds())
+	}
+	if res.FilesAdded != 1 {
+		t.Errorf("the run after the wait: %+v", res)
+	}
+}

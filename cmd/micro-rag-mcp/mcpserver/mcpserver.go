@@ -204,6 +204,7 @@ const reindexOutputSchema = `{
     "chunks_total": {"type": "integer"},
     "chunks_embedded": {"type": "integer", "description": "chunks sent to the model; unchanged chunks of a changed file keep their vectors unless force"},
     "elapsed_ms": {"type": "integer"},
+    "waited_ms": {"type": "integer", "description": "the part of elapsed_ms spent waiting for the model or for the run in progress (the start-up indexing) before this run began"},
     "files_skipped": {"type": "integer", "description": "files seen but holding no text in the index (skipped lists them by reason)"},
     "skipped": {
       "type": "array",
@@ -354,8 +355,13 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 		// Line breaks stay real: an error of several lines (the paths tried) reads as such.
 		return mcp.NewToolResultError("reindex failed: " + term.VisibleText(err.Error())), nil
 	}
-	text := fmt.Sprintf("Reindexed in %d ms: %d added, %d updated, %d removed, %d failed; %d chunks in the index, %d embedded by this run.",
-		res.ElapsedMS, res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded)
+	took := fmt.Sprintf("Reindexed in %d ms", res.ElapsedMS)
+	if res.WaitedMS >= waitWorthSaying {
+		// Otherwise a reindex behind the start-up indexing reads as slow.
+		took = fmt.Sprintf("Waited %d ms for the model or the start-up indexing, then reindexed in %d ms", res.WaitedMS, res.ElapsedMS-res.WaitedMS)
+	}
+	text := fmt.Sprintf("%s: %d added, %d updated, %d removed, %d failed; %d chunks in the index, %d embedded by this run.",
+		took, res.FilesAdded, res.FilesUpdated, res.FilesRemoved, res.FilesFailed, res.ChunksTotal, res.ChunksEmbedded)
 	if res.FilesSkipped > 0 {
 		text += fmt.Sprintf(" %s seen but not indexed: %s.", engine.Counted(res.FilesSkipped, "file"), strings.Join(engine.SkipLines(res.Skipped), "; "))
 	}
@@ -364,6 +370,10 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	}
 	return mcp.NewToolResultStructured(res, text), nil
 }
+
+// waitWorthSaying is the wait before a reindex's own work that its text
+// result mentions; shorter waits are noise.
+const waitWorthSaying = 1000
 
 // progressSender turns reindex progress into notifications/progress. A
 // failed send (full channel, gone client) is logged and dropped: progress

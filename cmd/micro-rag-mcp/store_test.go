@@ -151,7 +151,7 @@ func mustURL(t *testing.T, s string) *url.URL {
 func TestCommandsAgreeAcrossBackends(t *testing.T) {
 	data := copySample(t)
 	commands := [][]string{{"reindex"}, {"search", "--top-k", "5", "--score-threshold", "0", sampleQueries[3].query}, {"status"}, {"list"}}
-	where := map[string]bool{"index_folder": true, "store": true, "index_bytes": true, "last_reindex": true, "elapsed_ms": true, "vector_index": true}
+	where := map[string]bool{"index_folder": true, "store": true, "index_bytes": true, "last_reindex": true, "elapsed_ms": true, "waited_ms": true, "vector_index": true}
 	outs := map[bool][]any{}
 	eachBackend(t, func(t *testing.T, b backend) {
 		idx := filepath.Join(t.TempDir(), "idx")

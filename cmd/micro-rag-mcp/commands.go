@@ -247,6 +247,9 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		if committed.LastReindex == "" && !committed.Reindexing { // never committed
 			return &exitError{code: 1, err: fmt.Errorf("no passages matched: the index holds no files yet; to build it, run: %s", c.reindexCommand())}
 		}
+		if out.FilteredOut() { // not the folder's answer: the filters passed no file
+			return &exitError{code: 1, err: errors.New("no passages matched: no indexed file passes the filters (the note says how many each passes)")}
+		}
 		return &exitError{code: 1, err: fmt.Errorf("no passages matched: none scored %g or more, so the folder probably does not answer this (--score-threshold 0 shows the closest anyway)", threshold)}
 	}
 	return nil

@@ -215,6 +215,7 @@ func testSearchExitCodes(t *testing.T, b backend) {
 	}{
 		{"found", []string{"parental leave"}, 0, ""},
 		{"no match", []string{"--score-threshold", "1", "parental leave"}, 1, "no passages matched"},
+		{"filtered out", []string{"--ext", "xyz", "parental leave"}, 1, "no indexed file passes the filters"},
 		{"bad flag", []string{"--top-k", "many", "parental leave"}, 2, "invalid value"},
 		{"bad top-k", []string{"--top-k", "99", "parental leave"}, 2, "top_k"},
 		{"no query", nil, 2, "search needs a query"},

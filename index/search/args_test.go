@@ -118,3 +118,40 @@ func TestAnswerCall(t *testing.T) {
 		t.Errorf("no view: %+v, %v; text:\n%s", out, err, text)
 	}
 }
+
+// Filters that pass no indexed file say so, with how many files each
+// passes alone, instead of the extensions note or a bare "no match" that
+// reads as the folder lacking an answer; nothing is embedded for them.
+func TestAnswerCallFilteredOut(t *testing.T) {
+	snap := testSnapshot(t, 4) // notes-0.txt .. notes-3.txt, all .txt
+	embedded := 0
+	src := Source{
+		View:      func(*Options) (index.View, error) { return kept{snap}, nil },
+		Embed:     func(string) ([]float32, error) { embedded++; return nil, errors.New("embedded") },
+		Unindexed: Unindexed{Count: 1, Examples: []string{"rota.csv"}, Exts: []string{".csv"}},
+	}
+	for _, c := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"ext": []any{"pdf"}}, "(of the 4 files the index holds, ext .pdf passes 0). Widen or drop a filter."},
+		{map[string]any{"path_glob": "notes-1.*", "ext": "md"},
+			`(of the 4 files the index holds, path_glob "notes-1.*" passes 1, ext .md passes 0). Widen`},
+		{map[string]any{"path_glob": "notes-1.*", "modified_before": "1970-01-01T00:00:00Z"}, // the test files' mtime is 0
+			`path_glob "notes-1.*" passes 1, modified_before 1970-01-01T00:00:00Z passes 0)`},
+		{map[string]any{"path_glob": "notes-[12].txt", "ext": "txt", "modified_after": "2999-01-01T00:00:00Z"},
+			`modified_after 2999-01-01T00:00:00Z passes 0)`},
+	} {
+		c.args["query"] = "zeta-3"
+		out, err := AnswerCall(c.args, src, Options{})
+		if err != nil || len(out.Results) != 0 || !out.FilteredOut() || embedded != 0 ||
+			!strings.HasPrefix(out.Note, "Note: no indexed file passes the search's filters") || !strings.Contains(out.Note, c.want) {
+			t.Errorf("%v: %+v, %v, embedded %d; want the note holding %q", c.args, out, err, embedded, c.want)
+		}
+	}
+	// A filter some file passes is searched as usual.
+	out, err := AnswerCall(map[string]any{"query": "zeta-3", "ext": "txt"}, src, Options{Mode: Keyword})
+	if err != nil || out.FilteredOut() || len(out.Results) == 0 || strings.Contains(out.Note, "filters") {
+		t.Errorf("ext txt: %+v, %v", out, err)
+	}
+}

@@ -171,7 +171,7 @@ const searchOutputSchema = `{
         "required": ["path", "score", "snippet", "chunk_index", "chunks", "char_start", "char_end", "uri", "mtime", "ext"]
       }
     },
-    "note": {"type": "string", "description": "present when no passage scored high and the folder holds files not indexed for their extension: which, and the flag that adds them"},
+    "note": {"type": "string", "description": "present when no passage scored high and the folder holds files not indexed for their extension: which, and the flag that adds them; or when the filters pass no indexed file: how many each passes"},
     "index_state": {
       "type": "object",
       "description": "present while indexing has files left to read or chunks left to embed, or the model loads: results may be incomplete",

@@ -973,6 +973,10 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 	}
 	e.recordRun(activity, cfg.Walker.InScope, res.Failures, whole)
 	out := reindexResult(res, scope, time.Since(start))
+	if pathGlob != nil && res.Stats.Out(pipeline.WalkStage) == 0 && out.FilesSkipped == 0 && out.FilesRemoved == 0 {
+		out.Note = fmt.Sprintf("path_glob %q matched no file in the data folder of the extensions the index covers, indexed or not: nothing was read. "+
+			"The pattern is relative to the data folder (e.g. \"docs/*.md\", \"**/*.pdf\").", req.PathGlob)
+	}
 	e.log.Info("reindex done", "added", out.FilesAdded, "updated", out.FilesUpdated, "removed", out.FilesRemoved,
 		"failed", out.FilesFailed, "skipped", out.FilesSkipped, "touched", res.FilesTouched, "embedded", res.ChunksEmbedded, "reused", res.ChunksReused,
 		"chunks", out.ChunksTotal, "ms", out.ElapsedMS)

@@ -72,6 +72,9 @@ type ReindexResult struct {
 	// Exts and Excludes are the scope the run used (ScopeFile).
 	Exts     []string `json:"exts"`
 	Excludes []string `json:"excludes"`
+	// Note says that the run's path_glob matched no file, so that "0
+	// added" is not read as the files being up to date.
+	Note string `json:"note,omitempty"`
 	// Stats is what each pipeline stage did, for benchmarks and profiling.
 	Stats pipeline.Stats `json:"-"`
 }

@@ -211,7 +211,7 @@ func wire(ctx context.Context, cfg Config, w index.Updater, cnt *counters, write
 	// extractors without bound (a path and a stat each), so the walk runs
 	// at the disk's pace and the totals are final early; progress is
 	// reported only from then on, so the file total never grows.
-	Source(run, "walk", walked, cfg.Walker.Walk)
+	Source(run, WalkStage, walked, cfg.Walker.Walk)
 	Queue(run, "filter", walked, filtered, func(job *stages.FileJob) *stages.FileJob {
 		filter.Apply(job)
 		cnt.filesTotal.Add(1)

@@ -306,6 +306,9 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, "  %s\n", line)
 	}
 	fmt.Fprintf(stdout, "extensions:      %s\nexcludes:        %s\n", isearch.ExtList(res.Exts), term.Visible(excludeList(res.Excludes)))
+	if res.Note != "" {
+		fmt.Fprintf(stdout, "note:            %s\n", term.Visible(res.Note))
+	}
 	return nil
 }
 

@@ -229,7 +229,8 @@ const reindexOutputSchema = `{
       }
     },
     "exts": {"type": "array", "items": {"type": "string"}, "description": "the extensions the index covers"},
-    "excludes": {"type": "array", "items": {"type": "string"}, "description": "the --exclude patterns the index records"}
+    "excludes": {"type": "array", "items": {"type": "string"}, "description": "the --exclude patterns the index records"},
+    "note": {"type": "string", "description": "present when path_glob matched no file: says so"}
   },
   "required": ["files_added", "files_updated", "files_removed", "files_failed", "chunks_total", "chunks_embedded", "elapsed_ms"]
 }`
@@ -361,6 +362,9 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	}
 	if res.FilesFailed > 0 {
 		text += " Could not read: " + strings.Join(engine.FailLines(res.Failed, res.FilesFailed), "; ") + "."
+	}
+	if res.Note != "" {
+		text += " " + term.Visible(res.Note)
 	}
 	return mcp.NewToolResultStructured(res, text), nil
 }

@@ -236,6 +236,7 @@ type Engine struct {
 	waiting       atomic.Bool                // the initial reindex waits for another process's lock
 	initialDue    atomic.Bool                // the initial reindex is planned and has not run yet
 	initialFailed atomic.Pointer[runFailure] // the initial reindex failed; retried
+	updateFailed  atomic.Pointer[runFailure] // the last update after file changes failed; retried
 
 	// after paces retries of failed updates (time.After); tests fire them
 	// by hand.
@@ -970,6 +971,7 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 	whole := pathGlob == nil && paths == nil
 	if whole {
 		e.noteNotEnabled(res.Skipped)
+		e.updateFailed.Store(nil) // what a failed update missed is in now
 	}
 	e.recordRun(activity, cfg.Walker.InScope, res.Failures, whole)
 	out := reindexResult(res, scope, time.Since(start))

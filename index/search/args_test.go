@@ -155,3 +155,22 @@ func TestAnswerCallFilteredOut(t *testing.T) {
 		t.Errorf("ext txt: %+v, %v", out, err)
 	}
 }
+
+// A path_glob naming a folder ("ops", "ops/") matches no file; the note
+// gives the pattern that matches the files in it.
+func TestFilteredOutFolderGlob(t *testing.T) {
+	snap := buildSnapshot(t, 2, func(f int) (string, string) {
+		return "ops/runbook-" + string(rune('a'+f)) + ".txt", "Fail over the database, then resume the cluster manager."
+	}, func(int) []float32 { v := make([]float32, testDim); v[0] = 1; return v })
+	src := Source{View: func(*Options) (index.View, error) { return kept{snap}, nil }}
+	for _, glob := range []string{"ops", "ops/", "./ops"} {
+		out, err := AnswerCall(map[string]any{"query": "failover", "path_glob": glob}, src, Options{Mode: Keyword})
+		if want := `names a folder: path_glob "ops/**" matches the files in it`; err != nil || !out.FilteredOut() || !strings.Contains(out.Note, want) {
+			t.Errorf("path_glob %q: %+v, %v; want the note to say %q", glob, out, err, want)
+		}
+	}
+	out, err := AnswerCall(map[string]any{"query": "failover", "path_glob": "docs/"}, src, Options{Mode: Keyword})
+	if err != nil || !out.FilteredOut() || strings.Contains(out.Note, "names a folder") {
+		t.Errorf("path_glob of no indexed folder: %+v, %v", out, err)
+	}
+}

@@ -102,7 +102,26 @@ func (f *Filter) missNote(snap index.View) string {
 	if !slices.Contains(counts, 0) {
 		note += "; no file passes them all"
 	}
+	if dir := f.globFolder(snap); dir != "" && counts[0] == 0 {
+		// "ops" or "ops/" meant as a folder matches no file.
+		note += fmt.Sprintf(`; %q names a folder: path_glob %q matches the files in it`, f.glob, dir+"/**")
+	}
 	return term.Visible(note) + ". Widen or drop a filter."
+}
+
+// globFolder is f's path_glob without a trailing slash when it names a
+// folder holding indexed files (no pattern characters); "" otherwise.
+func (f *Filter) globFolder(snap index.View) string {
+	dir := strings.TrimSuffix(strings.TrimPrefix(f.glob, "./"), "/")
+	if f.Path == nil || dir == "" || strings.ContainsAny(dir, "*?[\\") {
+		return ""
+	}
+	for _, p := range snap.Paths() {
+		if strings.HasPrefix(p, dir+"/") {
+			return dir
+		}
+	}
+	return ""
 }
 
 // chunkIDs lists the live chunks of the files snap holds that pass f.

@@ -250,6 +250,19 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		if out.FilteredOut() { // not the folder's answer: the filters passed no file
 			return &exitError{code: 1, err: errors.New("no passages matched: no indexed file passes the filters (the note says how many each passes)")}
 		}
+		// Files changed since the last reindex are not searched: say so
+		// rather than that the folder lacks an answer. A miss may walk the
+		// folder (as status does); a hit never does.
+		if st, err := eng.ReadStatus(ctx); err == nil && !committed.Reindexing {
+			if n := st.ChangedDisk.New + st.ChangedDisk.Modified; n > 0 {
+				are := "are"
+				if n == 1 {
+					are = "is"
+				}
+				return &exitError{code: 1, err: fmt.Errorf("no passages matched: none scored %g or more, but %s %s new or changed since the last reindex, not searched yet (%s); to index them, run: %s",
+					threshold, engine.Counted(n, "file"), are, term.Visible(strings.Join(st.ChangedDisk.Examples, ", ")), c.reindexCommand())}
+			}
+		}
 		return &exitError{code: 1, err: fmt.Errorf("no passages matched: none scored %g or more, so the folder probably does not answer this (--score-threshold 0 shows the closest anyway)", threshold)}
 	}
 	return nil

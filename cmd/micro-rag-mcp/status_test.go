@@ -230,6 +230,14 @@ func testSearchExitCodes(t *testing.T, b backend) {
 			}
 		})
 	}
+	// A file added since the reindex: a miss names it and the reindex to
+	// run, not "the folder probably does not answer this".
+	os.WriteFile(filepath.Join(data, "zebra.md"), []byte("Zebras migrate across the Serengeti."), 0o644)
+	if code, _, stderr := b.run(t, "search", "--data-folder", data, "--score-threshold", "1", "parental leave"); code != 1 ||
+		!strings.Contains(stderr, "1 file is new or changed since the last reindex, not searched yet (zebra.md); to index them, run: micro-rag-mcp reindex") {
+		t.Errorf("search with a new file on disk: exit %d\n%s", code, stderr)
+	}
+	os.Remove(filepath.Join(data, "zebra.md"))
 	// An index of another model is not "no match" either.
 	recordModel := func(other string) {
 		t.Helper()

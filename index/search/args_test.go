@@ -121,13 +121,11 @@ func TestAnswerCall(t *testing.T) {
 
 // Filters that pass no indexed file say so, with how many files each
 // passes alone, instead of the extensions note or a bare "no match" that
-// reads as the folder lacking an answer; nothing is embedded for them.
+// reads as the folder lacking an answer.
 func TestAnswerCallFilteredOut(t *testing.T) {
 	snap := testSnapshot(t, 4) // notes-0.txt .. notes-3.txt, all .txt
-	embedded := 0
 	src := Source{
 		View:      func(*Options) (index.View, error) { return kept{snap}, nil },
-		Embed:     func(string) ([]float32, error) { embedded++; return nil, errors.New("embedded") },
 		Unindexed: Unindexed{Count: 1, Examples: []string{"rota.csv"}, Exts: []string{".csv"}},
 	}
 	for _, c := range []struct {
@@ -143,10 +141,10 @@ func TestAnswerCallFilteredOut(t *testing.T) {
 			`modified_after 2999-01-01T00:00:00Z passes 0)`},
 	} {
 		c.args["query"] = "zeta-3"
-		out, err := AnswerCall(c.args, src, Options{})
-		if err != nil || len(out.Results) != 0 || !out.FilteredOut() || embedded != 0 ||
+		out, err := AnswerCall(c.args, src, Options{Mode: Keyword})
+		if err != nil || len(out.Results) != 0 || !out.FilteredOut() ||
 			!strings.HasPrefix(out.Note, "Note: no indexed file passes the search's filters") || !strings.Contains(out.Note, c.want) {
-			t.Errorf("%v: %+v, %v, embedded %d; want the note holding %q", c.args, out, err, embedded, c.want)
+			t.Errorf("%v: %+v, %v; want the note holding %q", c.args, out, err, c.want)
 		}
 	}
 	// A filter some file passes is searched as usual.

@@ -147,16 +147,14 @@ func (src Source) Search(req Request, opt Options) ([]Result, error) {
 }
 
 // search is Search, also returning the filter's missNote when no file
-// passes req.Filter (and the query is then not embedded).
+// passes req.Filter. That is looked at only on an empty answer, so that a
+// filtered search that finds something lists the passing files once.
 func (src Source) search(req Request, opt Options) ([]Result, string, error) {
 	snap, err := src.View(&opt)
 	if err != nil || snap == nil {
 		return []Result{}, "", err
 	}
 	defer snap.Release()
-	if note := req.Filter.missNote(snap); note != "" {
-		return []Result{}, note, nil
-	}
 	var vec []float32
 	if cmp.Or(opt.Mode, DefaultMode) != Keyword {
 		if vec, err = src.Embed(req.Query); err != nil {
@@ -164,7 +162,10 @@ func (src Source) search(req Request, opt Options) ([]Result, string, error) {
 		}
 	}
 	res, err := Search(snap, req, vec, opt)
-	return res, "", err
+	if err != nil || len(res) > 0 {
+		return res, "", err
+	}
+	return res, req.Filter.missNote(snap), nil
 }
 
 // Search ranks snap's chunks for req. vec is the query's embedding (unused

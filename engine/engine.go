@@ -1008,6 +1008,9 @@ func reindexResult(res pipeline.Result, scope *activeScope, elapsed time.Duratio
 	out.FilesSkipped = stages.SkipTotal(out.Skipped)
 	out.Failed = slices.SortedFunc(slices.Values(res.Failures), func(a, b stages.Failure) int { return cmp.Compare(a.Path, b.Path) })
 	out.Failed = append([]stages.Failure{}, out.Failed[:min(len(out.Failed), MaxListedFailures)]...) // [] in JSON, never null
+	out.FilesTruncated = res.FilesTruncated
+	out.Truncated = slices.SortedFunc(slices.Values(res.Truncated), func(a, b stages.Failure) int { return cmp.Compare(a.Path, b.Path) })
+	out.Truncated = append([]stages.Failure{}, out.Truncated[:min(len(out.Truncated), MaxListedFailures)]...)
 	return out
 }
 

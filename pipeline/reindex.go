@@ -62,9 +62,10 @@ type Progress struct {
 // Result is what a run did.
 type Result struct {
 	stages.Tally
-	Failures []stages.Failure
-	Skipped  []stages.SkipGroup // Config.Skips' groups; nil without it
-	Stats    Stats
+	Failures  []stages.Failure
+	Truncated []stages.Failure   // files indexed only in part, and why
+	Skipped   []stages.SkipGroup // Config.Skips' groups; nil without it
+	Stats     Stats
 }
 
 type counters struct {
@@ -179,7 +180,7 @@ func Reindex(ctx context.Context, cfg Config, w index.Updater) (Result, error) {
 		cfg.Progress(p)
 	}
 	stats.Log(cfg.Logger, "reindex stages")
-	res := Result{Tally: writer.Tally, Failures: writer.Failures, Stats: stats}
+	res := Result{Tally: writer.Tally, Failures: writer.Failures, Truncated: writer.Truncated, Stats: stats}
 	if cfg.Skips != nil {
 		res.Skipped = cfg.Skips.Groups()
 	}

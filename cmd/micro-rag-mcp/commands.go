@@ -314,6 +314,12 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintf(stdout, "chunks total:    %d\nchunks embedded: %d\nelapsed:         %s\n",
 		res.ChunksTotal, res.ChunksEmbedded, (time.Duration(res.ElapsedMS) * time.Millisecond).String())
+	if res.FilesTruncated > 0 {
+		fmt.Fprintf(stdout, "files truncated: %d\n", res.FilesTruncated)
+		for _, line := range engine.FailLines(res.Truncated, res.FilesTruncated) {
+			fmt.Fprintf(stdout, "  %s\n", line)
+		}
+	}
 	fmt.Fprintf(stdout, "files skipped:   %d\n", res.FilesSkipped)
 	for _, line := range engine.SkipLines(res.Skipped) {
 		fmt.Fprintf(stdout, "  %s\n", line)

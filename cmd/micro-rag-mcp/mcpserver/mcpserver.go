@@ -205,6 +205,16 @@ const reindexOutputSchema = `{
     "chunks_embedded": {"type": "integer", "description": "chunks sent to the model; unchanged chunks of a changed file keep their vectors unless force"},
     "elapsed_ms": {"type": "integer"},
     "files_skipped": {"type": "integer", "description": "files seen but holding no text in the index (skipped lists them by reason)"},
+    "files_truncated": {"type": "integer", "description": "files indexed only in part, over the server's --max-file-chunks (truncated names them)"},
+    "truncated": {
+      "type": "array",
+      "description": "files indexed only in part and which part (at most 20)",
+      "items": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "reason": {"type": "string"}},
+        "required": ["path", "reason"]
+      }
+    },
     "skipped": {
       "type": "array",
       "items": {
@@ -362,6 +372,9 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	}
 	if res.FilesFailed > 0 {
 		text += " Could not read: " + strings.Join(engine.FailLines(res.Failed, res.FilesFailed), "; ") + "."
+	}
+	if res.FilesTruncated > 0 {
+		text += " Indexed in part: " + strings.Join(engine.FailLines(res.Truncated, res.FilesTruncated), "; ") + "."
 	}
 	if res.Note != "" {
 		text += " " + term.Visible(res.Note)

@@ -551,6 +551,12 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if len(docs) == 0 && glob == "" {
+		// As search says it: an empty list is no reindex yet, not an empty folder.
+		if s := eng.IndexSummary(ctx); s.LastReindex == "" && !s.Reindexing {
+			fmt.Fprintf(stderr, "micro-rag-mcp: note: the index holds no files yet; to build it, run: %s\n", c.reindexCommand())
+		}
+	}
 	if asJSON {
 		return writeJSON(stdout, map[string]any{"documents": docs})
 	}

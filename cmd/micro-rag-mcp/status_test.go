@@ -193,6 +193,10 @@ func testSearchExitCodes(t *testing.T, b backend) {
 		!strings.Contains(stderr, "the index holds no files yet; to build it, run: micro-rag-mcp reindex --data-folder "+data) {
 		t.Errorf("search before any reindex: exit %d\n%s", code, stderr)
 	}
+	if code, stdout, stderr := b.run(t, "list", "--data-folder", data); code != 0 || !strings.Contains(stdout, "0 documents") ||
+		!strings.Contains(stderr, "the index holds no files yet; to build it, run: micro-rag-mcp reindex --data-folder "+data) {
+		t.Errorf("list before any reindex: exit %d\n%s\n%s", code, stdout, stderr)
+	}
 	// Indexed, holding no text (only code, not enabled): the note names the
 	// flag; no call to build what is built.
 	code := t.TempDir()

@@ -236,6 +236,7 @@ type Engine struct {
 	waiting       atomic.Bool                // the initial reindex waits for another process's lock
 	initialDue    atomic.Bool                // the initial reindex is planned and has not run yet
 	initialFailed atomic.Pointer[runFailure] // the initial reindex failed; retried
+	updateFailed  atomic.Pointer[runFailure] // the last update after file changes failed; retried
 
 	// after paces retries of failed updates (time.After); tests fire them
 	// by hand.
@@ -971,10 +972,15 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 	whole := pathGlob == nil && paths == nil
 	if whole {
 		e.noteNotEnabled(res.Skipped)
+		e.updateFailed.Store(nil) // what a failed update missed is in now
 	}
 	e.recordRun(activity, cfg.Walker.InScope, res.Failures, whole)
 	out := reindexResult(res, scope, time.Since(start))
 	out.WaitedMS = waited.Milliseconds()
+	if pathGlob != nil && res.Stats.Out(pipeline.WalkStage) == 0 && out.FilesSkipped == 0 && out.FilesRemoved == 0 {
+		out.Note = fmt.Sprintf("path_glob %q matched no file in the data folder of the extensions the index covers, indexed or not: nothing was read. "+
+			"The pattern is relative to the data folder (e.g. \"docs/*.md\", \"**/*.pdf\").", req.PathGlob)
+	}
 	e.log.Info("reindex done", "added", out.FilesAdded, "updated", out.FilesUpdated, "removed", out.FilesRemoved,
 		"failed", out.FilesFailed, "skipped", out.FilesSkipped, "touched", res.FilesTouched, "embedded", res.ChunksEmbedded, "reused", res.ChunksReused,
 		"chunks", out.ChunksTotal, "ms", out.ElapsedMS, "waited_ms", out.WaitedMS)
@@ -1004,6 +1010,9 @@ func reindexResult(res pipeline.Result, scope *activeScope, elapsed time.Duratio
 	out.FilesSkipped = stages.SkipTotal(out.Skipped)
 	out.Failed = slices.SortedFunc(slices.Values(res.Failures), func(a, b stages.Failure) int { return cmp.Compare(a.Path, b.Path) })
 	out.Failed = append([]stages.Failure{}, out.Failed[:min(len(out.Failed), MaxListedFailures)]...) // [] in JSON, never null
+	out.FilesTruncated = res.FilesTruncated
+	out.Truncated = slices.SortedFunc(slices.Values(res.Truncated), func(a, b stages.Failure) int { return cmp.Compare(a.Path, b.Path) })
+	out.Truncated = append([]stages.Failure{}, out.Truncated[:min(len(out.Truncated), MaxListedFailures)]...)
 	return out
 }
 

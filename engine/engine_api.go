@@ -73,9 +73,17 @@ type ReindexResult struct {
 	// Failed is what this run could not read and why, by path: the
 	// first MaxListedFailures of FilesFailed (status lists them all).
 	Failed []stages.Failure `json:"failed"`
+	// FilesTruncated counts the files this run indexed only in part, over
+	// --max-file-chunks; Truncated names the first MaxListedFailures of
+	// them with the part indexed (status lists them all).
+	FilesTruncated int              `json:"files_truncated"`
+	Truncated      []stages.Failure `json:"truncated"`
 	// Exts and Excludes are the scope the run used (ScopeFile).
 	Exts     []string `json:"exts"`
 	Excludes []string `json:"excludes"`
+	// Note says that the run's path_glob matched no file, so that "0
+	// added" is not read as the files being up to date.
+	Note string `json:"note,omitempty"`
 	// Stats is what each pipeline stage did, for benchmarks and profiling.
 	Stats pipeline.Stats `json:"-"`
 }

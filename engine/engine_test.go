@@ -160,6 +160,13 @@ func testIncrementalReindex(t *testing.T, store index.StoreURL) {
 			t.Fatal("file outside path_glob indexed")
 		}
 	}
+	// A path_glob matching no file says so; one matching files does not.
+	if res := reindex(t, e, ReindexRequest{PathGlob: "note/*.md"}); !strings.Contains(res.Note, `path_glob "note/*.md" matched no file`) {
+		t.Errorf("path_glob matching nothing: note %q", res.Note)
+	}
+	if res := reindex(t, e, ReindexRequest{PathGlob: "notes/*.md"}); res.Note != "" {
+		t.Errorf("path_glob matching unchanged files: note %q", res.Note)
+	}
 	if _, err := e.Reindex(context.Background(), ReindexRequest{PathGlob: "../*"}, nil); err == nil {
 		t.Fatal("glob reaching outside accepted")
 	}

@@ -101,10 +101,14 @@ func (e *Engine) follow(ctx context.Context) {
 			e.log.Error("update after file changes refused", "err", err)
 		case err != nil:
 			full, wait = true, nextRetry(wait)
+			// Until an update succeeds, search says that it may miss the
+			// changes (a deleted data folder, an index made read-only).
+			e.updateFailed.Store(&runFailure{err: err.Error(), retryAt: time.Now().Add(wait)})
 			retry = e.after(wait)
 			e.log.Warn("update after file changes failed; trying again over the whole folder", "err", err, "retry_in", wait)
 		default:
 			full, wait = false, 0
+			e.updateFailed.Store(nil)
 			e.log.Info("index updated after file changes", "paths", len(paths), "all", paths == nil,
 				"added", res.FilesAdded, "updated", res.FilesUpdated, "removed", res.FilesRemoved,
 				"failed", res.FilesFailed, "ms", time.Since(start).Milliseconds())

@@ -184,6 +184,10 @@ func TestWatchRetriesFailedUpdate(t *testing.T) {
 	for i := range failures {
 		select {
 		case fire := <-clock.asked:
+			// Meanwhile search says the index may miss the changes.
+			if st := e.IndexState(); !st.Pending || !strings.Contains(st.LastRunError, "no space left on device") || st.RetryAt.IsZero() {
+				t.Errorf("index state after failure %d: %+v; want pending with the error and the retry time", i+1, st)
+			}
 			fire <- time.Now()
 		case <-time.After(time.Minute):
 			t.Fatalf("no retry after failure %d; log:\n%s", i+1, logs.String())
@@ -200,6 +204,9 @@ func TestWatchRetriesFailedUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	release()
+	if st := e.IndexState(); st.Pending || st.LastRunError != "" {
+		t.Errorf("index state after the successful update: %+v", st)
+	}
 	for p := range notes {
 		if !indexed(e, p) {
 			t.Errorf("%s not indexed after the retries", p)

@@ -82,8 +82,9 @@ type IndexState struct {
 	// committed only at the next checkpoint.
 	SearchableFiles  int `json:"searchable_files"`
 	SearchableChunks int `json:"searchable_chunks"`
-	// LastRunError is why the start-up indexing failed, and RetryAt when
-	// it is tried again ("" and zero unless it failed).
+	// LastRunError is why the start-up indexing, or the last update after
+	// file changes, failed, and RetryAt when it is tried again ("" and zero
+	// unless it failed).
 	LastRunError string    `json:"last_run_error,omitempty"`
 	RetryAt      time.Time `json:"retry_at,omitzero"`
 }
@@ -269,6 +270,11 @@ func (e *Engine) IndexState() IndexState {
 	if f := e.initialFailed.Load(); f != nil {
 		// Until the retry succeeds, what is searchable may lack any file.
 		st := IndexState{Activity: activityInitial + " failed", Pending: true, LastRunError: f.err, RetryAt: f.retryAt}
+		e.addSearchable(&st)
+		return st
+	}
+	if f := e.updateFailed.Load(); f != nil {
+		st := IndexState{Activity: activityWatch + " failed", Pending: true, LastRunError: f.err, RetryAt: f.retryAt}
 		e.addSearchable(&st)
 		return st
 	}

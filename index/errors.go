@@ -1,6 +1,9 @@
 package index
 
-import "errors"
+import (
+	"errors"
+	"io/fs"
+)
 
 // ErrLocked means another reindex holds index.lock.
 var ErrLocked = errors.New("index is locked by another reindex")
@@ -13,5 +16,10 @@ var ErrOtherVersion = errors.New("index was built by another model or chunking; 
 
 // IsDamaged reports whether err says the committed index files are damaged:
 // a checksum or size that does not match, files that disagree, a vector
-// that is not unit length. The cure is to rebuild the index.
-func IsDamaged(err error) bool { return errors.Is(err, ErrInconsistent) }
+// that is not unit length. The cure is to rebuild the index. A file this
+// process may not read is not damage: rebuilding would throw away a sound
+// index (and the re-embedding of every file) that a chmod or chown gives
+// back.
+func IsDamaged(err error) bool {
+	return errors.Is(err, ErrInconsistent) && !errors.Is(err, fs.ErrPermission)
+}

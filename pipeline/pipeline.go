@@ -43,6 +43,21 @@ type Stats struct {
 	Elapsed time.Duration
 }
 
+// WalkStage names the reindex's walk in its Stats: its Out is the files
+// the walk found in scope.
+const WalkStage = "walk"
+
+// Out is how many items the stage called name passed on (0 when there is
+// none).
+func (s Stats) Out(name string) int64 {
+	for _, st := range s.Stages {
+		if st.Name == name {
+			return st.Out
+		}
+	}
+	return 0
+}
+
 func (s Stats) String() string {
 	var b strings.Builder
 	for _, st := range s.Stages {

@@ -62,9 +62,10 @@ type Progress struct {
 // Result is what a run did.
 type Result struct {
 	stages.Tally
-	Failures []stages.Failure
-	Skipped  []stages.SkipGroup // Config.Skips' groups; nil without it
-	Stats    Stats
+	Failures  []stages.Failure
+	Truncated []stages.Failure   // files indexed only in part, and why
+	Skipped   []stages.SkipGroup // Config.Skips' groups; nil without it
+	Stats     Stats
 }
 
 type counters struct {
@@ -179,7 +180,7 @@ func Reindex(ctx context.Context, cfg Config, w index.Updater) (Result, error) {
 		cfg.Progress(p)
 	}
 	stats.Log(cfg.Logger, "reindex stages")
-	res := Result{Tally: writer.Tally, Failures: writer.Failures, Stats: stats}
+	res := Result{Tally: writer.Tally, Failures: writer.Failures, Truncated: writer.Truncated, Stats: stats}
 	if cfg.Skips != nil {
 		res.Skipped = cfg.Skips.Groups()
 	}
@@ -211,7 +212,7 @@ func wire(ctx context.Context, cfg Config, w index.Updater, cnt *counters, write
 	// extractors without bound (a path and a stat each), so the walk runs
 	// at the disk's pace and the totals are final early; progress is
 	// reported only from then on, so the file total never grows.
-	Source(run, "walk", walked, cfg.Walker.Walk)
+	Source(run, WalkStage, walked, cfg.Walker.Walk)
 	Queue(run, "filter", walked, filtered, func(job *stages.FileJob) *stages.FileJob {
 		filter.Apply(job)
 		cnt.filesTotal.Add(1)

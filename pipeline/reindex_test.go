@@ -291,6 +291,11 @@ func TestFileOverChunkCap(t *testing.T) {
 	if len(f.ChunkIDs) != 3 || res.FilesTruncated != 1 || !strings.Contains(f.Truncated, "only the first 3 chunks are indexed") {
 		t.Fatalf("capped at 3: %d chunks, %d truncated, reason %q", len(f.ChunkIDs), res.FilesTruncated, f.Truncated)
 	}
+	// The run's result names the file and the part indexed, for the
+	// reindex tool's caller, who reads no log.
+	if len(res.Truncated) != 1 || res.Truncated[0].Path != "long.txt" || res.Truncated[0].Reason != f.Truncated {
+		t.Errorf("result lists truncated %+v, want long.txt: %q", res.Truncated, f.Truncated)
+	}
 	if _, f = run(3, false); len(f.ChunkIDs) != 3 || f.Truncated == "" {
 		t.Errorf("unchanged rerun: %d chunks, reason %q", len(f.ChunkIDs), f.Truncated)
 	}

@@ -47,7 +47,8 @@ type Writer struct {
 	Now        func() time.Time      // the clock checkpoints are timed by; nil = time.Now
 	Tally      Tally
 
-	Failures []Failure // what could not be read this run, and why
+	Failures  []Failure // what could not be read this run, and why
+	Truncated []Failure // what this run indexed only in part (MaxFileChunks), and why
 
 	seen        map[string]bool
 	kept        []string // folders that could not be listed, with a trailing "/"
@@ -111,6 +112,7 @@ func (w *Writer) Apply(job *FileJob) error {
 		w.Tally.ChunksReused += job.Reused
 		if job.Truncated != "" {
 			w.Tally.FilesTruncated++
+			w.Truncated = append(w.Truncated, Failure{Path: job.Rel, Reason: job.Truncated})
 			w.logger().Warn("file truncated", "path", job.Rel, "reason", job.Truncated)
 		}
 		for _, s := range job.Doc.Skipped {

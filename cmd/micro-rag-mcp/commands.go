@@ -247,6 +247,22 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		if committed.LastReindex == "" && !committed.Reindexing { // never committed
 			return &exitError{code: 1, err: fmt.Errorf("no passages matched: the index holds no files yet; to build it, run: %s", c.reindexCommand())}
 		}
+		if out.FilteredOut() { // not the folder's answer: the filters passed no file
+			return &exitError{code: 1, err: errors.New("no passages matched: no indexed file passes the filters (the note says how many each passes)")}
+		}
+		// Files changed since the last reindex are not searched: say so
+		// rather than that the folder lacks an answer. A miss may walk the
+		// folder (as status does); a hit never does.
+		if st, err := eng.ReadStatus(ctx); err == nil && !committed.Reindexing {
+			if n := st.ChangedDisk.New + st.ChangedDisk.Modified; n > 0 {
+				are := "are"
+				if n == 1 {
+					are = "is"
+				}
+				return &exitError{code: 1, err: fmt.Errorf("no passages matched: none scored %g or more, but %s %s new or changed since the last reindex, not searched yet (%s); to index them, run: %s",
+					threshold, engine.Counted(n, "file"), are, term.Visible(strings.Join(st.ChangedDisk.Examples, ", ")), c.reindexCommand())}
+			}
+		}
 		return &exitError{code: 1, err: fmt.Errorf("no passages matched: none scored %g or more, so the folder probably does not answer this (--score-threshold 0 shows the closest anyway)", threshold)}
 	}
 	return nil
@@ -298,11 +314,20 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	fmt.Fprintf(stdout, "chunks total:    %d\nchunks embedded: %d\nelapsed:         %s\n",
 		res.ChunksTotal, res.ChunksEmbedded, (time.Duration(res.ElapsedMS) * time.Millisecond).String())
+	if res.FilesTruncated > 0 {
+		fmt.Fprintf(stdout, "files truncated: %d\n", res.FilesTruncated)
+		for _, line := range engine.FailLines(res.Truncated, res.FilesTruncated) {
+			fmt.Fprintf(stdout, "  %s\n", line)
+		}
+	}
 	fmt.Fprintf(stdout, "files skipped:   %d\n", res.FilesSkipped)
 	for _, line := range engine.SkipLines(res.Skipped) {
 		fmt.Fprintf(stdout, "  %s\n", line)
 	}
 	fmt.Fprintf(stdout, "extensions:      %s\nexcludes:        %s\n", isearch.ExtList(res.Exts), term.Visible(excludeList(res.Excludes)))
+	if res.Note != "" {
+		fmt.Fprintf(stdout, "note:            %s\n", term.Visible(res.Note))
+	}
 	return nil
 }
 
@@ -525,6 +550,12 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if err != nil {
 		return err
+	}
+	if len(docs) == 0 && glob == "" {
+		// As search says it: an empty list is no reindex yet, not an empty folder.
+		if s := eng.IndexSummary(ctx); s.LastReindex == "" && !s.Reindexing {
+			fmt.Fprintf(stderr, "micro-rag-mcp: note: the index holds no files yet; to build it, run: %s\n", c.reindexCommand())
+		}
 	}
 	if asJSON {
 		return writeJSON(stdout, map[string]any{"documents": docs})

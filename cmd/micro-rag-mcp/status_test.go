@@ -193,6 +193,10 @@ func testSearchExitCodes(t *testing.T, b backend) {
 		!strings.Contains(stderr, "the index holds no files yet; to build it, run: micro-rag-mcp reindex --data-folder "+data) {
 		t.Errorf("search before any reindex: exit %d\n%s", code, stderr)
 	}
+	if code, stdout, stderr := b.run(t, "list", "--data-folder", data); code != 0 || !strings.Contains(stdout, "0 documents") ||
+		!strings.Contains(stderr, "the index holds no files yet; to build it, run: micro-rag-mcp reindex --data-folder "+data) {
+		t.Errorf("list before any reindex: exit %d\n%s\n%s", code, stdout, stderr)
+	}
 	// Indexed, holding no text (only code, not enabled): the note names the
 	// flag; no call to build what is built.
 	code := t.TempDir()
@@ -215,6 +219,7 @@ func testSearchExitCodes(t *testing.T, b backend) {
 	}{
 		{"found", []string{"parental leave"}, 0, ""},
 		{"no match", []string{"--score-threshold", "1", "parental leave"}, 1, "no passages matched"},
+		{"filtered out", []string{"--ext", "xyz", "parental leave"}, 1, "no indexed file passes the filters"},
 		{"bad flag", []string{"--top-k", "many", "parental leave"}, 2, "invalid value"},
 		{"bad top-k", []string{"--top-k", "99", "parental leave"}, 2, "top_k"},
 		{"no query", nil, 2, "search needs a query"},
@@ -229,6 +234,14 @@ func testSearchExitCodes(t *testing.T, b backend) {
 			}
 		})
 	}
+	// A file added since the reindex: a miss names it and the reindex to
+	// run, not "the folder probably does not answer this".
+	os.WriteFile(filepath.Join(data, "zebra.md"), []byte("Zebras migrate across the Serengeti."), 0o644)
+	if code, _, stderr := b.run(t, "search", "--data-folder", data, "--score-threshold", "1", "parental leave"); code != 1 ||
+		!strings.Contains(stderr, "1 file is new or changed since the last reindex, not searched yet (zebra.md); to index them, run: micro-rag-mcp reindex") {
+		t.Errorf("search with a new file on disk: exit %d\n%s", code, stderr)
+	}
+	os.Remove(filepath.Join(data, "zebra.md"))
 	// An index of another model is not "no match" either.
 	recordModel := func(other string) {
 		t.Helper()

@@ -121,7 +121,7 @@ func readCommitted(dir string) (commitRecord, error) {
 		}
 		after, _ := os.Stat(filepath.Join(dir, CommitFile))
 		if attempt == 2 || before == nil || after == nil || os.SameFile(before, after) {
-			return doc, fmt.Errorf("%w: %v", index.ErrInconsistent, err)
+			return doc, fmt.Errorf("%w: %w", index.ErrInconsistent, err)
 		}
 	}
 	doc.Files = slices.Collect(maps.Values(files)) // in no order; ReadSummary sorts

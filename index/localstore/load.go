@@ -61,8 +61,27 @@ func (s *Store) commitMoved(stamp fileStamp) bool {
 
 // loadCommitted reads the commit record and the file list, faiss.index and
 // its segments and the committed part of manifest.jsonl, and checks that
-// they agree.
+// they agree. A file this process may not read is that error alone, not
+// damage (index.IsDamaged), which would have the index thrown away and
+// every file embedded again where a chmod or chown is the cure.
 func (s *Store) loadCommitted() (*state, error) {
+	st, err := s.readCommittedState()
+	return st, notDamage(err)
+}
+
+// notDamage returns err, or, when it is a file this process may not read,
+// that file's error alone, without the index.ErrInconsistent it was
+// wrapped in.
+func notDamage(err error) error {
+	var unreadable *fs.PathError
+	if errors.Is(err, fs.ErrPermission) && errors.As(err, &unreadable) {
+		return fmt.Errorf("cannot read the index (its files' owner or permissions; a rebuild is not needed): %w", unreadable)
+	}
+	return err
+}
+
+// readCommittedState is loadCommitted without its look at the error.
+func (s *Store) readCommittedState() (*state, error) {
 	doc, err := readCommitted(s.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s.emptyState()
@@ -86,14 +105,14 @@ func (s *Store) loadCommitted() (*state, error) {
 		return fail("faiss.index holds %d vectors of dim %d, commit.json expects %d of dim %d", idx.Ntotal(), idx.D(), doc.FaissNtotal, s.version.Dim)
 	}
 	if err := s.applyVecSegs(idx, doc.VectorSegments); err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	if bad, first, err := idx.BadNorms(normTolerance); err != nil || bad > 0 {
 		return fail("faiss.index holds %d vectors whose length is not 1 (first: chunk %d) %v", bad, first, err)
 	}
 	live, owner, msum, err := readManifest(s.path(ManifestFile), doc.ManifestBytes)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	if want := doc.ManifestChecksum; want != "" && want != formatChecksum(msum) {
 		return fail("manifest.jsonl's committed bytes have checksum %s, commit.json records %s", formatChecksum(msum), want)
@@ -119,7 +138,7 @@ func (s *Store) loadCommitted() (*state, error) {
 	}
 	st.lex, err = lexical.Open(s.dir, doc.Lexical, func(id int64) bool { _, ok := live.Get(id); return ok })
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	if st.lex.Live() != live.Len() {
 		return fail("lexical index has %d live chunks, the manifest %d", st.lex.Live(), live.Len())
@@ -134,7 +153,7 @@ func (s *Store) readFaiss(doc *commitRecord) (*faiss.Index, error) {
 	path := s.path(FaissFile)
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", index.ErrInconsistent, err)
+		return nil, fmt.Errorf("%w: %w", index.ErrInconsistent, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()

@@ -44,7 +44,10 @@ func Open(dir string, v schema.Version, opts index.Options) (*Store, error) {
 			s.lock.Unlock()
 			_, err = s.Refresh()
 		}
-		if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			s.log.Warn("index not loaded: a file in it cannot be read", "dir", dir, "err", err)
+			s.openErr.Store(&err)
+		} else if err != nil {
 			s.log.Warn("index not loaded; the next reindex rebuilds it", "dir", dir, "err", err)
 			s.openErr.Store(&err)
 		}

@@ -40,7 +40,7 @@ func ReadSummary(dir string) (index.Summary, error) {
 		return s, nil
 	}
 	if err != nil {
-		return s, err
+		return s, notDamage(err)
 	}
 	slices.SortFunc(doc.Files, func(a, b *schema.FileEntry) int { return strings.Compare(a.Path, b.Path) })
 	s.Files, s.Tombstones, s.LastReindex = doc.Files, doc.Tombstones, doc.LastReindex

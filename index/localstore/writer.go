@@ -140,7 +140,7 @@ func (s *Store) writerState() (*state, bool, error) {
 	stamp := s.stampFiles()
 	if stamp != s.loaded {
 		st, err := s.loadCommitted()
-		if errors.Is(err, index.ErrInconsistent) {
+		if index.IsDamaged(err) {
 			s.log.Error("index files disagree: rebuilding from scratch (every file is indexed again)", "dir", s.dir, "err", err)
 			return s.resetState()
 		}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -41,11 +42,14 @@ func AnswerCall(args map[string]any, src Source, opt Options) (Output, error) {
 		return Output{}, &ArgsError{err}
 	}
 	req.Explain = opt.Explain
-	res, err := src.Search(req, opt)
+	res, missed, err := src.search(req, opt)
 	if err != nil {
 		return Output{}, err
 	}
-	return Output{Results: res, Note: NotEnabledNote(res, src.Unindexed), query: req.Query}, nil
+	// A filter that left out every file explains the empty answer; the
+	// extensions not enabled do not.
+	note := cmp.Or(missed, NotEnabledNote(res, src.Unindexed))
+	return Output{Results: res, Note: note, query: req.Query, filteredOut: missed != ""}, nil
 }
 
 // ParseArgs makes the request of a search tool call from its arguments as
@@ -132,7 +136,7 @@ func ParseFilter(a FilterArgs) (*Filter, error) {
 		return nil, err
 	}
 	if g != nil {
-		f.Path = g.Match
+		f.Path, f.glob = g.Match, a.PathGlob
 	}
 	for _, given := range a.Exts {
 		e := strings.ToLower(strings.TrimSpace(given))

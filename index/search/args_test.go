@@ -118,3 +118,57 @@ func TestAnswerCall(t *testing.T) {
 		t.Errorf("no view: %+v, %v; text:\n%s", out, err, text)
 	}
 }
+
+// Filters that pass no indexed file say so, with how many files each
+// passes alone, instead of the extensions note or a bare "no match" that
+// reads as the folder lacking an answer.
+func TestAnswerCallFilteredOut(t *testing.T) {
+	snap := testSnapshot(t, 4) // notes-0.txt .. notes-3.txt, all .txt
+	src := Source{
+		View:      func(*Options) (index.View, error) { return kept{snap}, nil },
+		Unindexed: Unindexed{Count: 1, Examples: []string{"rota.csv"}, Exts: []string{".csv"}},
+	}
+	for _, c := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"ext": []any{"pdf"}}, "(of the 4 files the index holds, ext .pdf passes 0). Widen or drop a filter."},
+		{map[string]any{"path_glob": "notes-1.*", "ext": "md"},
+			`(of the 4 files the index holds, path_glob "notes-1.*" passes 1, ext .md passes 0). Widen`},
+		{map[string]any{"path_glob": "notes-1.*", "modified_before": "1970-01-01T00:00:00Z"}, // the test files' mtime is 0
+			`path_glob "notes-1.*" passes 1, modified_before 1970-01-01T00:00:00Z passes 0)`},
+		{map[string]any{"path_glob": "notes-[12].txt", "ext": "txt", "modified_after": "2999-01-01T00:00:00Z"},
+			`modified_after 2999-01-01T00:00:00Z passes 0)`},
+	} {
+		c.args["query"] = "zeta-3"
+		out, err := AnswerCall(c.args, src, Options{Mode: Keyword})
+		if err != nil || len(out.Results) != 0 || !out.FilteredOut() ||
+			!strings.HasPrefix(out.Note, "Note: no indexed file passes the search's filters") || !strings.Contains(out.Note, c.want) {
+			t.Errorf("%v: %+v, %v; want the note holding %q", c.args, out, err, c.want)
+		}
+	}
+	// A filter some file passes is searched as usual.
+	out, err := AnswerCall(map[string]any{"query": "zeta-3", "ext": "txt"}, src, Options{Mode: Keyword})
+	if err != nil || out.FilteredOut() || len(out.Results) == 0 || strings.Contains(out.Note, "filters") {
+		t.Errorf("ext txt: %+v, %v", out, err)
+	}
+}
+
+// A path_glob naming a folder ("ops", "ops/") matches no file; the note
+// gives the pattern that matches the files in it.
+func TestFilteredOutFolderGlob(t *testing.T) {
+	snap := buildSnapshot(t, 2, func(f int) (string, string) {
+		return "ops/runbook-" + string(rune('a'+f)) + ".txt", "Fail over the database, then resume the cluster manager."
+	}, func(int) []float32 { v := make([]float32, testDim); v[0] = 1; return v })
+	src := Source{View: func(*Options) (index.View, error) { return kept{snap}, nil }}
+	for _, glob := range []string{"ops", "ops/", "./ops"} {
+		out, err := AnswerCall(map[string]any{"query": "failover", "path_glob": glob}, src, Options{Mode: Keyword})
+		if want := `names a folder: path_glob "ops/**" matches the files in it`; err != nil || !out.FilteredOut() || !strings.Contains(out.Note, want) {
+			t.Errorf("path_glob %q: %+v, %v; want the note to say %q", glob, out, err, want)
+		}
+	}
+	out, err := AnswerCall(map[string]any{"query": "failover", "path_glob": "docs/"}, src, Options{Mode: Keyword})
+	if err != nil || !out.FilteredOut() || strings.Contains(out.Note, "names a folder") {
+		t.Errorf("path_glob of no indexed folder: %+v, %v", out, err)
+	}
+}

@@ -71,11 +71,17 @@ func (r Result) Citation() string {
 // the CLI's search --json are this object.
 type Output struct {
 	Results []Result `json:"results"`
-	// Note says where else the answer may be when nothing scored high.
+	// Note says where else the answer may be when nothing scored high,
+	// or which filter left out every file.
 	Note string `json:"note,omitempty"`
 
-	query string // for Text
+	query       string // for Text
+	filteredOut bool   // the filters passed no file
 }
+
+// FilteredOut reports whether the search's filters passed no indexed
+// file, so that nothing was searched (Note says how many each passes).
+func (o Output) FilteredOut() bool { return o.filteredOut }
 
 // StrongScore is the score from which a result is taken as an answer: below
 // it (or with no result) a search says which files the index leaves out for

@@ -142,18 +142,30 @@ type Source struct {
 // Search searches src's view for req, embedding the query when opt's mode
 // needs it: no results when there is no view.
 func (src Source) Search(req Request, opt Options) ([]Result, error) {
+	res, _, err := src.search(req, opt)
+	return res, err
+}
+
+// search is Search, also returning the filter's missNote when no file
+// passes req.Filter. That is looked at only on an empty answer, so that a
+// filtered search that finds something lists the passing files once.
+func (src Source) search(req Request, opt Options) ([]Result, string, error) {
 	snap, err := src.View(&opt)
 	if err != nil || snap == nil {
-		return []Result{}, err
+		return []Result{}, "", err
 	}
 	defer snap.Release()
 	var vec []float32
 	if cmp.Or(opt.Mode, DefaultMode) != Keyword {
 		if vec, err = src.Embed(req.Query); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
-	return Search(snap, req, vec, opt)
+	res, err := Search(snap, req, vec, opt)
+	if err != nil || len(res) > 0 {
+		return res, "", err
+	}
+	return res, req.Filter.missNote(snap), nil
 }
 
 // Search ranks snap's chunks for req. vec is the query's embedding (unused

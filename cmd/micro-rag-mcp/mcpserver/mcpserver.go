@@ -171,7 +171,7 @@ const searchOutputSchema = `{
         "required": ["path", "score", "snippet", "chunk_index", "chunks", "char_start", "char_end", "uri", "mtime", "ext"]
       }
     },
-    "note": {"type": "string", "description": "present when no passage scored high and the folder holds files not indexed for their extension: which, and the flag that adds them"},
+    "note": {"type": "string", "description": "present when no passage scored high and the folder holds files not indexed for their extension: which, and the flag that adds them; or when the filters pass no indexed file: how many each passes"},
     "index_state": {
       "type": "object",
       "description": "present while indexing has files left to read or chunks left to embed, or the model loads: results may be incomplete",
@@ -206,6 +206,16 @@ const reindexOutputSchema = `{
     "elapsed_ms": {"type": "integer"},
     "waited_ms": {"type": "integer", "description": "the part of elapsed_ms spent waiting for the model or for the run in progress (the start-up indexing) before this run began"},
     "files_skipped": {"type": "integer", "description": "files seen but holding no text in the index (skipped lists them by reason)"},
+    "files_truncated": {"type": "integer", "description": "files indexed only in part, over the server's --max-file-chunks (truncated names them)"},
+    "truncated": {
+      "type": "array",
+      "description": "files indexed only in part and which part (at most 20)",
+      "items": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "reason": {"type": "string"}},
+        "required": ["path", "reason"]
+      }
+    },
     "skipped": {
       "type": "array",
       "items": {
@@ -230,7 +240,8 @@ const reindexOutputSchema = `{
       }
     },
     "exts": {"type": "array", "items": {"type": "string"}, "description": "the extensions the index covers"},
-    "excludes": {"type": "array", "items": {"type": "string"}, "description": "the --exclude patterns the index records"}
+    "excludes": {"type": "array", "items": {"type": "string"}, "description": "the --exclude patterns the index records"},
+    "note": {"type": "string", "description": "present when path_glob matched no file: says so"}
   },
   "required": ["files_added", "files_updated", "files_removed", "files_failed", "chunks_total", "chunks_embedded", "elapsed_ms"]
 }`
@@ -367,6 +378,12 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	}
 	if res.FilesFailed > 0 {
 		text += " Could not read: " + strings.Join(engine.FailLines(res.Failed, res.FilesFailed), "; ") + "."
+	}
+	if res.FilesTruncated > 0 {
+		text += " Indexed in part: " + strings.Join(engine.FailLines(res.Truncated, res.FilesTruncated), "; ") + "."
+	}
+	if res.Note != "" {
+		text += " " + term.Visible(res.Note)
 	}
 	return mcp.NewToolResultStructured(res, text), nil
 }

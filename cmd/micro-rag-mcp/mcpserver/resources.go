@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
+	"github.com/micro-rag/micro-rag-mcp/internal/term"
 )
 
 // URIScheme starts every resource URI: micro-rag://TITLE/PATH names an
@@ -265,7 +266,9 @@ func (rs *resources) list(ctx context.Context, _ any, req *mcp.ListResourcesRequ
 	}
 	res.Resources = make([]mcp.Resource, 0, len(docs))
 	for _, d := range docs {
-		r := mcp.NewResource(DocumentURI(rs.title, d.Path), d.Path,
+		// The name reaches the client's display as the search text's
+		// names do: control characters escaped (the URI names it exactly).
+		r := mcp.NewResource(DocumentURI(rs.title, d.Path), term.Visible(d.Path),
 			mcp.WithResourceDescription(describe(d)),
 			mcp.WithMIMEType(textMIME),
 			mcp.WithLastModified(time.Unix(0, int64(d.Mtime*1e9)).UTC().Format(time.RFC3339)))

@@ -20,6 +20,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/index/storetest"
 	"github.com/micro-rag/micro-rag-mcp/internal/pgtest"
+	"github.com/micro-rag/micro-rag-mcp/internal/term"
 )
 
 const title = "team docs" // a space, so URIs must encode it
@@ -427,4 +428,35 @@ func writeFiles(t *testing.T, files map[string]string) string {
 		}
 	}
 	return data
+}
+
+// Names with control characters (a newline, an escape sequence) are listed
+// by resources/list escaped, as the search text and its resource links
+// show them, and their URIs read the document.
+func TestResourceNamesEscaped(t *testing.T) {
+	data := t.TempDir()
+	paths := []string{"new\nline.md", "esc\x1b[31mred.md"}
+	for i, p := range paths {
+		text := fmt.Sprintf("Document %d: the heron waits in the shallows for fish.", i)
+		if err := os.WriteFile(filepath.Join(data, p), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := serveOn(t, data, index.StoreURL{})
+	list, err := c.ListResources(context.Background(), mcp.ListResourcesRequest{})
+	if err != nil || len(list.Resources) != len(paths) {
+		t.Fatalf("resources/list: %+v, %v", list, err)
+	}
+	for _, r := range list.Resources {
+		ref, err := mcpserver.ParseURI(title, r.URI)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Name != term.Visible(ref.Path) || strings.ContainsAny(r.Name, "\n\x1b") {
+			t.Errorf("resource %s named %q, want %q", r.URI, r.Name, term.Visible(ref.Path))
+		}
+		if got, err := readResource(c, r.URI); err != nil || !strings.Contains(got.Text, "heron") {
+			t.Errorf("%s reads %+v, %v", r.URI, got, err)
+		}
+	}
 }

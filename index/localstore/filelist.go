@@ -121,7 +121,12 @@ func readCommitted(dir string) (commitRecord, error) {
 		}
 		after, _ := os.Stat(filepath.Join(dir, CommitFile))
 		if attempt == 2 || before == nil || after == nil || os.SameFile(before, after) {
-			return doc, fmt.Errorf("%w: %w", index.ErrInconsistent, err)
+			if errors.Is(err, fs.ErrPermission) {
+				return doc, fmt.Errorf("%w: %w", index.ErrInconsistent, err) // notDamage unwraps it
+			}
+			// Not %w: a missing file list is damage, not an index never
+			// committed (fs.ErrNotExist), which serves nothing silently.
+			return doc, fmt.Errorf("%w: %v", index.ErrInconsistent, err)
 		}
 	}
 	doc.Files = slices.Collect(maps.Values(files)) // in no order; ReadSummary sorts

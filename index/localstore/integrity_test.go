@@ -444,3 +444,26 @@ func TestSmallFileDamage(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingIndexFileIsDamage: a committed index missing one of its
+// files is damage to report and rebuild, never an index that was not
+// built yet (which would serve nothing and say nothing).
+func TestMissingIndexFileIsDamage(t *testing.T) {
+	for _, name := range []string{FilesFile, FaissFile, ManifestFile} {
+		t.Run(name, func(t *testing.T) {
+			dir, _ := committedStore(t)
+			mustRemove(t, filepath.Join(dir, name))
+			if err := Verify(dir); !index.IsDamaged(err) {
+				t.Errorf("Verify = %v, want damage", err)
+			}
+			s, err := Open(dir, testVersion, index.Options{Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.OpenErr(); !index.IsDamaged(err) {
+				t.Errorf("OpenErr = %v, want damage", err)
+			}
+		})
+	}
+}

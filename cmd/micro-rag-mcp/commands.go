@@ -245,7 +245,10 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	}
 	if len(res) == 0 {
 		// Like grep: exit status 1 when nothing matched.
-		if committed.LastReindex == "" && !committed.Reindexing { // never committed
+		if committed.LastReindex == "" { // never committed
+			if committed.Reindexing {
+				return &exitError{code: 1, err: errors.New("no passages matched: the index holds no files yet; a reindex in another process is building it, and search finds its files from its first commit (a checkpoint every 30 s, or its end)")}
+			}
 			return &exitError{code: 1, err: fmt.Errorf("no passages matched: the index holds no files yet; to build it, run: %s", c.reindexCommand())}
 		}
 		return &exitError{code: 1, err: fmt.Errorf("no passages matched: none scored %g or more, so the folder probably does not answer this (--score-threshold 0 shows the closest anyway)", threshold)}

@@ -36,6 +36,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			"  micro-rag-mcp search|reindex|status|list --help", stderr)
 	c.register(fs)
 	c.registerSearchMode(fs)
+	addUsageNote(fs, mainExitNote)
 	fs.StringVar(&title, "title", "", "MCP server name shown to clients (required)")
 	fs.StringVar(&inst, "inst", "", "MCP instructions sent verbatim to clients (required)")
 	fs.BoolVar(&watch, "watch", true, "follow file changes and update the index by itself (--watch=false turns it off)")
@@ -181,7 +182,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	fs.StringVar(&after, "modified-after", "", "only search files modified after this RFC 3339 time (2026-01-31T00:00:00Z)")
 	fs.StringVar(&before, "modified-before", "", "only search files modified before this RFC 3339 time")
 	fs.BoolVar(&asJSON, "json", false, "print the results as JSON")
-	fs.BoolVar(&explain, "explain", false, "show what each score is made of: cosine, keyword score, share of the query's keywords, the query's coverage by the folder's words, the best cosine of any chunk with the query (BEST; json: support), calibrated score (with --json: an explain object per result)")
+	fs.BoolVar(&explain, "explain", false, "show what each score is made of: cosine, keyword score, share of the query's keywords, the query's coverage by the folder's words, the best cosine of any chunk with the query (best; json: support), calibrated score (with --json: an explain object per result)")
 	pos, done, err := c.parseSubcommand(fs, args, stdout, true)
 	if err != nil || done {
 		return err
@@ -244,7 +245,10 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	}
 	if len(res) == 0 {
 		// Like grep: exit status 1 when nothing matched.
-		if committed.LastReindex == "" && !committed.Reindexing { // never committed
+		if committed.LastReindex == "" { // never committed
+			if committed.Reindexing {
+				return &exitError{code: 1, err: errors.New("no passages matched: the index holds no files yet; a reindex in another process is building it, and search finds its files from its first commit (a checkpoint every 30 s, or its end)")}
+			}
 			return &exitError{code: 1, err: fmt.Errorf("no passages matched: the index holds no files yet; to build it, run: %s", c.reindexCommand())}
 		}
 		if out.FilteredOut() { // not the folder's answer: the filters passed no file
@@ -277,6 +281,7 @@ func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&force, "force", false, "re-extract and re-embed every file")
 	fs.StringVar(&glob, "path-glob", "", "only files matching this shell pattern, relative to the data folder")
 	fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	addUsageNote(fs, "Exit status: 0 when done, 1 on any error, 2 on a usage error.\n")
 	_, done, err := c.parseSubcommand(fs, args, stdout, false)
 	if err != nil || done {
 		return err
@@ -534,7 +539,8 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var c common
 	var glob string
 	eng, cleanup, asJSON, err := c.openReadOnly("list", "micro-rag-mcp list --data-folder DIR [--path-glob GLOB] [--json]",
-		"Lists the documents in the index, from its files alone (no model).\n", args, stdout, stderr, func(fs *flag.FlagSet) {
+		"Lists the documents in the index, from its files alone (no model).\n\n"+
+			"Exit status: 0 on success, 1 on any error, 2 on a usage error.\n", args, stdout, stderr, func(fs *flag.FlagSet) {
 			fs.StringVar(&glob, "path-glob", "", "only documents matching this shell pattern, relative to the data folder")
 		})
 	if err != nil || eng == nil {

@@ -94,7 +94,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.changeExcl, "change-exclude", false, "let --exclude add patterns the index did not record (matching files are removed\n"+
 		"from the index), or, without --exclude, clear the recorded patterns")
 	fs.StringVar(&c.model, "model", engine.DefaultModel, "embedding model (switching rebuilds the index; the first use downloads it):"+engine.ModelHelp())
-	fs.StringVar(&c.modelDir, "model-dir", "", "folder holding model.onnx and tokenizer.json (default: the user cache); with a model.json there, any BERT-style WordPiece model (see README)")
+	fs.StringVar(&c.modelDir, "model-dir", "", "folder holding model.onnx and tokenizer.json (default: the user cache); with a model.json there, any BERT-style WordPiece model (see docs/command-line.md, Bring your own model)")
 	fs.StringVar(&c.ortLib, "ort-lib", "", "path of libonnxruntime.so (default: ../lib beside the binary, else the user cache)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile to this file until exit")

@@ -184,11 +184,14 @@ Usage:
 
 Run 'micro-rag-mcp COMMAND --help' for the options of a command.
 
-Exit status: 0 on success, 2 on a usage error, 1 on any other error (for
+`+mainExitNote)
+}
+
+// mainExitNote is every command's exit statuses, for help and the server's --help.
+const mainExitNote = `Exit status: 0 on success, 2 on a usage error, 1 on any other error (for
 status, a damaged index too); but search exits 1 only when no passage
 matched, and 2 on any error.
-`)
-}
+`
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level

@@ -157,6 +157,23 @@ func TestVersionAndHelp(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "--top-k") {
 		t.Errorf("search --help: code %d, stdout %q", code, stdout)
 	}
+	// docs/command-line.md promises every --help gives the exit statuses,
+	// the server's included (a client's user reads that one first).
+	for _, args := range [][]string{{"--help"}, {"reindex", "--help"}, {"list", "--help"}, {"search", "--help"}, {"status", "--help"}} {
+		code, stdout, _ = runBinary(t, args...)
+		if code != 0 || !strings.Contains(stdout, "\nExit status: 0 ") {
+			t.Errorf("%v gives no exit statuses: code %d\n%s", args, code, stdout)
+		}
+	}
+	// The README does not describe model.json; command-line.md does.
+	if strings.Contains(stdout, "(see README)") {
+		t.Errorf("--model-dir points to the README for model.json, which command-line.md describes:\n%s", stdout)
+	}
+	// The explain line labels its parts cover and best (lower case).
+	code, stdout, _ = runBinary(t, "search", "--help")
+	if strings.Contains(stdout, "BEST") {
+		t.Errorf("search --help names the explain column BEST; it prints best:\n%s", stdout)
+	}
 }
 
 func TestParseExts(t *testing.T) {

@@ -154,6 +154,23 @@ func testStatusSaysReindexRunning(t *testing.T, b backend) {
 	}
 }
 
+// TestSearchDuringFirstReindexElsewhere: while a reindex in another
+// process builds the index and has committed nothing yet, search finding
+// nothing says the index is being built, not that the folder probably
+// does not answer the query.
+func TestSearchDuringFirstReindexElsewhere(t *testing.T) {
+	data := copySample(t)
+	if err := os.Mkdir(filepath.Join(data, "index"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	holdWriterLock(t, backend{}, data)
+	code, _, stderr := runBinary(t, "search", "--data-folder", data, "parental leave")
+	if code != 1 || strings.Contains(stderr, "does not answer") ||
+		!strings.Contains(stderr, "no passages matched: the index holds no files yet; a reindex in another process is building it") {
+		t.Errorf("search while the first reindex runs elsewhere: exit %d\n%s", code, stderr)
+	}
+}
+
 // holdWriterLock takes the lock a reindex of data holds, as another
 // process would: index.lock, or the schema's advisory lock on a session of
 // its own. unlock gives it back.

@@ -63,6 +63,12 @@ func ParseStoreURL(s string) (StoreURL, error) {
 	if err != nil {
 		return StoreURL{}, badURL(scheme, s)
 	}
+	if u.User != nil && strings.Contains(u.EscapedPath(), "@") {
+		// An unencoded / in the password: url.Parse read the host from the
+		// password (a name that would go to DNS) and the database from its
+		// rest. A database name holding @ is written %40.
+		return StoreURL{}, badURL(scheme, s)
+	}
 	out := StoreURL{backend: backend}
 	if pw, set := u.User.Password(); set && pw != "" {
 		out.secrets = append(out.secrets, pw, url.QueryEscape(pw), url.PathEscape(pw))
@@ -102,9 +108,22 @@ func badURL(scheme, s string) error {
 	}
 	var uerr *url.Error
 	if _, err := url.Parse("x://" + rest); errors.As(err, &uerr) {
-		return fmt.Errorf("store URL %s is not valid: %v (the host and port read %q)", RedactURL(s), uerr.Err, hostPort(rest))
+		return fmt.Errorf("store URL %s is not valid: %v (the host and port read %q)", redactUserinfo(scheme, s), uerr.Err, hostPort(rest))
 	}
-	return fmt.Errorf("store URL %s is not valid: a user name or password holding / ? # @ : or %% must be percent-encoded", RedactURL(s))
+	return fmt.Errorf("store URL %s is not valid: a user name or password holding / ? # @ : or %% (or a database name holding @) must be percent-encoded", redactUserinfo(scheme, s))
+}
+
+// redactUserinfo is s with all of its user info after the user name, up to
+// the last @, replaced by xxxxx: a password that broke the parse may hold
+// spaces or a /, where RedactURL would stop.
+func redactUserinfo(scheme, s string) string {
+	rest := s[len(scheme)+len("://"):]
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return RedactURL(s)
+	}
+	user, _, _ := strings.Cut(rest[:at], ":")
+	return scheme + "://" + user + ":" + redacted + "@" + rest[at+1:]
 }
 
 // hostPort is the authority part of what follows a URL's user info.

@@ -59,10 +59,17 @@ func TestParseStoreURLErrors(t *testing.T) {
 		// A / in the password, not encoded: url.Parse's own message would
 		// quote part of it.
 		{"postgres://rag:ab/" + secret + "@localhost/docs", "must be percent-encoded"},
+		// A space in the password: the message must not show it either.
+		{"postgres://rag:ab " + secret + "@localhost/docs", "must be percent-encoded"},
+		// An @ before the /: url.Parse takes what precedes the / for the
+		// host (which would be looked up in DNS) and the rest of the
+		// password for the database name.
+		{"postgres://rag:" + secret + "@t/x@localhost:5432/docs", "must be percent-encoded"},
 		// A bad port or host is named as such, not as a password fault.
 		{"postgres://rag:" + secret + "@localhost:54x2/docs", `invalid port ":54x2" after host`},
 		{"postgres://rag:" + secret + "@local host:5432/docs", `invalid character " " in host name`},
 		{"postgres://localhost:99999999999x/docs", `invalid port`},
+		{"postgres://rag:ab " + secret + "@local host:5432/docs", `invalid character " " in host name`},
 		{"postgres://rag:" + secret + "@localhost/docs?schema=Team-Docs", "not a schema name"},
 		{"postgres://rag:" + secret + "@localhost/docs?schema=1x", "not a schema name"},
 	} {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	pgx "github.com/jackc/pgx/v5"
@@ -128,6 +129,11 @@ func (s *Store) createSchema(ctx context.Context) error {
 		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", s.name).Scan(&have); err != nil {
 			return err
 		}
+		if have {
+			if err := checkOwnTables(ctx, tx, s.name); err != nil {
+				return err
+			}
+		}
 		for _, ddl := range s.q.create {
 			if have && strings.HasPrefix(ddl, "CREATE SCHEMA ") {
 				continue
@@ -139,6 +145,40 @@ func (s *Store) createSchema(ctx context.Context) error {
 		_, err := tx.Exec(ctx, s.q.initMeta, s.version.String())
 		return err
 	})
+}
+
+// indexTables are the names of the tables an index keeps in its schema.
+var indexTables = []string{"meta", "files", "chunks", "vectors", "dead", "lexical"}
+
+// checkOwnTables refuses a schema that another program uses for tables of
+// the index's names: CREATE TABLE IF NOT EXISTS would keep theirs, writes
+// would fail on them with a baffling column error, and a rebuild would
+// truncate them. Other tables beside the index's are left alone.
+func checkOwnTables(ctx context.Context, tx pgx.Tx, schemaName string) error {
+	var metaColumns []string
+	if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(a.attname::text), '{}')
+		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = $1 AND c.relname = 'meta' AND a.attnum > 0 AND NOT a.attisdropped`, schemaName).Scan(&metaColumns); err != nil {
+		return err
+	}
+	if len(metaColumns) > 0 {
+		for _, col := range []string{"one", "version", "generation", "next_id"} {
+			if !slices.Contains(metaColumns, col) {
+				return fmt.Errorf("postgres: schema %q holds a table meta that is not an index's (no column %s): it belongs to another program; name a schema of the index's own with schema= in the store URL", schemaName, col)
+			}
+		}
+		return nil // an index's: its tables were made with it, in one transaction
+	}
+	var clash []string
+	if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(c.relname::text ORDER BY c.relname), '{}')
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = $1 AND c.relname = ANY($2) AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`, schemaName, indexTables).Scan(&clash); err != nil {
+		return err
+	}
+	if len(clash) > 0 {
+		return fmt.Errorf("postgres: schema %q holds no index but tables named %s, which an index keeps: they belong to another program; name a schema of the index's own with schema= in the store URL", schemaName, strings.Join(clash, ", "))
+	}
+	return nil
 }
 
 // exists reports whether the index's meta table is there.

@@ -88,6 +88,17 @@ func commit(t *testing.T, u *Updater, end schema.RunEnd) {
 	}
 }
 
+// commitDocs writes docs in one run of their own and ends it.
+func commitDocs(t *testing.T, s *Store, docs ...doc) {
+	t.Helper()
+	u := begin(t, s)
+	defer u.Close()
+	for _, d := range docs {
+		put(t, u, d)
+	}
+	commit(t, u, schema.EndOfRun)
+}
+
 // A commit is read back whole, by this store and by another one on the
 // same schema (another server): entries, records, kNN, exact cosines,
 // stored vectors by text, keywords.
@@ -468,10 +479,7 @@ func TestOtherVersionRebuilt(t *testing.T) {
 	dsn := pgtest.Database(t)
 	rng := rand.New(rand.NewPCG(11, 12))
 	a := open(t, dsn, "idx", testVersion)
-	u := begin(t, a)
-	put(t, u, makeDoc(rng, "a.md", "old model text"))
-	commit(t, u, schema.EndOfRun)
-	u.Close()
+	commitDocs(t, a, makeDoc(rng, "a.md", "old model text"))
 
 	v2 := testVersion
 	v2.Model, v2.Dim = "other-model", 8
@@ -610,4 +618,52 @@ func TestLastReindexAfterCheckpoint(t *testing.T) {
 	if got, want := v.LastReindex(), at.Format(time.RFC3339); got != want {
 		t.Fatalf("last reindex %q, want %q", got, want)
 	}
+}
+
+// A schema another program keeps tables of the index's names in is
+// refused at open, naming them, and their rows stay; a schema holding
+// only other tables takes the index beside them.
+func TestForeignTablesRefused(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, sql := range []string{
+		"CREATE SCHEMA theirs_chunks",
+		"CREATE TABLE theirs_chunks.chunks (id bigint PRIMARY KEY, body text)",
+		"INSERT INTO theirs_chunks.chunks SELECT g, 'their row' FROM generate_series(1, 10) g",
+		"CREATE SCHEMA theirs_meta",
+		"CREATE TABLE theirs_meta.meta (k text, v text)",
+		"CREATE SCHEMA theirs_other",
+		"CREATE TABLE theirs_other.customers (id int)",
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatal(sql, err)
+		}
+	}
+	for name, says := range map[string]string{
+		"theirs_chunks": "tables named chunks",
+		"theirs_meta":   "a table meta that is not an index's",
+	} {
+		s, err := Open(ctx, dsn, name, testVersion, Options{})
+		if err == nil {
+			s.Close()
+			t.Errorf("schema %s opened", name)
+			continue
+		}
+		if !strings.Contains(err.Error(), says) {
+			t.Errorf("schema %s: error %q does not say %q", name, err, says)
+		}
+	}
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM theirs_chunks.chunks").Scan(&n); err != nil || n != 10 {
+		t.Errorf("their chunks table holds %d rows (%v), want 10", n, err)
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	commitDocs(t, open(t, dsn, "theirs_other", testVersion), makeDoc(rng, "a.md", "text"))
+	// Opened again, the index's own tables are not taken for another's.
+	open(t, dsn, "theirs_other", testVersion)
 }

@@ -3,6 +3,8 @@ package index
 import (
 	"errors"
 	"io/fs"
+	"net"
+	"strings"
 )
 
 // ErrLocked means another reindex holds index.lock.
@@ -22,4 +24,21 @@ var ErrOtherVersion = errors.New("index was built by another model or chunking; 
 // back.
 func IsDamaged(err error) bool {
 	return errors.Is(err, ErrInconsistent) && !errors.Is(err, fs.ErrPermission)
+}
+
+// Unreachable reports whether err says the store's database could not be
+// reached or dropped the connection (a refused dial, SQLSTATE class 08, or
+// 57P01–57P03: shut down, crashed, starting). Such a failure passes: the
+// backend connects again on the next call.
+func Unreachable(err error) bool {
+	var netErr *net.OpError
+	if errors.As(err, &netErr) {
+		return true
+	}
+	var coded interface{ SQLState() string }
+	if errors.As(err, &coded) {
+		state := coded.SQLState()
+		return strings.HasPrefix(state, "08") || strings.HasPrefix(state, "57P0")
+	}
+	return false
 }

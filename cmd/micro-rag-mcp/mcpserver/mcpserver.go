@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/micro-rag/micro-rag-mcp/engine"
+	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/term"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
@@ -312,7 +313,7 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 			return mcp.NewToolResultError("search cancelled"), nil
 		}
 		t.log.Warn("search failed", "err", err)
-		return mcp.NewToolResultError("search failed: " + err.Error()), nil
+		return mcp.NewToolResultError(FailureText("search", err)), nil
 	}
 	res := answer.Results
 	for i := range res {
@@ -334,6 +335,18 @@ func (t *tools) search(ctx context.Context, call mcp.CallToolRequest) (*mcp.Call
 		out.Content = append(out.Content, mcp.NewResourceLink(r.URI, term.Visible(r.Path), "", ""))
 	}
 	return out, nil
+}
+
+// FailureText is the tool error for a search or reindex that failed: a
+// database that cannot be reached is said as such, with what to do, since
+// the driver's words (SQLSTATE 57P01, a refused dial) do not say it.
+func FailureText(what string, err error) string {
+	text := what + " failed: " + term.VisibleText(err.Error())
+	if index.Unreachable(err) {
+		text += "\nThe index's database cannot be reached (stopped, restarting or unreachable over the network); " +
+			"the server connects again by itself: try again once the database is back."
+	}
+	return text
 }
 
 func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -364,7 +377,7 @@ func (t *tools) reindex(ctx context.Context, call mcp.CallToolRequest) (*mcp.Cal
 	case err != nil:
 		t.log.Warn("reindex failed", "err", err)
 		// Line breaks stay real: an error of several lines (the paths tried) reads as such.
-		return mcp.NewToolResultError("reindex failed: " + term.VisibleText(err.Error())), nil
+		return mcp.NewToolResultError(FailureText("reindex", err)), nil
 	}
 	took := fmt.Sprintf("Reindexed in %d ms", res.ElapsedMS)
 	if res.WaitedMS >= waitWorthSaying {

@@ -3,7 +3,11 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -221,5 +225,20 @@ func TestParseReindexDefaults(t *testing.T) {
 	r, err := mcpserver.ParseReindex(map[string]any{})
 	if err != nil || r != (engine.ReindexRequest{}) {
 		t.Errorf("reindex defaults: %+v, %v", r, err)
+	}
+}
+
+// A search or reindex that failed because the database went away says so,
+// and that it passes; other failures keep their own words alone.
+func TestFailureTextSaysDatabaseUnreachable(t *testing.T) {
+	refused := fmt.Errorf("postgres: kNN: failed to connect: %w", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
+	for _, what := range []string{"search", "reindex"} {
+		got := mcpserver.FailureText(what, refused)
+		if !strings.HasPrefix(got, what+" failed: postgres: kNN") || !strings.Contains(got, "database cannot be reached") || !strings.Contains(got, "try again") {
+			t.Errorf("FailureText(%s, refused) = %q", what, got)
+		}
+	}
+	if got := mcpserver.FailureText("search", errors.New("disk full")); got != "search failed: disk full" {
+		t.Errorf("FailureText(search, disk full) = %q", got)
 	}
 }

@@ -134,7 +134,11 @@ func (e *Engine) recordRun(activity string, inScope func(string) bool, failures 
 // readSummary reads the last commit without the model: from the index
 // folder, or from the database store.
 func (e *Engine) readSummary(ctx context.Context) (index.Summary, error) {
-	return index.ReadStoreSummary(ctx, e.storeURL(), e.namespace())
+	sum, err := index.ReadStoreSummary(ctx, e.storeURL(), e.namespace())
+	if err != nil && !e.cfg.Store.Local() && !index.IsDamaged(err) {
+		err = fmt.Errorf("%w. To fix: %s", err, fixStore) // as search says
+	}
+	return sum, err
 }
 
 // DiskChanges counts how the folder differs from the index now (by size

@@ -447,5 +447,10 @@ func (u StoreURL) wrapErr(err error) error {
 	if u.Local() {
 		return err
 	}
-	return u.ScrubErr(fmt.Errorf("store %s: %w", u, err))
+	wrapped := fmt.Errorf("store %s: %w", u, err)
+	// A driver lists each address it tried on a line of its own: one line
+	// reads as a sentence in a log, where a terminal would show it escaped.
+	return &scrubbed{msg: oneLine.Replace(u.Scrub(wrapped.Error())), err: wrapped}
 }
+
+var oneLine = strings.NewReplacer(":\n\t", ": ", "\r\n\t", "; ", "\n\t", "; ", "\r\n", "; ", "\n", "; ")

@@ -197,3 +197,19 @@ func normalize(v any, where map[string]bool) any {
 	}
 	return v
 }
+
+// TestUnreachableStoreOneLine: status and list with a database that
+// cannot be reached exit 1 with the cause on one line (the driver's line
+// per address tried, joined: a terminal showed them as \x0a\x09), the
+// fix search gives, and no password.
+func TestUnreachableStoreOneLine(t *testing.T) {
+	data := copySample(t)
+	for _, cmd := range []string{"status", "list"} {
+		code, stdout, stderr := runBinary(t, cmd, "--data-folder", data, "--store", "postgres://reader:s3cret-pw@127.0.0.1:1/docs")
+		if code != 1 || stdout != "" || strings.Contains(stderr, `\x0a`) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 ||
+			!strings.Contains(stderr, "connection refused") || !strings.Contains(stderr, "To fix: check that the database of --store") ||
+			strings.Contains(stderr, "s3cret-pw") {
+			t.Errorf("%s with the database unreachable: exit %d\nstdout %q\nstderr %q", cmd, code, stdout, stderr)
+		}
+	}
+}

@@ -1008,12 +1008,14 @@ func reindexResult(res pipeline.Result, scope *activeScope, elapsed time.Duratio
 		Exts: isearch.SpelledExts(scope.Exts), Excludes: scope.Excludes, Skipped: res.Skipped,
 	}
 	out.FilesSkipped = stages.SkipTotal(out.Skipped)
-	out.Failed = slices.SortedFunc(slices.Values(res.Failures), func(a, b stages.Failure) int { return cmp.Compare(a.Path, b.Path) })
-	out.Failed = append([]stages.Failure{}, out.Failed[:min(len(out.Failed), MaxListedFailures)]...) // [] in JSON, never null
-	out.FilesTruncated = res.FilesTruncated
-	out.Truncated = slices.SortedFunc(slices.Values(res.Truncated), func(a, b stages.Failure) int { return cmp.Compare(a.Path, b.Path) })
-	out.Truncated = append([]stages.Failure{}, out.Truncated[:min(len(out.Truncated), MaxListedFailures)]...)
+	out.Failed, out.FilesTruncated, out.Truncated = listed(res.Failures), res.FilesTruncated, listed(res.Truncated)
 	return out
+}
+
+// listed is the first MaxListedFailures of fs by path: [] in JSON, never null.
+func listed(fs []stages.Failure) []stages.Failure {
+	byPath := slices.SortedFunc(slices.Values(fs), func(a, b stages.Failure) int { return cmp.Compare(a.Path, b.Path) })
+	return append([]stages.Failure{}, byPath[:min(len(byPath), MaxListedFailures)]...)
 }
 
 // NotEnabled is what the latest run over the whole folder skipped because

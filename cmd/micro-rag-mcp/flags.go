@@ -233,7 +233,7 @@ func checkPathGlob(pattern string) error {
 // parseExts normalises the extension list of flag --name
 // (engine.ParseExts), an error being a usage error.
 func parseExts(name, s string) ([]string, error) {
-	if strings.Trim(s, " ,+") == "" {
+	if noExts(s) {
 		// Given but empty: without this the recorded list would be used
 		// silently, as if the flag were absent.
 		absent := "keep the list recorded in the index"
@@ -250,6 +250,9 @@ func parseExts(name, s string) ([]string, error) {
 	return exts, nil
 }
 
+// noExts reports whether an extension list names none ("", " , ", "+").
+func noExts(s string) bool { return strings.Trim(s, " ,+") == "" }
+
 // scopeFlags turns --exts, --add-exts and --exclude into the engine's
 // request: unset flags keep what the index recorded, and "--exts +.html"
 // adds like --add-exts.
@@ -259,7 +262,7 @@ func (c *common) scopeFlags(cfg *engine.Config) error {
 		name string
 		givenString
 	}{{"exts", c.exts}, {"add-exts", c.addExts}} {
-		if f.given && strings.Trim(f.value, " ,+") == "" {
+		if f.given && noExts(f.value) {
 			_, err := parseExts(f.name, f.value)
 			return err
 		}

@@ -18,10 +18,11 @@ const (
 	SkipNoText     = "no_text"               // read, but no text in it (an image-only PDF, an empty file)
 	SkipLargeTable = "table_too_large"       // a CSV or TSV file over Walker.TableCap
 	SkipBrokenLink = "broken_link"           // a symbolic link whose target does not exist
+	SkipOutside    = "link_outside"          // a symbolic link leading outside the data folder
 )
 
 // skipOrder is the order groups are reported in.
-var skipOrder = []string{SkipNoText, SkipBrokenLink, SkipNotEnabled, SkipLargeTable, SkipNoReader, SkipCompressed, SkipBinary}
+var skipOrder = []string{SkipNoText, SkipBrokenLink, SkipOutside, SkipNotEnabled, SkipLargeTable, SkipNoReader, SkipCompressed, SkipBinary}
 
 // skipNotes say what a reason means and what to do about it.
 var skipNotes = map[string]string{
@@ -31,6 +32,7 @@ var skipNotes = map[string]string{
 	SkipBinary:     "not text",
 	SkipCompressed: "compressed or archived files are not opened; unpack them into the folder to index them (gzip-compressed documents, such as README.gz, are read with --add-exts .gz)",
 	SkipBrokenLink: "symbolic links whose target does not exist (moved, renamed or deleted): point them at the file, or remove them",
+	SkipOutside:    "symbolic links leading outside the data folder are not followed, so that reads stay inside it: copy or move the file into the folder",
 	SkipNoText:     "read, but no text found: an empty file, or a PDF whose pages are images (a scan); OCR is not available",
 }
 

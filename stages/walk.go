@@ -202,7 +202,11 @@ func (w *Walker) file(p string, d fs.DirEntry, emit func(*FileJob) error) error 
 	fi, err := w.stat(p, d)
 	switch {
 	case errors.Is(err, ErrOutside):
-		// Never followed; emitted so that runs and status can count it.
+		// Never followed; reported, and emitted so that the writer drops a
+		// file that became such a link.
+		if w.Skipped != nil {
+			w.Skipped(enc, ext, SkipOutside)
+		}
 		return emit(&FileJob{Rel: enc, Name: p, Ext: ext, Kind: Skipped, Err: err})
 	case errors.Is(err, fs.ErrNotExist):
 		if w.Skipped != nil && w.dangling(p, d) {

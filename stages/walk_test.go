@@ -122,9 +122,12 @@ func TestWalkerNamesAndLinks(t *testing.T) {
 	if err := w.Walk(context.Background(), func(j *FileJob) error { jobs = append(jobs, j); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	// A link to nothing is reported, so the user learns why it is not searchable.
-	if g := skips.Groups(); len(g) != 1 || g[0].Reason != SkipBrokenLink || !slices.Equal(g[0].Examples, []string{"dangling.md"}) {
-		t.Errorf("skip groups %+v, want dangling.md as %s", g, SkipBrokenLink)
+	// Links to nothing and links leading outside are reported, so the user
+	// learns why they are not searchable.
+	g := skips.Groups()
+	if len(g) != 2 || g[0].Reason != SkipBrokenLink || !slices.Equal(g[0].Examples, []string{"dangling.md"}) ||
+		g[1].Reason != SkipOutside || g[1].Count != 2 || g[1].Note == "" {
+		t.Errorf("skip groups %+v, want dangling.md as %s and two %s", g, SkipBrokenLink, SkipOutside)
 	}
 	got := map[string]string{}
 	var escaped []string

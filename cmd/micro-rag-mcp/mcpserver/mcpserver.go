@@ -222,7 +222,7 @@ const reindexOutputSchema = `{
       "items": {
         "type": "object",
         "properties": {
-          "reason": {"type": "string", "enum": ["no_text", "broken_link", "extension_not_enabled", "table_too_large", "no_reader", "compressed", "binary"]},
+          "reason": {"type": "string", "enum": ["no_text", "broken_link", "link_outside", "extension_not_enabled", "table_too_large", "no_reader", "compressed", "binary"]},
           "count": {"type": "integer"},
           "examples": {"type": "array", "items": {"type": "string"}, "description": "a few of the paths"},
           "exts": {"type": "array", "items": {"type": "string"}, "description": "the extensions met (\"\" for none)"},

@@ -57,7 +57,6 @@ func (w *Writer) commit(end RunEnd) (err error) {
 	}()
 	tx := &commitTx{w: w, s: w.s, end: end, doc: w.st.doc, live: w.st.live,
 		changes: int64(len(w.addIDs) + len(w.removeIDs))}
-	tx.doc.Schema = schema.SchemaVersion // an upgraded index's first commit moves it
 	if err := tx.appendManifest(); err != nil {
 		return err
 	}

@@ -129,9 +129,6 @@ func (s *Store) writerState() (*state, bool, error) {
 		s.log.Warn("index was built by another model, chunking or schema: rebuilding from scratch", "dir", s.dir)
 		return s.resetState()
 	}
-	if err := s.upgradeVersion(); err != nil {
-		return nil, false, err
-	}
 	if _, err := os.Stat(s.path(VersionFile)); err != nil {
 		if err := writeFileAtomic(s.path(VersionFile), []byte(s.version.String()+"\n")); err != nil {
 			return nil, false, err

@@ -667,3 +667,22 @@ func TestForeignTablesRefused(t *testing.T) {
 	// Opened again, the index's own tables are not taken for another's.
 	open(t, dsn, "theirs_other", testVersion)
 }
+
+// SearchLexical returns up to k chunks by BM25F, best first, with their
+// records: what the tests read of the keyword side.
+func (v *View) SearchLexical(query string, k int) ([]index.Hit, error) {
+	found, _ := v.LexicalQuery(query).Search(k, nil)
+	ids := make([]int64, len(found))
+	for i, r := range found {
+		ids[i] = r.ID
+	}
+	recs, err := v.records(v.s.q.full, ids, true)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]index.Hit, 0, len(found))
+	for _, r := range found {
+		hits = append(hits, index.Hit{Record: recs[r.ID], Score: float32(r.Score), Share: r.Coverage})
+	}
+	return hits, nil
+}

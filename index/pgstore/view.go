@@ -308,22 +308,3 @@ func (v *View) ChunkVectors(path string) map[uint64][]float32 {
 func (v *View) LexicalQuery(query string) index.KeywordQuery {
 	return v.lex.Query(query)
 }
-
-// SearchLexical returns up to k chunks by BM25F, best first, with their
-// records.
-func (v *View) SearchLexical(query string, k int) ([]index.Hit, error) {
-	found, _ := v.LexicalQuery(query).Search(k, nil)
-	ids := make([]int64, len(found))
-	for i, r := range found {
-		ids[i] = r.ID
-	}
-	recs, err := v.records(v.s.q.full, ids, true)
-	if err != nil {
-		return nil, err
-	}
-	hits := make([]index.Hit, 0, len(found))
-	for _, r := range found {
-		hits = append(hits, index.Hit{Record: recs[r.ID], Score: float32(r.Score), Share: r.Coverage})
-	}
-	return hits, nil
-}

@@ -208,12 +208,6 @@ func (x *Index) Live() int {
 	return n
 }
 
-// Contains reports whether a live document has the chunk id.
-func (x *Index) Contains(id int64) bool {
-	v, o := x.locate(id)
-	return v != nil && !isDead(v.dead, o)
-}
-
 // Segments lists the segment files this index is made of.
 func (x *Index) Segments() []SegmentRef {
 	refs := make([]SegmentRef, len(x.segs))
@@ -333,7 +327,7 @@ type Result struct {
 }
 
 // Evidence is what the keyword index holds for one document and query
-// (SearchWith).
+// (Query.Search).
 type Evidence struct {
 	Score float64 // BM25F, as Search scores it
 	// Coverage is the share of the query's keyword weight (Query.Weights)
@@ -348,22 +342,6 @@ type Evidence struct {
 var accPool = sync.Pool{New: func() any { return new([]float64) }}
 
 var maskPool = sync.Pool{New: func() any { return new([]uint64) }}
-
-// Search returns up to k live documents matching query, best first (ties by
-// lower id). A query with no terms (stop words, punctuation) matches
-// nothing. Safe for concurrent use.
-func (x *Index) Search(query string, k int) []Result {
-	top, _ := x.SearchWith(query, k, nil)
-	return top
-}
-
-// SearchWith is Search that also returns the Evidence of the documents
-// in also, read in the same pass over the postings: a fused ranking can
-// score the chunks the other ranking found exactly, however far down the
-// keyword ranking they are. Results carry their Coverage too.
-func (x *Index) SearchWith(query string, k int, also []int64) ([]Result, []Evidence) {
-	return x.Query(query).Search(k, also)
-}
 
 // Query is one query's terms looked up in one Index: tokenised once, then
 // weighed and searched as often as the caller needs.
@@ -395,7 +373,12 @@ func (x *Index) Query(text string) *Query {
 	return &Query{x: x, terms: terms, absent: absent}
 }
 
-// Search is Index.SearchWith for the query q holds.
+// Search returns up to k live documents matching q, best first (ties by
+// lower id), and the Evidence of the documents in also, read in the same
+// pass over the postings: a fused ranking can score the chunks the other
+// ranking found exactly, however far down the keyword ranking they are.
+// Results carry their Coverage too. A query with no terms (stop words,
+// punctuation) matches nothing. Safe for concurrent use.
 func (q *Query) Search(k int, also []int64) ([]Result, []Evidence) {
 	x, terms := q.x, q.terms
 	ev := make([]Evidence, len(also))

@@ -79,10 +79,7 @@ func results(ps []*passage, explain bool, src *chunks) ([]Result, error) {
 // passages), in the order they started.
 func group(cands []candidate, threshold float64, src *chunks) ([]*passage, error) {
 	slices.SortStableFunc(cands, func(a, b candidate) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.rec.ID, b.rec.ID)
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.rec.ID, b.rec.ID))
 	})
 	if err := src.readHeads(cands, threshold); err != nil {
 		return nil, err

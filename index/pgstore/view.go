@@ -86,22 +86,28 @@ func (v *View) Head(id int64) (schema.Record, error) {
 
 // Heads is Head for many chunks in one query, in the order of ids.
 func (v *View) Heads(ids []int64) ([]schema.Record, error) {
+	return inOrder(v, ids, "row", func(ids []int64) (map[int64]schema.Record, error) { return v.records(v.s.q.heads, ids, false) })
+}
+
+// inOrder is what read gives for live chunks ids, in the order of ids; a
+// chunk it gives nothing for is an error naming what (a row, a vector).
+func inOrder[T any](v *View, ids []int64, what string, read func(ids []int64) (map[int64]T, error)) ([]T, error) {
 	for _, id := range ids {
 		if err := v.checkLive(id); err != nil {
 			return nil, err
 		}
 	}
-	got, err := v.records(v.s.q.heads, ids, false)
+	byID, err := read(ids)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]schema.Record, len(ids))
+	out := make([]T, len(ids))
 	for i, id := range ids {
-		r, ok := got[id]
+		x, ok := byID[id]
 		if !ok {
-			return nil, fmt.Errorf("postgres: chunk %d has no row", id)
+			return nil, fmt.Errorf("postgres: chunk %d has no %s", id, what)
 		}
-		out[i] = r
+		out[i] = x
 	}
 	return out, nil
 }
@@ -205,17 +211,13 @@ func (v *View) Search(query []float32, k int) ([]index.Hit, error) {
 	for i, m := range near {
 		ids[i] = m.ID
 	}
-	recs, err := v.records(v.s.q.full, ids, true)
+	recs, err := inOrder(v, ids, "row", func(ids []int64) (map[int64]schema.Record, error) { return v.records(v.s.q.full, ids, true) })
 	if err != nil {
 		return nil, err
 	}
-	hits := make([]index.Hit, 0, len(near))
-	for _, m := range near {
-		r, ok := recs[m.ID]
-		if !ok {
-			return nil, fmt.Errorf("postgres: chunk %d has no row", m.ID)
-		}
-		hits = append(hits, index.Hit{Record: r, Score: m.Score})
+	hits := make([]index.Hit, len(near))
+	for i, m := range near {
+		hits[i] = index.Hit{Record: recs[i], Score: m.Score}
 	}
 	return hits, nil
 }
@@ -236,24 +238,7 @@ func (v *View) Similarities(query []float32, ids []int64) ([]float32, error) {
 
 // Vectors are the stored vectors of live chunks ids, in the order of ids.
 func (v *View) Vectors(ids []int64) ([][]float32, error) {
-	for _, id := range ids {
-		if err := v.checkLive(id); err != nil {
-			return nil, err
-		}
-	}
-	byID, err := v.vectorsOf(ids)
-	if err != nil {
-		return nil, err
-	}
-	out := make([][]float32, len(ids))
-	for i, id := range ids {
-		vec, ok := byID[id]
-		if !ok {
-			return nil, fmt.Errorf("postgres: chunk %d has no vector", id)
-		}
-		out[i] = vec
-	}
-	return out, nil
+	return inOrder(v, ids, "vector", v.vectorsOf)
 }
 
 func (v *View) vectorsOf(ids []int64) (map[int64][]float32, error) {

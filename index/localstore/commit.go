@@ -126,7 +126,9 @@ func (tx *commitTx) placeVectors() error {
 		s.stopMerge()
 		tx.pending |= newFaiss
 	}
-	idx, err := w.nextIndex(tx.merge)
+	// head's FAISS index is shared unless the commit merges (or the delta
+	// has outgrown it): then a copy holds exactly the live vectors.
+	idx, err := w.head.index.next(w.removeIDs, w.addIDs, w.addVecs, tx.merge)
 	if err != nil {
 		return err
 	}

@@ -12,9 +12,6 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
-// Record returns the manifest record of one live chunk.
-func (sn *Snapshot) Record(id int64) (schema.Record, error) { return sn.record(id) }
-
 // FileChunks returns the records of a file's live chunks ordered by chunk
 // index, or false when the path is not indexed.
 func (sn *Snapshot) FileChunks(path string) ([]schema.Record, bool, error) {
@@ -24,7 +21,7 @@ func (sn *Snapshot) FileChunks(path string) ([]schema.Record, bool, error) {
 	}
 	out := make([]schema.Record, 0, len(f.ChunkIDs))
 	for _, id := range f.ChunkIDs {
-		rec, err := sn.record(id)
+		rec, err := sn.Record(id)
 		if err != nil {
 			return nil, true, err
 		}
@@ -45,7 +42,7 @@ func (sn *Snapshot) FileChunk(path string, i int) (rec schema.Record, ok bool, e
 		return schema.Record{}, true, fmt.Errorf("%s has chunks 0 to %d; there is no chunk %d", path, len(f.ChunkIDs)-1, i)
 	}
 	// Chunk ids are stored in chunk order; check rather than trust it.
-	if rec, err = sn.record(f.ChunkIDs[i]); err == nil && rec.ChunkIndex == i {
+	if rec, err = sn.Record(f.ChunkIDs[i]); err == nil && rec.ChunkIndex == i {
 		return rec, true, nil
 	}
 	recs, _, err := sn.FileChunks(path)
@@ -125,7 +122,7 @@ func (sn *Snapshot) head(id int64, buf []byte) (schema.Record, []byte, error) {
 			return rec, buf, nil
 		}
 		if n == int(c.Length) {
-			rec, err := sn.record(id) // a line without text: the whole record
+			rec, err := sn.Record(id) // a line without text: the whole record
 			return rec, buf, err
 		}
 	}

@@ -278,8 +278,8 @@ func TestFailedCommitKeepsPrevious(t *testing.T) {
 	b := open(t, dsn, "idx", testVersion)
 	for name, s := range map[string]*Store{"writer": a, "reader": b} {
 		v := s.acquire()
-		if v.Files() != 1 || v.Chunks() != 1 || v.Generation() != 1 {
-			t.Errorf("%s after a failed commit: files %d chunks %d generation %d", name, v.Files(), v.Chunks(), v.Generation())
+		if v.Files() != 1 || v.Chunks() != 1 || v.gen != 1 {
+			t.Errorf("%s after a failed commit: files %d chunks %d generation %d", name, v.Files(), v.Chunks(), v.gen)
 		}
 		v.Release()
 	}
@@ -384,8 +384,8 @@ func TestConnectionKilledMidCommit(t *testing.T) {
 	for name, s := range map[string]*Store{"writer": a, "reader": b} {
 		v := s.acquire()
 		hits, err := v.Search(first.vecs, 5)
-		if v.Files() != 1 || v.Generation() != 1 || err != nil || len(hits) != 1 || hits[0].Record.Text != "committed text" {
-			t.Errorf("%s: files %d generation %d hits %+v %v", name, v.Files(), v.Generation(), hits, err)
+		if v.Files() != 1 || v.gen != 1 || err != nil || len(hits) != 1 || hits[0].Record.Text != "committed text" {
+			t.Errorf("%s: files %d generation %d hits %+v %v", name, v.Files(), v.gen, hits, err)
 		}
 		v.Release()
 	}
@@ -488,8 +488,8 @@ func TestOtherVersionRebuilt(t *testing.T) {
 		t.Fatalf("open by another model: %v", b.OpenErr())
 	}
 	ub := begin(t, b)
-	if !ub.Rebuilt() || ub.Base() != nil || len(ub.Before()) != 0 {
-		t.Fatalf("rebuilt %v base %v before %v", ub.Rebuilt(), ub.Base(), ub.Before())
+	if !ub.rebuilt || ub.Base() != nil || len(ub.Before()) != 0 {
+		t.Fatalf("rebuilt %v base %v before %v", ub.rebuilt, ub.Base(), ub.Before())
 	}
 	vec := []float32{1, 0, 0, 0, 0, 0, 0, 0}
 	if err := ub.PutFile(schema.FileEntry{Path: "b.md", Ext: ".md"}, []schema.Record{{Text: "new model text"}}, vec); err != nil {

@@ -103,9 +103,6 @@ func (u *Updater) unlock(key int64) {
 	u.conn.Release()
 }
 
-// Rebuilt reports whether Begin discarded another model's index.
-func (u *Updater) Rebuilt() bool { return u.rebuilt }
-
 // Before returns the files as they were when the run began. Read-only.
 func (u *Updater) Before() map[string]*schema.FileEntry { return u.before }
 
@@ -445,13 +442,10 @@ func (u *Updater) published(ctx context.Context, gen int64, last string, lex *le
 	v.paths = slices.Sorted(maps.Keys(v.files))
 	v.live = u.liveIDs()
 	v.refs.Store(1)
-	keep := map[string]*lexical.Segment{}
-	for _, r := range lex.Segments() {
-		if seg, ok := s.segs[r.Name]; ok {
-			keep[r.Name] = seg
-		}
-	}
-	s.segs = keep
+	listed := lex.Segments()
+	maps.DeleteFunc(s.segs, func(name string, _ *lexical.Segment) bool {
+		return !slices.ContainsFunc(listed, func(r lexical.SegmentRef) bool { return r.Name == name })
+	})
 	s.publish(v)
 	u.head.Release()
 	u.head = s.acquire()

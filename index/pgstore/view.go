@@ -28,9 +28,6 @@ func (v *View) tryRef() bool {
 // Release drops a reference taken by Acquire.
 func (v *View) Release() { v.refs.Add(-1) }
 
-// Generation is the commit's number (0 before the first commit).
-func (v *View) Generation() int64 { return v.gen }
-
 func (v *View) Files() int           { return len(v.files) }
 func (v *View) Chunks() int          { return len(v.live) }
 func (v *View) Tombstones() int      { return v.tombstones }
@@ -38,16 +35,9 @@ func (v *View) LastReindex() string  { return v.lastReindex }
 func (v *View) Paths() []string      { return v.paths }
 func (v *View) isLive(id int64) bool { _, ok := slices.BinarySearch(v.live, id); return ok }
 func (v *View) ctx() context.Context { return context.Background() }
-func (v *View) pool() pgxQuerier     { return v.s.pool }
 func (v *View) File(path string) (*schema.FileEntry, bool) {
 	f, ok := v.files[path]
 	return f, ok
-}
-
-type pgxQuerier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 func (v *View) checkLive(id int64) error {
@@ -63,7 +53,7 @@ func (v *View) Record(id int64) (schema.Record, error) {
 		return schema.Record{}, err
 	}
 	var r schema.Record
-	err := v.pool().QueryRow(v.ctx(), v.s.q.record, id).Scan(append(headFields(&r), &r.Text, &r.Headings)...)
+	err := v.s.pool.QueryRow(v.ctx(), v.s.q.record, id).Scan(append(headFields(&r), &r.Text, &r.Headings)...)
 	if err != nil {
 		return schema.Record{}, fmt.Errorf("postgres: chunk %d: %w", id, err)
 	}
@@ -114,7 +104,7 @@ func inOrder[T any](v *View, ids []int64, what string, read func(ids []int64) (m
 
 // records reads the rows of ids by sql (heads, or with text when full).
 func (v *View) records(sql string, ids []int64, full bool) (map[int64]schema.Record, error) {
-	rows, _ := v.pool().Query(v.ctx(), sql, ids)
+	rows, _ := v.s.pool.Query(v.ctx(), sql, ids)
 	out := make(map[int64]schema.Record, len(ids))
 	var r schema.Record
 	scan := headFields(&r)
@@ -180,7 +170,7 @@ func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 		}
 	}
 	b.Queue(sql, query, v.nextID, v.gen, limit)
-	br := v.pool().SendBatch(v.ctx(), b)
+	br := v.s.pool.SendBatch(v.ctx(), b)
 	defer br.Close()
 	for range b.Len() - 1 {
 		if _, err := br.Exec(); err != nil {
@@ -242,7 +232,7 @@ func (v *View) Vectors(ids []int64) ([][]float32, error) {
 }
 
 func (v *View) vectorsOf(ids []int64) (map[int64][]float32, error) {
-	rows, _ := v.pool().Query(v.ctx(), v.s.q.vectors, ids)
+	rows, _ := v.s.pool.Query(v.ctx(), v.s.q.vectors, ids)
 	out := make(map[int64][]float32, len(ids))
 	var id int64
 	var vec []float32
@@ -272,7 +262,7 @@ func (v *View) ChunkVectors(path string) map[uint64][]float32 {
 	if !ok || len(f.ChunkIDs) == 0 {
 		return nil
 	}
-	rows, _ := v.pool().Query(v.ctx(), v.s.q.textVectors, f.ChunkIDs)
+	rows, _ := v.s.pool.Query(v.ctx(), v.s.q.textVectors, f.ChunkIDs)
 	out := make(map[uint64][]float32, len(f.ChunkIDs))
 	var id int64
 	var text string

@@ -203,7 +203,7 @@ func (tx *commitTx) writeVectorSegment() error {
 	if err != nil {
 		return fmt.Errorf("write vector segment: %w", err)
 	}
-	s.countSegment(ref.Bytes)
+	s.count(func(m *MergeStats) { m.SegmentBytes += ref.Bytes })
 	ref.Name = name
 	doc.VectorSegments = append(slices.Clip(segs[:len(segs)-fold]), ref)
 	return nil
@@ -263,7 +263,7 @@ func (tx *commitTx) renameIntoPlace() error {
 		return err
 	}
 	if tx.pending&newFaiss != 0 {
-		tx.s.installed()
+		tx.s.count(func(m *MergeStats) { m.Merges++ })
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -130,11 +131,13 @@ func Empty() *Index { return &Index{Params: DefaultParams} }
 func Open(dir string, refs []SegmentRef, isLive func(id int64) bool) (*Index, error) {
 	segs := make([]*Segment, len(refs))
 	for i, ref := range refs {
-		seg, err := readSegment(filepath.Join(dir, ref.Name), ref)
+		b, err := os.ReadFile(filepath.Join(dir, ref.Name))
 		if err != nil {
 			return nil, err
 		}
-		segs[i] = &Segment{ref: ref, seg: seg}
+		if segs[i], err = DecodeSegment(ref, b); err != nil {
+			return nil, err
+		}
 	}
 	return FromSegments(segs, isLive), nil
 }
@@ -158,9 +161,15 @@ type Segment struct {
 // DecodeSegment decodes a segment's bytes (Add's file) and checks them
 // against the reference its commit recorded.
 func DecodeSegment(ref SegmentRef, b []byte) (*Segment, error) {
-	seg, err := checkedSegment(b, ref)
+	if int64(len(b)) != ref.Bytes {
+		return nil, fmt.Errorf("%w: %s has %d bytes, want %d", errCorrupt, ref.Name, len(b), ref.Bytes)
+	}
+	seg, err := decodeSegment(b)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", ref.Name, err)
+	}
+	if seg.crc != ref.CRC || seg.docs() != ref.Docs {
+		return nil, fmt.Errorf("%w: %s is not the committed segment", errCorrupt, ref.Name)
 	}
 	return &Segment{ref: ref, seg: seg}, nil
 }

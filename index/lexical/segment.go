@@ -8,7 +8,6 @@ import (
 	"hash/crc32"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"strings"
 )
@@ -383,31 +382,6 @@ func mergeSegments(segs []*segment, dead [][]uint64) *segment {
 
 func isDead(bits []uint64, ord int) bool {
 	return bits != nil && bits[ord>>6]&(1<<(ord&63)) != 0
-}
-
-// readSegment loads and checks one segment file.
-func readSegment(path string, want SegmentRef) (*segment, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return checkedSegment(b, want)
-}
-
-// checkedSegment decodes a segment's bytes and checks them against the
-// reference its commit recorded.
-func checkedSegment(b []byte, want SegmentRef) (*segment, error) {
-	if int64(len(b)) != want.Bytes {
-		return nil, fmt.Errorf("%w: %s has %d bytes, want %d", errCorrupt, want.Name, len(b), want.Bytes)
-	}
-	s, err := decodeSegment(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", want.Name, err)
-	}
-	if s.crc != want.CRC || s.docs() != want.Docs {
-		return nil, fmt.Errorf("%w: %s is not the committed segment", errCorrupt, want.Name)
-	}
-	return s, nil
 }
 
 // IsSegmentFile reports whether a file name in the index folder is a

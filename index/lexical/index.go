@@ -394,10 +394,7 @@ func (q *Query) Search(k int, also []int64) ([]Result, []Evidence) {
 	if len(terms) == 0 {
 		return nil, ev
 	}
-	var weight float64
-	for _, t := range terms {
-		weight += t.qtf * t.idf
-	}
+	weight, _ := q.Weights()
 	// Wanted ordinals per segment, to their positions in also.
 	type want struct {
 		ord uint32

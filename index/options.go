@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"log/slog"
 	"time"
 )
@@ -56,24 +57,12 @@ func DefaultOptions() Options {
 // WithDefaults fills o's zero fields from DefaultOptions.
 func (o Options) WithDefaults() Options {
 	d := DefaultOptions()
-	or := func(v *float64, def float64) {
-		if *v == 0 {
-			*v = def
-		}
-	}
-	ori := func(v *int, def int) {
-		if *v == 0 {
-			*v = def
-		}
-	}
-	or(&o.Compaction.Ratio, d.Compaction.Ratio)
-	ori(&o.Compaction.Min, d.Compaction.Min)
-	or(&o.MergeRatio, d.MergeRatio)
-	ori(&o.Scan.Min, d.Scan.Min)
-	ori(&o.FileLogMin, d.FileLogMin)
-	if o.Logger == nil {
-		o.Logger = d.Logger
-	}
+	o.Compaction.Ratio = cmp.Or(o.Compaction.Ratio, d.Compaction.Ratio)
+	o.Compaction.Min = cmp.Or(o.Compaction.Min, d.Compaction.Min)
+	o.MergeRatio = cmp.Or(o.MergeRatio, d.MergeRatio)
+	o.Scan.Min = cmp.Or(o.Scan.Min, d.Scan.Min)
+	o.FileLogMin = cmp.Or(o.FileLogMin, d.FileLogMin)
+	o.Logger = cmp.Or(o.Logger, d.Logger)
 	if o.Clock == nil {
 		o.Clock = d.Clock
 	}

@@ -337,12 +337,8 @@ func CheckIndexFolder(dir string) error {
 // VerifyStore checks the index u names as Driver.Verify says; nil for a
 // backend without Verify.
 func VerifyStore(ctx context.Context, u StoreURL, namespace string) error {
-	d, err := driverOf(u)
+	d, cfg, err := u.configured(namespace, schema.Version{}, Options{ReadOnly: true})
 	if err != nil || d.Verify == nil {
-		return err
-	}
-	cfg, err := u.backendConfig(namespace, schema.Version{}, Options{ReadOnly: true})
-	if err != nil {
 		return err
 	}
 	return d.Verify(ctx, cfg)
@@ -389,6 +385,16 @@ func driverOf(u StoreURL) (Driver, error) {
 	return d, nil
 }
 
+// configured is u's driver and what it is given (backendConfig).
+func (u StoreURL) configured(namespace string, v schema.Version, opts Options) (Driver, BackendConfig, error) {
+	d, err := driverOf(u)
+	if err != nil {
+		return d, BackendConfig{}, err
+	}
+	cfg, err := u.backendConfig(namespace, v, opts)
+	return d, cfg, err
+}
+
 // backendConfig is what u's driver is given for namespace, or for u's own
 // namespace when it names one.
 func (u StoreURL) backendConfig(namespace string, v schema.Version, opts Options) (BackendConfig, error) {
@@ -408,11 +414,7 @@ func (u StoreURL) backendConfig(namespace string, v schema.Version, opts Options
 // u's own namespace when it names one; the local folder's index in the
 // folder given by InFolder. Its errors have the password scrubbed.
 func OpenBackend(ctx context.Context, u StoreURL, namespace string, v schema.Version, opts Options) (Backend, error) {
-	d, err := driverOf(u)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := u.backendConfig(namespace, v, opts)
+	d, cfg, err := u.configured(namespace, v, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -426,11 +428,7 @@ func OpenBackend(ctx context.Context, u StoreURL, namespace string, v schema.Ver
 // ReadStoreSummary reads the last commit of the index u names without
 // loading vectors or the model: read-only, as Driver.Summary says.
 func ReadStoreSummary(ctx context.Context, u StoreURL, namespace string) (Summary, error) {
-	d, err := driverOf(u)
-	if err != nil {
-		return Summary{}, err
-	}
-	cfg, err := u.backendConfig(namespace, schema.Version{}, Options{ReadOnly: true})
+	d, cfg, err := u.configured(namespace, schema.Version{}, Options{ReadOnly: true})
 	if err != nil {
 		return Summary{}, err
 	}

@@ -227,27 +227,10 @@ func (idx *Index) RemoveIDs(ids []int64) (int, error) {
 	return int(removed), err
 }
 
-// Search returns the k nearest neighbours of each query in x, row-major:
-// distances[i*k+j] and labels[i*k+j] are query i's j-th hit. When fewer
-// than k vectors exist, the missing hits have label -1.
-func (idx *Index) Search(x []float32, k int) (distances []float32, labels []int64, err error) {
-	n, err := idx.rows(x)
-	if err != nil {
-		return nil, nil, err
-	}
-	if k <= 0 {
-		return nil, nil, fmt.Errorf("faiss: k = %d must be positive", k)
-	}
-	distances = make([]float32, n*k)
-	labels = make([]int64, n*k)
-	if err := idx.SearchInto(x, k, distances, labels); err != nil {
-		return nil, nil, err
-	}
-	return distances, labels, nil
-}
-
-// SearchInto is Search writing into caller-owned buffers, so a hot path
-// can reuse them and allocate nothing: distances and labels must each hold
+// SearchInto writes the k nearest neighbours of each query in x, row-major,
+// into caller-owned buffers, so a hot path can reuse them and allocate
+// nothing: distances[i*k+j] and labels[i*k+j] are query i's j-th hit (label
+// -1 when fewer than k vectors exist). distances and labels must each hold
 // at least len(x)/D()*k elements; the first len(x)/D()*k are overwritten.
 func (idx *Index) SearchInto(x []float32, k int, distances []float32, labels []int64) error {
 	n, err := idx.rows(x)

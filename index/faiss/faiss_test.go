@@ -724,3 +724,19 @@ func TestCompactIDMap2MatchesModel(t *testing.T) {
 	remove(20)
 	check("remove with the map", false)
 }
+
+// Search is SearchInto with the buffers made: how the tests ask.
+func (idx *Index) Search(x []float32, k int) (distances []float32, labels []int64, err error) {
+	n, err := idx.rows(x)
+	if err != nil {
+		return nil, nil, err
+	}
+	if k <= 0 {
+		return nil, nil, fmt.Errorf("faiss: k = %d must be positive", k)
+	}
+	distances, labels = make([]float32, n*k), make([]int64, n*k)
+	if err := idx.SearchInto(x, k, distances, labels); err != nil {
+		return nil, nil, err
+	}
+	return distances, labels, nil
+}

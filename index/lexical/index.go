@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -130,11 +131,13 @@ func Empty() *Index { return &Index{Params: DefaultParams} }
 func Open(dir string, refs []SegmentRef, isLive func(id int64) bool) (*Index, error) {
 	segs := make([]*Segment, len(refs))
 	for i, ref := range refs {
-		seg, err := readSegment(filepath.Join(dir, ref.Name), ref)
+		b, err := os.ReadFile(filepath.Join(dir, ref.Name))
 		if err != nil {
 			return nil, err
 		}
-		segs[i] = &Segment{ref: ref, seg: seg}
+		if segs[i], err = DecodeSegment(ref, b); err != nil {
+			return nil, err
+		}
 	}
 	return FromSegments(segs, isLive), nil
 }
@@ -158,9 +161,15 @@ type Segment struct {
 // DecodeSegment decodes a segment's bytes (Add's file) and checks them
 // against the reference its commit recorded.
 func DecodeSegment(ref SegmentRef, b []byte) (*Segment, error) {
-	seg, err := checkedSegment(b, ref)
+	if int64(len(b)) != ref.Bytes {
+		return nil, fmt.Errorf("%w: %s has %d bytes, want %d", errCorrupt, ref.Name, len(b), ref.Bytes)
+	}
+	seg, err := decodeSegment(b)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", ref.Name, err)
+	}
+	if seg.crc != ref.CRC || seg.docs() != ref.Docs {
+		return nil, fmt.Errorf("%w: %s is not the committed segment", errCorrupt, ref.Name)
 	}
 	return &Segment{ref: ref, seg: seg}, nil
 }
@@ -206,12 +215,6 @@ func (x *Index) Live() int {
 		n += v.live()
 	}
 	return n
-}
-
-// Contains reports whether a live document has the chunk id.
-func (x *Index) Contains(id int64) bool {
-	v, o := x.locate(id)
-	return v != nil && !isDead(v.dead, o)
 }
 
 // Segments lists the segment files this index is made of.
@@ -333,7 +336,7 @@ type Result struct {
 }
 
 // Evidence is what the keyword index holds for one document and query
-// (SearchWith).
+// (Query.Search).
 type Evidence struct {
 	Score float64 // BM25F, as Search scores it
 	// Coverage is the share of the query's keyword weight (Query.Weights)
@@ -348,22 +351,6 @@ type Evidence struct {
 var accPool = sync.Pool{New: func() any { return new([]float64) }}
 
 var maskPool = sync.Pool{New: func() any { return new([]uint64) }}
-
-// Search returns up to k live documents matching query, best first (ties by
-// lower id). A query with no terms (stop words, punctuation) matches
-// nothing. Safe for concurrent use.
-func (x *Index) Search(query string, k int) []Result {
-	top, _ := x.SearchWith(query, k, nil)
-	return top
-}
-
-// SearchWith is Search that also returns the Evidence of the documents
-// in also, read in the same pass over the postings: a fused ranking can
-// score the chunks the other ranking found exactly, however far down the
-// keyword ranking they are. Results carry their Coverage too.
-func (x *Index) SearchWith(query string, k int, also []int64) ([]Result, []Evidence) {
-	return x.Query(query).Search(k, also)
-}
 
 // Query is one query's terms looked up in one Index: tokenised once, then
 // weighed and searched as often as the caller needs.
@@ -395,17 +382,19 @@ func (x *Index) Query(text string) *Query {
 	return &Query{x: x, terms: terms, absent: absent}
 }
 
-// Search is Index.SearchWith for the query q holds.
+// Search returns up to k live documents matching q, best first (ties by
+// lower id), and the Evidence of the documents in also, read in the same
+// pass over the postings: a fused ranking can score the chunks the other
+// ranking found exactly, however far down the keyword ranking they are.
+// Results carry their Coverage too. A query with no terms (stop words,
+// punctuation) matches nothing. Safe for concurrent use.
 func (q *Query) Search(k int, also []int64) ([]Result, []Evidence) {
 	x, terms := q.x, q.terms
 	ev := make([]Evidence, len(also))
 	if len(terms) == 0 {
 		return nil, ev
 	}
-	var weight float64
-	for _, t := range terms {
-		weight += t.qtf * t.idf
-	}
+	weight, _ := q.Weights()
 	// Wanted ordinals per segment, to their positions in also.
 	type want struct {
 		ord uint32

@@ -231,3 +231,20 @@ func TestLongQueryKeepsRareTerms(t *testing.T) {
 		t.Fatalf("query weight %v", w)
 	}
 }
+
+// Search is the ranking of query alone, and SearchWith with the evidence
+// of the documents in also (Query.Search): how the tests ask.
+func (x *Index) Search(query string, k int) []Result {
+	top, _ := x.SearchWith(query, k, nil)
+	return top
+}
+
+func (x *Index) SearchWith(query string, k int, also []int64) ([]Result, []Evidence) {
+	return x.Query(query).Search(k, also)
+}
+
+// Contains reports whether a live document has the chunk id.
+func (x *Index) Contains(id int64) bool {
+	v, o := x.locate(id)
+	return v != nil && !isDead(v.dead, o)
+}

@@ -8,7 +8,6 @@ import (
 	"hash/crc32"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"strings"
 )
@@ -62,20 +61,16 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func (s *segment) docs() int     { return len(s.ids) }
 func (s *segment) numTerms() int { return len(s.termEnd) }
 
-func (s *segment) term(i int) []byte {
-	var from uint32
-	if i > 0 {
-		from = s.termEnd[i-1]
-	}
-	return s.terms[from:s.termEnd[i]]
-}
+func (s *segment) term(i int) []byte     { return span(s.terms, s.termEnd, i) }
+func (s *segment) postings(i int) []byte { return span(s.post, s.postEnd, i) }
 
-func (s *segment) postings(i int) []byte {
+// span is item i of data, whose items end at ends.
+func span(data []byte, ends []uint32, i int) []byte {
 	var from uint32
 	if i > 0 {
-		from = s.postEnd[i-1]
+		from = ends[i-1]
 	}
-	return s.post[from:s.postEnd[i]]
+	return data[from:ends[i]]
 }
 
 // find returns the index of term t, or -1.
@@ -154,8 +149,7 @@ func (r *postingReader) next(p *posting) bool {
 
 // segmentBuilder collects terms in byte order with their encoded postings.
 type segmentBuilder struct {
-	seg      segment
-	lastTerm []byte
+	seg segment
 }
 
 func (sb *segmentBuilder) addDoc(id int64, lens [numFields]int) {
@@ -224,13 +218,9 @@ func (s *segment) encode() []byte {
 	for _, n := range s.sumLen {
 		b = binary.AppendUvarint(b, uint64(n))
 	}
-	var prev int64
-	for i, id := range s.ids {
-		if i == 0 {
-			b = binary.AppendUvarint(b, uint64(id))
-		} else {
-			b = binary.AppendUvarint(b, uint64(id-prev))
-		}
+	var prev int64 // the first id is its difference from 0
+	for _, id := range s.ids {
+		b = binary.AppendUvarint(b, uint64(id-prev))
 		prev = id
 	}
 	for _, n := range s.lens {
@@ -274,12 +264,7 @@ func decodeSegment(b []byte) (*segment, error) {
 	s.ids = make([]int64, nDocs)
 	var id int64
 	for i := range s.ids {
-		d := int64(r.uint())
-		if i == 0 {
-			id = d
-		} else {
-			id += d
-		}
+		id += int64(r.uint())
 		s.ids[i] = id
 	}
 	s.lens = make([]uint16, nDocs*numFields)
@@ -397,31 +382,6 @@ func mergeSegments(segs []*segment, dead [][]uint64) *segment {
 
 func isDead(bits []uint64, ord int) bool {
 	return bits != nil && bits[ord>>6]&(1<<(ord&63)) != 0
-}
-
-// readSegment loads and checks one segment file.
-func readSegment(path string, want SegmentRef) (*segment, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return checkedSegment(b, want)
-}
-
-// checkedSegment decodes a segment's bytes and checks them against the
-// reference its commit recorded.
-func checkedSegment(b []byte, want SegmentRef) (*segment, error) {
-	if int64(len(b)) != want.Bytes {
-		return nil, fmt.Errorf("%w: %s has %d bytes, want %d", errCorrupt, want.Name, len(b), want.Bytes)
-	}
-	s, err := decodeSegment(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", want.Name, err)
-	}
-	if s.crc != want.CRC || s.docs() != want.Docs {
-		return nil, fmt.Errorf("%w: %s is not the committed segment", errCorrupt, want.Name)
-	}
-	return s, nil
 }
 
 // IsSegmentFile reports whether a file name in the index folder is a

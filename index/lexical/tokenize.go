@@ -187,11 +187,7 @@ func appendWord(dst []string, raw string) ([]string, wordInfo) {
 	if bare != raw {
 		add(fold(bare))
 	}
-	var joined strings.Builder
-	for _, p := range parts {
-		joined.WriteString(p)
-	}
-	add(fold(joined.String()))
+	add(fold(strings.Join(parts, "")))
 	if len(parts) > maxParts {
 		parts = parts[:maxParts] // a longer run is data, not a name
 	}
@@ -287,13 +283,11 @@ func splitParts(s string) []string {
 			continue
 		}
 		if i > begin && prev != 0 && !unicode.Is(unicode.Mn, r) {
-			cut := unicode.IsLower(prev) && unicode.IsUpper(r) ||
-				unicode.IsDigit(prev) != unicode.IsDigit(r) ||
-				// HTTPServer: cut before the last upper of a run followed by lower.
-				unicode.IsUpper(prevPrev) && unicode.IsUpper(prev) && unicode.IsLower(r)
-			if cut {
+			// HTTPServer: cut before the last upper of a run followed by lower.
+			acronymEnd := unicode.IsUpper(prevPrev) && unicode.IsUpper(prev) && unicode.IsLower(r)
+			if unicode.IsLower(prev) && unicode.IsUpper(r) || unicode.IsDigit(prev) != unicode.IsDigit(r) || acronymEnd {
 				at := i
-				if unicode.IsUpper(prevPrev) && unicode.IsUpper(prev) && unicode.IsLower(r) {
+				if acronymEnd {
 					at = i - utf8.RuneLen(prev)
 				}
 				if at > begin {
@@ -313,21 +307,11 @@ func splitParts(s string) []string {
 }
 
 func isAllDigits(s string) bool {
-	for _, r := range s {
-		if !unicode.IsDigit(r) {
-			return false
-		}
-	}
-	return s != ""
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsDigit(r) })
 }
 
 func isAllLetters(s string) bool {
-	for _, r := range s {
-		if !unicode.IsLetter(r) && !unicode.Is(unicode.Mn, r) {
-			return false
-		}
-	}
-	return s != ""
+	return s != "" && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.Is(unicode.Mn, r) })
 }
 
 // fold lower-cases and strips accents: compatibility decomposition (which

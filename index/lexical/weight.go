@@ -36,10 +36,7 @@ func (x *Index) idfMax() float64 {
 // strings, low for a question about something the folder never mentions,
 // near 1 for one in its vocabulary; 0 when the query has no terms.
 func (q *Query) Coverage() float64 {
-	var known float64
-	for _, t := range q.terms {
-		known += t.qtf * t.idf
-	}
+	known, _ := q.Weights()
 	if known <= 0 {
 		return 0
 	}

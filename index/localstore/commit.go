@@ -57,7 +57,6 @@ func (w *Writer) commit(end RunEnd) (err error) {
 	}()
 	tx := &commitTx{w: w, s: w.s, end: end, doc: w.st.doc, live: w.st.live,
 		changes: int64(len(w.addIDs) + len(w.removeIDs))}
-	tx.doc.Schema = schema.SchemaVersion // an upgraded index's first commit moves it
 	if err := tx.appendManifest(); err != nil {
 		return err
 	}
@@ -127,7 +126,9 @@ func (tx *commitTx) placeVectors() error {
 		s.stopMerge()
 		tx.pending |= newFaiss
 	}
-	idx, err := w.nextIndex(tx.merge)
+	// head's FAISS index is shared unless the commit merges (or the delta
+	// has outgrown it): then a copy holds exactly the live vectors.
+	idx, err := w.head.index.next(w.removeIDs, w.addIDs, w.addVecs, tx.merge)
 	if err != nil {
 		return err
 	}
@@ -202,7 +203,7 @@ func (tx *commitTx) writeVectorSegment() error {
 	if err != nil {
 		return fmt.Errorf("write vector segment: %w", err)
 	}
-	s.countSegment(ref.Bytes)
+	s.count(func(m *MergeStats) { m.SegmentBytes += ref.Bytes })
 	ref.Name = name
 	doc.VectorSegments = append(slices.Clip(segs[:len(segs)-fold]), ref)
 	return nil
@@ -262,7 +263,7 @@ func (tx *commitTx) renameIntoPlace() error {
 		return err
 	}
 	if tx.pending&newFaiss != 0 {
-		tx.s.installed()
+		tx.s.count(func(m *MergeStats) { m.Merges++ })
 	}
 	return nil
 }

@@ -184,7 +184,7 @@ func TestIndexWithoutCommitRecordStillLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Rebuilt() {
+	if w.rebuilt {
 		t.Fatal("an index without commit.json was rebuilt")
 	}
 	w.RemoveFile("c.md")
@@ -237,8 +237,8 @@ func TestCheckpointCrash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if w.Rebuilt() || w.Files() != 3 {
-			t.Fatalf("rebuilt %v, %d files", w.Rebuilt(), w.Files())
+		if w.rebuilt || w.Files() != 3 {
+			t.Fatalf("rebuilt %v, %d files", w.rebuilt, w.Files())
 		}
 		w.Close()
 		s.Close()

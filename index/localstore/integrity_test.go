@@ -208,8 +208,8 @@ func TestDamagedIndexIsRebuiltNotServed(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer w.Close()
-			if !w.Rebuilt() || len(w.Before()) != 0 {
-				t.Fatalf("rebuilt=%v before=%d: the damaged index was kept", w.Rebuilt(), len(w.Before()))
+			if !w.rebuilt || len(w.Before()) != 0 {
+				t.Fatalf("rebuilt=%v before=%d: the damaged index was kept", w.rebuilt, len(w.Before()))
 			}
 			if err := s.OpenErr(); err != nil {
 				t.Fatalf("OpenErr = %v after the rebuild discarded the damage", err)
@@ -308,7 +308,7 @@ func TestIndexWithoutChecksumsGetsThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Rebuilt() {
+	if w.rebuilt {
 		t.Fatal("an index without checksums was rebuilt")
 	}
 	putFile(t, w, rand.New(rand.NewPCG(5, 5)), "e.md", 1)
@@ -357,7 +357,7 @@ func TestChecksumsFollowCommitsAndCompaction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if w.Rebuilt() && round > 0 {
+		if w.rebuilt && round > 0 {
 			t.Fatalf("round %d: the index was rebuilt on reopening", round)
 		}
 		putFile(t, w, rng, "a.md", 3)                       // replaced every round: tombstones
@@ -437,7 +437,7 @@ func TestSmallFileDamage(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer w.Close()
-				if !w.Rebuilt() {
+				if !w.rebuilt {
 					t.Fatal("the writer did not rebuild the damaged index")
 				}
 			})

@@ -151,13 +151,9 @@ func (l *layered) next(remove, addIDs []int64, addVecs []float32, fold bool) (*l
 	if fold || len(l.added)+len(l.removed)+len(remove)+len(addIDs) > deltaMax(l.base.idx.Ntotal()) {
 		return l.fold(remove, addIDs, addVecs)
 	}
-	n := &layered{added: maps.Clone(l.added), removed: maps.Clone(l.removed)}
-	if n.added == nil {
-		n.added = map[int64][]float32{}
-	}
-	if n.removed == nil {
-		n.removed = map[int64]bool{}
-	}
+	n := &layered{added: map[int64][]float32{}, removed: map[int64]bool{}}
+	maps.Copy(n.added, l.added)
+	maps.Copy(n.removed, l.removed)
 	for _, id := range remove {
 		if _, ok := n.added[id]; ok {
 			delete(n.added, id)

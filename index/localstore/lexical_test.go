@@ -166,7 +166,7 @@ func TestLexicalTornCommitAndDamage(t *testing.T) {
 	}
 	w = begin(t, s)
 	defer w.Close()
-	if !w.Rebuilt() {
+	if !w.rebuilt {
 		t.Fatal("damaged lexical segment did not rebuild the index")
 	}
 }

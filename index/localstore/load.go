@@ -10,6 +10,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/faiss"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
+	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
 // refresh is Refresh on the introducer goroutine.
@@ -89,7 +90,7 @@ func (s *Store) readCommittedState() (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !schemaReadable(doc.Schema) {
+	if doc.Schema != schema.SchemaVersion {
 		return nil, fmt.Errorf("%w: commit record schema %d", index.ErrInconsistent, doc.Schema)
 	}
 	idx, err := s.readFaiss(&doc)

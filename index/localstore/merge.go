@@ -258,9 +258,7 @@ func (s *Store) stage(job *mergeJob, doc commitRecord) (commitRecord, error) {
 
 // drop discards a merge that will not be installed.
 func (s *Store) drop(job *mergeJob, why string) {
-	s.mergeMu.Lock()
-	s.mergeStats.Dropped++
-	s.mergeMu.Unlock()
+	s.count(func(m *MergeStats) { m.Dropped++ })
 	s.log.Info("background merge not installed", "generation", job.gen, "why", why)
 	defer job.unlock()
 	if err := os.Remove(s.path(job.file)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -279,18 +277,11 @@ func (s *Store) mergingGeneration() int64 {
 	return s.merge.gen
 }
 
-// countSegment counts a written vector segment.
-func (s *Store) countSegment(bytes int64) {
+// count changes the merge statistics under mergeMu.
+func (s *Store) count(change func(*MergeStats)) {
 	s.mergeMu.Lock()
-	s.mergeStats.SegmentBytes += bytes
-	s.mergeMu.Unlock()
-}
-
-// installed counts a merged file that became faiss.index.
-func (s *Store) installed() {
-	s.mergeMu.Lock()
-	s.mergeStats.Merges++
-	s.mergeMu.Unlock()
+	defer s.mergeMu.Unlock()
+	change(&s.mergeStats)
 }
 
 // stopMerge cancels a running background merge (its result would not fit)
@@ -376,7 +367,7 @@ func (s *Store) installAlone(job *mergeJob, doc commitRecord) error {
 		return err
 	}
 	s.removeUnlisted(&doc)
-	s.installed()
+	s.count(func(m *MergeStats) { m.Merges++ }) // a merged file became faiss.index
 	s.loaded = s.stampFiles()
 	doc.Files = nil
 	s.header = &doc
@@ -471,9 +462,7 @@ func (s *Store) writeFaissNew(idx *faiss.Index, doc *commitRecord) error {
 	if err != nil {
 		return err
 	}
-	s.mergeMu.Lock()
-	s.mergeStats.FaissBytes += size
-	s.mergeMu.Unlock()
+	s.count(func(m *MergeStats) { m.FaissBytes += size })
 	doc.FaissNtotal, doc.FaissBytes, doc.FaissChecksum = n, size, sum
 	return nil
 }

@@ -292,7 +292,7 @@ func TestKilledMergeFileRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if w.Rebuilt() {
+	if w.rebuilt {
 		t.Fatal("a killed merge rebuilt the index")
 	}
 	if got := mergeFiles(t, dir); len(got) != 0 {
@@ -405,8 +405,8 @@ func TestDamagedSegmentAfterMergeRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w2.Close()
-	if !w2.Rebuilt() || len(segFiles(t, dir)) != 0 {
-		t.Fatalf("damaged segment: rebuilt %v, segments %v", w2.Rebuilt(), segFiles(t, dir))
+	if !w2.rebuilt || len(segFiles(t, dir)) != 0 {
+		t.Fatalf("damaged segment: rebuilt %v, segments %v", w2.rebuilt, segFiles(t, dir))
 	}
 }
 

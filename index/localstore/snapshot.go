@@ -104,7 +104,7 @@ func (sn *Snapshot) Search(query []float32, k int) ([]index.Hit, error) {
 	}
 	hits := make([]index.Hit, 0, len(near))
 	for _, m := range near {
-		rec, err := sn.record(m.ID)
+		rec, err := sn.Record(m.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -163,8 +163,8 @@ func (sn *Snapshot) rescored(query []float32, k int) ([]float32, []int64) {
 	return dist, labels
 }
 
-// record reads one live chunk's manifest line back.
-func (sn *Snapshot) record(id int64) (schema.Record, error) {
+// Record reads one live chunk's manifest line back.
+func (sn *Snapshot) Record(id int64) (schema.Record, error) {
 	c, ok := sn.live.Get(id)
 	if !ok || sn.manifest == nil {
 		return schema.Record{}, fmt.Errorf("chunk %d is not in the snapshot's manifest", id)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
@@ -12,31 +11,9 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
 )
 
-// Record returns the manifest record of one live chunk.
-func (sn *Snapshot) Record(id int64) (schema.Record, error) { return sn.record(id) }
-
-// FileChunks returns the records of a file's live chunks ordered by chunk
-// index, or false when the path is not indexed.
-func (sn *Snapshot) FileChunks(path string) ([]schema.Record, bool, error) {
-	f, ok := sn.files.Get(path)
-	if !ok {
-		return nil, false, nil
-	}
-	out := make([]schema.Record, 0, len(f.ChunkIDs))
-	for _, id := range f.ChunkIDs {
-		rec, err := sn.record(id)
-		if err != nil {
-			return nil, true, err
-		}
-		out = append(out, rec)
-	}
-	slices.SortFunc(out, func(a, b schema.Record) int { return a.ChunkIndex - b.ChunkIndex })
-	return out, true, nil
-}
-
 // FileChunk returns chunk number i (from 0) of a file. ok is false when the
 // file is not indexed; a chunk number out of range is an error.
-func (sn *Snapshot) FileChunk(path string, i int) (rec schema.Record, ok bool, err error) {
+func (sn *Snapshot) FileChunk(path string, i int) (schema.Record, bool, error) {
 	f, ok := sn.files.Get(path)
 	if !ok {
 		return schema.Record{}, false, nil
@@ -44,20 +21,13 @@ func (sn *Snapshot) FileChunk(path string, i int) (rec schema.Record, ok bool, e
 	if i < 0 || i >= len(f.ChunkIDs) {
 		return schema.Record{}, true, fmt.Errorf("%s has chunks 0 to %d; there is no chunk %d", path, len(f.ChunkIDs)-1, i)
 	}
-	// Chunk ids are stored in chunk order; check rather than trust it.
-	if rec, err = sn.record(f.ChunkIDs[i]); err == nil && rec.ChunkIndex == i {
-		return rec, true, nil
+	// Chunk ids are kept in chunk order (the chunker numbers chunks by
+	// position, PutFile hands ids out in that order): another order is damage.
+	rec, err := sn.Record(f.ChunkIDs[i])
+	if err == nil && rec.ChunkIndex != i {
+		err = fmt.Errorf("%s: chunk %d holds chunk index %d", path, f.ChunkIDs[i], rec.ChunkIndex)
 	}
-	recs, _, err := sn.FileChunks(path)
-	if err != nil {
-		return schema.Record{}, true, err
-	}
-	for _, r := range recs {
-		if r.ChunkIndex == i {
-			return r, true, nil
-		}
-	}
-	return schema.Record{}, true, fmt.Errorf("%s has no chunk %d", path, i)
+	return rec, true, err
 }
 
 // Paths lists the indexed files in byte order. The slice is shared: do not
@@ -125,7 +95,7 @@ func (sn *Snapshot) head(id int64, buf []byte) (schema.Record, []byte, error) {
 			return rec, buf, nil
 		}
 		if n == int(c.Length) {
-			rec, err := sn.record(id) // a line without text: the whole record
+			rec, err := sn.Record(id) // a line without text: the whole record
 			return rec, buf, err
 		}
 	}

@@ -349,8 +349,8 @@ func TestVersionMismatchRebuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !w2.Rebuilt() || len(w2.Before()) != 0 {
-		t.Fatalf("rebuilt=%v before=%d", w2.Rebuilt(), len(w2.Before()))
+	if !w2.rebuilt || len(w2.Before()) != 0 {
+		t.Fatalf("rebuilt=%v before=%d", w2.rebuilt, len(w2.Before()))
 	}
 	w2.Close()
 }
@@ -458,7 +458,7 @@ func TestInterruptedCommits(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer w.Close()
-		if !w.Rebuilt() || len(w.Before()) != 0 {
+		if !w.rebuilt || len(w.Before()) != 0 {
 			t.Fatal("damaged index not rebuilt")
 		}
 	})
@@ -589,8 +589,8 @@ func TestBeginAfterIndexFolderDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	w = begin(t, s)
-	if got := len(w.Before()); got != 0 || !w.Rebuilt() || w.Base() != nil {
-		t.Errorf("writer over a deleted index: %d files before, rebuilt %v, base %v; want 0, true, nil", got, w.Rebuilt(), w.Base())
+	if got := len(w.Before()); got != 0 || !w.rebuilt || w.Base() != nil {
+		t.Errorf("writer over a deleted index: %d files before, rebuilt %v, base %v; want 0, true, nil", got, w.rebuilt, w.Base())
 	}
 	b := putFile(t, w, rng, "new.md", 2)
 	mustCommit(t, w, EndOfRun)

@@ -70,8 +70,8 @@ func TestSchema2IndexRebuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !w.Rebuilt() || w.Chunks() != 0 {
-		t.Fatalf("writer over a schema 2 index: rebuilt %v, %d chunks", w.Rebuilt(), w.Chunks())
+	if !w.rebuilt || w.Chunks() != 0 {
+		t.Fatalf("writer over a schema 2 index: rebuilt %v, %d chunks", w.rebuilt, w.Chunks())
 	}
 	q := putFile(t, w, rand.New(rand.NewPCG(5, 6)), "f3.md", 2)[0]
 	if err := w.Commit(true); err != nil {
@@ -119,8 +119,8 @@ func TestUnreadableSchemaRebuilt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !w.Rebuilt() || w.Chunks() != 0 {
-			t.Fatalf("schema %d: rebuilt %v with %d chunks", n, w.Rebuilt(), w.Chunks())
+		if !w.rebuilt || w.Chunks() != 0 {
+			t.Fatalf("schema %d: rebuilt %v with %d chunks", n, w.rebuilt, w.Chunks())
 		}
 		w.Close()
 	}

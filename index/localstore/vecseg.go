@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -32,7 +31,7 @@ func writeVecSeg(path string, dim int, removed, addIDs []int64, addVecs []float3
 	var sum uint32
 	var size int64
 	err := writeSynced(path, func(w io.Writer) error {
-		for _, part := range [][]byte{head.Bytes(), int64Bytes(removed), int64Bytes(addIDs), float32Bytes(addVecs)} {
+		for _, part := range [][]byte{head.Bytes(), littleEndian(removed), littleEndian(addIDs), littleEndian(addVecs)} {
 			if _, err := w.Write(part); err != nil {
 				return err
 			}
@@ -41,8 +40,7 @@ func writeVecSeg(path string, dim int, removed, addIDs []int64, addVecs []float3
 		}
 		return nil
 	})
-	ref := vecSegRef{Name: "", Removed: int64(len(removed)), Added: int64(len(addIDs)), Bytes: size, Checksum: formatChecksum(sum)}
-	return ref, err
+	return vecSegRef{Removed: int64(len(removed)), Added: int64(len(addIDs)), Bytes: size, Checksum: formatChecksum(sum)}, err
 }
 
 // readVecSeg reads a segment and checks it against its commit.json entry.
@@ -69,19 +67,10 @@ func readVecSeg(path string, ref vecSegRef, dim int) (removed, ids []int64, vecs
 		uint64(len(body)) != nr*8+na*8+na*uint64(dim)*4 {
 		return nil, nil, nil, fmt.Errorf("segment %s: header says dim %d, %d removed, %d added for %d bytes", ref.Name, d, nr, na, len(raw))
 	}
-	removed = make([]int64, nr)
-	ids = make([]int64, na)
-	vecs = make([]float32, na*uint64(dim))
-	for i := range removed {
-		removed[i] = int64(binary.LittleEndian.Uint64(body[8*i:]))
-	}
-	body = body[8*nr:]
-	for i := range ids {
-		ids[i] = int64(binary.LittleEndian.Uint64(body[8*i:]))
-	}
-	body = body[8*na:]
-	for i := range vecs {
-		vecs[i] = math.Float32frombits(binary.LittleEndian.Uint32(body[4*i:]))
+	removed, ids, vecs = make([]int64, nr), make([]int64, na), make([]float32, na*uint64(dim))
+	for _, part := range []any{removed, ids, vecs} {
+		n, _ := binary.Decode(body, binary.LittleEndian, part) // the sizes were checked above
+		body = body[n:]
 	}
 	return removed, ids, vecs, nil
 }
@@ -203,18 +192,8 @@ func segmentLoad(refs []vecSegRef) int64 {
 	return n
 }
 
-func int64Bytes(v []int64) []byte {
-	out := make([]byte, 8*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint64(out[8*i:], uint64(x))
-	}
-	return out
-}
-
-func float32Bytes(v []float32) []byte {
-	out := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(x))
-	}
-	return out
+// littleEndian is v ([]int64 or []float32) as little-endian bytes.
+func littleEndian(v any) []byte {
+	b, _ := binary.Append(nil, binary.LittleEndian, v) // fixed-size values always encode
+	return b
 }

@@ -113,7 +113,7 @@ func TestSmallCommitsWriteSegmentsThenMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w2.Rebuilt() {
+	if w2.rebuilt {
 		t.Fatal("an index with segments was rebuilt")
 	}
 	putFile(t, w2, rng, "f03.md", 3)
@@ -222,7 +222,7 @@ func TestDamagedSegmentIsRebuiltNotServed(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer w.Close()
-			if !w.Rebuilt() {
+			if !w.rebuilt {
 				t.Fatal("damaged segment not rebuilt")
 			}
 			if got := segFiles(t, dir); len(got) != 0 {
@@ -247,7 +247,7 @@ func TestInterruptedMerge(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.Close()
-		if w.Rebuilt() {
+		if w.rebuilt {
 			t.Fatal("rolled back merge rebuilt the index")
 		}
 		if _, err := os.Stat(filepath.Join(dir, FaissFile+newSuffix)); !errors.Is(err, os.ErrNotExist) {
@@ -296,7 +296,7 @@ func TestInterruptedMerge(t *testing.T) {
 			t.Fatal(err)
 		}
 		w2.Close()
-		if w2.Rebuilt() {
+		if w2.rebuilt {
 			t.Fatal("rolled forward merge rebuilt the index")
 		}
 		if got := segFiles(t, dir); len(got) != 0 {

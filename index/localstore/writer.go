@@ -89,10 +89,7 @@ func (s *Store) begin() (*Writer, error) {
 		return nil, err
 	}
 	w.st, w.rebuilt = st, rebuilt || remade
-	w.before = make(map[string]*schema.FileEntry, st.files.Len())
-	for p, f := range st.files.All() {
-		w.before[p] = f
-	}
+	w.before = maps.Collect(st.files.All())
 	w.head = s.Acquire()
 	if !w.rebuilt {
 		w.base = s.Acquire()
@@ -128,9 +125,6 @@ func (s *Store) writerState() (*state, bool, error) {
 	if !ok {
 		s.log.Warn("index was built by another model, chunking or schema: rebuilding from scratch", "dir", s.dir)
 		return s.resetState()
-	}
-	if err := s.upgradeVersion(); err != nil {
-		return nil, false, err
 	}
 	if _, err := os.Stat(s.path(VersionFile)); err != nil {
 		if err := writeFileAtomic(s.path(VersionFile), []byte(s.version.String()+"\n")); err != nil {
@@ -170,9 +164,6 @@ func (s *Store) resetState() (*state, bool, error) {
 	s.introducePublish(introduction{snap: empty})
 	return &state{doc: empty.doc, files: newFileMap(), live: newChunkMap()}, true, nil
 }
-
-// Rebuilt reports whether Begin discarded the old index.
-func (w *Writer) Rebuilt() bool { return w.rebuilt }
 
 // Before returns the files as they were when the run began. Read-only.
 func (w *Writer) Before() map[string]*schema.FileEntry { return w.before }
@@ -292,13 +283,6 @@ func (w *Writer) dropVectors(ids []int64) {
 			w.removeIDs = append(w.removeIDs, id)
 		}
 	}
-}
-
-// nextIndex returns the vectors of the next commit: head's with this
-// window's removals and additions applied, sharing head's FAISS index unless
-// fold asks for (or the delta has outgrown) a copy holding exactly them.
-func (w *Writer) nextIndex(fold bool) (*layered, error) {
-	return w.head.index.next(w.removeIDs, w.addIDs, w.addVecs, fold)
 }
 
 // writeCompactManifest writes manifest.jsonl.new holding only live records,

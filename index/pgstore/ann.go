@@ -199,14 +199,8 @@ func (u *Updater) buildIVFFlat(ctx context.Context, tx pgx.Tx, lists int, half b
 	}
 	name := prefix + strconv.FormatInt(gen, 10)
 	q := pgx.Identifier{s.name, name}.Sanitize()
-	if _, err := tx.Exec(ctx, "SET LOCAL client_min_messages = debug1"); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, fmt.Sprintf("CREATE INDEX %s ON %s USING ivfflat (%s) WITH (lists = %d)",
-		pgx.Identifier{name}.Sanitize(), s.q.vectorsTable.Sanitize(), column, lists)); err != nil {
-		return fmt.Errorf("build the IVFFlat index: %w", err)
-	}
-	if _, err := tx.Exec(ctx, "SET LOCAL client_min_messages = notice"); err != nil {
+	if err := createIndex(ctx, tx, fmt.Sprintf("CREATE INDEX %s ON %s USING ivfflat (%s) WITH (lists = %d)",
+		pgx.Identifier{name}.Sanitize(), s.q.vectorsTable.Sanitize(), column, lists), "IVFFlat"); err != nil {
 		return err
 	}
 	note, _ := json.Marshal(ivfBuilt{Rows: int64(u.live), NextID: u.nextID})

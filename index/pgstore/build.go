@@ -61,12 +61,17 @@ func (u *Updater) buildHNSW(ctx context.Context, tx pgx.Tx) error {
 	if err := raiseBuildMemory(ctx, tx, mem); err != nil {
 		return err
 	}
-	// DEBUG1 carries pgvector's "using N parallel workers".
+	return createIndex(ctx, tx, s.q.createHNSW, "HNSW")
+}
+
+// createIndex builds a vector index (of kind what) by ddl with DEBUG1
+// messages on: they carry pgvector's "using N parallel workers".
+func createIndex(ctx context.Context, tx pgx.Tx, ddl, what string) error {
 	if _, err := tx.Exec(ctx, "SET LOCAL client_min_messages = debug1"); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, s.q.createHNSW); err != nil {
-		return fmt.Errorf("build the HNSW index: %w", err)
+	if _, err := tx.Exec(ctx, ddl); err != nil {
+		return fmt.Errorf("build the %s index: %w", what, err)
 	}
 	_, err := tx.Exec(ctx, "SET LOCAL client_min_messages = notice")
 	return err

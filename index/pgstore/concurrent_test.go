@@ -96,8 +96,8 @@ func TestReadersDuringCommits(t *testing.T) {
 			t.Fatal(err)
 		}
 		v := s.acquire()
-		if v.Generation() != want.Generation() || !slices.Equal(v.Paths(), want.Paths()) || v.Chunks() != want.Chunks() {
-			t.Errorf("reader %d: generation %d, %v, %d chunks; writer: %d, %v, %d", i, v.Generation(), v.Paths(), v.Chunks(), want.Generation(), want.Paths(), want.Chunks())
+		if v.gen != want.gen || !slices.Equal(v.Paths(), want.Paths()) || v.Chunks() != want.Chunks() {
+			t.Errorf("reader %d: generation %d, %v, %d chunks; writer: %d, %v, %d", i, v.gen, v.Paths(), v.Chunks(), want.gen, want.Paths(), want.Chunks())
 		}
 		v.Release()
 	}

@@ -19,12 +19,9 @@ func init() {
 	index.RegisterBackend("postgres", index.Driver{Open: openBackend, Summary: summary})
 }
 
-func optionsOf(cfg index.BackendConfig) Options {
-	return Options{Logger: cfg.Options.Logger, Clock: cfg.Options.Clock, ReadOnly: cfg.Options.ReadOnly, Compaction: cfg.Options.Compaction}
-}
-
 func openBackend(ctx context.Context, cfg index.BackendConfig) (index.Backend, error) {
-	s, err := Open(ctx, cfg.URL, cfg.Namespace, cfg.Version, optionsOf(cfg))
+	o := cfg.Options
+	s, err := Open(ctx, cfg.URL, cfg.Namespace, cfg.Version, Options{Logger: o.Logger, Clock: o.Clock, ReadOnly: o.ReadOnly, Compaction: o.Compaction})
 	if err != nil {
 		return nil, err
 	}

@@ -72,14 +72,12 @@ func Open(ctx context.Context, dsn, schemaName string, v schema.Version, opts Op
 		pool.Close()
 		return nil, scrubPassword(err, password)
 	}
-	if opts.ReadOnly && !s.exists(ctx) {
-		s.efSearch.Store(int64(opts.EfSearch))
-		s.current.Store(s.emptyView())
-		return s, nil
-	}
 	s.efSearch.Store(int64(opts.EfSearch))
 	s.probes.Store(int64(opts.Probes))
 	s.current.Store(s.emptyView())
+	if opts.ReadOnly && !s.exists(ctx) {
+		return s, nil
+	}
 	if _, err := s.Refresh(); err != nil {
 		s.log.Warn("index not loaded; the next reindex rebuilds it", "schema", schemaName, "err", err)
 		s.openErr.Store(&err)

@@ -10,7 +10,6 @@ import (
 // (pgx.Identifier.Sanitize) and never interpolated raw.
 type queries struct {
 	schema         string // quoted
-	chunks, dead   string // quoted, with the schema
 	create         []string
 	initMeta       string
 	metaGen        string
@@ -48,8 +47,6 @@ func newQueries(schemaName string, dim int, g HNSW) queries {
 	}
 	q := queries{
 		schema:         sc,
-		chunks:         chunks,
-		dead:           dead,
 		create:         tableDDL(t, vectorsDDL),
 		initMeta:       fmt.Sprintf("INSERT INTO %s (version) VALUES ($1) ON CONFLICT DO NOTHING", meta),
 		metaGen:        fmt.Sprintf("SELECT generation, version FROM %s", meta),

@@ -94,9 +94,6 @@ func (s *Store) setSearch(lists int, half bool) {
 // (0: probesFor the index's lists).
 func (s *Store) SetProbes(n int) { s.probes.Store(int64(max(n, 0))) }
 
-// Schema is the index's schema name.
-func (s *Store) Schema() string { return s.name }
-
 // OpenErr says why the store serves an empty index in place of the one in
 // the database (index.ErrOtherVersion, damage), nil once it loaded one.
 func (s *Store) OpenErr() error {

@@ -278,8 +278,8 @@ func TestFailedCommitKeepsPrevious(t *testing.T) {
 	b := open(t, dsn, "idx", testVersion)
 	for name, s := range map[string]*Store{"writer": a, "reader": b} {
 		v := s.acquire()
-		if v.Files() != 1 || v.Chunks() != 1 || v.Generation() != 1 {
-			t.Errorf("%s after a failed commit: files %d chunks %d generation %d", name, v.Files(), v.Chunks(), v.Generation())
+		if v.Files() != 1 || v.Chunks() != 1 || v.gen != 1 {
+			t.Errorf("%s after a failed commit: files %d chunks %d generation %d", name, v.Files(), v.Chunks(), v.gen)
 		}
 		v.Release()
 	}
@@ -384,8 +384,8 @@ func TestConnectionKilledMidCommit(t *testing.T) {
 	for name, s := range map[string]*Store{"writer": a, "reader": b} {
 		v := s.acquire()
 		hits, err := v.Search(first.vecs, 5)
-		if v.Files() != 1 || v.Generation() != 1 || err != nil || len(hits) != 1 || hits[0].Record.Text != "committed text" {
-			t.Errorf("%s: files %d generation %d hits %+v %v", name, v.Files(), v.Generation(), hits, err)
+		if v.Files() != 1 || v.gen != 1 || err != nil || len(hits) != 1 || hits[0].Record.Text != "committed text" {
+			t.Errorf("%s: files %d generation %d hits %+v %v", name, v.Files(), v.gen, hits, err)
 		}
 		v.Release()
 	}
@@ -488,8 +488,8 @@ func TestOtherVersionRebuilt(t *testing.T) {
 		t.Fatalf("open by another model: %v", b.OpenErr())
 	}
 	ub := begin(t, b)
-	if !ub.Rebuilt() || ub.Base() != nil || len(ub.Before()) != 0 {
-		t.Fatalf("rebuilt %v base %v before %v", ub.Rebuilt(), ub.Base(), ub.Before())
+	if !ub.rebuilt || ub.Base() != nil || len(ub.Before()) != 0 {
+		t.Fatalf("rebuilt %v base %v before %v", ub.rebuilt, ub.Base(), ub.Before())
 	}
 	vec := []float32{1, 0, 0, 0, 0, 0, 0, 0}
 	if err := ub.PutFile(schema.FileEntry{Path: "b.md", Ext: ".md"}, []schema.Record{{Text: "new model text"}}, vec); err != nil {
@@ -666,4 +666,23 @@ func TestForeignTablesRefused(t *testing.T) {
 	commitDocs(t, open(t, dsn, "theirs_other", testVersion), makeDoc(rng, "a.md", "text"))
 	// Opened again, the index's own tables are not taken for another's.
 	open(t, dsn, "theirs_other", testVersion)
+}
+
+// SearchLexical returns up to k chunks by BM25F, best first, with their
+// records: what the tests read of the keyword side.
+func (v *View) SearchLexical(query string, k int) ([]index.Hit, error) {
+	found, _ := v.LexicalQuery(query).Search(k, nil)
+	ids := make([]int64, len(found))
+	for i, r := range found {
+		ids[i] = r.ID
+	}
+	recs, err := v.records(v.s.q.full, ids, true)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]index.Hit, 0, len(found))
+	for _, r := range found {
+		hits = append(hits, index.Hit{Record: recs[r.ID], Score: float32(r.Score), Share: r.Coverage})
+	}
+	return hits, nil
 }

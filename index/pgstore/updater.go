@@ -103,9 +103,6 @@ func (u *Updater) unlock(key int64) {
 	u.conn.Release()
 }
 
-// Rebuilt reports whether Begin discarded another model's index.
-func (u *Updater) Rebuilt() bool { return u.rebuilt }
-
 // Before returns the files as they were when the run began. Read-only.
 func (u *Updater) Before() map[string]*schema.FileEntry { return u.before }
 
@@ -119,9 +116,6 @@ func (u *Updater) Base() index.View {
 
 // Chunks is the number of live chunks with the uncommitted changes.
 func (u *Updater) Chunks() int { return u.live }
-
-// Files is the number of files with the uncommitted changes.
-func (u *Updater) Files() int { return len(u.files) }
 
 // PutFile replaces what is indexed for f.Path with chunks and their
 // normalised vectors (len(chunks)×dim values).
@@ -244,10 +238,10 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 	}
 	wrote, added, removed := time.Since(began), len(u.addRecs), len(u.removeIDs)
 	s.setSearch(plan.lists, plan.half)
-	err = u.published(ctx, c.gen, c.last, c.lex, c.raw)
+	u.published(ctx, c.gen, c.last, c.lex, c.raw)
 	s.log.Debug("postgres: commit", "generation", c.gen, "added", added, "removed", removed,
 		"transaction", wrote, "publish", time.Since(began)-wrote)
-	return err
+	return nil
 }
 
 // pendingCommit is what one Commit writes, made before its transaction.
@@ -269,8 +263,7 @@ func (u *Updater) prepare(end schema.RunEnd) (pendingCommit, error) {
 	if u.reset {
 		head = lexical.Empty()
 	}
-	policy, dead := s.opts.Compaction, head.Dead()+len(u.removeIDs)
-	compact := dead > 0 && dead >= policy.Min && float64(dead) > policy.Ratio*float64(u.live)
+	compact := s.opts.Compaction.Due(head.Dead()+len(u.removeIDs), u.live)
 	var err error
 	if c.lex, c.raw, err = head.Delete(u.removeIDs).Add(lexical.SegmentName(c.gen), u.addDocs, compact); err != nil {
 		return c, err
@@ -427,7 +420,7 @@ func (u *Updater) copyFiles(ctx context.Context, tx pgx.Tx, changed []string) er
 
 // published makes the committed state the current view and clears the
 // pending changes.
-func (u *Updater) published(ctx context.Context, gen int64, last string, lex *lexical.Index, raw []byte) error {
+func (u *Updater) published(ctx context.Context, gen int64, last string, lex *lexical.Index, raw []byte) {
 	s := u.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -449,13 +442,10 @@ func (u *Updater) published(ctx context.Context, gen int64, last string, lex *le
 	v.paths = slices.Sorted(maps.Keys(v.files))
 	v.live = u.liveIDs()
 	v.refs.Store(1)
-	keep := map[string]*lexical.Segment{}
-	for _, r := range lex.Segments() {
-		if seg, ok := s.segs[r.Name]; ok {
-			keep[r.Name] = seg
-		}
-	}
-	s.segs = keep
+	listed := lex.Segments()
+	maps.DeleteFunc(s.segs, func(name string, _ *lexical.Segment) bool {
+		return !slices.ContainsFunc(listed, func(r lexical.SegmentRef) bool { return r.Name == name })
+	})
 	s.publish(v)
 	u.head.Release()
 	u.head = s.acquire()
@@ -463,7 +453,6 @@ func (u *Updater) published(ctx context.Context, gen int64, last string, lex *le
 	u.changed = map[string]bool{}
 	u.dirty, u.reset = false, false
 	u.midRun = last == "" // a checkpoint
-	return nil
 }
 
 // liveIDs are the committed chunk ids, sorted: head's without the removed

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -136,18 +137,14 @@ func parseVectorText(s string) ([]float32, error) {
 		return nil, fmt.Errorf("pgvector: malformed vector text %.20q", s)
 	}
 	var out []float32
-	body := s[1 : len(s)-1]
-	for start := 0; start <= len(body) && body != ""; {
-		end := start
-		for end < len(body) && body[end] != ',' {
-			end++
+	if body := s[1 : len(s)-1]; body != "" {
+		for part := range strings.SplitSeq(body, ",") {
+			x, err := strconv.ParseFloat(part, 32)
+			if err != nil {
+				return nil, fmt.Errorf("pgvector: malformed vector text: %v", err)
+			}
+			out = append(out, float32(x))
 		}
-		x, err := strconv.ParseFloat(body[start:end], 32)
-		if err != nil {
-			return nil, fmt.Errorf("pgvector: malformed vector text: %v", err)
-		}
-		out = append(out, float32(x))
-		start = end + 1
 	}
 	return out, nil
 }

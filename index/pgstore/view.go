@@ -28,9 +28,6 @@ func (v *View) tryRef() bool {
 // Release drops a reference taken by Acquire.
 func (v *View) Release() { v.refs.Add(-1) }
 
-// Generation is the commit's number (0 before the first commit).
-func (v *View) Generation() int64 { return v.gen }
-
 func (v *View) Files() int           { return len(v.files) }
 func (v *View) Chunks() int          { return len(v.live) }
 func (v *View) Tombstones() int      { return v.tombstones }
@@ -38,16 +35,9 @@ func (v *View) LastReindex() string  { return v.lastReindex }
 func (v *View) Paths() []string      { return v.paths }
 func (v *View) isLive(id int64) bool { _, ok := slices.BinarySearch(v.live, id); return ok }
 func (v *View) ctx() context.Context { return context.Background() }
-func (v *View) pool() pgxQuerier     { return v.s.pool }
 func (v *View) File(path string) (*schema.FileEntry, bool) {
 	f, ok := v.files[path]
 	return f, ok
-}
-
-type pgxQuerier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 func (v *View) checkLive(id int64) error {
@@ -63,7 +53,7 @@ func (v *View) Record(id int64) (schema.Record, error) {
 		return schema.Record{}, err
 	}
 	var r schema.Record
-	err := v.pool().QueryRow(v.ctx(), v.s.q.record, id).Scan(append(headFields(&r), &r.Text, &r.Headings)...)
+	err := v.s.pool.QueryRow(v.ctx(), v.s.q.record, id).Scan(append(headFields(&r), &r.Text, &r.Headings)...)
 	if err != nil {
 		return schema.Record{}, fmt.Errorf("postgres: chunk %d: %w", id, err)
 	}
@@ -86,29 +76,35 @@ func (v *View) Head(id int64) (schema.Record, error) {
 
 // Heads is Head for many chunks in one query, in the order of ids.
 func (v *View) Heads(ids []int64) ([]schema.Record, error) {
+	return inOrder(v, ids, "row", func(ids []int64) (map[int64]schema.Record, error) { return v.records(v.s.q.heads, ids, false) })
+}
+
+// inOrder is what read gives for live chunks ids, in the order of ids; a
+// chunk it gives nothing for is an error naming what (a row, a vector).
+func inOrder[T any](v *View, ids []int64, what string, read func(ids []int64) (map[int64]T, error)) ([]T, error) {
 	for _, id := range ids {
 		if err := v.checkLive(id); err != nil {
 			return nil, err
 		}
 	}
-	got, err := v.records(v.s.q.heads, ids, false)
+	byID, err := read(ids)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]schema.Record, len(ids))
+	out := make([]T, len(ids))
 	for i, id := range ids {
-		r, ok := got[id]
+		x, ok := byID[id]
 		if !ok {
-			return nil, fmt.Errorf("postgres: chunk %d has no row", id)
+			return nil, fmt.Errorf("postgres: chunk %d has no %s", id, what)
 		}
-		out[i] = r
+		out[i] = x
 	}
 	return out, nil
 }
 
 // records reads the rows of ids by sql (heads, or with text when full).
 func (v *View) records(sql string, ids []int64, full bool) (map[int64]schema.Record, error) {
-	rows, _ := v.pool().Query(v.ctx(), sql, ids)
+	rows, _ := v.s.pool.Query(v.ctx(), sql, ids)
 	out := make(map[int64]schema.Record, len(ids))
 	var r schema.Record
 	scan := headFields(&r)
@@ -174,7 +170,7 @@ func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 		}
 	}
 	b.Queue(sql, query, v.nextID, v.gen, limit)
-	br := v.pool().SendBatch(v.ctx(), b)
+	br := v.s.pool.SendBatch(v.ctx(), b)
 	defer br.Close()
 	for range b.Len() - 1 {
 		if _, err := br.Exec(); err != nil {
@@ -205,17 +201,13 @@ func (v *View) Search(query []float32, k int) ([]index.Hit, error) {
 	for i, m := range near {
 		ids[i] = m.ID
 	}
-	recs, err := v.records(v.s.q.full, ids, true)
+	recs, err := inOrder(v, ids, "row", func(ids []int64) (map[int64]schema.Record, error) { return v.records(v.s.q.full, ids, true) })
 	if err != nil {
 		return nil, err
 	}
-	hits := make([]index.Hit, 0, len(near))
-	for _, m := range near {
-		r, ok := recs[m.ID]
-		if !ok {
-			return nil, fmt.Errorf("postgres: chunk %d has no row", m.ID)
-		}
-		hits = append(hits, index.Hit{Record: r, Score: m.Score})
+	hits := make([]index.Hit, len(near))
+	for i, m := range near {
+		hits[i] = index.Hit{Record: recs[i], Score: m.Score}
 	}
 	return hits, nil
 }
@@ -236,28 +228,11 @@ func (v *View) Similarities(query []float32, ids []int64) ([]float32, error) {
 
 // Vectors are the stored vectors of live chunks ids, in the order of ids.
 func (v *View) Vectors(ids []int64) ([][]float32, error) {
-	for _, id := range ids {
-		if err := v.checkLive(id); err != nil {
-			return nil, err
-		}
-	}
-	byID, err := v.vectorsOf(ids)
-	if err != nil {
-		return nil, err
-	}
-	out := make([][]float32, len(ids))
-	for i, id := range ids {
-		vec, ok := byID[id]
-		if !ok {
-			return nil, fmt.Errorf("postgres: chunk %d has no vector", id)
-		}
-		out[i] = vec
-	}
-	return out, nil
+	return inOrder(v, ids, "vector", v.vectorsOf)
 }
 
 func (v *View) vectorsOf(ids []int64) (map[int64][]float32, error) {
-	rows, _ := v.pool().Query(v.ctx(), v.s.q.vectors, ids)
+	rows, _ := v.s.pool.Query(v.ctx(), v.s.q.vectors, ids)
 	out := make(map[int64][]float32, len(ids))
 	var id int64
 	var vec []float32
@@ -287,7 +262,7 @@ func (v *View) ChunkVectors(path string) map[uint64][]float32 {
 	if !ok || len(f.ChunkIDs) == 0 {
 		return nil
 	}
-	rows, _ := v.pool().Query(v.ctx(), v.s.q.textVectors, f.ChunkIDs)
+	rows, _ := v.s.pool.Query(v.ctx(), v.s.q.textVectors, f.ChunkIDs)
 	out := make(map[uint64][]float32, len(f.ChunkIDs))
 	var id int64
 	var text string
@@ -307,23 +282,4 @@ func (v *View) ChunkVectors(path string) map[uint64][]float32 {
 // (package lexical's own, so scores equal the local backend's).
 func (v *View) LexicalQuery(query string) index.KeywordQuery {
 	return v.lex.Query(query)
-}
-
-// SearchLexical returns up to k chunks by BM25F, best first, with their
-// records.
-func (v *View) SearchLexical(query string, k int) ([]index.Hit, error) {
-	found, _ := v.LexicalQuery(query).Search(k, nil)
-	ids := make([]int64, len(found))
-	for i, r := range found {
-		ids[i] = r.ID
-	}
-	recs, err := v.records(v.s.q.full, ids, true)
-	if err != nil {
-		return nil, err
-	}
-	hits := make([]index.Hit, 0, len(found))
-	for _, r := range found {
-		hits = append(hits, index.Hit{Record: recs[r.ID], Score: float32(r.Score), Share: r.Coverage})
-	}
-	return hits, nil
 }

@@ -329,9 +329,6 @@ func (c *Codes) id(r int32) int64 {
 	return c.tail.ids[int(r)-c.base.n]
 }
 
-// Dim is the vector dimension.
-func (c *Codes) Dim() int { return c.dim }
-
 // scratch is one worker's buffers, reused through a pool.
 type scratch struct {
 	prep  []uint8

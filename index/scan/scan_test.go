@@ -204,8 +204,8 @@ func TestEdgeCases(t *testing.T) {
 	vecs := randUnit(9, 40, dim)
 	q := vecs[3*dim : 4*dim]
 	c := mustBuild(t, vecs, dim)
-	if c.Len() != 40 || c.Dim() != dim {
-		t.Fatalf("Len %d Dim %d", c.Len(), c.Dim())
+	if c.Len() != 40 || c.dim != dim {
+		t.Fatalf("Len %d Dim %d", c.Len(), c.dim)
 	}
 	for _, k := range allKernels {
 		if !hasKernel(k) {

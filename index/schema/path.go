@@ -54,17 +54,13 @@ func DecodePath(p string) string {
 }
 
 func hasEscape(s string) bool {
-	for i := strings.IndexByte(s, '%'); i >= 0; {
-		if isEscape(s[i:]) {
-			return true
+	for {
+		i := strings.IndexByte(s, '%')
+		if i < 0 || isEscape(s[i:]) {
+			return i >= 0
 		}
-		j := strings.IndexByte(s[i+1:], '%')
-		if j < 0 {
-			return false
-		}
-		i += 1 + j
+		s = s[i+1:]
 	}
-	return false
 }
 
 // isEscape reports whether s starts with "%" and two hex digits.

@@ -59,8 +59,7 @@ type Version struct {
 // SchemaVersion is bumped whenever the layout of any index file changes
 // (index/docs/ describes each file). 1: the first layout; 2: lexical
 // segments; 3: commit.json as the commit point, vector segments and the
-// file log, which arrived while the number stayed 2 (an index marked 2 is
-// read and upgraded in place: index/localstore/upgrade.go); 4: keyword terms are
+// file log, which arrived while the number stayed 2; 4: keyword terms are
 // English stems (lexical.AppendTokens), so an older index is rebuilt.
 const SchemaVersion = 4
 

@@ -58,27 +58,22 @@ func (f *Filter) missNote(snap index.View) string {
 	if !f.active() || len(f.chunkIDs(snap)) > 0 {
 		return ""
 	}
-	var parts []struct {
+	type part struct {
 		name string
 		only Filter
 	}
-	add := func(name string, only Filter) {
-		parts = append(parts, struct {
-			name string
-			only Filter
-		}{name, only})
-	}
+	var parts []part
 	if f.Path != nil {
-		add(fmt.Sprintf("path_glob %q", cmp.Or(f.glob, "(given)")), Filter{Path: f.Path})
+		parts = append(parts, part{fmt.Sprintf("path_glob %q", cmp.Or(f.glob, "(given)")), Filter{Path: f.Path}})
 	}
 	if len(f.Exts) > 0 {
-		add("ext "+ExtList(f.Exts), Filter{Exts: f.Exts})
+		parts = append(parts, part{"ext " + ExtList(f.Exts), Filter{Exts: f.Exts}})
 	}
 	if !f.ModifiedAfter.IsZero() {
-		add("modified_after "+f.ModifiedAfter.Format(time.RFC3339), Filter{ModifiedAfter: f.ModifiedAfter})
+		parts = append(parts, part{"modified_after " + f.ModifiedAfter.Format(time.RFC3339), Filter{ModifiedAfter: f.ModifiedAfter}})
 	}
 	if !f.ModifiedBefore.IsZero() {
-		add("modified_before "+f.ModifiedBefore.Format(time.RFC3339), Filter{ModifiedBefore: f.ModifiedBefore})
+		parts = append(parts, part{"modified_before " + f.ModifiedBefore.Format(time.RFC3339), Filter{ModifiedBefore: f.ModifiedBefore}})
 	}
 	files, counts := 0, make([]int, len(parts))
 	for _, p := range snap.Paths() {

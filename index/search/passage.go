@@ -45,17 +45,6 @@ func (p *passage) absorb(recs ...schema.Record) {
 // passage; its neighbours are one resources/read away.
 const maxPassageChunks = 4
 
-// pick groups the candidates into passages and keeps the first topK. src
-// reads the heads of the candidates it groups, which hold only their
-// chunk's id; a nil src means the candidates hold whole records.
-func pick(cands []candidate, topK int, threshold float64, src *chunks) ([]*passage, error) {
-	ps, err := group(cands, threshold, src)
-	if err != nil {
-		return nil, err
-	}
-	return ps[:min(topK, len(ps))], nil
-}
-
 // results are the passages as returned, src reading their chunks' whole
 // records (nil: the passages hold them), each Explain set when explain is.
 func results(ps []*passage, explain bool, src *chunks) ([]Result, error) {
@@ -76,13 +65,12 @@ func results(ps []*passage, explain bool, src *chunks) ([]Result, error) {
 }
 
 // group walks the candidates best first and groups them into passages (see
-// passages), in the order they started.
+// passages), in the order they started. src reads the heads of the
+// candidates it groups, which hold only their chunk's id; a nil src means
+// the candidates hold whole records.
 func group(cands []candidate, threshold float64, src *chunks) ([]*passage, error) {
 	slices.SortStableFunc(cands, func(a, b candidate) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.rec.ID, b.rec.ID)
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.rec.ID, b.rec.ID))
 	})
 	if err := src.readHeads(cands, threshold); err != nil {
 		return nil, err

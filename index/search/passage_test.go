@@ -180,9 +180,9 @@ func TestCollapseSpace(t *testing.T) {
 // threshold, and the first topK passages are returned: so the passages a
 // search returns do not depend on topK, and a larger topK only appends.
 // The result is best first, and no text appears twice. (The search's
-// grouping, pick and results, on candidates holding whole records.)
+// grouping, group and results, on candidates holding whole records.)
 func passages(cands []candidate, topK int, threshold float64) []Result {
-	ps, _ := pick(cands, topK, threshold, nil) // cannot fail without a source
-	res, _ := results(ps, false, nil)
+	ps, _ := group(cands, threshold, nil) // cannot fail without a source
+	res, _ := results(ps[:min(topK, len(ps))], false, nil)
 	return res
 }

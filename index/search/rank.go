@@ -360,8 +360,7 @@ func (r *ranker) calibrate(s float64) float64 {
 	if s <= 0 {
 		return 0
 	}
-	spec := min(r.rareWeight/r.weight, 1)
-	return spec * s / (s + keywordHalf*r.weight)
+	return r.specificity() * s / (s + keywordHalf*r.weight)
 }
 
 // specificity is ρ = Wr/W, in [0, 1]: 1 when each of the query's

@@ -198,10 +198,11 @@ func Search(snap index.View, req Request, vec []float32, opt Options) ([]Result,
 		if err != nil {
 			return nil, err
 		}
-		ps, err := pick(cands, want, req.ScoreThreshold, src)
+		ps, err := group(cands, req.ScoreThreshold, src)
 		if err != nil {
 			return nil, err
 		}
+		ps = ps[:min(want, len(ps))]
 		if len(ps) >= want || !full || pool >= snap.Chunks() || lowest(cands) < req.ScoreThreshold {
 			res, err := results(ps, req.Explain, src) // text read for these alone
 			if err != nil {

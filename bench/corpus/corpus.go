@@ -194,7 +194,6 @@ type generator struct {
 	plain      []string
 	mans       []string
 	texts      map[string]string // path → text, loaded on first use
-	ctx        context.Context
 	out, stage string
 	convert    map[string][]Conversion // target ext → files for LibreOffice
 	groff      []converted             // man page → PDF
@@ -206,11 +205,7 @@ type converted struct{ src, dst string }
 
 func (g *generator) run(ctx context.Context) (meta, error) {
 	g.convert = map[string][]Conversion{}
-	g.ctx = ctx
 	g.counts = map[string]int{}
-	if err := os.MkdirAll(g.stage, 0o755); err != nil {
-		return meta{}, err
-	}
 	// Draw every decision first, in one fixed order, so the files depend on
 	// the seed alone and not on which tools ran.
 	for i := range g.cfg.Files {
@@ -242,7 +237,7 @@ func (g *generator) run(ctx context.Context) (meta, error) {
 		return meta{}, err
 	}
 	for _, ext := range []string{".pdf", ".docx"} {
-		if err := g.runOffice(ctx, ext); err != nil {
+		if err := ConvertOffice(ctx, g.stage, ext, TextFilter, g.convert[ext]); err != nil {
 			return meta{}, err
 		}
 	}
@@ -296,26 +291,27 @@ func (g *generator) window() (string, string) {
 }
 
 func (g *generator) write(ext, dst, src, text string) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	switch ext {
+	case ".md":
+		text = markdown(src, text)
+	case ".html":
+		text = htmlDoc(src, text)
+	case ".csv":
+		text = csvDoc(text)
+	case ".pdf", ".docx": // staged as text, converted by LibreOffice later
+		staged := filepath.Join(g.stage, ext[1:], fmt.Sprintf("s%05d.txt", len(g.convert[ext])))
+		g.convert[ext] = append(g.convert[ext], Conversion{staged, dst})
+		dst = staged
+	}
+	return WriteFile(dst, []byte(text))
+}
+
+// WriteFile writes b to path, making its folder.
+func WriteFile(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	switch ext {
-	case ".txt":
-		return os.WriteFile(dst, []byte(text), 0o644)
-	case ".md":
-		return os.WriteFile(dst, []byte(markdown(src, text)), 0o644)
-	case ".html":
-		return os.WriteFile(dst, []byte(htmlDoc(src, text)), 0o644)
-	case ".csv":
-		return os.WriteFile(dst, csvDoc(text), 0o644)
-	default: // .pdf, .docx: staged as text, converted by LibreOffice later
-		staged := filepath.Join(g.stage, ext[1:], fmt.Sprintf("s%05d.txt", len(g.convert[ext])))
-		if err := os.MkdirAll(filepath.Dir(staged), 0o755); err != nil {
-			return err
-		}
-		g.convert[ext] = append(g.convert[ext], Conversion{staged, dst})
-		return os.WriteFile(staged, []byte(text), 0o644)
-	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 func paragraphs(text string) []string {
@@ -352,8 +348,8 @@ func htmlDoc(src, text string) string {
 	return sb.String()
 }
 
-func csvDoc(text string) []byte {
-	var buf bytes.Buffer
+func csvDoc(text string) string {
+	var buf strings.Builder
 	w := csv.NewWriter(&buf)
 	w.Write([]string{"line", "words", "text"})
 	for i, l := range strings.Split(text, "\n") {
@@ -362,7 +358,7 @@ func csvDoc(text string) []byte {
 		}
 	}
 	w.Flush()
-	return buf.Bytes()
+	return buf.String()
 }
 
 // runGroff typesets man pages straight to PDF.
@@ -380,19 +376,11 @@ func (g *generator) runGroff(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("corpus: groff -Tpdf %s: %v: %s", c.src, err, stderr.String())
 		}
-		if err := os.MkdirAll(filepath.Dir(c.dst), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(c.dst, out, 0o644); err != nil {
+		if err := WriteFile(c.dst, out); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// runOffice converts every staged text for ext in one LibreOffice call.
-func (g *generator) runOffice(ctx context.Context, ext string) error {
-	return ConvertOffice(ctx, g.stage, ext, TextFilter, g.convert[ext])
 }
 
 // LibreOffice import filters for ConvertOffice: plain UTF-8 text, or HTML

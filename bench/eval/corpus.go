@@ -187,7 +187,7 @@ func Build(ctx context.Context, goroot, cacheDir string) (Corpus, error) {
 				src = filepath.Join(stage, d.Ext[1:], fmt.Sprintf("s%04d.html", i))
 				convert[d.Ext] = append(convert[d.Ext], corpus.Conversion{Src: src, Dst: dst})
 			}
-			if err := writeFile(src, []byte(d.source())); err != nil {
+			if err := corpus.WriteFile(src, []byte(d.source())); err != nil {
 				return err
 			}
 		}
@@ -247,12 +247,4 @@ func cached(cacheDir, prefix string, h hash.Hash, version int, docs []Document, 
 		}
 	}
 	return dir, nil
-}
-
-// writeFile writes b to path, making its folder.
-func writeFile(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
 }

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/micro-rag/micro-rag-mcp/bench/corpus"
 )
 
 // manGeneratorVersion changes whenever the same man pages would give
@@ -174,7 +176,7 @@ func buildManCorpus(ctx context.Context, cacheDir, file, list, prefix string) (C
 			if err != nil {
 				return fmt.Errorf("%s: %w", d.Path(), err)
 			}
-			if err := writeFile(filepath.Join(out, d.Path()), b); err != nil {
+			if err := corpus.WriteFile(filepath.Join(out, d.Path()), b); err != nil {
 				return err
 			}
 		}

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/micro-rag/micro-rag-mcp/bench/corpus"
 )
 
 // SciFactDir holds BEIR's SciFact (corpus.jsonl.gz, queries.jsonl,
@@ -61,7 +63,7 @@ func BuildSciFact(ctx context.Context, cacheDir string) (Corpus, string, error) 
 	}
 	dir, err := cached(cacheDir, "eval-scifact-", h, sciFactVersion, docs, func(out, _ string) error {
 		for i, a := range abs {
-			if err := writeFile(filepath.Join(out, docs[i].Path()), []byte(a.Title+"\n\n"+a.Text+"\n")); err != nil {
+			if err := corpus.WriteFile(filepath.Join(out, docs[i].Path()), []byte(a.Title+"\n\n"+a.Text+"\n")); err != nil {
 				return err
 			}
 		}

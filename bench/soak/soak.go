@@ -29,6 +29,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/micro-rag/micro-rag-mcp/bench/corpus"
 	"github.com/micro-rag/micro-rag-mcp/internal/mcpcall"
 )
 
@@ -141,7 +142,7 @@ type soak struct {
 func (s *soak) seed() error {
 	for i := range s.cfg.Stable {
 		p := filepath.Join(s.data, "stable", fmt.Sprintf("s%03d.md", i))
-		if err := s.write(p, document(s.rng, i%len(topics), 8+s.rng.IntN(25))); err != nil {
+		if err := corpus.WriteFile(p, []byte(document(s.rng, i%len(topics), 8+s.rng.IntN(25)))); err != nil {
 			return err
 		}
 	}
@@ -152,13 +153,6 @@ func (s *soak) seed() error {
 	}
 	s.held = map[string]bool{}
 	return nil
-}
-
-func (s *soak) write(p, text string) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(p, []byte(text), 0o644)
 }
 
 func (s *soak) files() int {
@@ -175,7 +169,7 @@ func (s *soak) addChurn(extra string) (string, error) {
 	s.seq++
 	rel := fmt.Sprintf("churn/c%05d.md", s.seq)
 	text := document(s.rng, s.rng.IntN(len(topics)), 4+s.rng.IntN(20)) + extra
-	if err := s.write(filepath.Join(s.data, rel), text); err != nil {
+	if err := corpus.WriteFile(filepath.Join(s.data, rel), []byte(text)); err != nil {
 		return "", err
 	}
 	s.churn = append(s.churn, rel)
@@ -236,7 +230,7 @@ func (s *soak) change() error {
 		s.mu.Lock()
 		text := document(s.rng, s.rng.IntN(len(topics)), 4+s.rng.IntN(20))
 		s.mu.Unlock()
-		return s.write(filepath.Join(s.data, pick), text)
+		return corpus.WriteFile(filepath.Join(s.data, pick), []byte(text))
 	case 2:
 		s.rep.Writes.Delete.Add(1)
 		s.mu.Lock()

@@ -128,7 +128,8 @@ func measure(ctx context.Context, sets []string, cache, model string, modes []st
 	var dump []query
 	for _, name := range sets {
 		// Every index first: a missing one should not cost a long run.
-		if index := indexOf(cache, name, model); !exists(filepath.Join(index, "version")) {
+		index := indexOf(cache, name, model)
+		if _, err := os.Stat(filepath.Join(index, "version")); err != nil {
 			return nil, nil, fmt.Errorf("no index of %s: run go run ./bench/cmd/eval -set %s -model %q -index %s first", name, name, model, index)
 		}
 	}
@@ -211,70 +212,48 @@ func probe(ctx context.Context, eng *engine.Engine, s setData, mode string, chun
 	r := row{Set: s.set.Name, Mode: mode, IR: s.set.IR, NoAnswers: len(s.nas), Questions: len(s.qs)}
 	var dump []query
 	var at, without []eval.Outcome
-	for _, q := range s.qs {
-		o0, err := ask(ctx, eng, q, 0)
-		if err != nil {
-			return r, nil, err
-		}
-		o, err := ask(ctx, eng, q, threshold)
-		if err != nil {
-			return r, nil, err
-		}
-		if len(o.Hits) == 0 {
-			r.Mute++
-		}
-		at, without = append(at, o), append(without, o0)
-		qd := record(s.set.Name, mode, q.ID, q.Kind, true, chunks, o0)
-		if qd.Bg, err = backgroundOf(ctx, eng, mode, q.Query, chunks); err != nil {
-			return r, nil, err
-		}
-		if qd.Ev, err = evidenceOf(ctx, eng, mode, q.Query); err != nil {
-			return r, nil, err
-		}
-		dump = append(dump, qd)
-	}
+	asked := slices.Clone(s.qs)
 	for _, na := range s.nas {
-		q := eval.Question{ID: na.ID, Kind: na.Kind, Query: na.Query}
+		asked = append(asked, eval.Question{ID: na.ID, Kind: na.Kind, Query: na.Query})
+	}
+	for i, q := range asked {
+		real := i < len(s.qs)
 		o0, err := ask(ctx, eng, q, 0)
 		if err != nil {
 			return r, nil, err
 		}
-		if kept(o0, threshold) == 0 {
+		if real {
+			o, err := ask(ctx, eng, q, threshold)
+			if err != nil {
+				return r, nil, err
+			}
+			if len(o.Hits) == 0 {
+				r.Mute++
+			}
+			at, without = append(at, o), append(without, o0)
+		} else if !slices.ContainsFunc(o0.Hits, func(h eval.Hit) bool { return h.Score >= threshold }) {
 			r.Silent++
 		}
-		qd := record(s.set.Name, mode, na.ID, na.Kind, false, chunks, o0)
-		if qd.Bg, err = backgroundOf(ctx, eng, mode, na.Query, chunks); err != nil {
-			return r, nil, err
+		qd := record(s.set.Name, mode, q.ID, q.Kind, real, chunks, o0)
+		if *withBg && mode != "keyword" {
+			if qd.Bg, err = summarise(ctx, eng, q.Query, chunks); err != nil {
+				return r, nil, err
+			}
 		}
-		if qd.Ev, err = evidenceOf(ctx, eng, mode, na.Query); err != nil {
-			return r, nil, err
+		if *withEvidence > 0 && mode == "hybrid" {
+			ev, err := evidence(ctx, eng, q.Query, *withEvidence)
+			if err != nil {
+				return r, nil, err
+			}
+			for i := range ev.Chunks {
+				ev.Chunks[i].Text = ""
+			}
+			qd.Ev = &ev
 		}
 		dump = append(dump, qd)
 	}
 	r.At, r.Without = metrics(s.set, at), metrics(s.set, without)
 	return r, dump, nil
-}
-
-// backgroundOf is the query's cosines summarised, with -bg in dense mode;
-// nil otherwise.
-func backgroundOf(ctx context.Context, eng *engine.Engine, mode, q string, chunks int) (*background, error) {
-	if !*withBg || mode == "keyword" {
-		return nil, nil
-	}
-	return summarise(ctx, eng, q, chunks)
-}
-
-// evidenceOf is the query's evidence to depth -evidence, with -evidence
-// in hybrid mode; nil otherwise.
-func evidenceOf(ctx context.Context, eng *engine.Engine, mode, q string) (*QueryEvidence, error) {
-	if *withEvidence <= 0 || mode != "hybrid" {
-		return nil, nil
-	}
-	ev, err := evidence(ctx, eng, q, *withEvidence)
-	for i := range ev.Chunks {
-		ev.Chunks[i].Text = ""
-	}
-	return &ev, err
 }
 
 // indexOf is where bench/cmd/eval -index keeps the set's index of model.
@@ -283,23 +262,6 @@ func indexOf(cache, set, model string) string {
 		return filepath.Join(cache, "eval-index-"+set)
 	}
 	return filepath.Join(cache, "eval-index-"+set+"-"+model)
-}
-
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
-
-// kept counts the hits at or above the threshold; the scores never rise
-// down the list, so they are a prefix of a search at threshold 0.
-func kept(o eval.Outcome, threshold float64) int {
-	n := 0
-	for _, h := range o.Hits {
-		if h.Score >= threshold {
-			n++
-		}
-	}
-	return n
 }
 
 // ask searches with top_k 10; each hit's Why holds its explanation as JSON.

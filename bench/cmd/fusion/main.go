@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -29,18 +28,10 @@ func main() {
 	sets := flag.String("sets", "godoc,manpages,crowded,scifact", "question sets")
 	cache := flag.String("cache", "bin", "where make eval-all left the corpora and indexes")
 	out := flag.String("out", "", "also write the report here")
-	raw := flag.String("json", "", "also write every row as JSON here")
 	flag.BoolVar(&verbose, "v", false, "log every question a hybrid variant ranks below dense, with the first hit's explanation")
-	from := flag.String("from", "", "instead of measuring, read the rows of earlier -json files (comma-separated)")
 	flag.StringVar(&eval.SciFactDir, "scifact", eval.SciFactDir, "BEIR SciFact's folder")
 	flag.Parse()
-	var rows []row
-	var err error
-	if *from != "" {
-		rows, err = load(strings.Split(*from, ","))
-	} else {
-		rows, err = measure(strings.Split(*sets, ","), *cache)
-	}
+	rows, err := measure(strings.Split(*sets, ","), *cache)
 	if err != nil {
 		slog.Error("fusion", "err", err)
 		os.Exit(1)
@@ -53,30 +44,6 @@ func main() {
 			os.Exit(1)
 		}
 	}
-	if *raw != "" {
-		b, _ := json.MarshalIndent(rows, "", " ")
-		if err := os.WriteFile(*raw, b, 0o644); err != nil {
-			slog.Error("fusion", "err", err)
-			os.Exit(1)
-		}
-	}
-}
-
-// load reads rows written by -json.
-func load(files []string) ([]row, error) {
-	var rows []row
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		var rs []row
-		if err := json.Unmarshal(b, &rs); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		rows = append(rows, rs...)
-	}
-	return rows, nil
 }
 
 // row is one set asked in one mode and variant.
@@ -151,10 +118,6 @@ func askEngine(ctx context.Context, cfg engine.Config, qs []eval.Question) ([]ev
 	if err := eng.WaitModel(ctx); err != nil {
 		return nil, err
 	}
-	return ask(ctx, eng, qs)
-}
-
-func ask(ctx context.Context, eng *engine.Engine, qs []eval.Question) ([]eval.Outcome, error) {
 	var outs []eval.Outcome
 	for _, q := range qs {
 		t := time.Now()
@@ -240,16 +203,12 @@ func table(rows []row) string {
 // keyword (same set) over the goal's metrics.
 func margin(h row, rows []row) float64 {
 	worst := 1.0
-	var base []row
-	for _, r := range rows {
-		if r.Set == h.Set && r.Mode != string(search.Hybrid) {
-			base = append(base, r)
-		}
-	}
 	for i, m := range h.metrics() {
 		best := 0.0
-		for _, b := range base {
-			best = max(best, b.metrics()[i])
+		for _, b := range rows {
+			if b.Set == h.Set && b.Mode != string(search.Hybrid) {
+				best = max(best, b.metrics()[i])
+			}
 		}
 		worst = min(worst, m-best)
 	}

@@ -116,14 +116,11 @@ type server struct{ label, bin, index string }
 func parseSettings(names string) ([]eval.Setting, error) {
 	var out []eval.Setting
 	for _, n := range strings.Split(names, ",") {
-		switch strings.TrimSpace(n) {
-		case "ranking":
-			out = append(out, eval.Ranking)
-		case "default":
-			out = append(out, eval.Defaults)
-		default:
+		s, ok := map[string]eval.Setting{"ranking": eval.Ranking, "default": eval.Defaults}[strings.TrimSpace(n)]
+		if !ok {
 			return nil, fmt.Errorf("-settings: %q is neither ranking nor default", n)
 		}
+		out = append(out, s)
 	}
 	return out, nil
 }
@@ -183,7 +180,7 @@ func run(ctx context.Context, set eval.Set, bins []server, settings []eval.Setti
 					if verbose {
 						srv.Stderr = os.Stderr
 					}
-					name, outs, silent, err := runMode(ctx, srv, st.url, qs, nas, c)
+					name, outs, silent, err := runMode(ctx, srv, qs, nas, c)
 					if err != nil {
 						return "", "", err
 					}
@@ -239,14 +236,19 @@ type loadedSet struct {
 	noAnswers []eval.NoAnswer
 }
 
-// loadSet makes or finds the set's corpus and reads its questions, whose
-// answers it checks, and its no-answer queries.
-func loadSet(ctx context.Context, set eval.Set, cache string) (loadedSet, error) {
-	var in loadedSet
-	var err error
-	if in.corpus, in.from, in.counts, err = corpus(ctx, set, cache); err != nil {
+// loadSet makes (or finds) the set's corpus and logs what it holds by
+// file type, then reads its questions, whose answers it checks, and its
+// no-answer queries.
+func loadSet(ctx context.Context, set eval.Set, cache string) (in loadedSet, err error) {
+	start := time.Now()
+	if in.corpus, in.from, err = set.Corpus(ctx, cache); err != nil {
 		return in, err
 	}
+	in.counts = map[string]int{}
+	for _, d := range in.corpus.Docs {
+		in.counts[d.Ext]++
+	}
+	slog.Info("corpus ready", "set", set.Name, "dir", in.corpus.Dir, "files", len(in.corpus.Docs), "types", in.counts, "took", time.Since(start).Round(time.Millisecond))
 	if in.questions, err = set.Load(); err != nil {
 		return in, err
 	}
@@ -255,21 +257,6 @@ func loadSet(ctx context.Context, set eval.Set, cache string) (loadedSet, error)
 	}
 	in.noAnswers, err = eval.NoAnswers(set.Name)
 	return in, err
-}
-
-// corpus makes (or finds) the set's corpus and logs what it holds by
-// file type; counts is that tally.
-func corpus(ctx context.Context, set eval.Set, cache string) (c eval.Corpus, from string, counts map[string]int, err error) {
-	start := time.Now()
-	if c, from, err = set.Corpus(ctx, cache); err != nil {
-		return c, from, nil, err
-	}
-	counts = map[string]int{}
-	for _, d := range c.Docs {
-		counts[d.Ext]++
-	}
-	slog.Info("corpus ready", "set", set.Name, "dir", c.Dir, "files", len(c.Docs), "types", counts, "took", time.Since(start).Round(time.Millisecond))
-	return c, from, counts, nil
 }
 
 // measurable is modes, or only the server's default when it has no
@@ -289,8 +276,8 @@ func measurable(ctx context.Context, bin string, modes []string) ([]string, erro
 // runMode asks every question and then every no-answer query of the
 // server in its mode, checks that the index holds the whole corpus, and
 // fills in the whole chunks behind the hits; name is the mode as the
-// report shows it. base is the store URL the chunks are read through.
-func runMode(ctx context.Context, srv eval.Server, base string, qs []eval.Question, nas []eval.NoAnswer, c eval.Corpus) (name string, outs, silent []eval.Outcome, err error) {
+// report shows it.
+func runMode(ctx context.Context, srv eval.Server, qs []eval.Question, nas []eval.NoAnswer, c eval.Corpus) (name string, outs, silent []eval.Outcome, err error) {
 	t := time.Now()
 	asked := slices.Clone(qs)
 	for _, na := range nas {
@@ -300,13 +287,7 @@ func runMode(ctx context.Context, srv eval.Server, base string, qs []eval.Questi
 		return "", nil, nil, err
 	}
 	outs, silent = outs[:len(qs)], outs[len(qs):]
-	// Read through the URL without the keyword side's parameters, which
-	// are the backend's and not PostgreSQL's.
-	read := srv
-	if read.Store != "" {
-		read.Store = base
-	}
-	chunks, err := read.IndexChunks(ctx)
+	chunks, err := srv.IndexChunks(ctx)
 	if err != nil {
 		return "", nil, nil, err
 	}

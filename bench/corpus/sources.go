@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -74,15 +75,10 @@ func goRoot() (root, release string) {
 
 func hasGoFiles(dir string) bool {
 	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return false
-	}
-	for _, e := range ents {
-		if n := e.Name(); !e.IsDir() && strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") {
-			return true
-		}
-	}
-	return false
+	return err == nil && slices.ContainsFunc(ents, func(e os.DirEntry) bool {
+		n := e.Name()
+		return !e.IsDir() && strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go")
+	})
 }
 
 // readGoDoc renders one package's documentation as plain text: the package
@@ -202,8 +198,5 @@ func sourceName(path string) string {
 		base = "go-" + filepath.Base(dir)
 	}
 	s := Slug(strings.TrimSuffix(base, ".gz"))
-	if len(s) > 40 {
-		s = s[:40]
-	}
-	return s
+	return s[:min(40, len(s))]
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/micro-rag/micro-rag-mcp/bench/corpus"
 )
@@ -406,7 +407,7 @@ func (r manRun) finish() manRun {
 func filled(lines []string) bool {
 	for k := 0; k+1 < len(lines); k++ {
 		next := strings.Fields(lines[k+1])[0]
-		if utf8Len(lines[k])+1+utf8Len(next) <= manWidth {
+		if utf8.RuneCountInString(lines[k])+1+utf8.RuneCountInString(next) <= manWidth {
 			return false
 		}
 	}
@@ -427,8 +428,6 @@ func runeIndex(s string, n int) int {
 	}
 	return -1
 }
-
-func utf8Len(s string) int { return len([]rune(s)) }
 
 func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 

@@ -131,8 +131,7 @@ type IRScores struct {
 func ScoreIR(outs []Outcome) IRScores {
 	s := IRScores{Questions: len(outs)}
 	for _, o := range outs {
-		docs := DocRanking(o.Hits)
-		docs = docs[:min(10, len(docs))]
+		docs := TopFiles(o.Hits, 10)
 		var dcg, idcg float64
 		found, first := 0, 0
 		for i, p := range docs {
@@ -159,15 +158,4 @@ func ScoreIR(outs []Outcome) IRScores {
 		s.NDCG10, s.R10, s.MRR10 = s.NDCG10/n, s.R10/n, s.MRR10/n
 	}
 	return s
-}
-
-// DocRanking is the hits' files in order, each once, at its best passage.
-func DocRanking(hits []Hit) []string {
-	var out []string
-	for _, h := range hits {
-		if !slices.Contains(out, h.Path) {
-			out = append(out, h.Path)
-		}
-	}
-	return out
 }

@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -175,17 +177,8 @@ func sameHits(a, b []hit) bool {
 }
 
 func sameSet(a, b []hit) bool {
-	key := func(h hit) string { return fmt.Sprintf("%s#%d", h.Path, h.ChunkIndex) }
-	ka, kb := make([]string, len(a)), make([]string, len(b))
-	for i, h := range a {
-		ka[i] = key(h)
-	}
-	for i, h := range b {
-		kb[i] = key(h)
-	}
-	slices.Sort(ka)
-	slices.Sort(kb)
-	return slices.Equal(ka, kb)
+	byChunk := func(x, y hit) int { return cmp.Or(strings.Compare(x.Path, y.Path), x.ChunkIndex-y.ChunkIndex) }
+	return sameHits(slices.SortedFunc(slices.Values(a), byChunk), slices.SortedFunc(slices.Values(b), byChunk))
 }
 
 func withSchema(store, schema string) (string, error) {

@@ -90,7 +90,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer srv.close()
+		defer srv.c.Close()
 		s.servers = append(s.servers, srv)
 	}
 	fmt.Fprintf(cfg.Log, "soak: %d files indexed in %s; two servers up; mixed load for %s\n", s.files(), r.FirstBuild.Round(time.Millisecond), cfg.Duration)
@@ -555,8 +555,6 @@ func (s *soak) startServer(ctx context.Context, n int) (*server, error) {
 	}
 	return &server{n: n, c: c, log: logPath}, nil
 }
-
-func (srv *server) close() { srv.c.Close() }
 
 // search asks with score_threshold 0, so a ranking is compared whatever
 // the calibration says of its scores.

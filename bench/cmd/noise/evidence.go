@@ -57,16 +57,13 @@ func explain(snap index.View, query string, vec []float32, depth int) (QueryEvid
 	}
 	var only []lexical.Result // found by keywords alone
 	var ranks []int
+	var onlyIDs []int64
 	for i, h := range keyword {
 		if j, ok := at[h.ID]; ok {
 			out.Chunks[j].KeywordRank = i + 1
 			continue
 		}
-		only, ranks = append(only, h), append(ranks, i+1)
-	}
-	onlyIDs := make([]int64, len(only))
-	for j, h := range only {
-		onlyIDs[j] = h.ID
+		only, ranks, onlyIDs = append(only, h), append(ranks, i+1), append(onlyIDs, h.ID)
 	}
 	cos, err := snap.Similarities(vec, onlyIDs)
 	if err != nil {

@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/bench/corpus"
 )
@@ -26,12 +25,6 @@ import (
 // generatorVersion changes whenever the same sources would give different
 // files, so a cached corpus of another version is rebuilt.
 const generatorVersion = 1
-
-// MetaFile lists a finished corpus's files; it is written last.
-const MetaFile = "corpus.json"
-
-// Mtime of every generated file, so two builds look alike on disk.
-var Mtime = time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 
 //go:embed packages.txt
 var packageList string
@@ -201,14 +194,14 @@ func Build(ctx context.Context, goroot, cacheDir string) (Corpus, error) {
 	return Corpus{Dir: dir, Docs: docs}, err
 }
 
-// cached returns the folder cacheDir/<prefix><hash>, first having write fill
-// it unless a finished copy is there. write puts every document's file under
-// out and may use stage as scratch space; the files then get Mtime, the
-// list goes to MetaFile last, the folder is renamed into place, and older
-// folders with the same prefix are removed.
+// cached returns the folder cacheDir/<prefix><hash>, first having write
+// fill it unless a finished copy is there. write puts every document's
+// file under out and may use stage as scratch space; the files then get
+// corpus.Mtime, the list goes to corpus.MetaFile last, the folder is
+// renamed into place, and older folders with the same prefix are removed.
 func cached(cacheDir, prefix string, h hash.Hash, version int, docs []Document, write func(out, stage string) error) (string, error) {
 	dir := filepath.Join(cacheDir, prefix+hex.EncodeToString(h.Sum(nil))[:16])
-	if _, err := os.Stat(filepath.Join(dir, MetaFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, corpus.MetaFile)); err == nil {
 		return dir, nil
 	}
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
@@ -226,12 +219,12 @@ func cached(cacheDir, prefix string, h hash.Hash, version int, docs []Document, 
 	var paths []string
 	for _, d := range docs {
 		paths = append(paths, d.Path())
-		if err := os.Chtimes(filepath.Join(out, d.Path()), Mtime, Mtime); err != nil {
+		if err := os.Chtimes(filepath.Join(out, d.Path()), corpus.Mtime, corpus.Mtime); err != nil {
 			return "", err
 		}
 	}
 	meta, _ := json.MarshalIndent(map[string]any{"version": version, "files": paths}, "", "  ")
-	if err := os.WriteFile(filepath.Join(out, MetaFile), meta, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, corpus.MetaFile), meta, 0o644); err != nil {
 		return "", err
 	}
 	if err := os.RemoveAll(dir); err != nil {

@@ -104,7 +104,7 @@ const noHyphen = ".nh\n.de hy\n..\n"
 // groff typesets a page's source for a device (utf8 or pdf). -mandoc
 // reads both man and mdoc pages, -t runs tbl, -Kutf-8 reads the source as
 // UTF-8. The text has no bold or underline (-P-cbou, what col -bx strips
-// from man's output); the PDF's date is Mtime, so two builds are alike.
+// from man's output); the PDF's date is corpus.Mtime, so two builds are alike.
 func groff(ctx context.Context, src []byte, device string) ([]byte, error) {
 	args := []string{"-mandoc", "-t", "-Kutf-8", "-T" + device}
 	if device == "utf8" {
@@ -113,7 +113,7 @@ func groff(ctx context.Context, src []byte, device string) ([]byte, error) {
 	}
 	cmd := exec.CommandContext(ctx, "groff", args...)
 	cmd.Stdin = io.MultiReader(strings.NewReader(noHyphen), bytes.NewReader(src))
-	cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+strconv.FormatInt(Mtime.Unix(), 10))
+	cmd.Env = append(os.Environ(), "SOURCE_DATE_EPOCH="+strconv.FormatInt(corpus.Mtime.Unix(), 10))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -140,32 +140,41 @@ func Build(ctx context.Context, cfg Config) (Corpus, error) {
 		got.MinChars == want.MinChars && got.MaxChars == want.MaxChars {
 		return Corpus{Dir: dir, Bytes: got.Bytes, Counts: got.Counts}, nil
 	}
-	if err := os.MkdirAll(cfg.Root, 0o755); err != nil {
-		return Corpus{}, err
+	g := &generator{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), plain: plain, mans: mans, texts: map[string]string{}}
+	err = Publish(dir, func(out, stage string) (any, error) {
+		g.out, g.stage = out, stage
+		m, err := g.run(ctx)
+		want.Bytes, want.Counts = m.Bytes, m.Counts
+		return want, err
+	})
+	return Corpus{Dir: dir, Bytes: want.Bytes, Counts: want.Counts}, err
+}
+
+// Publish makes the folder dir: fill writes its files under out, with
+// stage as scratch space, and returns the description that goes to
+// MetaFile, written last; the finished folder then replaces dir.
+func Publish(dir string, fill func(out, stage string) (meta any, err error)) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
 	}
-	tmp, err := os.MkdirTemp(cfg.Root, ".build-")
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".build-")
 	if err != nil {
-		return Corpus{}, err
+		return err
 	}
 	defer os.RemoveAll(tmp)
-	g := &generator{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), plain: plain, mans: mans,
-		texts: map[string]string{}, out: filepath.Join(tmp, "corpus"), stage: filepath.Join(tmp, "stage")}
-	m, err := g.run(ctx)
+	out := filepath.Join(tmp, "corpus")
+	meta, err := fill(out, filepath.Join(tmp, "stage"))
 	if err != nil {
-		return Corpus{}, err
+		return err
 	}
-	want.Bytes, want.Counts = m.Bytes, m.Counts
-	b, _ := json.MarshalIndent(want, "", "  ")
-	if err := os.WriteFile(filepath.Join(g.out, MetaFile), b, 0o644); err != nil {
-		return Corpus{}, err
+	b, _ := json.MarshalIndent(meta, "", "  ")
+	if err := WriteFile(filepath.Join(out, MetaFile), b); err != nil {
+		return err
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		return Corpus{}, err
+		return err
 	}
-	if err := os.Rename(g.out, dir); err != nil {
-		return Corpus{}, err
-	}
-	return Corpus{Dir: dir, Bytes: want.Bytes, Counts: want.Counts}, nil
+	return os.Rename(out, dir)
 }
 
 func readMeta(dir string) (meta, bool) {

@@ -197,40 +197,27 @@ func Build(ctx context.Context, goroot, cacheDir string) (Corpus, error) {
 // cached returns the folder cacheDir/<prefix><hash>, first having write
 // fill it unless a finished copy is there. write puts every document's
 // file under out and may use stage as scratch space; the files then get
-// corpus.Mtime, the list goes to corpus.MetaFile last, the folder is
-// renamed into place, and older folders with the same prefix are removed.
+// corpus.Mtime, the list goes to corpus.MetaFile (corpus.Publish), and
+// older folders with the same prefix are removed.
 func cached(cacheDir, prefix string, h hash.Hash, version int, docs []Document, write func(out, stage string) error) (string, error) {
 	dir := filepath.Join(cacheDir, prefix+hex.EncodeToString(h.Sum(nil))[:16])
 	if _, err := os.Stat(filepath.Join(dir, corpus.MetaFile)); err == nil {
 		return dir, nil
 	}
-	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.MkdirTemp(cacheDir, "."+prefix+"build-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	out, stage := filepath.Join(tmp, "corpus"), filepath.Join(tmp, "stage")
-	if err := write(out, stage); err != nil {
-		return "", err
-	}
-	var paths []string
-	for _, d := range docs {
-		paths = append(paths, d.Path())
-		if err := os.Chtimes(filepath.Join(out, d.Path()), corpus.Mtime, corpus.Mtime); err != nil {
-			return "", err
+	err := corpus.Publish(dir, func(out, stage string) (any, error) {
+		if err := write(out, stage); err != nil {
+			return nil, err
 		}
-	}
-	meta, _ := json.MarshalIndent(map[string]any{"version": version, "files": paths}, "", "  ")
-	if err := os.WriteFile(filepath.Join(out, corpus.MetaFile), meta, 0o644); err != nil {
-		return "", err
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return "", err
-	}
-	if err := os.Rename(out, dir); err != nil {
+		var paths []string
+		for _, d := range docs {
+			paths = append(paths, d.Path())
+			if err := os.Chtimes(filepath.Join(out, d.Path()), corpus.Mtime, corpus.Mtime); err != nil {
+				return nil, err
+			}
+		}
+		return map[string]any{"version": version, "files": paths}, nil
+	})
+	if err != nil {
 		return "", err
 	}
 	old, _ := filepath.Glob(filepath.Join(cacheDir, prefix+"*"))

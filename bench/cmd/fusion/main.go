@@ -28,7 +28,6 @@ func main() {
 	sets := flag.String("sets", "godoc,manpages,crowded,scifact", "question sets")
 	cache := flag.String("cache", "bin", "where make eval-all left the corpora and indexes")
 	out := flag.String("out", "", "also write the report here")
-	flag.BoolVar(&verbose, "v", false, "log every question a hybrid variant ranks below dense, with the first hit's explanation")
 	flag.StringVar(&eval.SciFactDir, "scifact", eval.SciFactDir, "BEIR SciFact's folder")
 	flag.Parse()
 	rows, err := measure(strings.Split(*sets, ","), *cache)
@@ -46,7 +45,7 @@ func main() {
 	}
 }
 
-// row is one set asked in one mode and variant.
+// row is one set asked in one mode.
 type row struct {
 	Set, Mode string
 	IR        bool
@@ -55,13 +54,10 @@ type row struct {
 	BEIR      eval.IRScores // IR sets only
 }
 
-var verbose bool
-
 func measure(sets []string, cache string) ([]row, error) {
 	ctx := context.Background()
 	var rows []row
 	for _, name := range sets {
-		denseRank := map[string]int{}
 		set, err := eval.SetNamed(name)
 		if err != nil {
 			return nil, err
@@ -87,17 +83,6 @@ func measure(sets []string, cache string) ([]row, error) {
 				r.BEIR = eval.ScoreIR(outs)
 			}
 			rows = append(rows, r)
-			for _, o := range outs {
-				rk := eval.Rank(o.Question.Target, o.Hits)
-				if mode == search.Dense {
-					denseRank[o.Question.ID] = rk
-				}
-				if verbose && mode == search.Hybrid && (rk == 0 && denseRank[o.Question.ID] > 0 || rk > denseRank[o.Question.ID] && denseRank[o.Question.ID] > 0) {
-					first := o.Hits[0]
-					fmt.Fprintf(os.Stderr, "%s %s: %s rank %d, dense %d; first %s %s\n", r.Mode, o.Question.ID, o.Question.Target,
-						rk, denseRank[o.Question.ID], first.Path, first.Why)
-				}
-			}
 			slog.Info("measured", "set", set.Name, "mode", r.Mode, "took", time.Since(t).Round(time.Millisecond),
 				"top5_chars", top5Chars(outs))
 		}
@@ -121,17 +106,13 @@ func askEngine(ctx context.Context, cfg engine.Config, qs []eval.Question) ([]ev
 	var outs []eval.Outcome
 	for _, q := range qs {
 		t := time.Now()
-		res, err := eng.Search(ctx, search.Request{Query: q.Query, TopK: 10, ScoreThreshold: search.DefaultScoreThreshold, Explain: verbose})
+		res, err := eng.Search(ctx, search.Request{Query: q.Query, TopK: 10, ScoreThreshold: search.DefaultScoreThreshold})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", q.ID, err)
 		}
 		o := eval.Outcome{Question: q, Latency: time.Since(t)}
 		for _, r := range res {
-			h := eval.Hit{Path: r.Path, ChunkIndex: r.ChunkIndex, CharStart: r.CharStart, CharEnd: r.CharEnd, Text: r.Snippet}
-			if x := r.Explain; x != nil {
-				h.Why = fmt.Sprintf("cos %.3f bm25 %.2f k %.3f share %.2f spec %.2f fused %.3f", x.Cosine, x.BM25, x.Keyword, x.Share, x.Specificity, x.Fused)
-			}
-			o.Hits = append(o.Hits, h)
+			o.Hits = append(o.Hits, eval.Hit{Path: r.Path, ChunkIndex: r.ChunkIndex, CharStart: r.CharStart, CharEnd: r.CharEnd, Text: r.Snippet})
 		}
 		outs = append(outs, o)
 	}

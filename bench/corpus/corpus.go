@@ -273,10 +273,7 @@ func (g *generator) window() (string, string) {
 		start := g.rng.Float64()
 		text, ok := g.texts[src]
 		if !ok {
-			text, ok = readGoDoc(strings.TrimPrefix(src, goDocPrefix))
-			if !ok {
-				text = ""
-			}
+			text, _ = readGoDoc(strings.TrimPrefix(src, goDocPrefix)) // "" when unusable
 			g.texts[src] = text
 		}
 		if text == "" {

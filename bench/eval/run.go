@@ -98,14 +98,10 @@ func (s Server) Run(ctx context.Context, qs []Question) ([]Outcome, error) {
 func (s Server) start(ctx context.Context) (*client.Client, error) {
 	args := []string{"--data-folder", s.Data, "--index-folder", s.Index, "--title", "eval",
 		"--inst", s.Inst, "--log-level", "warn"}
-	if s.Mode != "" {
-		args = append(args, "--search-mode", s.Mode)
-	}
-	if s.Model != "" {
-		args = append(args, "--model", s.Model)
-	}
-	if s.Store != "" {
-		args = append(args, "--store", s.Store)
+	for _, f := range [][2]string{{"--search-mode", s.Mode}, {"--model", s.Model}, {"--store", s.Store}} {
+		if f[1] != "" {
+			args = append(args, f[0], f[1])
+		}
 	}
 	var opts []transport.StdioOption
 	if s.Stderr != nil {

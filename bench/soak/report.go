@@ -68,39 +68,23 @@ func (c *calls) count(d time.Duration, err error) {
 func (c *calls) Percentile(p float64) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return percentile(c.lat, p)
-}
-
-func percentile(lat []time.Duration, p float64) time.Duration {
-	if len(lat) == 0 {
+	if len(c.lat) == 0 {
 		return 0
 	}
-	s := slices.Clone(lat)
-	slices.Sort(s)
+	s := slices.Sorted(slices.Values(c.lat))
 	return s[min(len(s)-1, int(p*float64(len(s))))]
 }
 
+// plants counts planted phrases, and keeps how long each one found took.
 type plants struct {
 	Planted atomic.Int64
-	mu      sync.Mutex
-	found   []time.Duration
-}
-
-func (p *plants) latency(d time.Duration) {
-	p.mu.Lock()
-	p.found = append(p.found, d)
-	p.mu.Unlock()
+	found   calls
 }
 
 // Found is how many planted phrases both servers found, and the median and
 // worst time from the file's write to the second server finding it.
 func (p *plants) Found() (n int, p50, max time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.found) == 0 {
-		return 0, 0, 0
-	}
-	return len(p.found), percentile(p.found, 0.5), slices.Max(p.found)
+	return int(p.found.N.Load()), p.found.Percentile(0.5), p.found.Percentile(1)
 }
 
 func (r *Report) fail(format string, args ...any) {

@@ -285,7 +285,7 @@ func (s *soak) plant(ctx context.Context) {
 				all = all && found[i]
 			}
 			if all {
-				s.rep.Plants.latency(time.Since(at))
+				s.rep.Plants.found.count(time.Since(at), nil)
 				s.plantMu.Lock()
 				s.tokens = append(s.tokens, tok)
 				s.plantMu.Unlock()

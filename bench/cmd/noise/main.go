@@ -158,9 +158,7 @@ type setData struct {
 	nas []eval.NoAnswer
 }
 
-func loadSet(ctx context.Context, name, cache string) (setData, error) {
-	var s setData
-	var err error
+func loadSet(ctx context.Context, name, cache string) (s setData, err error) {
 	if s.set, err = eval.SetNamed(name); err != nil {
 		return s, err
 	}

@@ -249,12 +249,8 @@ func goals(sb *strings.Builder, res []result) {
 	ex, ok := find(res, "Search/chunks=1M/mode=dense", "exact-ms")
 	p1m, _ := find(res, "Search/chunks=1M/mode=dense", "p50-ms")
 	r1m, _ := find(res, "Search/chunks=1M/mode=dense", "recall@10")
-	over := "no"
-	if ex > 150 {
-		over = "yes"
-	}
 	fmt.Fprintf(sb, "| at 1M: exact scan cost, and whether > 150 ms | exact %.0f ms/query (> 150 ms: %s); wired search p50 %.1f ms, recall@10 %.3f | %s |\n",
-		ex, over, p1m, r1m, map[bool]string{true: "measured", false: "not measured"}[ok])
+		ex, map[bool]string{true: "yes", false: "no"}[ex > 150], p1m, r1m, map[bool]string{true: "measured", false: "not measured"}[ok])
 	mem, ok := find(res, "IngestMemory", "over-MB")
 	peak, _ := find(res, "IngestMemory", "peak-above-model-MB")
 	rawm, _ := find(res, "IngestMemory", "raw-embed-peak-MB")

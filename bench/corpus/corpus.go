@@ -429,7 +429,7 @@ func ConvertOffice(ctx context.Context, work, ext, infilter string, files []Conv
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("corpus: soffice --convert-to %s (install with scripts/bench-setup.sh): %v: %s", ext, err, lastLines(out.String()))
+		return fmt.Errorf("corpus: soffice --convert-to %s (install with scripts/bench-setup.sh): %v: %s", ext, err, LastLines(out.String(), 5))
 	}
 	for _, f := range files {
 		made := filepath.Join(outDir, strings.TrimSuffix(filepath.Base(f.Src), filepath.Ext(f.Src))+ext)
@@ -437,13 +437,14 @@ func ConvertOffice(ctx context.Context, work, ext, infilter string, files []Conv
 			return err
 		}
 		if err := os.Rename(made, f.Dst); err != nil {
-			return fmt.Errorf("corpus: soffice made no %s for %s: %v: %s", ext, f.Src, err, lastLines(out.String()))
+			return fmt.Errorf("corpus: soffice made no %s for %s: %v: %s", ext, f.Src, err, LastLines(out.String(), 5))
 		}
 	}
 	return nil
 }
 
-func lastLines(s string) string {
+// LastLines is the last n lines of a tool's output, for an error message.
+func LastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.Join(lines[max(0, len(lines)-5):], "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }

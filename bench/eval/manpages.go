@@ -118,14 +118,9 @@ func groff(ctx context.Context, src []byte, device string) ([]byte, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("eval: groff -T%s (install with scripts/bench-setup.sh): %v: %s", device, err, lastLine(stderr.String()))
+		return nil, fmt.Errorf("eval: groff -T%s (install with scripts/bench-setup.sh): %v: %s", device, err, corpus.LastLines(stderr.String(), 1))
 	}
 	return out, nil
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	return s[strings.LastIndexByte(s, '\n')+1:]
 }
 
 // groffVersion is the first line of groff --version, part of the man
@@ -135,7 +130,7 @@ func groffVersion(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("eval: groff --version (install with scripts/bench-setup.sh): %w", err)
 	}
-	return lastLine(strings.SplitN(string(out), "\n", 2)[0]), nil
+	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0]), nil
 }
 
 // BuildManPages returns the man-page corpus under cacheDir (as

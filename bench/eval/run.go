@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,14 +63,18 @@ func (st Setting) arguments(query string) map[string]any {
 	return args
 }
 
-// SupportsSearchMode reports whether the binary has a --search-mode flag,
-// from its --help output.
-func SupportsSearchMode(ctx context.Context, bin string) (bool, error) {
+// SearchModes is modes, or only the server's default when the binary has
+// no --search-mode flag (another build, by its --help output).
+func SearchModes(ctx context.Context, bin string, modes []string) ([]string, error) {
 	out, err := exec.CommandContext(ctx, bin, "--help").CombinedOutput()
 	if err != nil {
-		return false, fmt.Errorf("eval: %s --help: %v: %s", bin, err, out)
+		return nil, fmt.Errorf("eval: %s --help: %v: %s", bin, err, out)
 	}
-	return strings.Contains(string(out), "-search-mode"), nil
+	if !strings.Contains(string(out), "-search-mode") {
+		slog.Warn("the server has no --search-mode flag; only its default (dense) search is measured")
+		return []string{""}, nil
+	}
+	return modes, nil
 }
 
 // Run starts the server over stdio, waits for its index to be up to date,

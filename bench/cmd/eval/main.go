@@ -161,7 +161,7 @@ func run(ctx context.Context, set eval.Set, bins []server, settings []eval.Setti
 	var res results
 	var parity strings.Builder
 	for _, b := range bins {
-		bmodes, err := measurable(ctx, b.bin, modes)
+		bmodes, err := eval.SearchModes(ctx, b.bin, modes)
 		if err != nil {
 			return "", "", err
 		}
@@ -257,20 +257,6 @@ func loadSet(ctx context.Context, set eval.Set, cache string) (in loadedSet, err
 	}
 	in.noAnswers, err = eval.NoAnswers(set.Name)
 	return in, err
-}
-
-// measurable is modes, or only the server's default when it has no
-// --search-mode flag.
-func measurable(ctx context.Context, bin string, modes []string) ([]string, error) {
-	has, err := eval.SupportsSearchMode(ctx, bin)
-	if err != nil {
-		return nil, err
-	}
-	if !has {
-		slog.Warn("the server has no --search-mode flag; only its default (dense) search is measured")
-		return []string{""}, nil
-	}
-	return modes, nil
 }
 
 // runMode asks every question and then every no-answer query of the

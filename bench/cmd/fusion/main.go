@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -133,17 +134,14 @@ func top5Chars(outs []eval.Outcome) int {
 
 // byDocument keeps each file's first hit only.
 func byDocument(outs []eval.Outcome) []eval.Outcome {
-	docs := make([]eval.Outcome, len(outs))
-	for i, o := range outs {
-		docs[i] = o
-		docs[i].Hits = nil
+	docs := slices.Clone(outs)
+	for i := range docs {
 		seen := map[string]bool{}
-		for _, h := range o.Hits {
-			if !seen[h.Path] {
-				seen[h.Path] = true
-				docs[i].Hits = append(docs[i].Hits, h)
-			}
-		}
+		docs[i].Hits = slices.DeleteFunc(slices.Clone(docs[i].Hits), func(h eval.Hit) bool {
+			dup := seen[h.Path]
+			seen[h.Path] = true
+			return dup
+		})
 	}
 	return docs
 }

@@ -135,7 +135,9 @@ func Build(ctx context.Context, cfg Config) (Corpus, error) {
 	want := meta{Version: generatorVersion, Seed: cfg.Seed, Files: cfg.Files, Exts: cfg.Exts,
 		MinChars: cfg.MinChars, MaxChars: cfg.MaxChars, Sources: listHash([]string{release}, plain, mans)}
 	dir := filepath.Join(cfg.Root, cfg.Name())
-	if got, ok := readMeta(dir); ok && got.Version == want.Version && got.Sources == want.Sources &&
+	var got meta
+	b, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	if err == nil && json.Unmarshal(b, &got) == nil && got.Version == want.Version && got.Sources == want.Sources &&
 		got.Seed == want.Seed && got.Files == want.Files && slices.Equal(got.Exts, want.Exts) &&
 		got.MinChars == want.MinChars && got.MaxChars == want.MaxChars {
 		return Corpus{Dir: dir, Bytes: got.Bytes, Counts: got.Counts}, nil
@@ -175,15 +177,6 @@ func Publish(dir string, fill func(out, stage string) (meta any, err error)) err
 		return err
 	}
 	return os.Rename(out, dir)
-}
-
-func readMeta(dir string) (meta, bool) {
-	var m meta
-	b, err := os.ReadFile(filepath.Join(dir, MetaFile))
-	if err != nil || json.Unmarshal(b, &m) != nil {
-		return m, false
-	}
-	return m, true
 }
 
 func listHash(lists ...[]string) uint64 {

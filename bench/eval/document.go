@@ -64,22 +64,17 @@ func (d Document) Text() string {
 	return sb.String()
 }
 
+// markdownBlock and htmlBlock lay out one block of each kind.
+var (
+	markdownBlock = map[Kind]string{Title: "# %s\n\n", Heading: "## %s\n\n", Para: "%s\n\n", Item: "- %s\n\n", Code: "```\n%s\n```\n\n"}
+	htmlBlock     = map[Kind]string{Title: "<h1>%s</h1>\n", Heading: "<h2>%s</h2>\n", Para: "<p>%s</p>\n", Item: "<ul><li>%s</li></ul>\n", Code: "<pre>%s</pre>\n"}
+)
+
 // Markdown is the document as CommonMark, the body of a .md file.
 func (d Document) Markdown() string {
 	var sb strings.Builder
 	for _, b := range d.Blocks {
-		switch b.Kind {
-		case Title:
-			fmt.Fprintf(&sb, "# %s\n\n", b.Text)
-		case Heading:
-			fmt.Fprintf(&sb, "## %s\n\n", b.Text)
-		case Para:
-			sb.WriteString(b.Text + "\n\n")
-		case Item:
-			sb.WriteString("- " + b.Text + "\n\n")
-		case Code:
-			sb.WriteString("```\n" + b.Text + "\n```\n\n")
-		}
+		fmt.Fprintf(&sb, markdownBlock[b.Kind], b.Text)
 	}
 	return sb.String()
 }
@@ -94,19 +89,7 @@ func (d Document) HTML() string {
 	}
 	fmt.Fprintf(&sb, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>%s</title></head><body>\n", html.EscapeString(title))
 	for _, b := range d.Blocks {
-		t := html.EscapeString(b.Text)
-		switch b.Kind {
-		case Title:
-			fmt.Fprintf(&sb, "<h1>%s</h1>\n", t)
-		case Heading:
-			fmt.Fprintf(&sb, "<h2>%s</h2>\n", t)
-		case Para:
-			fmt.Fprintf(&sb, "<p>%s</p>\n", t)
-		case Item:
-			fmt.Fprintf(&sb, "<ul><li>%s</li></ul>\n", t)
-		case Code:
-			fmt.Fprintf(&sb, "<pre>%s</pre>\n", t)
-		}
+		fmt.Fprintf(&sb, htmlBlock[b.Kind], html.EscapeString(b.Text))
 	}
 	sb.WriteString("</body></html>\n")
 	return sb.String()

@@ -39,26 +39,6 @@ type Plant struct {
 	Text string `json:"text"`
 }
 
-// Packages is the committed list of standard-library import paths.
-func Packages() []string {
-	var out []string
-	for l := range strings.SplitSeq(packageList, "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-// Plants are the committed planted paragraphs.
-func Plants() ([]Plant, error) {
-	var p []Plant
-	if err := json.Unmarshal(plantedJSON, &p); err != nil {
-		return nil, fmt.Errorf("eval: planted.json: %w", err)
-	}
-	return p, nil
-}
-
 // GoRoot is the GOROOT of the go command on PATH, and its version.
 func GoRoot(ctx context.Context) (root, version string, err error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOROOT", "GOVERSION").Output()
@@ -76,7 +56,10 @@ func GoRoot(ctx context.Context) (root, version string, err error) {
 // order, with its file type chosen and the planted paragraphs in place.
 func Documents(goroot string) ([]Document, error) {
 	var docs []Document
-	for _, p := range Packages() {
+	for p := range strings.SplitSeq(packageList, "\n") {
+		if p = strings.TrimSpace(p); p == "" || strings.HasPrefix(p, "#") {
+			continue
+		}
 		d, err := packageReference(goroot, p)
 		if err != nil {
 			return nil, err
@@ -114,9 +97,9 @@ func Documents(goroot string) ([]Document, error) {
 		}
 		byName[docs[i].Name] = i
 	}
-	plants, err := Plants()
-	if err != nil {
-		return nil, err
+	var plants []Plant
+	if err := json.Unmarshal(plantedJSON, &plants); err != nil {
+		return nil, fmt.Errorf("eval: planted.json: %w", err)
 	}
 	for _, p := range plants {
 		i, ok := byName[p.Doc]

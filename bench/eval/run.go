@@ -148,7 +148,6 @@ func waitIndexed(ctx context.Context, c *client.Client) error {
 		}
 		var rr struct {
 			FilesFailed int `json:"files_failed"`
-			ChunksTotal int `json:"chunks_total"`
 		}
 		if err := mcpcall.Decode(res.StructuredContent, &rr); err != nil {
 			return fmt.Errorf("eval: reindex result: %w", err)
@@ -242,7 +241,6 @@ func Chunks(indexDir string) (map[string][]chunk, error) {
 	}
 	defer f.Close()
 	live := map[int64]chunk{}
-	var order []int64
 	r := bufio.NewReader(f)
 	for {
 		line, err := r.ReadBytes('\n')
@@ -255,7 +253,6 @@ func Chunks(indexDir string) (map[string][]chunk, error) {
 				delete(live, c.ID)
 			} else {
 				live[c.ID] = c
-				order = append(order, c.ID)
 			}
 		}
 		if err == io.EOF {
@@ -266,11 +263,8 @@ func Chunks(indexDir string) (map[string][]chunk, error) {
 		}
 	}
 	out := map[string][]chunk{}
-	for _, id := range order {
-		if c, ok := live[id]; ok {
-			out[c.Path] = append(out[c.Path], c)
-			delete(live, id)
-		}
+	for _, c := range live {
+		out[c.Path] = append(out[c.Path], c)
 	}
 	for _, cs := range out {
 		slices.SortFunc(cs, func(a, b chunk) int { return a.ChunkIndex - b.ChunkIndex })

@@ -93,7 +93,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer srv.c.Close()
 		s.servers = append(s.servers, srv)
 	}
-	fmt.Fprintf(cfg.Log, "soak: %d files indexed in %s; two servers up; mixed load for %s\n", s.files(), r.FirstBuild.Round(time.Millisecond), cfg.Duration)
+	fmt.Fprintf(cfg.Log, "soak: %d files indexed in %s; two servers up; mixed load for %s\n", s.cfg.Stable+len(s.churn), r.FirstBuild.Round(time.Millisecond), cfg.Duration)
 
 	load, stop := context.WithTimeout(ctx, cfg.Duration)
 	defer stop()
@@ -153,12 +153,6 @@ func (s *soak) seed() error {
 	}
 	s.held = map[string]bool{}
 	return nil
-}
-
-func (s *soak) files() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cfg.Stable + len(s.churn)
 }
 
 // addChurn writes a new churn file, with extra text appended; the caller

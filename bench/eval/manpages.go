@@ -123,16 +123,6 @@ func groff(ctx context.Context, src []byte, device string) ([]byte, error) {
 	return out, nil
 }
 
-// groffVersion is the first line of groff --version, part of the man
-// corpus's cache key: another groff may render differently.
-func groffVersion(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, "groff", "--version").Output()
-	if err != nil {
-		return "", fmt.Errorf("eval: groff --version (install with scripts/bench-setup.sh): %w", err)
-	}
-	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0]), nil
-}
-
 // BuildManPages returns the man-page corpus under cacheDir (as
 // eval-mancorpus-<hash>), rendering it unless a finished copy made from the
 // same page sources and groff is there, and what it was made from.
@@ -151,10 +141,13 @@ func buildManCorpus(ctx context.Context, cacheDir, file, list, prefix string) (C
 	if err != nil {
 		return Corpus{}, "", err
 	}
-	ver, err := groffVersion(ctx)
+	// groff's version is part of the cache key: another groff may render
+	// differently.
+	out, err := exec.CommandContext(ctx, "groff", "--version").Output()
 	if err != nil {
-		return Corpus{}, "", err
+		return Corpus{}, "", fmt.Errorf("eval: groff --version (install with scripts/bench-setup.sh): %w", err)
 	}
+	ver := strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 	h := sha256.New()
 	fmt.Fprintf(h, "man corpus v%d %s\n", manGeneratorVersion, ver)
 	docs := make([]Document, len(pages))

@@ -14,7 +14,6 @@ import (
 	"go/parser"
 	"go/token"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -318,12 +317,4 @@ func guide(file, title string) (Document, error) {
 	}
 	name := "guides/" + corpus.Slug(strings.TrimSuffix(file, filepath.Ext(file)))
 	return Document{Name: name, Blocks: append([]Block{{Title, title}}, blocks...)}, nil
-}
-
-func license(name string) (Document, error) {
-	b, err := os.ReadFile(filepath.Join(LicenseDir, name))
-	if err != nil {
-		return Document{}, fmt.Errorf("eval: %w", err)
-	}
-	return Document{Name: "licenses/" + corpus.Slug(name), Blocks: append([]Block{{Title, "License text: " + name}}, textBlocks(string(b))...)}, nil
 }

@@ -44,16 +44,13 @@ func (d Document) Text() string {
 	var sb strings.Builder
 	for _, b := range d.Blocks {
 		switch b.Kind {
-		case Title:
-			fmt.Fprintf(&sb, "%s\n%s\n\n", b.Text, strings.Repeat("=", min(78, len([]rune(b.Text)))))
-		case Heading:
-			fmt.Fprintf(&sb, "%s\n%s\n\n", b.Text, strings.Repeat("-", min(78, len([]rune(b.Text)))))
+		case Title, Heading:
+			rule := map[Kind]string{Title: "=", Heading: "-"}[b.Kind]
+			fmt.Fprintf(&sb, "%s\n%s\n\n", b.Text, strings.Repeat(rule, min(78, len([]rune(b.Text)))))
 		case Para:
-			sb.WriteString(wrap(b.Text, 78))
-			sb.WriteString("\n\n")
+			sb.WriteString(wrap(b.Text, 78) + "\n\n")
 		case Item:
-			sb.WriteString(wrap("  * "+b.Text, 78))
-			sb.WriteString("\n\n")
+			sb.WriteString(wrap("  * "+b.Text, 78) + "\n\n")
 		case Code:
 			for l := range strings.SplitSeq(b.Text, "\n") {
 				sb.WriteString("    " + l + "\n")

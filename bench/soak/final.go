@@ -34,11 +34,15 @@ func (s *soak) final(ctx context.Context) {
 		r.fail("final reindex: %v", err)
 		return
 	}
-	clean, err := withSchema(s.cfg.Store, cleanSchema)
+	u, err := url.Parse(s.cfg.Store)
 	if err != nil {
-		r.fail("final: %v", err)
+		r.fail("final: store URL: %s", index.RedactURL(err.Error()))
 		return
 	}
+	q := u.Query()
+	q.Set(index.SchemaParam, cleanSchema)
+	u.RawQuery = q.Encode()
+	clean := u.String()
 	if out, err := s.cli(ctx, "reindex", "idx-clean", clean); err != nil {
 		r.fail("clean rebuild: %v: %s", err, out)
 		return
@@ -179,17 +183,6 @@ func sameHits(a, b []hit) bool {
 func sameSet(a, b []hit) bool {
 	byChunk := func(x, y hit) int { return cmp.Or(strings.Compare(x.Path, y.Path), x.ChunkIndex-y.ChunkIndex) }
 	return sameHits(slices.SortedFunc(slices.Values(a), byChunk), slices.SortedFunc(slices.Values(b), byChunk))
-}
-
-func withSchema(store, schema string) (string, error) {
-	u, err := url.Parse(store)
-	if err != nil {
-		return "", fmt.Errorf("store URL: %s", index.RedactURL(err.Error()))
-	}
-	q := u.Query()
-	q.Set(index.SchemaParam, schema)
-	u.RawQuery = q.Encode()
-	return u.String(), nil
 }
 
 // folderFiles are the data folder's files, relative and sorted.

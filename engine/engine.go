@@ -848,6 +848,17 @@ func every(ctx context.Context, d time.Duration, f func() (done bool)) {
 	}
 }
 
+// loaded reports whether loading the model and the store has ended;
+// loadErr says how.
+func (e *Engine) loaded() bool {
+	select {
+	case <-e.ready:
+		return true
+	default:
+		return false
+	}
+}
+
 // WaitModel waits until the model is loaded or ctx ends. While a failed
 // load waits to be tried again it returns that failure at once (with when
 // the next try is) and asks for the try to come sooner.
@@ -871,13 +882,8 @@ func (e *Engine) WaitModel(ctx context.Context) error {
 // retrying returns the failure of a load that will be tried again, and
 // nudges that try; nil once loaded or failed for good.
 func (e *Engine) retrying() error {
-	select {
-	case <-e.ready:
-		return nil
-	default:
-	}
 	f := e.failure.Load()
-	if f == nil {
+	if e.loaded() || f == nil {
 		return nil
 	}
 	select {
@@ -1039,12 +1045,7 @@ func (e *Engine) NotEnabled() stages.SkipGroup {
 // Status reports what the index holds.
 func (e *Engine) Status() Status {
 	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Store: e.cfg.Store.Describe(e.namespace()), Reindexing: e.reindexing.Load()}
-	select {
-	case <-e.ready:
-	default:
-		return st
-	}
-	if e.loadErr != nil {
+	if !e.loaded() || e.loadErr != nil {
 		return st
 	}
 	st.ModelReady, st.Model = true, e.model
@@ -1073,12 +1074,7 @@ func (e *Engine) Status() Status {
 // index (index.ErrOtherVersion), a file it could not read. It is nil while
 // the model loads, and once a reindex has replaced that index.
 func (e *Engine) IndexErr() error {
-	select {
-	case <-e.ready:
-	default:
-		return nil
-	}
-	if e.store == nil {
+	if !e.loaded() || e.store == nil {
 		return nil
 	}
 	return e.scrub(e.store.OpenErr())
@@ -1091,9 +1087,7 @@ func (e *Engine) Close() error {
 	if err := e.pdf.Close(); err != nil {
 		e.log.Warn("closing the PDF engine", "err", err)
 	}
-	select {
-	case <-e.ready:
-	default:
+	if !e.loaded() {
 		return nil
 	}
 	if e.store != nil {
@@ -1110,12 +1104,7 @@ func (e *Engine) Close() error {
 // Not the index's version stamp (IndexVersion), which names the model and
 // chunking it was built with.
 func (e *Engine) CommitID() string {
-	select {
-	case <-e.ready:
-	default:
-		return ""
-	}
-	if e.loadErr != nil || e.store == nil {
+	if !e.loaded() || e.loadErr != nil || e.store == nil {
 		return ""
 	}
 	snap := e.store.Acquire()

@@ -285,22 +285,12 @@ func (e *Engine) IndexState() IndexState {
 		st.Pending = st.SearchableChunks == 0
 		return st
 	}
-	select {
-	case <-e.ready:
-		return IndexState{}
-	default:
-		return IndexState{ModelLoading: true}
-	}
+	return IndexState{ModelLoading: !e.loaded()}
 }
 
 // addSearchable fills in what the current snapshot holds.
 func (e *Engine) addSearchable(st *IndexState) {
-	select {
-	case <-e.ready:
-	default:
-		return
-	}
-	if e.store == nil {
+	if !e.loaded() || e.store == nil {
 		return
 	}
 	if snap := e.store.Acquire(); snap != nil {
@@ -321,12 +311,10 @@ func (e *Engine) busy(err error) error {
 // modelFailed returns the load error once loading has failed, nil while the
 // model is loading or after it loaded.
 func (e *Engine) modelFailed() error {
-	select {
-	case <-e.ready:
+	if e.loaded() {
 		return e.loadErr
-	default:
-		return e.retrying()
 	}
+	return e.retrying()
 }
 
 // errIsLoad reports whether err came from a failed load.

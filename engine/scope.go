@@ -128,15 +128,15 @@ func readScope(dir string) (*Scope, error) {
 	return s, nil
 }
 
-// writeScope replaces dir's record.
-func writeScope(dir string, s Scope) error {
-	b, err := json.MarshalIndent(s, "", " ")
+// writeRecord replaces the file at path with v as indented JSON, written
+// beside it first so that a reader never sees half a record.
+func writeRecord(path string, v any, perm os.FileMode) error {
+	b, err := json.MarshalIndent(v, "", " ")
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, ScopeFile)
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, append(b, '\n'), perm); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
@@ -271,7 +271,7 @@ func (e *Engine) resolveScope(indexed map[string]*schema.FileEntry) (*activeScop
 		return nil, err
 	}
 	if rec == nil || !rec.equal(sc) {
-		if err := writeScope(e.cfg.IndexFolder, sc); err != nil {
+		if err := writeRecord(filepath.Join(e.cfg.IndexFolder, ScopeFile), sc, 0o644); err != nil {
 			return nil, fmt.Errorf("recording the index's extensions: %w", err)
 		}
 		if rec != nil {

@@ -166,9 +166,6 @@ const (
 	EnvORTLib   = "MICRO_RAG_ORT_LIB"
 )
 
-// DefaultModelDir is cachedir.Path()/models/all-MiniLM-L6-v2.
-func DefaultModelDir() string { return Models[0].Dir() }
-
 // Files are the absolute paths of the model's two files.
 type Files struct {
 	ONNX, Tokenizer string

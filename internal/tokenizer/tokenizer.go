@@ -135,20 +135,11 @@ func Load(path string) (*Tokenizer, error) {
 			t.maxPiece = max(t.maxPiece, len(piece))
 		}
 	}
-	var ok [3]bool
-	for i, name := range []string{j.Model.UnkToken, "[CLS]", "[SEP]"} {
-		id, found := j.Model.Vocab[name]
-		ok[i] = found
-		switch i {
-		case 0:
-			t.unk = id
-		case 1:
-			t.cls = id
-		case 2:
-			t.sep = id
-		}
-	}
-	if !ok[0] || !ok[1] || !ok[2] {
+	var hasUnk, hasCLS, hasSEP bool
+	t.unk, hasUnk = j.Model.Vocab[j.Model.UnkToken]
+	t.cls, hasCLS = j.Model.Vocab["[CLS]"]
+	t.sep, hasSEP = j.Model.Vocab["[SEP]"]
+	if !hasUnk || !hasCLS || !hasSEP {
 		return nil, errors.New("tokenizer: vocabulary lacks [UNK], [CLS] or [SEP]")
 	}
 	for _, a := range j.AddedTokens {

@@ -141,20 +141,14 @@ func New(cfg Config) (*Embedder, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w (run `make setup`, or set ModelPath and TokenizerPath)", err)
 		}
-		if cfg.ModelPath == "" {
-			cfg.ModelPath = f.ONNX
-		}
-		if cfg.TokenizerPath == "" {
-			cfg.TokenizerPath = f.Tokenizer
-		}
+		cfg.ModelPath = cmp.Or(cfg.ModelPath, f.ONNX)
+		cfg.TokenizerPath = cmp.Or(cfg.TokenizerPath, f.Tokenizer)
 	}
 	lib, err := model.ORTLibrary(cfg.ORTLibrary)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Threads <= 0 {
-		cfg.Threads = runtime.NumCPU()
-	}
+	cfg.Threads = cmp.Or(max(cfg.Threads, 0), runtime.NumCPU())
 	batch := cmp.Or(max(cfg.MaxBatch, 0), DefaultMaxBatch)
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = DefaultMaxBatch

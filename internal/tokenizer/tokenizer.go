@@ -10,6 +10,7 @@ package tokenizer
 //go:generate go run ./internal/gentables
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -165,9 +166,7 @@ func (t *Tokenizer) VocabSize() int { return t.size }
 // calls. The pieces are truncated so the appended ids number at most maxLen
 // (maxLen <= 0 means MaxSeqLen; values below 2 are raised to 2).
 func (t *Tokenizer) Encode(dst []int32, text string, maxLen int) []int32 {
-	if maxLen <= 0 {
-		maxLen = MaxSeqLen
-	}
+	maxLen = cmp.Or(max(maxLen, 0), MaxSeqLen)
 	maxLen = max(maxLen, 2)
 	s := t.pool.Get().(*state)
 	s.reset(false)

@@ -5,6 +5,7 @@
 package watch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
@@ -71,27 +72,13 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	if c.Settle <= 0 {
-		c.Settle = time.Second
-	}
-	if c.MaxDelay <= 0 {
-		c.MaxDelay = 5 * time.Second
-	}
-	if c.MaxDelay < c.Settle {
-		c.MaxDelay = c.Settle
-	}
-	if c.MaxPaths <= 0 {
-		c.MaxPaths = 50_000
-	}
-	if c.ScanShare <= 0 {
-		c.ScanShare = 0.05
-	}
-	if c.MinScanEvery <= 0 {
-		c.MinScanEvery = 2 * time.Second
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.Settle = cmp.Or(max(c.Settle, 0), time.Second)
+	c.MaxDelay = cmp.Or(max(c.MaxDelay, 0), 5*time.Second)
+	c.MaxDelay = max(c.MaxDelay, c.Settle)
+	c.MaxPaths = cmp.Or(max(c.MaxPaths, 0), 50_000)
+	c.ScanShare = cmp.Or(max(c.ScanShare, 0), 0.05)
+	c.MinScanEvery = cmp.Or(max(c.MinScanEvery, 0), 2*time.Second)
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	if c.Skip == nil {
 		c.Skip = func(string, bool) bool { return false }
 	}
@@ -101,9 +88,7 @@ func (c *Config) defaults() {
 	if c.addWatch == nil {
 		c.addWatch = func(w *fsnotify.Watcher, dir string) error { return w.Add(dir) }
 	}
-	if c.clock == nil {
-		c.clock = realClock{}
-	}
+	c.clock = cmp.Or[clock](c.clock, realClock{})
 }
 
 // Run watches cfg.Root until ctx ends, sending each settled batch to out.

@@ -245,9 +245,7 @@ type Engine struct {
 
 // New checks the configuration; it loads nothing (Start does, in the background).
 func New(cfg Config) (*Engine, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	data, err := CheckDataFolder(cfg.DataFolder)
 	if err != nil {
 		return nil, err
@@ -272,15 +270,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.SearchMode, err = isearch.ParseMode(string(cfg.SearchMode)); err != nil {
 		return nil, err
 	}
-	if cfg.MaxFileChunks == 0 {
-		cfg.MaxFileChunks = DefaultMaxFileChunks
-	}
-	if cfg.TableCap == 0 {
-		cfg.TableCap = stages.DefaultTableCap
-	}
-	if cfg.RefreshEvery <= 0 {
-		cfg.RefreshEvery = 2 * time.Second
-	}
+	cfg.MaxFileChunks = cmp.Or(cfg.MaxFileChunks, DefaultMaxFileChunks)
+	cfg.TableCap = cmp.Or(cfg.TableCap, stages.DefaultTableCap)
+	cfg.RefreshEvery = cmp.Or(max(cfg.RefreshEvery, 0), 2*time.Second)
 	if _, err := ignore.New(data, cfg.Excludes); err != nil {
 		return nil, err
 	}
@@ -465,9 +457,7 @@ func resolveDir(p string) (string, error) {
 // download, the database of --store down) is tried again with backoff.
 func (e *Engine) Start(ctx context.Context) {
 	ctx, e.stop = context.WithCancel(ctx)
-	e.bg.Add(1)
-	go func() {
-		defer e.bg.Done()
+	e.bg.Go(func() {
 		e.loadErr = e.loadRetrying(ctx)
 		// Set before ready: a search answered between the model loading and
 		// the run starting must still know that the run is coming.
@@ -478,33 +468,21 @@ func (e *Engine) Start(ctx context.Context) {
 			return
 		}
 		if e.cfg.IdleRelease > 0 {
-			e.bg.Add(1)
-			go func() {
-				defer e.bg.Done()
-				e.releaseWhenIdle(ctx)
-			}()
+			e.bg.Go(func() { e.releaseWhenIdle(ctx) })
 		}
 		if e.cfg.Watch {
 			// Before the initial reindex, so changes made during it are not missed.
-			e.bg.Add(1)
-			go func() {
-				defer e.bg.Done()
-				e.follow(ctx)
-			}()
+			e.bg.Go(func() { e.follow(ctx) })
 		}
 		if !e.cfg.NoInitialReindex && !e.initialReindex(ctx) {
 			// Another process holds the index, or the run failed: try
 			// again (while following another process's commits, so the
 			// folder is indexed once the lock is free even if that process
 			// died before finishing).
-			e.bg.Add(1)
-			go func() {
-				defer e.bg.Done()
-				e.retryInitial(ctx)
-			}()
+			e.bg.Go(func() { e.retryInitial(ctx) })
 		}
 		e.watch(ctx)
-	}()
+	})
 }
 
 // Loading that failed for a reason that may pass is tried again after
@@ -822,18 +800,17 @@ func indexVersion(m model.Model, onnxPath string, dim int, c chunk.Config) (sche
 
 // watch picks up commits made by another process on the same index folder.
 func (e *Engine) watch(ctx context.Context) {
-	every(ctx, e.cfg.RefreshEvery, func() bool {
+	every(ctx, e.cfg.RefreshEvery, func() {
 		if changed, err := e.store.Refresh(); err != nil {
 			e.log.Debug("index refresh", "err", e.scrub(err))
 		} else if changed {
 			e.log.Info("loaded index committed by another process")
 		}
-		return false
 	})
 }
 
-// every calls f every d until f reports it is done or ctx ends.
-func every(ctx context.Context, d time.Duration, f func() (done bool)) {
+// every calls f every d until ctx ends.
+func every(ctx context.Context, d time.Duration, f func()) {
 	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
@@ -841,9 +818,7 @@ func every(ctx context.Context, d time.Duration, f func() (done bool)) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if f() {
-				return
-			}
+			f()
 		}
 	}
 }

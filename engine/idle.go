@@ -46,9 +46,8 @@ func (e *Engine) releaseWhenIdle(ctx context.Context) {
 	e.idle.mu.Lock()
 	e.idle.last = time.Now()
 	e.idle.mu.Unlock()
-	every(ctx, max(min(e.cfg.IdleRelease/4, 30*time.Second), time.Millisecond), func() bool {
+	every(ctx, max(min(e.cfg.IdleRelease/4, 30*time.Second), time.Millisecond), func() {
 		e.releaseIfIdle(time.Now())
-		return false
 	})
 }
 

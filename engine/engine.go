@@ -304,11 +304,7 @@ func ParseExts(list []string) ([]string, error) {
 			continue
 		}
 		if group, ok := ExtGroups[strings.TrimPrefix(e, ".")]; ok {
-			for _, g := range group {
-				if !slices.Contains(out, g) {
-					out = append(out, g)
-				}
-			}
+			out = appendNew(out, group...)
 			continue
 		}
 		if e == NoExt || e == "."+NoExt {
@@ -319,9 +315,7 @@ func ParseExts(list []string) ([]string, error) {
 		if !extract.Supported(e) {
 			return nil, fmt.Errorf("no reader for %q", e)
 		}
-		if !slices.Contains(out, e) {
-			out = append(out, e)
-		}
+		out = appendNew(out, e)
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no file extensions given")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -379,10 +380,7 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 	if !st.LastReindex.IsZero() {
 		last = st.LastReindex.Local().Format(time.RFC3339)
 	}
-	model := st.Model
-	if model == "" {
-		model = "(not indexed yet)"
-	}
+	model := cmp.Or(st.Model, "(not indexed yet)")
 	ch := st.ChangedDisk
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "data folder:\t%s\n", term.Visible(st.DataFolder))

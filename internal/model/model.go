@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/micro-rag/micro-rag-mcp/internal/cachedir"
@@ -148,10 +149,8 @@ func Lookup(name string) (Model, error) {
 	if name == "" {
 		return Models[0], nil
 	}
-	for _, m := range Models {
-		if m.Name == name {
-			return m, nil
-		}
+	if i := slices.IndexFunc(Models, func(m Model) bool { return m.Name == name }); i >= 0 {
+		return Models[i], nil
 	}
 	return Model{}, fmt.Errorf("unknown model %q (known: %s; or --model-dir with a %s)", name, strings.Join(Names(), ", "), SpecName)
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -310,10 +311,7 @@ func (r *runner) hasPending() bool { return !r.first.IsZero() }
 func (r *runner) take() Batch {
 	b := Batch{All: r.all, Rules: r.rules}
 	if !r.all {
-		b.Paths = make([]string, 0, len(r.pending))
-		for p := range r.pending {
-			b.Paths = append(b.Paths, p)
-		}
+		b.Paths = slices.AppendSeq(make([]string, 0, len(r.pending)), maps.Keys(r.pending))
 		slices.Sort(b.Paths)
 	}
 	r.pending, r.all, r.rules, r.first, r.last = map[string]bool{}, false, false, time.Time{}, time.Time{}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -316,7 +317,7 @@ func (t *Tokenizer) segment(text string, from, to int, s *state) {
 				if 'A' <= c && c <= 'Z' && t.lowercase {
 					c += 'a' - 'A'
 				}
-				t.add(s, c, i, i+1)
+				t.addRune(s, rune(c), i, i+1)
 			}
 			i++
 			continue
@@ -409,26 +410,13 @@ func (t *Tokenizer) mark(s *state, e entry) {
 // class), drops the stripped ones and appends the rest to the word.
 func (t *Tokenizer) settle(s *state) {
 	p := s.pending
-	for i := 1; i < len(p); i++ {
-		for j := i; j > 0 && p[j-1].ccc > p[j].ccc; j-- {
-			p[j-1], p[j] = p[j], p[j-1]
-		}
-	}
+	slices.SortStableFunc(p, func(a, b entry) int { return cmp.Compare(a.ccc, b.ccc) })
 	for _, e := range p {
 		if !e.strip {
 			t.addRune(s, e.r, e.start, e.end)
 		}
 	}
 	s.pending = p[:0]
-}
-
-func (t *Tokenizer) add(s *state, c byte, start, end int) {
-	if len(s.word) == 0 {
-		s.wStart, s.wEnd = start, end
-	}
-	s.word = append(s.word, c)
-	s.runes++
-	s.wEnd = max(s.wEnd, end)
 }
 
 func (t *Tokenizer) addRune(s *state, r rune, start, end int) {
@@ -524,10 +512,8 @@ func decompose(src string, r rune, dst []rune) []rune {
 	if d == nil || keepWhole[r] {
 		return append(dst, r)
 	}
-	for len(d) > 0 {
-		x, n := utf8.DecodeRune(d)
+	for _, x := range string(d) {
 		dst = append(dst, x)
-		d = d[n:]
 	}
 	return dst
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/term"
 )
@@ -104,15 +105,12 @@ func uriByteOK(c byte, reserved bool) bool {
 // byte that must be percent-encoded, such as a space, naming it and the
 // URI to send instead.
 func checkURIBytes(uri, rest string) error {
-	hostEnd := strings.IndexByte(rest, '/')
-	if hostEnd < 0 {
-		hostEnd = len(rest)
-	}
+	host, _, _ := strings.Cut(rest, "/")
 	bad := -1
 	var fixed strings.Builder
 	fixed.WriteString(URIScheme)
 	for i := 0; i < len(rest); i++ {
-		if c := rest[i]; uriByteOK(c, i >= hostEnd) {
+		if c := rest[i]; uriByteOK(c, i >= len(host)) {
 			fixed.WriteByte(c)
 			continue
 		}
@@ -281,9 +279,5 @@ func (rs *resources) list(ctx context.Context, _ any, req *mcp.ListResourcesRequ
 }
 
 func describe(d isearch.DocumentInfo) string {
-	unit := "chunks"
-	if d.Chunks == 1 {
-		unit = "chunk"
-	}
-	return fmt.Sprintf("%s document, %d %s", strings.TrimPrefix(d.Ext, "."), d.Chunks, unit)
+	return strings.TrimPrefix(d.Ext, ".") + " document, " + engine.Counted(d.Chunks, "chunk")
 }

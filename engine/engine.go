@@ -363,10 +363,7 @@ func CheckDataFolder(dir string) (string, error) {
 // the folder holds only the engine's own files, which it also accepts.
 func checkIndexFolder(data, dir string, readOnly, local bool) (string, error) {
 	explicit := dir != ""
-	if !explicit {
-		dir = filepath.Join(data, "index")
-	}
-	dir, err := filepath.Abs(dir)
+	dir, err := filepath.Abs(cmp.Or(dir, filepath.Join(data, "index")))
 	if err != nil {
 		return "", err
 	}
@@ -383,7 +380,14 @@ func checkIndexFolder(data, dir string, readOnly, local bool) (string, error) {
 		// A user's file named index (a text file without an extension).
 		return "", fmt.Errorf("%s exists and is not a folder, so it is treated as your documents and left alone; put the index elsewhere with --index-folder DIR", dir)
 	}
-	resolved, err := resolveDir(dir)
+	resolved, err := filepath.EvalSymlinks(dir)
+	var fi fs.FileInfo
+	if err == nil {
+		fi, err = os.Stat(resolved)
+	}
+	if err == nil && !fi.IsDir() {
+		err = fmt.Errorf("%s is not a folder", resolved)
+	}
 	if err != nil {
 		return "", fmt.Errorf("index folder: %w", err)
 	}
@@ -424,25 +428,6 @@ func onlyEngineFiles(dir string) bool {
 		}
 	}
 	return true
-}
-
-func resolveDir(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	abs, err = filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", err
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return "", err
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("%s is not a folder", abs)
-	}
-	return abs, nil
 }
 
 // Start locates (or downloads) and loads the model in the background, then
@@ -966,10 +951,8 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 // its format is not enabled (NotEnabled).
 func (e *Engine) noteNotEnabled(skipped []stages.SkipGroup) {
 	g := stages.SkipGroup{}
-	for _, sg := range skipped {
-		if sg.Reason == stages.SkipNotEnabled {
-			g = sg
-		}
+	if i := slices.IndexFunc(skipped, func(sg stages.SkipGroup) bool { return sg.Reason == stages.SkipNotEnabled }); i >= 0 {
+		g = skipped[i] // Skips.Groups has one group per reason
 	}
 	e.notEnabled.Store(&g)
 }

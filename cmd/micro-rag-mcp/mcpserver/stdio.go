@@ -166,21 +166,18 @@ func badParams(method string, line []byte) string {
 		return ""
 	}
 	v, ok := m.Params[field]
-	if !ok && field == "uri" {
+	var s string
+	switch {
+	case !ok && field == "uri":
 		// mcp-go would answer "handler not found for resource URI ''".
 		return missingURI
-	}
-	if !ok {
+	case !ok:
 		return ""
-	}
-	var s string
-	if json.Unmarshal(v, &s) != nil {
+	case json.Unmarshal(v, &s) != nil:
 		return fmt.Sprintf("%s must be a string, not %s", field, jsonKind(v))
-	}
-	if s == "" && field == "uri" {
+	case field == "uri" && s == "":
 		return missingURI
-	}
-	if field == "uri" {
+	case field == "uri":
 		// A URI the templates cannot match would get mcp-go's "handler not
 		// found"; say what is wrong. The title is checked by the handler.
 		host, _, _ := strings.Cut(strings.TrimPrefix(s, URIScheme), "/")
@@ -189,8 +186,7 @@ func badParams(method string, line []byte) string {
 				return invalidURIPrefix + err.Error()
 			}
 		}
-	}
-	if field == "name" {
+	case field == "name":
 		if args, ok := m.Params["arguments"]; ok {
 			if t := jsonKind(args); t != "object" && t != "null" {
 				return "arguments must be an object, not " + t

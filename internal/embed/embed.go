@@ -339,26 +339,23 @@ func (e *Embedder) PassageTokens() int {
 }
 
 // Close releases the session. Calls after Close fail.
-func (e *Embedder) Close() error {
-	e.mu.Lock() // waits for running calls
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil
-	}
-	e.closed = true
-	return e.destroySession()
-}
+func (e *Embedder) Close() error { return e.drop(true) }
 
 // Release destroys the session, and with it the model's weights and ONNX
 // Runtime's arena, after the calls running now return. The tokenizer
 // stays; the next call creates the session again (Loads counts it), which
 // costs what loading the model costs. Releasing twice is harmless.
-func (e *Embedder) Release() error {
-	e.mu.Lock()
+func (e *Embedder) Release() error { return e.drop(false) }
+
+// drop destroys the session once the calls running now return, unless the
+// embedder is closed already; closing marks it closed.
+func (e *Embedder) drop(closing bool) error {
+	e.mu.Lock() // waits for running calls
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil
 	}
+	e.closed = closing
 	return e.destroySession()
 }
 

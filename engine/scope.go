@@ -211,10 +211,7 @@ func appendNew(list []string, items ...string) []string {
 // in any order.
 func (s Scope) equal(o Scope) bool {
 	same := func(a, b []string) bool {
-		a, b = slices.Clone(a), slices.Clone(b)
-		slices.Sort(a)
-		slices.Sort(b)
-		return slices.Equal(a, b)
+		return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
 	}
 	return same(s.Exts, o.Exts) && same(s.Excludes, o.Excludes)
 }

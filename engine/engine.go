@@ -649,7 +649,9 @@ func (e *Engine) loadModel(ctx context.Context) error {
 		}
 		return loadErr(err, fixEmbedder)
 	}
-	chunking := chunkingFor(emb)
+	// Chunks no longer than the model's window, less its passage prefix.
+	chunking := chunk.Default
+	chunking.MaxTokens = min(chunking.MaxTokens, emb.PassageTokens())
 	version, err := indexVersion(m, files.ONNX, emb.Dim(), chunking)
 	if err != nil {
 		emb.Close()
@@ -731,14 +733,6 @@ func (e *Engine) resolveModel() (model.Model, error) {
 		return m, loadErr(err, fixModelName)
 	}
 	return m, nil
-}
-
-// chunkingFor is the default chunking with chunks no longer than the
-// model's window (less its passage prefix).
-func chunkingFor(emb *embed.Embedder) chunk.Config {
-	c := chunk.Default
-	c.MaxTokens = min(c.MaxTokens, emb.PassageTokens())
-	return c
 }
 
 // IndexVersion is the version stamp of an index built with the model
@@ -868,7 +862,7 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 		return ReindexResult{}, err
 	}
 	if err := e.WaitModel(ctx); err != nil {
-		if errIsLoad(err) {
+		if le := (*LoadError)(nil); errors.As(err, &le) {
 			return ReindexResult{}, err
 		}
 		return ReindexResult{}, fmt.Errorf("model not ready: %w", err)

@@ -317,9 +317,3 @@ func (e *Engine) modelFailed() error {
 	}
 	return e.retrying()
 }
-
-// errIsLoad reports whether err came from a failed load.
-func errIsLoad(err error) bool {
-	var le *LoadError
-	return errors.As(err, &le)
-}

@@ -164,9 +164,7 @@ func New(cfg Config) (*Embedder, error) {
 			cfg.MaxBatch = 1
 		}
 	}
-	if cfg.Spec == (model.Spec{}) {
-		cfg.Spec = model.Models[0].Spec
-	}
+	cfg.Spec = cmp.Or(cfg.Spec, model.Models[0].Spec)
 	if err := cfg.Spec.Check(); err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
 	}

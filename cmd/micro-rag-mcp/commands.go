@@ -208,7 +208,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 			if built := c.otherModel(eng.IndexSummary(ctx).Model); built != "" {
 				// Rebuilding would re-embed every file; the flag costs nothing.
 				return &exitError{code: 2, err: fmt.Errorf("the index in %s was built by the model %s, not %s; to search it, add --model %s (to rebuild it with %s instead, run: %s)",
-					dir, built, c.model, built, c.model, c.rebuildCommand())}
+					dir, built, c.model, built, c.model, c.reindexCommand("--force"))}
 			}
 			return c.unusableIndex(2, dir, "was built by another model or chunking")
 		}
@@ -442,7 +442,7 @@ func excludeList(p []string) string {
 // the exit status.
 func (c *common) unusableIndex(code int, dir, problem string) error {
 	return &exitError{code: code, err: fmt.Errorf("the index in %s %s; search will not use it until it is rebuilt. To fix, run: %s",
-		dir, problem, c.rebuildCommand())}
+		dir, problem, c.reindexCommand("--force"))}
 }
 
 // otherModel is the name of the known model that built an index (recorded
@@ -453,11 +453,6 @@ func (c *common) otherModel(recorded string) string {
 		return ""
 	}
 	return name
-}
-
-// rebuildCommand is the reindex command line that rebuilds this index.
-func (c *common) rebuildCommand() string {
-	return c.reindexCommand("--force")
 }
 
 // reindexCommand is the reindex command line for this index, with extra

@@ -267,7 +267,7 @@ func (rs *resources) list(ctx context.Context, _ any, req *mcp.ListResourcesRequ
 		// The name reaches the client's display as the search text's
 		// names do: control characters escaped (the URI names it exactly).
 		r := mcp.NewResource(DocumentURI(rs.title, d.Path), term.Visible(d.Path),
-			mcp.WithResourceDescription(describe(d)),
+			mcp.WithResourceDescription(strings.TrimPrefix(d.Ext, ".")+" document, "+engine.Counted(d.Chunks, "chunk")),
 			mcp.WithMIMEType(textMIME),
 			mcp.WithLastModified(time.Unix(0, int64(d.Mtime*1e9)).UTC().Format(time.RFC3339)))
 		res.Resources = append(res.Resources, r)
@@ -276,8 +276,4 @@ func (rs *resources) list(ctx context.Context, _ any, req *mcp.ListResourcesRequ
 	if more {
 		res.NextCursor = mcp.Cursor(base64.StdEncoding.EncodeToString([]byte(docs[len(docs)-1].Path)))
 	}
-}
-
-func describe(d isearch.DocumentInfo) string {
-	return strings.TrimPrefix(d.Ext, ".") + " document, " + engine.Counted(d.Chunks, "chunk")
 }

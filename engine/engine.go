@@ -245,9 +245,7 @@ type Engine struct {
 
 // New checks the configuration; it loads nothing (Start does, in the background).
 func New(cfg Config) (*Engine, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	data, err := CheckDataFolder(cfg.DataFolder)
 	if err != nil {
 		return nil, err
@@ -272,15 +270,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.SearchMode, err = isearch.ParseMode(string(cfg.SearchMode)); err != nil {
 		return nil, err
 	}
-	if cfg.MaxFileChunks == 0 {
-		cfg.MaxFileChunks = DefaultMaxFileChunks
-	}
-	if cfg.TableCap == 0 {
-		cfg.TableCap = stages.DefaultTableCap
-	}
-	if cfg.RefreshEvery <= 0 {
-		cfg.RefreshEvery = 2 * time.Second
-	}
+	cfg.MaxFileChunks = cmp.Or(cfg.MaxFileChunks, DefaultMaxFileChunks)
+	cfg.TableCap = cmp.Or(cfg.TableCap, stages.DefaultTableCap)
+	cfg.RefreshEvery = cmp.Or(max(cfg.RefreshEvery, 0), 2*time.Second)
 	if _, err := ignore.New(data, cfg.Excludes); err != nil {
 		return nil, err
 	}
@@ -312,11 +304,7 @@ func ParseExts(list []string) ([]string, error) {
 			continue
 		}
 		if group, ok := ExtGroups[strings.TrimPrefix(e, ".")]; ok {
-			for _, g := range group {
-				if !slices.Contains(out, g) {
-					out = append(out, g)
-				}
-			}
+			out = appendNew(out, group...)
 			continue
 		}
 		if e == NoExt || e == "."+NoExt {
@@ -327,9 +315,7 @@ func ParseExts(list []string) ([]string, error) {
 		if !extract.Supported(e) {
 			return nil, fmt.Errorf("no reader for %q", e)
 		}
-		if !slices.Contains(out, e) {
-			out = append(out, e)
-		}
+		out = appendNew(out, e)
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no file extensions given")
@@ -377,10 +363,7 @@ func CheckDataFolder(dir string) (string, error) {
 // the folder holds only the engine's own files, which it also accepts.
 func checkIndexFolder(data, dir string, readOnly, local bool) (string, error) {
 	explicit := dir != ""
-	if !explicit {
-		dir = filepath.Join(data, "index")
-	}
-	dir, err := filepath.Abs(dir)
+	dir, err := filepath.Abs(cmp.Or(dir, filepath.Join(data, "index")))
 	if err != nil {
 		return "", err
 	}
@@ -397,7 +380,14 @@ func checkIndexFolder(data, dir string, readOnly, local bool) (string, error) {
 		// A user's file named index (a text file without an extension).
 		return "", fmt.Errorf("%s exists and is not a folder, so it is treated as your documents and left alone; put the index elsewhere with --index-folder DIR", dir)
 	}
-	resolved, err := resolveDir(dir)
+	resolved, err := filepath.EvalSymlinks(dir)
+	var fi fs.FileInfo
+	if err == nil {
+		fi, err = os.Stat(resolved)
+	}
+	if err == nil && !fi.IsDir() {
+		err = fmt.Errorf("%s is not a folder", resolved)
+	}
 	if err != nil {
 		return "", fmt.Errorf("index folder: %w", err)
 	}
@@ -440,34 +430,13 @@ func onlyEngineFiles(dir string) bool {
 	return true
 }
 
-func resolveDir(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	abs, err = filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", err
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return "", err
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("%s is not a folder", abs)
-	}
-	return abs, nil
-}
-
 // Start locates (or downloads) and loads the model in the background, then
 // runs the initial reindex unless NoInitialReindex. It returns at once. A
 // load that fails for a reason that may pass (no network for the model's
 // download, the database of --store down) is tried again with backoff.
 func (e *Engine) Start(ctx context.Context) {
 	ctx, e.stop = context.WithCancel(ctx)
-	e.bg.Add(1)
-	go func() {
-		defer e.bg.Done()
+	e.bg.Go(func() {
 		e.loadErr = e.loadRetrying(ctx)
 		// Set before ready: a search answered between the model loading and
 		// the run starting must still know that the run is coming.
@@ -478,33 +447,21 @@ func (e *Engine) Start(ctx context.Context) {
 			return
 		}
 		if e.cfg.IdleRelease > 0 {
-			e.bg.Add(1)
-			go func() {
-				defer e.bg.Done()
-				e.releaseWhenIdle(ctx)
-			}()
+			e.bg.Go(func() { e.releaseWhenIdle(ctx) })
 		}
 		if e.cfg.Watch {
 			// Before the initial reindex, so changes made during it are not missed.
-			e.bg.Add(1)
-			go func() {
-				defer e.bg.Done()
-				e.follow(ctx)
-			}()
+			e.bg.Go(func() { e.follow(ctx) })
 		}
 		if !e.cfg.NoInitialReindex && !e.initialReindex(ctx) {
 			// Another process holds the index, or the run failed: try
 			// again (while following another process's commits, so the
 			// folder is indexed once the lock is free even if that process
 			// died before finishing).
-			e.bg.Add(1)
-			go func() {
-				defer e.bg.Done()
-				e.retryInitial(ctx)
-			}()
+			e.bg.Go(func() { e.retryInitial(ctx) })
 		}
 		e.watch(ctx)
-	}()
+	})
 }
 
 // Loading that failed for a reason that may pass is tried again after
@@ -692,7 +649,9 @@ func (e *Engine) loadModel(ctx context.Context) error {
 		}
 		return loadErr(err, fixEmbedder)
 	}
-	chunking := chunkingFor(emb)
+	// Chunks no longer than the model's window, less its passage prefix.
+	chunking := chunk.Default
+	chunking.MaxTokens = min(chunking.MaxTokens, emb.PassageTokens())
 	version, err := indexVersion(m, files.ONNX, emb.Dim(), chunking)
 	if err != nil {
 		emb.Close()
@@ -776,14 +735,6 @@ func (e *Engine) resolveModel() (model.Model, error) {
 	return m, nil
 }
 
-// chunkingFor is the default chunking with chunks no longer than the
-// model's window (less its passage prefix).
-func chunkingFor(emb *embed.Embedder) chunk.Config {
-	c := chunk.Default
-	c.MaxTokens = min(c.MaxTokens, emb.PassageTokens())
-	return c
-}
-
 // IndexVersion is the version stamp of an index built with the model
 // modelName from the table (one of 384 dimensions), whose weights are in
 // onnxPath, and the default chunking.
@@ -822,18 +773,17 @@ func indexVersion(m model.Model, onnxPath string, dim int, c chunk.Config) (sche
 
 // watch picks up commits made by another process on the same index folder.
 func (e *Engine) watch(ctx context.Context) {
-	every(ctx, e.cfg.RefreshEvery, func() bool {
+	every(ctx, e.cfg.RefreshEvery, func() {
 		if changed, err := e.store.Refresh(); err != nil {
 			e.log.Debug("index refresh", "err", e.scrub(err))
 		} else if changed {
 			e.log.Info("loaded index committed by another process")
 		}
-		return false
 	})
 }
 
-// every calls f every d until f reports it is done or ctx ends.
-func every(ctx context.Context, d time.Duration, f func() (done bool)) {
+// every calls f every d until ctx ends.
+func every(ctx context.Context, d time.Duration, f func()) {
 	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
@@ -841,10 +791,19 @@ func every(ctx context.Context, d time.Duration, f func() (done bool)) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if f() {
-				return
-			}
+			f()
 		}
+	}
+}
+
+// loaded reports whether loading the model and the store has ended;
+// loadErr says how.
+func (e *Engine) loaded() bool {
+	select {
+	case <-e.ready:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -871,13 +830,8 @@ func (e *Engine) WaitModel(ctx context.Context) error {
 // retrying returns the failure of a load that will be tried again, and
 // nudges that try; nil once loaded or failed for good.
 func (e *Engine) retrying() error {
-	select {
-	case <-e.ready:
-		return nil
-	default:
-	}
 	f := e.failure.Load()
-	if f == nil {
+	if e.loaded() || f == nil {
 		return nil
 	}
 	select {
@@ -908,7 +862,7 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 		return ReindexResult{}, err
 	}
 	if err := e.WaitModel(ctx); err != nil {
-		if errIsLoad(err) {
+		if le := (*LoadError)(nil); errors.As(err, &le) {
 			return ReindexResult{}, err
 		}
 		return ReindexResult{}, fmt.Errorf("model not ready: %w", err)
@@ -991,10 +945,8 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 // its format is not enabled (NotEnabled).
 func (e *Engine) noteNotEnabled(skipped []stages.SkipGroup) {
 	g := stages.SkipGroup{}
-	for _, sg := range skipped {
-		if sg.Reason == stages.SkipNotEnabled {
-			g = sg
-		}
+	if i := slices.IndexFunc(skipped, func(sg stages.SkipGroup) bool { return sg.Reason == stages.SkipNotEnabled }); i >= 0 {
+		g = skipped[i] // Skips.Groups has one group per reason
 	}
 	e.notEnabled.Store(&g)
 }
@@ -1039,12 +991,7 @@ func (e *Engine) NotEnabled() stages.SkipGroup {
 // Status reports what the index holds.
 func (e *Engine) Status() Status {
 	st := Status{DataFolder: e.cfg.DataFolder, IndexFolder: e.cfg.IndexFolder, Store: e.cfg.Store.Describe(e.namespace()), Reindexing: e.reindexing.Load()}
-	select {
-	case <-e.ready:
-	default:
-		return st
-	}
-	if e.loadErr != nil {
+	if !e.loaded() || e.loadErr != nil {
 		return st
 	}
 	st.ModelReady, st.Model = true, e.model
@@ -1073,12 +1020,7 @@ func (e *Engine) Status() Status {
 // index (index.ErrOtherVersion), a file it could not read. It is nil while
 // the model loads, and once a reindex has replaced that index.
 func (e *Engine) IndexErr() error {
-	select {
-	case <-e.ready:
-	default:
-		return nil
-	}
-	if e.store == nil {
+	if !e.loaded() || e.store == nil {
 		return nil
 	}
 	return e.scrub(e.store.OpenErr())
@@ -1091,9 +1033,7 @@ func (e *Engine) Close() error {
 	if err := e.pdf.Close(); err != nil {
 		e.log.Warn("closing the PDF engine", "err", err)
 	}
-	select {
-	case <-e.ready:
-	default:
+	if !e.loaded() {
 		return nil
 	}
 	if e.store != nil {
@@ -1110,12 +1050,7 @@ func (e *Engine) Close() error {
 // Not the index's version stamp (IndexVersion), which names the model and
 // chunking it was built with.
 func (e *Engine) CommitID() string {
-	select {
-	case <-e.ready:
-	default:
-		return ""
-	}
-	if e.loadErr != nil || e.store == nil {
+	if !e.loaded() || e.loadErr != nil || e.store == nil {
 		return ""
 	}
 	snap := e.store.Acquire()

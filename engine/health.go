@@ -95,7 +95,7 @@ func (s IndexState) Describe() string {
 	var b strings.Builder
 	b.WriteString(s.Activity)
 	if s.FilesTotal > 0 {
-		fmt.Fprintf(&b, ", %s of %s files", thousands(s.FilesDone), thousands(s.FilesTotal))
+		fmt.Fprintf(&b, ", %s of %s files", Thousands(s.FilesDone), Thousands(s.FilesTotal))
 	}
 	if !s.Since.IsZero() {
 		fmt.Fprintf(&b, ", running for %s (since %s)", time.Since(s.Since).Round(time.Second), s.Since.Local().Format("15:04:05"))
@@ -108,10 +108,11 @@ func (s IndexState) Searchable() string {
 	if s.SearchableFiles == 0 {
 		return "nothing is committed yet, so search finds nothing until the first checkpoint commit (every 30 s by default)"
 	}
-	return fmt.Sprintf("search answers from the %s files (%s chunks) committed so far", thousands(s.SearchableFiles), thousands(s.SearchableChunks))
+	return fmt.Sprintf("search answers from the %s files (%s chunks) committed so far", Thousands(s.SearchableFiles), Thousands(s.SearchableChunks))
 }
 
-func thousands(n int) string {
+// Thousands writes n with thousands separators (1,200).
+func Thousands(n int) string {
 	s := fmt.Sprint(n)
 	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
 		s = s[:i] + "," + s[i:]
@@ -285,22 +286,12 @@ func (e *Engine) IndexState() IndexState {
 		st.Pending = st.SearchableChunks == 0
 		return st
 	}
-	select {
-	case <-e.ready:
-		return IndexState{}
-	default:
-		return IndexState{ModelLoading: true}
-	}
+	return IndexState{ModelLoading: !e.loaded()}
 }
 
 // addSearchable fills in what the current snapshot holds.
 func (e *Engine) addSearchable(st *IndexState) {
-	select {
-	case <-e.ready:
-	default:
-		return
-	}
-	if e.store == nil {
+	if !e.loaded() || e.store == nil {
 		return
 	}
 	if snap := e.store.Acquire(); snap != nil {
@@ -321,16 +312,8 @@ func (e *Engine) busy(err error) error {
 // modelFailed returns the load error once loading has failed, nil while the
 // model is loading or after it loaded.
 func (e *Engine) modelFailed() error {
-	select {
-	case <-e.ready:
+	if e.loaded() {
 		return e.loadErr
-	default:
-		return e.retrying()
 	}
-}
-
-// errIsLoad reports whether err came from a failed load.
-func errIsLoad(err error) bool {
-	var le *LoadError
-	return errors.As(err, &le)
+	return e.retrying()
 }

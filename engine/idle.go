@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"os"
@@ -46,9 +45,8 @@ func (e *Engine) releaseWhenIdle(ctx context.Context) {
 	e.idle.mu.Lock()
 	e.idle.last = time.Now()
 	e.idle.mu.Unlock()
-	every(ctx, max(min(e.cfg.IdleRelease/4, 30*time.Second), time.Millisecond), func() bool {
+	every(ctx, max(min(e.cfg.IdleRelease/4, 30*time.Second), time.Millisecond), func() {
 		e.releaseIfIdle(time.Now())
-		return false
 	})
 }
 
@@ -99,9 +97,8 @@ func residentKB() int64 {
 	if err != nil {
 		return 0
 	}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	for sc.Scan() {
-		if rest, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmRSS:")); ok {
+	for line := range bytes.Lines(raw) {
+		if rest, ok := bytes.CutPrefix(line, []byte("VmRSS:")); ok {
 			kb, _ := strconv.ParseInt(string(bytes.TrimSuffix(bytes.TrimSpace(rest), []byte(" kB"))), 10, 64)
 			return kb
 		}

@@ -128,15 +128,15 @@ func readScope(dir string) (*Scope, error) {
 	return s, nil
 }
 
-// writeScope replaces dir's record.
-func writeScope(dir string, s Scope) error {
-	b, err := json.MarshalIndent(s, "", " ")
+// writeRecord replaces the file at path with v as indented JSON, written
+// beside it first so that a reader never sees half a record.
+func writeRecord(path string, v any, perm os.FileMode) error {
+	b, err := json.MarshalIndent(v, "", " ")
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, ScopeFile)
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, append(b, '\n'), perm); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
@@ -147,51 +147,31 @@ func writeScope(dir string, s Scope) error {
 // of an index built before records were kept. A request that would remove
 // indexed files is a *ScopeError unless it says Change.
 func (r ScopeRequest) resolve(rec *Scope, indexed map[string]*schema.FileEntry) (Scope, error) {
-	base := Scope{Exts: DefaultExts}
+	var base Scope
+	var covered []string // the extensions the index covers
 	if rec != nil {
-		base = *rec
+		base, covered = *rec, rec.Exts
 	} else {
-		// No record (deleted, or an index older than records): the
-		// defaults and whatever the index holds, so a plain run keeps it.
-		base.Exts = slices.Clone(DefaultExts)
+		// No record (deleted, or an index older than records): the index's
+		// own files say what it covers, and a plain run keeps them beside
+		// the defaults.
 		for _, f := range indexed {
-			if !slices.Contains(base.Exts, f.Ext) {
-				base.Exts = append(base.Exts, f.Ext)
-			}
+			covered = appendNew(covered, f.Ext)
 		}
+		slices.Sort(covered)
+		base.Exts = appendNew(slices.Clone(DefaultExts), covered...)
 	}
 	next := Scope{Exts: base.Exts, Excludes: base.Excludes}
 	if r.Exts != nil {
 		next.Exts = r.Exts
 	}
-	next.Exts = slices.Clone(next.Exts)
-	for _, e := range r.AddExts {
-		if !slices.Contains(next.Exts, e) {
-			next.Exts = append(next.Exts, e)
-		}
-	}
+	next.Exts = appendNew(slices.Clone(next.Exts), r.AddExts...)
 	if r.Excludes != nil {
 		next.Excludes = r.Excludes
 	}
-	next.Excludes = slices.Clone(next.Excludes)
-	if next.Excludes == nil {
-		next.Excludes = []string{}
-	}
+	next.Excludes = append([]string{}, next.Excludes...)
 
-	covered := base.Exts
-	if rec == nil { // no record: the index's own files say what it covers
-		covered = nil
-		for _, f := range indexed {
-			if !slices.Contains(covered, f.Ext) {
-				covered = append(covered, f.Ext)
-			}
-		}
-		slices.Sort(covered)
-	}
-	serr := &ScopeError{Recorded: base}
-	if rec == nil {
-		serr.Recorded.Exts = covered
-	}
+	serr := &ScopeError{Recorded: Scope{Exts: covered, Excludes: base.Excludes}}
 	if !r.ChangeExts {
 		for _, e := range covered {
 			if !slices.Contains(next.Exts, e) {
@@ -217,14 +197,21 @@ func (r ScopeRequest) resolve(rec *Scope, indexed map[string]*schema.FileEntry) 
 	return next, serr
 }
 
+// appendNew appends to list each of items it does not hold yet.
+func appendNew(list []string, items ...string) []string {
+	for _, s := range items {
+		if !slices.Contains(list, s) {
+			list = append(list, s)
+		}
+	}
+	return list
+}
+
 // equal reports whether two scopes list the same extensions and patterns,
 // in any order.
 func (s Scope) equal(o Scope) bool {
 	same := func(a, b []string) bool {
-		a, b = slices.Clone(a), slices.Clone(b)
-		slices.Sort(a)
-		slices.Sort(b)
-		return slices.Equal(a, b)
+		return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
 	}
 	return same(s.Exts, o.Exts) && same(s.Excludes, o.Excludes)
 }
@@ -271,7 +258,7 @@ func (e *Engine) resolveScope(indexed map[string]*schema.FileEntry) (*activeScop
 		return nil, err
 	}
 	if rec == nil || !rec.equal(sc) {
-		if err := writeScope(e.cfg.IndexFolder, sc); err != nil {
+		if err := writeRecord(filepath.Join(e.cfg.IndexFolder, ScopeFile), sc, 0o644); err != nil {
 			return nil, fmt.Errorf("recording the index's extensions: %w", err)
 		}
 		if rec != nil {

@@ -89,15 +89,7 @@ func (e *Engine) readLastRunOrWarn() lastRun {
 }
 
 func (e *Engine) writeLastRun(lr lastRun) {
-	path := filepath.Join(e.cfg.IndexFolder, LastRunFile)
-	b, err := json.MarshalIndent(lr, "", " ")
-	if err == nil {
-		tmp := path + ".tmp"
-		if err = os.WriteFile(tmp, b, 0o600); err == nil {
-			err = os.Rename(tmp, path)
-		}
-	}
-	if err != nil {
+	if err := writeRecord(filepath.Join(e.cfg.IndexFolder, LastRunFile), lr, 0o600); err != nil {
 		e.log.Warn("could not record the run in "+LastRunFile, "err", err)
 	}
 }
@@ -177,12 +169,10 @@ func (e *Engine) ReadStatus(ctx context.Context) (Status, error) {
 	if err := e.folderIDProblem(); err != nil {
 		st.FolderProblem = err.Error()
 	}
-	if lr.Failures != nil || lr.Error != "" {
-		if lr.Failures != nil {
-			st.Failed = lr.Failures
-		}
-		st.LastRunError = lr.Error
+	if lr.Failures != nil {
+		st.Failed = lr.Failures
 	}
+	st.LastRunError = lr.Error
 	// Status shows what a run with this command line would see: the
 	// record, or what the flags change it to.
 	rec, err := readScope(e.cfg.IndexFolder)

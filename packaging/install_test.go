@@ -133,7 +133,7 @@ func searchSession(t *testing.T, f form, dir string, env, argv []string) {
 	if err := os.MkdirAll(models, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(model.DefaultModelDir(), filepath.Join(models, model.ModelName)); err != nil {
+	if err := os.Symlink(model.Models[0].Dir(), filepath.Join(models, model.ModelName)); err != nil {
 		t.Fatal(err)
 	}
 	env = append(env, "XDG_CACHE_HOME="+cache)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -50,10 +51,8 @@ const WalkStage = "walk"
 // Out is how many items the stage called name passed on (0 when there is
 // none).
 func (s Stats) Out(name string) int64 {
-	for _, st := range s.Stages {
-		if st.Name == name {
-			return st.Out
-		}
+	if i := slices.IndexFunc(s.Stages, func(st StageStats) bool { return st.Name == name }); i >= 0 {
+		return s.Stages[i].Out
 	}
 	return 0
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"runtime"
@@ -137,15 +138,9 @@ func reportProgress(c *counters, report func(Progress), interval time.Duration, 
 
 // setDefaults fills in what cfg leaves zero.
 func (cfg *Config) setDefaults() {
-	if cfg.Extractors <= 0 {
-		cfg.Extractors = runtime.NumCPU()
-	}
-	if cfg.Checkpoint <= 0 {
-		cfg.Checkpoint = 30 * time.Second
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Extractors = cmp.Or(max(cfg.Extractors, 0), runtime.NumCPU())
+	cfg.Checkpoint = cmp.Or(max(cfg.Checkpoint, 0), 30*time.Second)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 }
 
 // Reindex runs walker → filter → extractor pool → chunker → embedder →

@@ -3,6 +3,7 @@ package stages
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -46,9 +47,5 @@ func (c Chunker) Apply(ctx context.Context, job *FileJob) (int, error) {
 // paragraphs as markdown headings. In plain text a leading # is too often
 // a comment.
 func hasHeadings(ext string) bool {
-	switch strings.ToLower(ext) {
-	case ".md", ".docx":
-		return true
-	}
-	return false
+	return slices.Contains([]string{".md", ".docx"}, strings.ToLower(ext))
 }

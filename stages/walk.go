@@ -98,12 +98,9 @@ func (w *Walker) walkPath(ctx context.Context, p, skip string, emit func(*FileJo
 // validRel reports whether p is a clean relative slash-separated path, in
 // any bytes: fs.ValidPath would refuse a name that is not UTF-8.
 func validRel(p string) bool {
-	for _, e := range strings.Split(p, "/") {
-		if e == "" || e == "." || e == ".." {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(strings.Split(p, "/"), func(e string) bool {
+		return e == "" || e == "." || e == ".."
+	})
 }
 
 func (w *Walker) skipDir(p, name, skip string) bool {
@@ -113,16 +110,10 @@ func (w *Walker) skipDir(p, name, skip string) bool {
 // InScope reports whether an index path lies within Paths (always, without
 // Paths): a run may drop only entries in its scope that it did not find.
 func (w *Walker) InScope(rel string) bool {
-	if w.Paths == nil {
-		return true
-	}
-	for _, p := range w.Paths {
+	return w.Paths == nil || slices.ContainsFunc(w.Paths, func(p string) bool {
 		p = schema.EncodePath(p)
-		if rel == p || strings.HasPrefix(rel, p+"/") {
-			return true
-		}
-	}
-	return false
+		return rel == p || strings.HasPrefix(rel, p+"/")
+	})
 }
 
 // outermost drops paths that lie inside another path of the list, so no

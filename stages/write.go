@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"cmp"
 	"log/slog"
 	"slices"
 	"strings"
@@ -63,6 +64,7 @@ func (w *Writer) init() {
 	if w.seen == nil {
 		w.seen = map[string]bool{}
 		w.lastCommit = w.Now()
+		w.Logger = cmp.Or(w.Logger, slog.New(slog.DiscardHandler))
 	}
 }
 
@@ -72,7 +74,7 @@ func (w *Writer) Apply(job *FileJob) error {
 	if job.Kind == Skipped {
 		// Not seen: a file that became such a link leaves the index.
 		w.Tally.LinksOutside++
-		w.logger().Info("link leads outside the data folder; not followed", "path", job.Rel)
+		w.Logger.Info("link leads outside the data folder; not followed", "path", job.Rel)
 		return nil
 	}
 	if job.Kind == Failed && w.seen[job.Rel] {
@@ -95,9 +97,9 @@ func (w *Writer) Apply(job *FileJob) error {
 		if job.Dir {
 			// Its files are unknown this run: keep what the index has.
 			w.kept = append(w.kept, job.Rel+"/")
-			w.logger().Warn("folder skipped; its indexed files are kept", "path", job.Rel, "err", job.Err)
+			w.Logger.Warn("folder skipped; its indexed files are kept", "path", job.Rel, "err", job.Err)
 		} else {
-			w.logger().Warn("file skipped", "path", job.Rel, "err", job.Err)
+			w.Logger.Warn("file skipped", "path", job.Rel, "err", job.Err)
 		}
 	case Changed:
 		if err := w.Index.PutFile(fileEntry(job), records(job.Chunks), job.Vectors); err != nil {
@@ -113,10 +115,10 @@ func (w *Writer) Apply(job *FileJob) error {
 		if job.Truncated != "" {
 			w.Tally.FilesTruncated++
 			w.Truncated = append(w.Truncated, Failure{Path: job.Rel, Reason: job.Truncated})
-			w.logger().Warn("file truncated", "path", job.Rel, "reason", job.Truncated)
+			w.Logger.Warn("file truncated", "path", job.Rel, "reason", job.Truncated)
 		}
 		for _, s := range job.Doc.Skipped {
-			w.logger().Warn("part of file skipped", "path", job.Rel, "reason", s)
+			w.Logger.Warn("part of file skipped", "path", job.Rel, "reason", s)
 		}
 	}
 	w.uncommitted = true
@@ -174,13 +176,6 @@ func (w *Writer) Finish() error {
 
 func (w *Writer) inKept(rel string) bool {
 	return slices.ContainsFunc(w.kept, func(dir string) bool { return strings.HasPrefix(rel, dir) })
-}
-
-func (w *Writer) logger() *slog.Logger {
-	if w.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return w.Logger
 }
 
 func fileEntry(job *FileJob) schema.FileEntry {

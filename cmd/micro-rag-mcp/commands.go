@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -103,23 +104,6 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	return err
 }
 
-// openEngine starts an engine for a one-shot command and waits for its model.
-// A read-only engine creates nothing on disk.
-func openEngine(ctx context.Context, cfg engine.Config, readOnly bool) (*engine.Engine, error) {
-	cfg.NoInitialReindex = true
-	cfg.ReadOnly = readOnly
-	eng, err := engine.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	eng.Start(ctx)
-	if err := eng.WaitModel(ctx); err != nil {
-		eng.Close()
-		return nil, fmt.Errorf("not ready: %w", err) // the cause names the model or the store
-	}
-	return eng, nil
-}
-
 // parseSubcommand parses a human subcommand's flags. done is true when it
 // printed the version and there is nothing more to do. Positional arguments
 // are a usage error unless takesArgs.
@@ -141,17 +125,24 @@ func (c *common) parseSubcommand(fs *flag.FlagSet, args []string, stdout io.Writ
 	return pos, false, nil
 }
 
-// openSubcommandEngine loads the model and index for a human subcommand.
-// close releases everything.
+// openSubcommandEngine starts an engine for a human subcommand and waits
+// for its model; a read-only engine creates nothing on disk. close
+// releases everything.
 func (c *common) openSubcommandEngine(ctx context.Context, stderr io.Writer, readOnly bool) (eng *engine.Engine, close func(), err error) {
 	cfg, _, cleanup, err := c.setup(stderr)
 	if err != nil {
 		return nil, nil, err
 	}
-	eng, err = openEngine(ctx, cfg, readOnly)
-	if err != nil {
+	cfg.NoInitialReindex, cfg.ReadOnly = true, readOnly
+	if eng, err = engine.New(cfg); err != nil {
 		cleanup()
 		return nil, nil, err
+	}
+	eng.Start(ctx)
+	if err := eng.WaitModel(ctx); err != nil {
+		eng.Close()
+		cleanup()
+		return nil, nil, fmt.Errorf("not ready: %w", err) // the cause names the model or the store
 	}
 	return eng, func() { eng.Close(); cleanup() }, nil
 }
@@ -217,7 +208,7 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 			if built := c.otherModel(eng.IndexSummary(ctx).Model); built != "" {
 				// Rebuilding would re-embed every file; the flag costs nothing.
 				return &exitError{code: 2, err: fmt.Errorf("the index in %s was built by the model %s, not %s; to search it, add --model %s (to rebuild it with %s instead, run: %s)",
-					dir, built, c.model, built, c.model, c.rebuildCommand())}
+					dir, built, c.model, built, c.model, c.reindexCommand("--force"))}
 			}
 			return c.unusableIndex(2, dir, "was built by another model or chunking")
 		}
@@ -379,10 +370,7 @@ func printStatus(stdout io.Writer, st engine.Status) error {
 	if !st.LastReindex.IsZero() {
 		last = st.LastReindex.Local().Format(time.RFC3339)
 	}
-	model := st.Model
-	if model == "" {
-		model = "(not indexed yet)"
-	}
+	model := cmp.Or(st.Model, "(not indexed yet)")
 	ch := st.ChangedDisk
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "data folder:\t%s\n", term.Visible(st.DataFolder))
@@ -454,7 +442,7 @@ func excludeList(p []string) string {
 // the exit status.
 func (c *common) unusableIndex(code int, dir, problem string) error {
 	return &exitError{code: code, err: fmt.Errorf("the index in %s %s; search will not use it until it is rebuilt. To fix, run: %s",
-		dir, problem, c.rebuildCommand())}
+		dir, problem, c.reindexCommand("--force"))}
 }
 
 // otherModel is the name of the known model that built an index (recorded
@@ -465,11 +453,6 @@ func (c *common) otherModel(recorded string) string {
 		return ""
 	}
 	return name
-}
-
-// rebuildCommand is the reindex command line that rebuilds this index.
-func (c *common) rebuildCommand() string {
-	return c.reindexCommand("--force")
 }
 
 // reindexCommand is the reindex command line for this index, with extra
@@ -498,25 +481,10 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
-// openIndexFiles makes a read-only engine that is never started: it reads
-// the index files alone, with no model and no ONNX Runtime. cleanup stops
-// the profilers.
-func (c *common) openIndexFiles(stderr io.Writer) (eng *engine.Engine, cleanup func(), err error) {
-	cfg, _, cleanup, err := c.setup(stderr)
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg.ReadOnly, cfg.NoInitialReindex = true, true
-	if eng, err = engine.New(cfg); err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	return eng, cleanup, nil
-}
-
 // openReadOnly parses the flags of a command that reads the index files
 // alone (no model, no ONNX Runtime): the common ones, what addFlags adds,
-// and --json. eng is nil when there is nothing more to do (--help).
+// and --json; eng is read-only and never started. eng is nil when there is
+// nothing more to do (--help); cleanup stops the profilers.
 func (c *common) openReadOnly(name, synopsis, note string, args []string, stdout, stderr io.Writer,
 	addFlags func(*flag.FlagSet)) (eng *engine.Engine, cleanup func(), asJSON bool, err error) {
 	fs := newFlagSet(name, synopsis, stderr)
@@ -531,8 +499,16 @@ func (c *common) openReadOnly(name, synopsis, note string, args []string, stdout
 	if err != nil || done {
 		return nil, nil, false, err
 	}
-	eng, cleanup, err = c.openIndexFiles(stderr)
-	return eng, cleanup, asJSON, err
+	cfg, _, cleanup, err := c.setup(stderr)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	cfg.ReadOnly, cfg.NoInitialReindex = true, true
+	if eng, err = engine.New(cfg); err != nil {
+		cleanup()
+		return nil, nil, false, err
+	}
+	return eng, cleanup, asJSON, nil
 }
 
 func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error {

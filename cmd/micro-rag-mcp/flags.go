@@ -439,10 +439,7 @@ func checkLoopback(addr string) error {
 	if err != nil {
 		return usageErr("--pprof: %v", err)
 	}
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
 		return nil
 	}
 	return usageErr("--pprof: %q is not a loopback address (use 127.0.0.1:PORT or localhost:PORT)", addr)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	"github.com/micro-rag/micro-rag-mcp/pipeline"
 )
 
@@ -86,14 +87,14 @@ func (b *progressBar) describe(p pipeline.Progress) string {
 	if b.estimated {
 		approx = "~"
 	}
-	fmt.Fprintf(&s, "%s/%s%s chunks", count(p.ChunksDone), approx, count(b.total))
+	fmt.Fprintf(&s, "%s/%s%s chunks", engine.Thousands(p.ChunksDone), approx, engine.Thousands(b.total))
 	if b.rate > 0 {
 		fmt.Fprintf(&s, "  %.1f/s", b.rate)
 	}
 	if b.left >= 0 && p.ChunksDone < b.total {
 		fmt.Fprintf(&s, "  ETA %s", b.left.Round(time.Second))
 	}
-	fmt.Fprintf(&s, "  files %s/%s", count(p.FilesDone), count(p.FilesTotal))
+	fmt.Fprintf(&s, "  files %s/%s", engine.Thousands(p.FilesDone), engine.Thousands(p.FilesTotal))
 	return s.String()
 }
 
@@ -137,20 +138,4 @@ func (b *progressBar) done() {
 		fmt.Fprintln(b.w)
 		b.line = ""
 	}
-}
-
-// count writes n with thousands separators (1,200).
-func count(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return s
-	}
-	var out []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
 }

@@ -141,20 +141,14 @@ func New(cfg Config) (*Embedder, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w (run `make setup`, or set ModelPath and TokenizerPath)", err)
 		}
-		if cfg.ModelPath == "" {
-			cfg.ModelPath = f.ONNX
-		}
-		if cfg.TokenizerPath == "" {
-			cfg.TokenizerPath = f.Tokenizer
-		}
+		cfg.ModelPath = cmp.Or(cfg.ModelPath, f.ONNX)
+		cfg.TokenizerPath = cmp.Or(cfg.TokenizerPath, f.Tokenizer)
 	}
 	lib, err := model.ORTLibrary(cfg.ORTLibrary)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Threads <= 0 {
-		cfg.Threads = runtime.NumCPU()
-	}
+	cfg.Threads = cmp.Or(max(cfg.Threads, 0), runtime.NumCPU())
 	batch := cmp.Or(max(cfg.MaxBatch, 0), DefaultMaxBatch)
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = DefaultMaxBatch
@@ -170,9 +164,7 @@ func New(cfg Config) (*Embedder, error) {
 			cfg.MaxBatch = 1
 		}
 	}
-	if cfg.Spec == (model.Spec{}) {
-		cfg.Spec = model.Models[0].Spec
-	}
+	cfg.Spec = cmp.Or(cfg.Spec, model.Models[0].Spec)
 	if err := cfg.Spec.Check(); err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
 	}
@@ -345,26 +337,23 @@ func (e *Embedder) PassageTokens() int {
 }
 
 // Close releases the session. Calls after Close fail.
-func (e *Embedder) Close() error {
-	e.mu.Lock() // waits for running calls
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil
-	}
-	e.closed = true
-	return e.destroySession()
-}
+func (e *Embedder) Close() error { return e.drop(true) }
 
 // Release destroys the session, and with it the model's weights and ONNX
 // Runtime's arena, after the calls running now return. The tokenizer
 // stays; the next call creates the session again (Loads counts it), which
 // costs what loading the model costs. Releasing twice is harmless.
-func (e *Embedder) Release() error {
-	e.mu.Lock()
+func (e *Embedder) Release() error { return e.drop(false) }
+
+// drop destroys the session once the calls running now return, unless the
+// embedder is closed already; closing marks it closed.
+func (e *Embedder) drop(closing bool) error {
+	e.mu.Lock() // waits for running calls
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil
 	}
+	e.closed = closing
 	return e.destroySession()
 }
 

@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -297,13 +298,8 @@ func (p pattern) match(parts []string, isDir bool) bool {
 // means "zero or more segments": a run of "**" is one, and a trailing "**"
 // (one or more: "dir/**" is what is inside dir, not dir) becomes "*/**".
 func compileSegs(segs []string) []string {
-	out := make([]string, 0, len(segs)+1)
-	for _, s := range segs {
-		if s == "**" && len(out) > 0 && out[len(out)-1] == "**" {
-			continue
-		}
-		out = append(out, s)
-	}
+	bothStars := func(a, b string) bool { return a == "**" && b == "**" }
+	out := slices.CompactFunc(append(make([]string, 0, len(segs)+1), segs...), bothStars)
 	if out[len(out)-1] == "**" {
 		out = append(out[:len(out)-1], "*", "**")
 	}

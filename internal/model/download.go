@@ -104,9 +104,7 @@ func newDownloader() *downloader {
 }
 
 func (d *downloader) ensure(ctx context.Context, dir string, src Source, log *slog.Logger) (Files, error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log = cmp.Or(log, slog.New(slog.DiscardHandler))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Files{}, err
 	}

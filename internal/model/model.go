@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/micro-rag/micro-rag-mcp/internal/cachedir"
@@ -149,10 +150,8 @@ func Lookup(name string) (Model, error) {
 	if name == "" {
 		return Models[0], nil
 	}
-	for _, m := range Models {
-		if m.Name == name {
-			return m, nil
-		}
+	if i := slices.IndexFunc(Models, func(m Model) bool { return m.Name == name }); i >= 0 {
+		return Models[i], nil
 	}
 	return Model{}, fmt.Errorf("unknown model %q (known: %s; or --model-dir with a %s)", name, strings.Join(Names(), ", "), SpecName)
 }
@@ -166,9 +165,6 @@ const (
 	EnvModelDir = "MICRO_RAG_MODEL_DIR"
 	EnvORTLib   = "MICRO_RAG_ORT_LIB"
 )
-
-// DefaultModelDir is cachedir.Path()/models/all-MiniLM-L6-v2.
-func DefaultModelDir() string { return Models[0].Dir() }
 
 // Files are the absolute paths of the model's two files.
 type Files struct {

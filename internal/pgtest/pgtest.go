@@ -9,8 +9,6 @@ package pgtest
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -133,7 +131,7 @@ func newServer() (s *Server, uid, gid int, err error) {
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	s = &Server{Host: "127.0.0.1", User: "postgres", Password: randomHex(12), bin: bin}
+	s = &Server{Host: "127.0.0.1", User: "postgres", Password: rand.Text(), bin: bin}
 	uid, gid = -1, -1
 	if os.Geteuid() == 0 {
 		// initdb refuses root: run the server as nobody.
@@ -257,9 +255,7 @@ func (s *Server) Stop() error {
 	var err error
 	data := filepath.Join(s.dir, "data")
 	if _, serr := os.Stat(filepath.Join(data, "postmaster.pid")); serr == nil {
-		if out, rerr := s.run("pg_ctl", "-D", data, "-m", "fast", "-w", "stop"); rerr != nil {
-			err = fmt.Errorf("pg_ctl stop: %w: %s", rerr, out)
-		}
+		err = s.Pause()
 	}
 	if s.dir != "" && !s.kept {
 		if rerr := os.RemoveAll(s.dir); err == nil {
@@ -420,14 +416,6 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(errors.New("pgtest: no randomness"))
-	}
-	return hex.EncodeToString(b)
 }
 
 // Pause stops the server and keeps its data; Resume starts it again on the

@@ -10,10 +10,12 @@ package tokenizer
 //go:generate go run ./internal/gentables
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -135,20 +137,11 @@ func Load(path string) (*Tokenizer, error) {
 			t.maxPiece = max(t.maxPiece, len(piece))
 		}
 	}
-	var ok [3]bool
-	for i, name := range []string{j.Model.UnkToken, "[CLS]", "[SEP]"} {
-		id, found := j.Model.Vocab[name]
-		ok[i] = found
-		switch i {
-		case 0:
-			t.unk = id
-		case 1:
-			t.cls = id
-		case 2:
-			t.sep = id
-		}
-	}
-	if !ok[0] || !ok[1] || !ok[2] {
+	var hasUnk, hasCLS, hasSEP bool
+	t.unk, hasUnk = j.Model.Vocab[j.Model.UnkToken]
+	t.cls, hasCLS = j.Model.Vocab["[CLS]"]
+	t.sep, hasSEP = j.Model.Vocab["[SEP]"]
+	if !hasUnk || !hasCLS || !hasSEP {
 		return nil, errors.New("tokenizer: vocabulary lacks [UNK], [CLS] or [SEP]")
 	}
 	for _, a := range j.AddedTokens {
@@ -174,9 +167,7 @@ func (t *Tokenizer) VocabSize() int { return t.size }
 // calls. The pieces are truncated so the appended ids number at most maxLen
 // (maxLen <= 0 means MaxSeqLen; values below 2 are raised to 2).
 func (t *Tokenizer) Encode(dst []int32, text string, maxLen int) []int32 {
-	if maxLen <= 0 {
-		maxLen = MaxSeqLen
-	}
+	maxLen = cmp.Or(max(maxLen, 0), MaxSeqLen)
 	maxLen = max(maxLen, 2)
 	s := t.pool.Get().(*state)
 	s.reset(false)
@@ -326,7 +317,7 @@ func (t *Tokenizer) segment(text string, from, to int, s *state) {
 				if 'A' <= c && c <= 'Z' && t.lowercase {
 					c += 'a' - 'A'
 				}
-				t.add(s, c, i, i+1)
+				t.addRune(s, rune(c), i, i+1)
 			}
 			i++
 			continue
@@ -419,26 +410,13 @@ func (t *Tokenizer) mark(s *state, e entry) {
 // class), drops the stripped ones and appends the rest to the word.
 func (t *Tokenizer) settle(s *state) {
 	p := s.pending
-	for i := 1; i < len(p); i++ {
-		for j := i; j > 0 && p[j-1].ccc > p[j].ccc; j-- {
-			p[j-1], p[j] = p[j], p[j-1]
-		}
-	}
+	slices.SortStableFunc(p, func(a, b entry) int { return cmp.Compare(a.ccc, b.ccc) })
 	for _, e := range p {
 		if !e.strip {
 			t.addRune(s, e.r, e.start, e.end)
 		}
 	}
 	s.pending = p[:0]
-}
-
-func (t *Tokenizer) add(s *state, c byte, start, end int) {
-	if len(s.word) == 0 {
-		s.wStart, s.wEnd = start, end
-	}
-	s.word = append(s.word, c)
-	s.runes++
-	s.wEnd = max(s.wEnd, end)
 }
 
 func (t *Tokenizer) addRune(s *state, r rune, start, end int) {
@@ -534,10 +512,8 @@ func decompose(src string, r rune, dst []rune) []rune {
 	if d == nil || keepWhole[r] {
 		return append(dst, r)
 	}
-	for len(d) > 0 {
-		x, n := utf8.DecodeRune(d)
+	for _, x := range string(d) {
 		dst = append(dst, x)
-		d = d[n:]
 	}
 	return dst
 }

@@ -5,10 +5,12 @@
 package watch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -71,27 +73,13 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	if c.Settle <= 0 {
-		c.Settle = time.Second
-	}
-	if c.MaxDelay <= 0 {
-		c.MaxDelay = 5 * time.Second
-	}
-	if c.MaxDelay < c.Settle {
-		c.MaxDelay = c.Settle
-	}
-	if c.MaxPaths <= 0 {
-		c.MaxPaths = 50_000
-	}
-	if c.ScanShare <= 0 {
-		c.ScanShare = 0.05
-	}
-	if c.MinScanEvery <= 0 {
-		c.MinScanEvery = 2 * time.Second
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.Settle = cmp.Or(max(c.Settle, 0), time.Second)
+	c.MaxDelay = cmp.Or(max(c.MaxDelay, 0), 5*time.Second)
+	c.MaxDelay = max(c.MaxDelay, c.Settle)
+	c.MaxPaths = cmp.Or(max(c.MaxPaths, 0), 50_000)
+	c.ScanShare = cmp.Or(max(c.ScanShare, 0), 0.05)
+	c.MinScanEvery = cmp.Or(max(c.MinScanEvery, 0), 2*time.Second)
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	if c.Skip == nil {
 		c.Skip = func(string, bool) bool { return false }
 	}
@@ -101,9 +89,7 @@ func (c *Config) defaults() {
 	if c.addWatch == nil {
 		c.addWatch = func(w *fsnotify.Watcher, dir string) error { return w.Add(dir) }
 	}
-	if c.clock == nil {
-		c.clock = realClock{}
-	}
+	c.clock = cmp.Or[clock](c.clock, realClock{})
 }
 
 // Run watches cfg.Root until ctx ends, sending each settled batch to out.
@@ -325,10 +311,7 @@ func (r *runner) hasPending() bool { return !r.first.IsZero() }
 func (r *runner) take() Batch {
 	b := Batch{All: r.all, Rules: r.rules}
 	if !r.all {
-		b.Paths = make([]string, 0, len(r.pending))
-		for p := range r.pending {
-			b.Paths = append(b.Paths, p)
-		}
+		b.Paths = slices.AppendSeq(make([]string, 0, len(r.pending)), maps.Keys(r.pending))
 		slices.Sort(b.Paths)
 	}
 	r.pending, r.all, r.rules, r.first, r.last = map[string]bool{}, false, false, time.Time{}, time.Time{}

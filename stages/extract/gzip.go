@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"errors"
 	"io"
@@ -40,10 +41,7 @@ func readGzip(p string, f File, lim Limits) (*Document, error) {
 		return nil, &FileError{Path: p, Reason: "not a gzip file", Err: err}
 	}
 	defer zr.Close()
-	limit := lim.MaxFileBytes
-	if limit <= 0 {
-		limit = DefaultLimits.MaxFileBytes
-	}
+	limit := cmp.Or(max(lim.MaxFileBytes, 0), DefaultLimits.MaxFileBytes)
 	var buf bytes.Buffer
 	n, err := buf.ReadFrom(io.LimitReader(zr, limit+1))
 	switch {

@@ -93,6 +93,9 @@ const (
 	brPara
 )
 
+// breakText is what each break writes between two pieces of text.
+var breakText = [...]string{brNone: "", brSpace: " ", brCell: "\t", brLine: "\n", brPara: "\n\n"}
+
 var htmlBreak = map[atom.Atom]int{
 	atom.Br: brLine, atom.Li: brLine, atom.Tr: brLine, atom.Dt: brLine, atom.Dd: brLine,
 	atom.Option: brLine, atom.Caption: brLine,
@@ -134,16 +137,7 @@ func (w *htmlWriter) text(s string) {
 		return
 	}
 	if w.sb.Len() > 0 {
-		switch w.pending {
-		case brSpace:
-			w.sb.WriteByte(' ')
-		case brCell:
-			w.sb.WriteByte('\t')
-		case brLine:
-			w.sb.WriteByte('\n')
-		case brPara:
-			w.sb.WriteString("\n\n")
-		}
+		w.sb.WriteString(breakText[w.pending])
 	}
 	w.pending = brNone
 	w.sb.WriteString(s)

@@ -24,9 +24,11 @@ func init() {
 	readers[".xlsx"] = readXLSX
 }
 
-// rels reads the relationships of part (its _rels/NAME.rels): id → target.
+// rels reads the relationships of part (its _rels/NAME.rels, such as
+// "ppt/_rels/presentation.xml.rels"): id → target.
 func (z *zipDoc) rels(part string) map[string]string {
-	name := strings.TrimPrefix(relsPart(part), "/")
+	i := strings.LastIndexByte(part, '/')
+	name := strings.TrimPrefix(part[:i+1]+"_rels/"+part[i+1:]+".rels", "/")
 	out := map[string]string{}
 	var doc struct {
 		Rel []struct {
@@ -44,12 +46,6 @@ func (z *zipDoc) rels(part string) map[string]string {
 		}
 	}
 	return out
-}
-
-// relsPart names the relationships part of part: "ppt/_rels/presentation.xml.rels".
-func relsPart(part string) string {
-	i := strings.LastIndexByte(part, '/')
-	return part[:i+1] + "_rels/" + part[i+1:] + ".rels"
 }
 
 // readPPTX reads the text of a PowerPoint presentation: each slide in

@@ -85,10 +85,7 @@ type pdfRun struct {
 // NewPDFEngine returns a PDF engine with opts that logs to log (nil: no
 // logging). It starts nothing yet.
 func NewPDFEngine(opts PDFOptions, log *slog.Logger) *PDFEngine {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &PDFEngine{opts: opts, log: log}
+	return &PDFEngine{opts: opts, log: cmp.Or(log, slog.New(slog.DiscardHandler))}
 }
 
 // Close stops the engine and frees its instances.
@@ -113,12 +110,8 @@ func (e *PDFEngine) Close() error {
 }
 
 func (o PDFOptions) withDefaults() PDFOptions {
-	if o.Instances <= 0 {
-		o.Instances = 1
-	}
-	if o.FileTimeout <= 0 {
-		o.FileTimeout = 2 * time.Minute
-	}
+	o.Instances = cmp.Or(max(o.Instances, 0), 1)
+	o.FileTimeout = cmp.Or(max(o.FileTimeout, 0), 2*time.Minute)
 	// A 200 MB, 1,000-page PDF peaked at 400 MB.
 	o.MemoryLimitBytes = cmp.Or(o.MemoryLimitBytes, 1<<30)
 	// The same folder as the model, so MICRO_RAG_CACHE_DIR moves both.

@@ -55,9 +55,7 @@ func TextExt(name, ext string) string {
 		return ext
 	}
 	base := strings.ToLower(strings.TrimSuffix(path.Base(name), path.Ext(name)))
-	if i := strings.IndexByte(base, '.'); i >= 0 {
-		base = base[:i]
-	}
+	base, _, _ = strings.Cut(base, ".")
 	if docNames[base] && !strings.HasSuffix(ext, "gz") && ext != ".zip" && ext != ".bz2" && ext != ".xz" {
 		return ""
 	}

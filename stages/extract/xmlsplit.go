@@ -96,11 +96,9 @@ func (s *textSplitter) scan(in, out []byte) []byte {
 			case b == ';':
 				s.entity = false
 			}
-			if s.state == inText {
-				if s.splits(b) && !s.entity {
-					out = append(out, emptyCDATA...)
-					s.run = 0
-				}
+			if s.state == inText && s.splits(b) && !s.entity {
+				out = append(out, emptyCDATA...)
+				s.run = 0
 			}
 		case afterLT:
 			switch b {

@@ -4,6 +4,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,10 +54,7 @@ type Options struct {
 
 // New builds the MCP server. It does not start the engine.
 func New(eng Engine, opts Options) *server.MCPServer {
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	hooks := &server.Hooks{}
 	watch := opts.Context != nil
 	s := server.NewMCPServer(opts.Name, opts.Version,
@@ -71,17 +69,10 @@ func New(eng Engine, opts Options) *server.MCPServer {
 	t := &tools{eng: eng, srv: s, title: opts.Name, log: log}
 	s.AddTool(SearchTool(opts.Name), t.search)
 	s.AddTool(ReindexTool(opts.Name), t.reindex)
-	rs := &resources{eng: eng, title: opts.Name, perPage: opts.DocumentsPerPage, log: log}
-	if rs.perPage <= 0 {
-		rs.perPage = DocumentsPerPage
-	}
+	rs := &resources{eng: eng, title: opts.Name, perPage: cmp.Or(max(opts.DocumentsPerPage, 0), DocumentsPerPage), log: log}
 	rs.register(s, hooks)
 	if watch {
-		every := opts.IndexPoll
-		if every <= 0 {
-			every = IndexPollEvery
-		}
-		ticker := time.NewTicker(every)
+		ticker := time.NewTicker(cmp.Or(max(opts.IndexPoll, 0), IndexPollEvery))
 		go func() {
 			defer ticker.Stop()
 			watchIndex(opts.Context, s, eng.CommitID, ticker.C)

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/micro-rag/micro-rag-mcp/engine"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
 	"github.com/micro-rag/micro-rag-mcp/internal/term"
 )
@@ -104,15 +105,12 @@ func uriByteOK(c byte, reserved bool) bool {
 // byte that must be percent-encoded, such as a space, naming it and the
 // URI to send instead.
 func checkURIBytes(uri, rest string) error {
-	hostEnd := strings.IndexByte(rest, '/')
-	if hostEnd < 0 {
-		hostEnd = len(rest)
-	}
+	host, _, _ := strings.Cut(rest, "/")
 	bad := -1
 	var fixed strings.Builder
 	fixed.WriteString(URIScheme)
 	for i := 0; i < len(rest); i++ {
-		if c := rest[i]; uriByteOK(c, i >= hostEnd) {
+		if c := rest[i]; uriByteOK(c, i >= len(host)) {
 			fixed.WriteByte(c)
 			continue
 		}
@@ -269,7 +267,7 @@ func (rs *resources) list(ctx context.Context, _ any, req *mcp.ListResourcesRequ
 		// The name reaches the client's display as the search text's
 		// names do: control characters escaped (the URI names it exactly).
 		r := mcp.NewResource(DocumentURI(rs.title, d.Path), term.Visible(d.Path),
-			mcp.WithResourceDescription(describe(d)),
+			mcp.WithResourceDescription(strings.TrimPrefix(d.Ext, ".")+" document, "+engine.Counted(d.Chunks, "chunk")),
 			mcp.WithMIMEType(textMIME),
 			mcp.WithLastModified(time.Unix(0, int64(d.Mtime*1e9)).UTC().Format(time.RFC3339)))
 		res.Resources = append(res.Resources, r)
@@ -278,12 +276,4 @@ func (rs *resources) list(ctx context.Context, _ any, req *mcp.ListResourcesRequ
 	if more {
 		res.NextCursor = mcp.Cursor(base64.StdEncoding.EncodeToString([]byte(docs[len(docs)-1].Path)))
 	}
-}
-
-func describe(d isearch.DocumentInfo) string {
-	unit := "chunks"
-	if d.Chunks == 1 {
-		unit = "chunk"
-	}
-	return fmt.Sprintf("%s document, %d %s", strings.TrimPrefix(d.Ext, "."), d.Chunks, unit)
 }

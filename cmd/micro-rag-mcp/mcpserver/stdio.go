@@ -166,21 +166,18 @@ func badParams(method string, line []byte) string {
 		return ""
 	}
 	v, ok := m.Params[field]
-	if !ok && field == "uri" {
+	var s string
+	switch {
+	case !ok && field == "uri":
 		// mcp-go would answer "handler not found for resource URI ''".
 		return missingURI
-	}
-	if !ok {
+	case !ok:
 		return ""
-	}
-	var s string
-	if json.Unmarshal(v, &s) != nil {
+	case json.Unmarshal(v, &s) != nil:
 		return fmt.Sprintf("%s must be a string, not %s", field, jsonKind(v))
-	}
-	if s == "" && field == "uri" {
+	case field == "uri" && s == "":
 		return missingURI
-	}
-	if field == "uri" {
+	case field == "uri":
 		// A URI the templates cannot match would get mcp-go's "handler not
 		// found"; say what is wrong. The title is checked by the handler.
 		host, _, _ := strings.Cut(strings.TrimPrefix(s, URIScheme), "/")
@@ -189,8 +186,7 @@ func badParams(method string, line []byte) string {
 				return invalidURIPrefix + err.Error()
 			}
 		}
-	}
-	if field == "name" {
+	case field == "name":
 		if args, ok := m.Params["arguments"]; ok {
 			if t := jsonKind(args); t != "object" && t != "null" {
 				return "arguments must be an object, not " + t
@@ -369,19 +365,11 @@ func (w *wire) inbound(line []byte) (msg []byte, ok bool) {
 	if string(line[method.start:method.end]) != `"notifications/cancelled"` {
 		return line, true
 	}
-	params, ok := fields["params"]
+	rid, ok := member(line, fields, "params", "requestId")
 	if !ok {
 		return line, true
 	}
-	pfields, ok := topFields(line[params.start:params.end])
-	if !ok {
-		return line, true
-	}
-	rid, ok := pfields["requestId"]
-	if !ok {
-		return line, true
-	}
-	raw := line[params.start+rid.start : params.start+rid.end]
+	raw := line[rid.start:rid.end]
 	w.mu.Lock()
 	n, known := w.byRaw[string(raw)]
 	if known && n != w.initID {
@@ -397,7 +385,7 @@ func (w *wire) inbound(line []byte) (msg []byte, ok bool) {
 	if !known {
 		return line, true
 	}
-	return splice(line, span{params.start + rid.start, params.start + rid.end}, ourID(n)), true
+	return splice(line, rid, ourID(n)), true
 }
 
 // remember stores the client's id and returns ours. Call with mu held.
@@ -434,21 +422,29 @@ func parseOurID(v []byte) (uint64, bool) {
 
 // progressToken finds params._meta.progressToken of a message, as a span of it.
 func progressToken(msg []byte, fields map[string]span) (span, bool) {
+	at, ok := member(msg, fields, "params", "_meta", "progressToken")
+	return at, ok && isIDValue(msg[at.start:at.end])
+}
+
+// member finds the value at path (names of members, each inside the
+// object before) in msg, whose top-level members are fields, as a span of
+// msg.
+func member(msg []byte, fields map[string]span, path ...string) (span, bool) {
 	at := span{0, len(msg)}
-	for _, name := range []string{"params", "_meta", "progressToken"} {
+	for i, name := range path {
 		f, ok := fields[name]
 		if !ok {
 			return span{}, false
 		}
 		at = span{at.start + f.start, at.start + f.end}
-		if name == "progressToken" {
-			return at, isIDValue(msg[at.start:at.end])
+		if i == len(path)-1 {
+			break
 		}
 		if fields, ok = topFields(msg[at.start:at.end]); !ok {
 			return span{}, false
 		}
 	}
-	return span{}, false
+	return at, true
 }
 
 // Write takes the server's output, which arrives as whole messages each
@@ -517,19 +513,10 @@ func (w *wire) outbound(msg []byte) []byte {
 		if string(msg[method.start:method.end]) != `"notifications/progress"` {
 			return msg
 		}
-		params, ok := fields["params"]
+		at, ok := member(msg, fields, "params", "progressToken")
 		if !ok {
 			return msg
 		}
-		pfields, ok := topFields(msg[params.start:params.end])
-		if !ok {
-			return msg
-		}
-		tok, ok := pfields["progressToken"]
-		if !ok {
-			return msg
-		}
-		at := span{params.start + tok.start, params.start + tok.end}
 		if n, ok := parseOurID(msg[at.start:at.end]); ok && w.progress[n] != nil {
 			return splice(msg, at, w.progress[n])
 		}

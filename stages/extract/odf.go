@@ -35,8 +35,12 @@ func readODF(p string, f File, lim Limits) (*Document, error) {
 		if _, err := checkSize(p, f, lim); err != nil {
 			return nil, err
 		}
+		var r io.Reader = f
+		if lim.MaxFileBytes > 0 { // bounded too: the file may grow after checkSize
+			r = io.LimitReader(f, lim.MaxFileBytes+1)
+		}
 		budget := newCharBudget(lim)
-		text, err := odfText(budget.reader(io.LimitReader(f, max(lim.MaxFileBytes, 0)+1)), budget)
+		text, err := odfText(budget.reader(r), budget)
 		if textCap := (*textCapError)(nil); errors.As(err, &textCap) {
 			return nil, &FileError{Path: p, Reason: textCap.Error()}
 		}

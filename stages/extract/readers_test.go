@@ -228,6 +228,15 @@ func TestLimitsEveryReader(t *testing.T) {
 		wantFileError(t, err, "file too large: ")
 		_, err = Extract(context.Background(), p, Limits{MaxFileBytes: 1 << 20, MaxChars: 10}, testPDF)
 		wantFileError(t, err, "extracted text exceeds 10 characters")
+		// 0 means no size limit: the whole file is read, as within one.
+		want, err := Extract(context.Background(), p, DefaultLimits, testPDF)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := Extract(context.Background(), p, Limits{MaxFileBytes: 0, MaxChars: DefaultLimits.MaxChars}, testPDF)
+		if err != nil || doc.Text != want.Text {
+			t.Errorf("%s without a size limit: %v, %q", name, err, docText(doc))
+		}
 	}
 	_, err := Extract(context.Background(), filepath.Join(hostileDir, "docx-valid.docx"), Limits{MaxFileBytes: 100}, testPDF)
 	wantFileError(t, err, "file too large: 840 bytes exceeds limit 100 bytes")
@@ -240,6 +249,14 @@ func TestLimitsEveryReader(t *testing.T) {
 	wantFileError(t, err, "unsupported file type")
 	_, err = Extract(context.Background(), filepath.Join(dir, "missing.txt"), DefaultLimits, testPDF)
 	wantFileError(t, err, "cannot open file")
+}
+
+// docText is doc's text, "" for no document.
+func docText(doc *Document) string {
+	if doc == nil {
+		return ""
+	}
+	return doc.Text
 }
 
 // writeDocx builds a DOCX whose document part is body, in the test's

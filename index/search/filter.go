@@ -2,14 +2,12 @@ package search
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
-	"github.com/micro-rag/micro-rag-mcp/internal/term"
 )
 
 // Filter narrows a search to some files. It is applied inside the ranking,
@@ -48,75 +46,6 @@ func (f *Filter) pass(path, ext string, mtime float64) bool {
 		return false
 	}
 	return f.Path == nil || f.Path(path)
-}
-
-// missNote says, when no file snap holds with text passes f, how many
-// each of f's filters passes on its own, so the caller learns which one
-// left everything out rather than that the folder lacks an answer; ""
-// when some file passes.
-func (f *Filter) missNote(snap index.View) string {
-	if !f.active() || len(f.chunkIDs(snap)) > 0 {
-		return ""
-	}
-	type part struct {
-		name string
-		only Filter
-	}
-	var parts []part
-	if f.Path != nil {
-		parts = append(parts, part{fmt.Sprintf("path_glob %q", cmp.Or(f.glob, "(given)")), Filter{Path: f.Path}})
-	}
-	if len(f.Exts) > 0 {
-		parts = append(parts, part{"ext " + ExtList(f.Exts), Filter{Exts: f.Exts}})
-	}
-	if !f.ModifiedAfter.IsZero() {
-		parts = append(parts, part{"modified_after " + f.ModifiedAfter.Format(time.RFC3339), Filter{ModifiedAfter: f.ModifiedAfter}})
-	}
-	if !f.ModifiedBefore.IsZero() {
-		parts = append(parts, part{"modified_before " + f.ModifiedBefore.Format(time.RFC3339), Filter{ModifiedBefore: f.ModifiedBefore}})
-	}
-	files, counts := 0, make([]int, len(parts))
-	for _, p := range snap.Paths() {
-		e, ok := snap.File(p)
-		if !ok || len(e.ChunkIDs) == 0 {
-			continue
-		}
-		files++
-		for i := range parts {
-			if parts[i].only.pass(e.Path, e.Ext, e.Mtime) {
-				counts[i]++
-			}
-		}
-	}
-	each := make([]string, len(parts))
-	for i, p := range parts {
-		each[i] = fmt.Sprintf("%s passes %d", p.name, counts[i])
-	}
-	note := fmt.Sprintf("Note: no indexed file passes the search's filters, so nothing was searched (of the %d files the index holds, %s)",
-		files, strings.Join(each, ", "))
-	if !slices.Contains(counts, 0) {
-		note += "; no file passes them all"
-	}
-	if dir := f.globFolder(snap); dir != "" && counts[0] == 0 {
-		// "ops" or "ops/" meant as a folder matches no file.
-		note += fmt.Sprintf(`; %q names a folder: path_glob %q matches the files in it`, f.glob, dir+"/**")
-	}
-	return term.Visible(note) + ". Widen or drop a filter."
-}
-
-// globFolder is f's path_glob without a trailing slash when it names a
-// folder holding indexed files (no pattern characters); "" otherwise.
-func (f *Filter) globFolder(snap index.View) string {
-	dir := strings.TrimSuffix(strings.TrimPrefix(f.glob, "./"), "/")
-	if f.Path == nil || dir == "" || strings.ContainsAny(dir, "*?[\\") {
-		return ""
-	}
-	for _, p := range snap.Paths() {
-		if strings.HasPrefix(p, dir+"/") {
-			return dir
-		}
-	}
-	return ""
 }
 
 // chunkIDs lists the live chunks of the files snap holds that pass f.

@@ -18,10 +18,27 @@ import (
 )
 
 var embedReference = flag.String("embed.reference", "",
-	"another ONNX file of all-MiniLM-L6-v2 (e.g. quantised with ONNX Runtime's own tool) to compare beside fp32 and int8")
+	"other ONNX files of all-MiniLM-L6-v2, comma-separated (e.g. variants scripts/quantize.sh wrote), to compare beside fp32 and int8; each reported by its file name")
+
+// references splits -embed.reference into paths and the names their
+// metrics carry: the file's name without .onnx, or its folder's when the
+// file is model.onnx, so several variants compare in one run.
+func references(list string) (paths, names []string) {
+	for _, p := range strings.Split(list, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		name := strings.TrimSuffix(filepath.Base(p), ".onnx")
+		if name == "model" {
+			name = filepath.Base(filepath.Dir(p))
+		}
+		paths, names = append(paths, p), append(names, name)
+	}
+	return paths, names
+}
 
 // BenchmarkEmbedModels runs the fp32 model, the int8 model, the q8 model
-// (when built) and optionally a reference file over the same 512 real
+// (when built) and optionally reference files over the same 512 real
 // chunks in one process: raw chunks/s of each, its speed over fp32
 // (x-fp32), and the cosine of its vectors to fp32's (cos-min, cos-mean).
 // They take turns, one batch each, so a change in the machine's load hits
@@ -41,9 +58,8 @@ func BenchmarkEmbedModels(b *testing.B) {
 	} else {
 		b.Logf("q8 model left out (make models builds it): %v", err)
 	}
-	if *embedReference != "" {
-		paths, names = append(paths, *embedReference), append(names, "reference")
-	}
+	refPaths, refNames := references(*embedReference)
+	paths, names = append(paths, refPaths...), append(names, refNames...)
 	embs := []*embed.Embedder{embedder(b)}
 	for _, p := range paths[1:] {
 		e, err := embed.New(embed.Config{ModelPath: p, TokenizerPath: files.Tokenizer})

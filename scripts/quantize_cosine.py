@@ -5,6 +5,14 @@ the size of the server's chunks), embedded as the server does (mean
 pooling over the mask, unit length). Prints one row per set and kind.
 
   python3 scripts/quantize_cosine.py MODEL.onnx [MODEL2.onnx ...]
+  python3 scripts/quantize_cosine.py --sets handbook,opsnotes MODEL.onnx ...
+
+--sets keeps some sets and adds a row "all" over their questions and
+passages together (the per-MatMul screening in BENCHMARKS.md); with it,
+--scores also prints how far the variant moves each question's score
+against each passage of its set (|int8 - fp32|: median, p90, max), the
+figure to hold against the fp32 margins of the questions at the top-5
+edge.
 
 Run with the venv scripts/quantize.sh makes (onnxruntime, tokenizers).
 --mancorpus names a folder of man pages that bench/cmd/eval -set manpages
@@ -96,25 +104,41 @@ def main():
     ap.add_argument("--fp32", default=os.path.join(fp32_dir, "model.onnx"))
     ap.add_argument("--tokenizer", default=os.path.join(fp32_dir, "tokenizer.json"))
     ap.add_argument("--mancorpus", default="")
+    ap.add_argument("--sets", default="", help="comma-separated sets to keep (godoc,handbook,opsnotes,manpages), and a row over them all")
+    ap.add_argument("--scores", action="store_true", help="with --sets: how far question-passage scores move")
     args = ap.parse_args()
 
     tok = Tokenizer.from_file(args.tokenizer)
     tok.enable_truncation(256)
     tok.enable_padding()
     data = sets(args.mancorpus)
+    if args.sets:
+        data = [d for d in data if d[0] in args.sets.split(",")]
     ref = Embedder(args.fp32, tok)
     base = {(name, kind): ref.embed(texts) for name, qs, ps in data for kind, texts in (("questions", qs), ("passages", ps)) if texts}
     print("| model | set | kind | n | cos mean | cos min |")
     print("|---|---|---|---:|---:|---:|")
     for m in args.models:
         e = Embedder(m, tok)
+        label = f"{os.path.basename(os.path.dirname(m)) or m} {os.path.basename(m)}"
+        pooled, vecs, moved = [], {}, []
         for name, qs, ps in data:
             for kind, texts in (("questions", qs), ("passages", ps)):
                 if not texts:
                     continue
-                cos = (e.embed(texts) * base[(name, kind)]).sum(1)
-                print(f"| {os.path.basename(os.path.dirname(m)) or m} {os.path.basename(m)} | {name} | {kind} | {len(texts)} | {cos.mean():.5f} | {cos.min():.4f} |", flush=True)
-
+                vecs[kind] = e.embed(texts)
+                cos = (vecs[kind] * base[(name, kind)]).sum(1)
+                pooled.append(cos)
+                print(f"| {label} | {name} | {kind} | {len(texts)} | {cos.mean():.5f} | {cos.min():.4f} |", flush=True)
+            if qs and ps:
+                fp32_scores = base[(name, "questions")] @ base[(name, "passages")].T
+                moved.append(np.abs(vecs["questions"] @ vecs["passages"].T - fp32_scores).ravel())
+        if args.sets:
+            cos = np.concatenate(pooled)
+            print(f"| {label} | all | both | {len(cos)} | {cos.mean():.5f} | {cos.min():.4f} |", flush=True)
+        if args.scores and moved:
+            d = np.concatenate(moved)
+            print(f"{label}: {len(d)} question-passage scores moved by median {np.median(d):.4f}, p90 {np.percentile(d, 90):.4f}, max {d.max():.4f}")
 
 if __name__ == "__main__":
     main()

@@ -878,13 +878,7 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 	defer release()
 	waited := time.Since(start)
 	progress = run.track(progress)
-	w, err := e.store.Begin()
-	if errors.Is(err, index.ErrLocked) {
-		if _, rerr := e.store.Refresh(); rerr != nil {
-			e.log.Debug("index refresh", "err", e.scrub(rerr))
-		}
-		return ReindexResult{}, e.busy(&BusyError{})
-	}
+	w, err := e.begin()
 	if err != nil {
 		return ReindexResult{}, err
 	}
@@ -905,16 +899,8 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 		return ReindexResult{}, fmt.Errorf("data folder: %w", err)
 	}
 	defer folder.Close()
-	cfg := pipeline.Config{
-		Walker: stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: scope.exts, Glob: pathGlob,
-			Rules: rules, Paths: paths, TableCap: max(0, e.cfg.TableCap)},
-		Force: req.Force, Chunking: e.chunking, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
-		Dim: e.embedder.Dim(), Limits: extract.DefaultLimits, PDF: e.pdf, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
-		MaxFileChunks: max(0, e.cfg.MaxFileChunks),
-	}
-	cfg.Progress = progress
-	skips := &stages.Skips{}
-	cfg.Skips, cfg.Walker.Skipped = skips, skips.Add
+	cfg := e.pipelineConfig(stages.Walker{Folder: folder, IndexFolder: e.cfg.IndexFolder, Exts: scope.exts, Glob: pathGlob,
+		Rules: rules, Paths: paths, TableCap: max(0, e.cfg.TableCap)}, req.Force, progress)
 	res, err := pipeline.Reindex(ctx, cfg, w)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -939,6 +925,32 @@ func (e *Engine) runScrubbed(ctx context.Context, req ReindexRequest, activity s
 		"failed", out.FilesFailed, "skipped", out.FilesSkipped, "touched", res.FilesTouched, "embedded", res.ChunksEmbedded, "reused", res.ChunksReused,
 		"chunks", out.ChunksTotal, "ms", out.ElapsedMS, "waited_ms", out.WaitedMS)
 	return out, nil
+}
+
+// begin opens the index for writing; a lock held by another process is a
+// busy error, and the view is refreshed to that process's commits.
+func (e *Engine) begin() (index.Updater, error) {
+	w, err := e.store.Begin()
+	if errors.Is(err, index.ErrLocked) {
+		if _, rerr := e.store.Refresh(); rerr != nil {
+			e.log.Debug("index refresh", "err", e.scrub(rerr))
+		}
+		return nil, e.busy(&BusyError{})
+	}
+	return w, err
+}
+
+// pipelineConfig is one run's pipeline over the files walker finds, its
+// skips counted.
+func (e *Engine) pipelineConfig(walker stages.Walker, force bool, progress func(pipeline.Progress)) pipeline.Config {
+	cfg := pipeline.Config{
+		Walker: walker, Force: force, Chunking: e.chunking, Tokens: e.embedder.Tokenizer(), Embedder: e.embedder,
+		Dim: e.embedder.Dim(), Limits: extract.DefaultLimits, PDF: e.pdf, Checkpoint: e.cfg.Checkpoint, Logger: e.log,
+		MaxFileChunks: max(0, e.cfg.MaxFileChunks), Progress: progress,
+	}
+	skips := &stages.Skips{}
+	cfg.Skips, cfg.Walker.Skipped = skips, skips.Add
+	return cfg
 }
 
 // noteNotEnabled keeps what a run over the whole folder skipped because

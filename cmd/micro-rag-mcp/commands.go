@@ -197,28 +197,13 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		return err
 	}
 	defer closeEngine()
-	// The engine serves a damaged index as empty (a server rebuilds it);
-	// "no match" would hide the damage.
-	if err := eng.IndexErr(); err != nil {
-		dir := eng.Status().IndexFolder
-		switch {
-		case index.IsDamaged(err):
-			return c.unusableIndex(2, dir, "is damaged: "+err.Error())
-		case errors.Is(err, index.ErrOtherVersion):
-			if built := c.otherModel(eng.IndexSummary(ctx).Model); built != "" {
-				// Rebuilding would re-embed every file; the flag costs nothing.
-				return &exitError{code: 2, err: fmt.Errorf("the index in %s was built by the model %s, not %s; to search it, add --model %s (to rebuild it with %s instead, run: %s)",
-					dir, built, c.model, built, c.model, c.reindexCommand("--force"))}
-			}
-			return c.unusableIndex(2, dir, "was built by another model or chunking")
-		}
-		return fmt.Errorf("the index in %s could not be loaded: %w", dir, err)
+	if err := c.searchableIndex(ctx, eng); err != nil {
+		return err
 	}
 	out, err := eng.Answer(ctx, call, explain)
 	if err != nil {
 		return err
 	}
-	res := out.Results
 	committed := eng.IndexSummary(ctx)
 	if committed.Reindexing {
 		// The server's index_state note, for a reindex in another process.
@@ -234,33 +219,61 @@ func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	} else {
 		fmt.Fprintln(stdout, out.Text()) // the tool's text
 	}
-	if len(res) == 0 {
+	if len(out.Results) == 0 {
 		// Like grep: exit status 1 when nothing matched.
-		if committed.LastReindex == "" { // never committed
-			if committed.Reindexing {
-				return &exitError{code: 1, err: errors.New("no passages matched: the index holds no files yet; a reindex in another process is building it, and search finds its files from its first commit (a checkpoint every 30 s, or its end)")}
-			}
-			return &exitError{code: 1, err: fmt.Errorf("no passages matched: the index holds no files yet; to build it, run: %s", c.reindexCommand())}
-		}
-		if out.FilteredOut() { // not the folder's answer: the filters passed no file
-			return &exitError{code: 1, err: errors.New("no passages matched: no indexed file passes the filters (the note says how many each passes)")}
-		}
-		// Files changed since the last reindex are not searched: say so
-		// rather than that the folder lacks an answer. A miss may walk the
-		// folder (as status does); a hit never does.
-		if st, err := eng.ReadStatus(ctx); err == nil && !committed.Reindexing {
-			if n := st.ChangedDisk.New + st.ChangedDisk.Modified; n > 0 {
-				are := "are"
-				if n == 1 {
-					are = "is"
-				}
-				return &exitError{code: 1, err: fmt.Errorf("no passages matched: none scored %g or more, but %s %s new or changed since the last reindex, not searched yet (%s); to index them, run: %s",
-					threshold, engine.Counted(n, "file"), are, term.Visible(strings.Join(st.ChangedDisk.Examples, ", ")), c.reindexCommand())}
-			}
-		}
-		return &exitError{code: 1, err: fmt.Errorf("no passages matched: none scored %g or more, so the folder probably does not answer this (--score-threshold 0 shows the closest anyway)", threshold)}
+		return &exitError{code: 1, err: c.whyNoMatch(ctx, eng, out, committed, threshold)}
 	}
 	return nil
+}
+
+// searchableIndex refuses an index the engine could not load: the engine
+// serves a damaged index as empty (a server rebuilds it), and "no match"
+// would hide the damage.
+func (c *common) searchableIndex(ctx context.Context, eng *engine.Engine) error {
+	err := eng.IndexErr()
+	if err == nil {
+		return nil
+	}
+	dir := eng.Status().IndexFolder
+	switch {
+	case index.IsDamaged(err):
+		return c.unusableIndex(2, dir, "is damaged: "+err.Error())
+	case errors.Is(err, index.ErrOtherVersion):
+		if built := c.otherModel(eng.IndexSummary(ctx).Model); built != "" {
+			// Rebuilding would re-embed every file; the flag costs nothing.
+			return &exitError{code: 2, err: fmt.Errorf("the index in %s was built by the model %s, not %s; to search it, add --model %s (to rebuild it with %s instead, run: %s)",
+				dir, built, c.model, built, c.model, c.reindexCommand("--force"))}
+		}
+		return c.unusableIndex(2, dir, "was built by another model or chunking")
+	}
+	return fmt.Errorf("the index in %s could not be loaded: %w", dir, err)
+}
+
+// whyNoMatch says why a search returned nothing, most specific reason first.
+func (c *common) whyNoMatch(ctx context.Context, eng *engine.Engine, out isearch.Output, committed index.Summary, threshold float64) error {
+	if committed.LastReindex == "" { // never committed
+		if committed.Reindexing {
+			return errors.New("no passages matched: the index holds no files yet; a reindex in another process is building it, and search finds its files from its first commit (a checkpoint every 30 s, or its end)")
+		}
+		return fmt.Errorf("no passages matched: the index holds no files yet; to build it, run: %s", c.reindexCommand())
+	}
+	if out.FilteredOut() { // not the folder's answer: the filters passed no file
+		return errors.New("no passages matched: no indexed file passes the filters (the note says how many each passes)")
+	}
+	// Files changed since the last reindex are not searched: say so
+	// rather than that the folder lacks an answer. A miss may walk the
+	// folder (as status does); a hit never does.
+	if st, err := eng.ReadStatus(ctx); err == nil && !committed.Reindexing {
+		if n := st.ChangedDisk.New + st.ChangedDisk.Modified; n > 0 {
+			are := "are"
+			if n == 1 {
+				are = "is"
+			}
+			return fmt.Errorf("no passages matched: none scored %g or more, but %s %s new or changed since the last reindex, not searched yet (%s); to index them, run: %s",
+				threshold, engine.Counted(n, "file"), are, term.Visible(strings.Join(st.ChangedDisk.Examples, ", ")), c.reindexCommand())
+		}
+	}
+	return fmt.Errorf("no passages matched: none scored %g or more, so the folder probably does not answer this (--score-threshold 0 shows the closest anyway)", threshold)
 }
 
 func runReindex(ctx context.Context, args []string, stdout, stderr io.Writer) error {

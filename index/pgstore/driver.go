@@ -28,9 +28,6 @@ func openBackend(ctx context.Context, cfg index.BackendConfig) (index.Backend, e
 	return s, nil
 }
 
-// lockName is what the writer's advisory lock key is hashed from.
-func lockName(schema string) string { return "micro-rag-mcp index " + schema }
-
 // writerHeld reports whether some session holds the writer's advisory lock
 // of schema (a reindex in another process), as pg_locks lists it: looking
 // takes no lock, so a status never makes a starting reindex busy. A bigint

@@ -151,3 +151,6 @@ func tableDDL(t tables, vectorsDDL []string) []string {
 			data bytea NOT NULL)`, t.lex),
 	}, vectorsDDL...)
 }
+
+// lockName is what the writer's advisory lock key is hashed from.
+func lockName(schema string) string { return "micro-rag-mcp index " + schema }

@@ -74,6 +74,7 @@ type Embedder struct {
 	loads      atomic.Int64                // sessions created, the first included
 	hasTypes   bool                        // the model takes token_type_ids
 	maxBatch   int                         // sequences per Run
+	parallel   int                         // Runs at once within one call
 	batch      int                         // texts per Embed call a caller should gather
 	spec       model.Spec
 	dim        int // length of one embedding: the model's hidden size
@@ -164,6 +165,12 @@ func New(cfg Config) (*Embedder, error) {
 			cfg.MaxBatch = 1
 		}
 	}
+	// One sequence per Run: the cores go to Runs side by side, each Run
+	// on one thread (ONNX Runtime's pool would sit mostly idle).
+	parallel := 1
+	if cfg.MaxBatch == 1 {
+		parallel, cfg.Threads = cfg.Threads, 1
+	}
 	cfg.Spec = cmp.Or(cfg.Spec, model.Models[0].Spec)
 	if err := cfg.Spec.Check(); err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
@@ -199,6 +206,7 @@ func New(cfg Config) (*Embedder, error) {
 		session:    s,
 		hasTypes:   len(inNames) == 3,
 		maxBatch:   cfg.MaxBatch,
+		parallel:   parallel,
 		batch:      batch,
 		spec:       cfg.Spec,
 		dim:        dim,
@@ -535,18 +543,53 @@ func (e *Embedder) embed(ctx context.Context, sc *scratch, dst []float32, seqs [
 		return dst[:base], err
 	}
 	defer release()
-	for r := 0; r+1 < len(sc.runs); r++ {
+	if err := e.runAll(ctx, opts, sc, seqs, out); err != nil {
 		if ctx.Err() != nil {
-			return dst[:base], stopped(ctx)
+			return dst[:base], stopped(ctx) // a Run was terminated, or none started
 		}
-		if err := e.run(opts, sc, seqs, sc.order[sc.runs[r]:sc.runs[r+1]], out); err != nil {
-			if ctx.Err() != nil {
-				return dst[:base], stopped(ctx) // the Run was terminated
-			}
-			return dst[:base], err
-		}
+		return dst[:base], err
 	}
 	return dst, nil
+}
+
+// runAll makes the Runs sc.runs plans, up to e.parallel of them at once,
+// each worker with its own buffers (the first uses sc's). A Run of one
+// sequence gets little from ONNX Runtime's second thread, so a one-per-Run
+// model gets the cores by running Runs side by side instead.
+func (e *Embedder) runAll(ctx context.Context, opts *ort.RunOptions, sc *scratch, seqs [][]int32, out []float32) error {
+	runs := len(sc.runs) - 1
+	workers := min(e.parallel, runs)
+	var next atomic.Int64 // the next run to take
+	work := func(wsc *scratch) error {
+		for {
+			r := int(next.Add(1)) - 1
+			if r >= runs {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := e.run(opts, wsc, seqs, sc.order[sc.runs[r]:sc.runs[r+1]], out); err != nil {
+				next.Store(int64(runs)) // the others stop after their Run
+				return err
+			}
+		}
+	}
+	if workers <= 1 {
+		return work(sc)
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wsc := e.scratch()
+		wg.Go(func() {
+			defer e.scratchs.Put(wsc)
+			errs[w] = work(wsc)
+		})
+	}
+	errs[0] = work(sc)
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // stopped is the error of a call that ctx stopped.

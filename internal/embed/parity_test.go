@@ -3,6 +3,7 @@ package embed
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,5 +123,33 @@ func TestDynamicQuant(t *testing.T) {
 		if q, err := dynamicQuant(p); q || err != nil {
 			t.Errorf("cut name at %d: %v, %v", at, q, err)
 		}
+	}
+}
+
+// A one-sequence-per-Run model runs its Runs side by side on one thread
+// each; the vectors must be the very bits one Run after another gives.
+func TestSideBySideRunsSameVectors(t *testing.T) {
+	m, _ := model.Lookup(model.Int8Name)
+	files, err := m.Locate("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := texts(loadGolden(t))
+	var vecs [2][]float32
+	for i, threads := range []int{1, 2} {
+		e, err := New(Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.maxBatch != 1 || e.parallel != threads || e.cfg.Threads != 1 {
+			t.Fatalf("threads %d: maxBatch %d, parallel %d, ONNX Runtime threads %d; want 1, %d, 1", threads, e.maxBatch, e.parallel, e.cfg.Threads, threads)
+		}
+		if vecs[i], err = e.Embed(nil, ts); err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+	}
+	if !slices.Equal(vecs[0], vecs[1]) {
+		t.Fatalf("%d texts: side-by-side Runs give other vectors than one at a time", len(ts))
 	}
 }

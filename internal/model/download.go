@@ -20,10 +20,14 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/internal/durable"
 )
 
-// Source is a model repository on a Hugging Face style hub. A file is served
-// at BaseURL/Repo/resolve/Revision/Remote.
+// Source is where a model's files are downloaded from: a model repository
+// on a Hugging Face style hub, serving a file at
+// BaseURL/Repo/resolve/Revision/Remote, or with Release the assets of a
+// GitHub release of Repo tagged Revision, at
+// BaseURL/Repo/releases/download/Revision/Remote.
 type Source struct {
 	BaseURL, Repo, Revision string
+	Release                 bool
 	Files                   []RemoteFile
 }
 
@@ -64,7 +68,20 @@ func hubRepo(repo, onnx string) Source {
 
 // URL is where f is fetched from.
 func (s Source) URL(f RemoteFile) string {
-	return strings.TrimRight(s.BaseURL, "/") + "/" + s.Repo + "/resolve/" + s.Revision + "/" + f.Remote
+	route := "/resolve/"
+	if s.Release {
+		route = "/releases/download/"
+	}
+	return strings.TrimRight(s.BaseURL, "/") + "/" + s.Repo + route + s.Revision + "/" + f.Remote
+}
+
+// Page is the web page listing the files, for people to download by hand.
+func (s Source) Page() string {
+	route := "/tree/"
+	if s.Release {
+		route = "/releases/tag/"
+	}
+	return strings.TrimRight(s.BaseURL, "/") + "/" + s.Repo + route + s.Revision
 }
 
 // Ensure makes sure every file of src is in dir and returns the model's

@@ -443,7 +443,8 @@ func TestEnsureLogsProgress(t *testing.T) {
 func TestEveryModelDownloads(t *testing.T) {
 	for _, m := range Models {
 		if len(m.Hub.Files) == 0 {
-			continue // built locally (make models), never downloaded
+			t.Errorf("%s has no files to download", m.Name)
+			continue
 		}
 		t.Run(m.Name, func(t *testing.T) {
 			have, err := m.Locate("")
@@ -451,16 +452,17 @@ func TestEveryModelDownloads(t *testing.T) {
 				t.Fatalf("%v (run make setup and make models)", err)
 			}
 			local := map[string]string{ONNXName: have.ONNX, TokenizerName: have.Tokenizer}
-			prefix := "/" + m.Hub.Repo + "/resolve/" + m.Hub.Revision + "/"
 			var served atomic.Int64
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				for _, f := range m.Hub.Files {
-					if r.URL.Path == prefix+f.Remote {
+					if r.URL.Path == strings.TrimPrefix(m.Hub.URL(f), m.Hub.BaseURL) {
 						s, err := FileSHA256(local[f.Local])
 						if err != nil {
 							t.Error(err)
 						}
-						w.Header().Set("X-Linked-Etag", `"`+s+`"`)
+						if !m.Hub.Release { // a release has no such header: its pins are checked
+							w.Header().Set("X-Linked-Etag", `"`+s+`"`)
+						}
 						served.Add(1)
 						http.ServeFile(w, r, local[f.Local])
 						return
@@ -500,5 +502,116 @@ func TestEveryModelDownloads(t *testing.T) {
 		if got := m.Hub.URL(m.Hub.Files[0]); got != want {
 			t.Errorf("%s: URL %q, want %q", name, got, want)
 		}
+	}
+}
+
+// TestQ8SourceURLs: the project's int8 model comes from one release of the
+// project's repository, tagged with its file's hash, the same for every
+// version; the hub sources keep their URLs.
+func TestQ8SourceURLs(t *testing.T) {
+	m, err := Lookup(Q8Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const release = "https://github.com/micro-rag/micro-rag-mcp/releases/download/model-all-MiniLM-L6-v2-q8-9dd49473d66c/"
+	if len(m.Hub.Files) != 2 {
+		t.Fatalf("%s downloads %d files, want 2", Q8Name, len(m.Hub.Files))
+	}
+	for i, want := range []string{release + ONNXName, release + TokenizerName} {
+		f := m.Hub.Files[i]
+		if got := m.Hub.URL(f); got != want {
+			t.Errorf("URL %q, want %q", got, want)
+		}
+		if len(f.SHA256) != 64 || f.Size <= 0 {
+			t.Errorf("%s is not pinned: sha256 %q, size %d", f.Remote, f.SHA256, f.Size)
+		}
+	}
+	if got, want := m.Hub.Page(), "https://github.com/micro-rag/micro-rag-mcp/releases/tag/model-all-MiniLM-L6-v2-q8-9dd49473d66c"; got != want {
+		t.Errorf("Page %q, want %q", got, want)
+	}
+	if got, want := HubSource.Page(), "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2/tree/main"; got != want {
+		t.Errorf("hub Page %q, want %q", got, want)
+	}
+}
+
+// TestQ8PinsMatchVersionsEnv: the hashes a first run checks are the ones
+// make models and make dist check, and the release's tag follows the
+// model file's, so a quantiser change cannot ship a stale pin.
+func TestQ8PinsMatchVersionsEnv(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "scripts", "versions.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(k, "#") {
+			env[k] = strings.Trim(v, `"`)
+		}
+	}
+	for i, name := range []string{"MODEL_Q8_ONNX_SHA256", "MODEL_TOKENIZER_SHA256"} {
+		if got := Q8Source.Files[i].SHA256; env[name] == "" || got != env[name] {
+			t.Errorf("%s is pinned at %q in Go, scripts/versions.env's %s is %q", Q8Source.Files[i].Remote, got, name, env[name])
+		}
+	}
+	if want := "model-" + Q8Name + "-" + env["MODEL_Q8_ONNX_SHA256"][:12]; Q8Source.Revision != want {
+		t.Errorf("release tag %q, want %q", Q8Source.Revision, want)
+	}
+}
+
+// TestReleaseSourceDownloads fetches a release's two pinned assets from a
+// local server at GitHub's paths, and refuses a body of the right length
+// with other bytes and one of another length, leaving nothing behind.
+func TestReleaseSourceDownloads(t *testing.T) {
+	onnx, tok := testONNX(), []byte(`{"model":{"type":"WordPiece"}}`)
+	src := projectRelease("m",
+		RemoteFile{Remote: ONNXName, Local: ONNXName, SHA256: sum(onnx), Size: int64(len(onnx))},
+		RemoteFile{Remote: TokenizerName, Local: TokenizerName, SHA256: sum(tok), Size: int64(len(tok))})
+	dir := "/micro-rag/micro-rag-mcp/releases/download/model-m-" + sum(onnx)[:12] + "/"
+	for _, serve := range []string{"good", "corrupted", "short"} {
+		t.Run(serve, func(t *testing.T) {
+			var requests atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				requests.Add(1)
+				body, ok := map[string][]byte{dir + ONNXName: onnx, dir + TokenizerName: tok}[r.URL.Path]
+				if !ok {
+					http.NotFound(w, r)
+					return
+				}
+				switch body = bytes.Clone(body); serve {
+				case "corrupted":
+					body[len(body)/2] ^= 1
+				case "short":
+					body = body[:len(body)-1]
+				}
+				w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+				w.Write(body)
+			}))
+			defer srv.Close()
+			local := src
+			local.BaseURL = srv.URL
+			into := t.TempDir()
+			got, err := fastDownloader().ensure(context.Background(), into, local, nil)
+			if serve == "good" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				for p, want := range map[string][]byte{got.ONNX: onnx, got.Tokenizer: tok} {
+					if b, _ := os.ReadFile(p); !bytes.Equal(b, want) {
+						t.Errorf("%s differs from the served file", p)
+					}
+				}
+				return
+			}
+			want := map[string]string{"corrupted": "checksum mismatch", "short": "expected " + strconv.Itoa(len(onnx))}[serve]
+			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), srv.URL+dir+ONNXName) {
+				t.Fatalf("err = %v, want %q naming the URL", err, want)
+			}
+			if n := requests.Load(); n != 1 {
+				t.Errorf("%d requests, want 1: a wrong file is not fetched again", n)
+			}
+			if names := dirNames(t, into); len(names) != 0 {
+				t.Errorf("dir holds %v after a refused download", names)
+			}
+		})
 	}
 }

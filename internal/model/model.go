@@ -39,8 +39,39 @@ const Int8Name = "all-MiniLM-L6-v2-int8"
 
 // Q8Name is the int8 file this project makes from the fp32 one
 // (scripts/quantize.sh, docs/int8.md): per-channel weights, closer to
-// fp32 than Int8Name's. There is no hub file: `make models` builds it.
+// fp32 than Int8Name's. `make models` builds it; end users download it
+// from Q8Source.
 const Q8Name = "all-MiniLM-L6-v2-q8"
+
+// Q8Source is where a first run downloads Q8Name: a release of the
+// project's own tagged with the file's hash, published once per hash by
+// the release steps (docs/release.md), so every version and every dev
+// build with these pins fetch the same immutable files. The pins must
+// equal scripts/versions.env's MODEL_Q8_ONNX_SHA256 and
+// MODEL_TOKENIZER_SHA256 (a test reads them).
+var Q8Source = projectRelease(Q8Name,
+	RemoteFile{Remote: ONNXName, Local: ONNXName, Size: 62261010,
+		SHA256: "9dd49473d66c76f20c3d93e25176b4ec2babacf44d224659db93a565d54f1f56"},
+	RemoteFile{Remote: TokenizerName, Local: TokenizerName, Size: 711661,
+		SHA256: "da0e79933b9ed51798a3ae27893d3c5fa4a201126cef75586296df9b4d2c62a0"})
+
+// ProjectRepo is this project's repository on GitHub.
+const ProjectRepo = "micro-rag/micro-rag-mcp"
+
+// projectRelease is the model name's two files as assets of
+// ModelReleaseTag's release of ProjectRepo.
+func projectRelease(name string, onnx, tokenizer RemoteFile) Source {
+	return Source{BaseURL: "https://github.com", Repo: ProjectRepo, Release: true,
+		Revision: ModelReleaseTag(name, onnx.SHA256), Files: []RemoteFile{onnx, tokenizer}}
+}
+
+// ModelReleaseTag is the tag of the release that carries the model name
+// whose model.onnx has the SHA-256 onnxSHA256 (hex): model-NAME-<its
+// first 12 hex digits>. A new file is a new release; a published one
+// never changes. scripts/dist.sh names the same.
+func ModelReleaseTag(name, onnxSHA256 string) string {
+	return "model-" + name + "-" + onnxSHA256[:min(12, len(onnxSHA256))]
+}
 
 // Pooling is how one vector is made from the token vectors.
 type Pooling string
@@ -72,7 +103,7 @@ type Spec struct {
 type Model struct {
 	Name string // as given to --model; also its folder under cachedir.Path()/models
 	Spec Spec
-	Hub  Source // what an end user downloads on first run; none: built locally
+	Hub  Source // what an end user downloads on first run
 	// About is one line for --help and the README.
 	About string
 	// User: described by a model.json in a folder the user gave, not
@@ -121,7 +152,7 @@ var Models = []Model{
 		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}, Null: NullCosine{Mean: 0.069, Spread: 0.092}},
 	{Name: Int8Name, Hub: HubSourceInt8, About: "English, int8: faster to index where the CPU has VNNI (2.4× measured), about 1.1× elsewhere; loses some answers",
 		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}},
-	{Name: Q8Name, About: "English, int8 made by make models from the fp32 file: closer to fp32; 1.6× fp32's indexing speed with VNNI, 1.1× without",
+	{Name: Q8Name, Hub: Q8Source, About: "English, int8 made by make models from the fp32 file: closer to fp32; 1.6× fp32's indexing speed with VNNI, 1.1× without",
 		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}},
 	{Name: "bge-small-en-v1.5", Hub: xenova("bge-small-en-v1.5", "onnx/model.onnx"), About: "English, fp32: better retrieval, half the speed",
 		Spec: Spec{Pooling: PoolCLS, QueryPrefix: bgeQuery, MaxLength: 512, Lowercase: &yes}, Null: bgeNull},

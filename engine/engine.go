@@ -619,16 +619,12 @@ func (e *Engine) loadModel(ctx context.Context) error {
 		if e.cfg.ModelDir != "" || os.Getenv(model.EnvModelDir) != "" {
 			return loadErr(err, fixModelDir)
 		}
-		if len(m.Hub.Files) == 0 {
-			// No file to download: the release ships it as an asset to unpack.
-			return loadErr(err, fmt.Sprintf(fixBuiltModel, m.Name, cachedir.Path()))
-		}
 		e.log.Info("model not cached: downloading it once", "model", m.Name, "dir", m.Dir())
 		if files, err = model.Ensure(ctx, m.Dir(), hubOf(m), e.log); err != nil {
 			if ctx.Err() != nil {
 				return err
 			}
-			return retryLoadErr(fmt.Errorf("download model: %w", err), fixDownload)
+			return retryLoadErr(fmt.Errorf("download model: %w", err), fixDownloadOf(m))
 		}
 	}
 	lib, err := model.ORTLibrary(e.cfg.ORTLibrary)
@@ -685,6 +681,16 @@ func embedNullQueries(emb *embed.Embedder) ([][]float32, error) {
 
 // hubOf is where the model m is downloaded from (tests serve it locally).
 var hubOf = func(m model.Model) model.Source { return m.Hub }
+
+// fixDownloadOf is the fix for a failed download of m. The project's own
+// model also comes by hand from its release page, from the release's model
+// asset or from make models, and has the fp32 model as its fallback.
+func fixDownloadOf(m model.Model) string {
+	if !m.Hub.Release {
+		return fixDownload
+	}
+	return fmt.Sprintf(fixBuiltModel, m.Name, cachedir.Path(), m.Hub.Page())
+}
 
 // openStore opens the index where Config.Store says.
 func (e *Engine) openStore(ctx context.Context, version schema.Version) (index.Backend, error) {

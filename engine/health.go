@@ -36,7 +36,7 @@ func (e *LoadError) Unwrap() error { return e.Cause }
 const (
 	fixModelDir   = "point --model-dir (or $MICRO_RAG_MODEL_DIR) at a folder holding model.onnx and tokenizer.json, or unset it to use the cached model"
 	fixDownload   = "let this machine reach the network once so the model can be downloaded, or pass --model-dir with a folder holding model.onnx and tokenizer.json"
-	fixBuiltModel = "unpack the release's asset for this model into the cache folder (mkdir -p %[2]s && tar -xzf micro-rag-mcp-VERSION-model-%[1]s.tar.gz -C %[2]s), or in a source checkout run `make models`, which builds it from the fp32 one (scripts/quantize.sh); or pass --model all-MiniLM-L6-v2"
+	fixBuiltModel = "let this machine reach the network once so the model can be downloaded; offline, put model.onnx and tokenizer.json of %[3]s into %[2]s/models/%[1]s/, or unpack the release's asset for this model into the cache folder (mkdir -p %[2]s && tar -xzf micro-rag-mcp-VERSION-model-%[1]s.tar.gz -C %[2]s); in a source checkout, `make models` builds it from the fp32 one (scripts/quantize.sh); or pass --model all-MiniLM-L6-v2 (fp32, downloaded from the hub)"
 	fixORT        = "run `make setup` to install ONNX Runtime, or pass --ort-lib with the path of libonnxruntime.so (version 1.24 or newer)"
 	fixModelName  = "pass --model with one of the known names, or --model-dir with a folder holding model.onnx, tokenizer.json and a model.json"
 	fixModelJSON  = "fix model.json in the model folder: {\"pooling\": \"mean\" or \"cls\", \"max_length\": 512, \"query_prefix\": \"...\", \"passage_prefix\": \"...\", \"lowercase\": true or false, \"name\": \"...\"}"

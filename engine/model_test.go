@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
-	"github.com/micro-rag/micro-rag-mcp/internal/cachedir"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
 
@@ -47,30 +45,6 @@ func TestUnknownModelIsAClearError(t *testing.T) {
 	defer e.Close()
 	if err := e.WaitModel(context.Background()); err == nil || !strings.Contains(err.Error(), `unknown model "MiniLM-fp8"`) {
 		t.Fatalf("WaitModel = %v", err)
-	}
-}
-
-// TestBuiltModelMissingIsAClearError: the q8 model has no file to
-// download; without it the error says where to unpack the release's model
-// asset and how to build it, and nothing is fetched.
-func TestBuiltModelMissingIsAClearError(t *testing.T) {
-	cache := t.TempDir()
-	t.Setenv(cachedir.Env, cache)
-	e, err := New(Config{DataFolder: t.TempDir(), Model: model.Q8Name, NoInitialReindex: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Start(context.Background())
-	defer e.Close()
-	err = e.WaitModel(context.Background())
-	var le *LoadError
-	if !errors.As(err, &le) || !strings.Contains(err.Error(), "model not found") {
-		t.Fatalf("WaitModel = %v", err)
-	}
-	for _, want := range []string{"tar -xzf micro-rag-mcp-VERSION-model-" + model.Q8Name + ".tar.gz -C " + cache, "make models"} {
-		if !strings.Contains(le.Fix, want) {
-			t.Errorf("the fix %q lacks %q", le.Fix, want)
-		}
 	}
 }
 

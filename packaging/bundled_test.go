@@ -17,8 +17,8 @@ import (
 // release asset, once into the package's root (beside bin/) and once into
 // an empty cache folder, and runs the package's binary with --model
 // all-MiniLM-L6-v2-q8 and no network: it must index a small folder and find
-// the right file. The model has no hub file, so only the asset's copy can
-// make that first run work.
+// the right file. The model's first-run download needs the network, which
+// is denied, so only the asset's copy can make that first run work.
 func TestBundledModel(t *testing.T) {
 	docs := t.TempDir()
 	for name, text := range map[string]string{

@@ -103,8 +103,9 @@ func zipFiles(t *testing.T, path string) map[string]entry {
 
 // TestLayout checks what each package holds: the same binary and libraries
 // as the tarball, as real files with the binary executable, no model, the
-// wheel's metadata and hashes, the npm manifests, and the sizes; and that
-// the model's own asset holds the two pinned files and nothing else.
+// wheel's metadata and hashes, the npm manifests, and the sizes; that the
+// model's own asset holds the two pinned files and nothing else; and that
+// the files for the model's release are the ones a first run accepts.
 func TestLayout(t *testing.T) {
 	for _, p := range []string{dist.tarball, dist.wheel, dist.platform, dist.launcher} {
 		st, err := os.Stat(p)
@@ -157,6 +158,7 @@ func TestLayout(t *testing.T) {
 	checkWheel(t, wheel)
 	checkNPM(t, platform)
 	checkModelAsset(t)
+	checkModelRelease(t)
 }
 
 // checkModelAsset checks the model's release asset: exactly the two files
@@ -195,6 +197,35 @@ func checkModelAsset(t *testing.T) {
 		t.Errorf("%s.sha256 is %q, want %q", name, got, want)
 	}
 	t.Logf("%s: %.1f MB", name, float64(len(b))/1e6)
+}
+
+// checkModelRelease checks dist/<tag>/, the assets of the release a first
+// run downloads all-MiniLM-L6-v2-q8 from: named by the tag and the file
+// names of model.Q8Source, exactly its two files, each of the size and
+// SHA-256 pinned there (and in scripts/versions.env: internal/model's
+// TestQ8PinsMatchVersionsEnv).
+func checkModelRelease(t *testing.T) {
+	src := model.Q8Source
+	dir := filepath.Join(dist.dist, src.Revision)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatalf("the release's assets: %v", err)
+	}
+	if len(ents) != len(src.Files) {
+		t.Errorf("dist/%s holds %d files, want %d", src.Revision, len(ents), len(src.Files))
+	}
+	for _, f := range src.Files {
+		p := filepath.Join(dir, f.Remote)
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		sum, err := model.FileSHA256(p)
+		if err != nil || sum != f.SHA256 || st.Size() != f.Size {
+			t.Errorf("dist/%s/%s: %d bytes, SHA-256 %s (%v); a first run wants %d bytes, %s", src.Revision, f.Remote, st.Size(), sum, err, f.Size, f.SHA256)
+		}
+	}
 }
 
 // pin is the value of name in scripts/versions.env.

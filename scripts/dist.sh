@@ -6,7 +6,9 @@
 # $ORIGIN/../lib run path); README, LICENSE and every third-party licence
 # text. From the same files, scripts/pack.py writes the wheel and the two
 # npm tarballs. Beside them, dist/micro-rag-mcp-VERSION-model-all-MiniLM-L6-v2-q8.tar.gz:
-# the project's int8 model as its own release asset, checked against its pins.
+# the project's int8 model as its own release asset, checked against its pins;
+# and dist/model-all-MiniLM-L6-v2-q8-<12 hex of its SHA-256>/, its two files
+# as the assets of the release of that tag, where a first run downloads them.
 # Run through `make dist`, after setup.sh and setup-dist.sh.
 #
 # --if-changed: do nothing when dist/ already holds the output of this very
@@ -43,10 +45,11 @@ pkg="$stage/$name"
 mkdir -p "$pkg/bin" "$pkg/lib" "$pkg/licenses"
 cache="${MICRO_RAG_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/micro-rag-mcp}"
 
-# all-MiniLM-L6-v2-q8 has no hub file to download, so the release carries
-# it as an asset of its own, models/<name>/ to unpack beside bin/ or into
-# the cache folder, where the binary looks (docs/int8.md); not in the
-# packages, which every user downloads and few use it with. Built as make
+# all-MiniLM-L6-v2-q8 is on no hub: a first run downloads it from a release
+# of its own tagged with its hash (internal/model's Q8Source), and each
+# version's release carries it as an asset too, models/<name>/ to unpack
+# beside bin/ or into the cache folder for offline use (docs/int8.md); not
+# in the packages, which would then pass 40 MB. Built as make
 # models builds it when missing; a file that differs from its pin is refused,
 # not rebuilt over. Checked here, before the long build, on the very copy
 # that is packed.
@@ -141,6 +144,7 @@ cp "$(go env GOROOT)/LICENSE" "$pkg/licenses/go/std/LICENSE"
 # One build's output at a time, so the tests and a find-links folder see
 # only this version.
 rm -f dist/SOURCE dist/micro-rag-mcp-* dist/micro_rag_mcp*
+rm -rf dist/model-*
 mkdir -p dist
 # pack_tar OUT DIR MEMBER... writes dist/OUT, the same bytes for the same
 # files, and dist/OUT.sha256 beside it.
@@ -156,6 +160,12 @@ pack_tar "$name.tar.gz" "$stage" "$name"
 # Only the two files, no folder entries: unpacked into a folder that
 # already has models/, it changes nothing but the model's own files.
 pack_tar "micro-rag-mcp-$version-model-$q8.tar.gz" "$stage/model" "models/$q8/model.onnx" "models/$q8/tokenizer.json"
+# The same two files under the names and tag the first-run download asks
+# for (model.ModelReleaseTag): the release of this tag is made once per hash.
+q8tag="model-$q8-${MODEL_Q8_ONNX_SHA256:0:12}"
+mkdir -p "dist/$q8tag"
+cp -p "$q8stage/model.onnx" "$q8stage/tokenizer.json" "dist/$q8tag/"
+log "dist/$q8tag/: model.onnx and tokenizer.json, the assets of the release tagged $q8tag"
 
 SOURCE_DATE_EPOCH=$epoch python3 "$here/pack.py" "$pkg" dist "$version"
 echo "$key" >dist/SOURCE

@@ -19,7 +19,8 @@ import (
 // engine loads without a restart. The model is served from a local HTTP
 // server holding the files of the real cache.
 func TestModelDownloadRetried(t *testing.T) {
-	m, err := model.Lookup(model.ModelName)
+	// fp32: a model with a hub file, whichever model is the default.
+	m, err := model.Lookup(model.FP32Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestModelDownloadRetried(t *testing.T) {
 	t.Setenv(cachedir.Env, t.TempDir())
 	t.Setenv(model.EnvModelDir, "")
 
-	e := startFailing(t, Config{DataFolder: t.TempDir(), IndexFolder: t.TempDir(), ORTLibrary: ort}, "download model")
+	e := startFailing(t, Config{DataFolder: t.TempDir(), IndexFolder: t.TempDir(), ORTLibrary: ort, Model: m.Name}, "download model")
 	ctx := context.Background()
 	if _, err := e.Reindex(ctx, ReindexRequest{}, nil); err == nil || !strings.Contains(err.Error(), "trying again") {
 		t.Fatalf("reindex while the download fails: %v", err)

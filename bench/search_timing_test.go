@@ -126,7 +126,7 @@ func engineVersion(b *testing.B) schema.Version {
 	if err != nil {
 		b.Fatal(err)
 	}
-	v, err := engine.IndexVersion(model.ModelName, files.ONNX)
+	v, err := engine.IndexVersion(model.DefaultName, files.ONNX)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,8 +20,8 @@ import (
 // engine loads without a restart. The model is served from a local HTTP
 // server holding the files of the real cache.
 func TestModelDownloadRetried(t *testing.T) {
-	srv := serveModel(t, model.ModelName, http.StatusServiceUnavailable)
-	e := startFailing(t, Config{DataFolder: t.TempDir(), IndexFolder: t.TempDir(), ORTLibrary: srv.ort}, "download model")
+	srv := serveModel(t, model.FP32Name, http.StatusServiceUnavailable)
+	e := startFailing(t, Config{DataFolder: t.TempDir(), IndexFolder: t.TempDir(), ORTLibrary: srv.ort, Model: model.FP32Name}, "download model")
 	ctx := context.Background()
 	if _, err := e.Reindex(ctx, ReindexRequest{}, nil); err == nil || !strings.Contains(err.Error(), "trying again") {
 		t.Fatalf("reindex while the download fails: %v", err)

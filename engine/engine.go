@@ -83,8 +83,8 @@ type Config struct {
 	// ChangeExts lets Exts leave out recorded extensions, whose files then
 	// leave the index; without it such a run fails with a *ScopeError.
 	ChangeExts bool
-	// Model names the embedding model (model.Models); "" = the default fp32
-	// all-MiniLM-L6-v2. Switching models rebuilds the index.
+	// Model names the embedding model (model.Models); "" = the default,
+	// all-MiniLM-L6-v2-q8. Switching models rebuilds the index.
 	Model      string
 	ModelDir   string // folder holding model.onnx and tokenizer.json; "" = cache
 	ORTLibrary string // path of libonnxruntime; "" = cache

@@ -15,10 +15,10 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/stages"
 )
 
-// The default model and its int8 variant; ModelHelp lists every model
-// Config.Model accepts.
+// The default model (the project's int8 file) and the published int8
+// file; ModelHelp lists every model Config.Model accepts.
 const (
-	DefaultModel = model.ModelName
+	DefaultModel = model.DefaultName
 	Int8Model    = model.Int8Name
 )
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -12,21 +13,25 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
 
-// TestSwitchingModelsRebuilds indexes with the fp32 model, then opens the
-// same index with each other model and back: each switch re-embeds every
-// file (vectors of two models never mix, even of another dimension: bge-zh
-// has 512) and search still finds the file that holds the query's sentence.
+// TestSwitchingModelsRebuilds indexes with the default model (no --model:
+// the q8 file), then opens the same index with each other model and back:
+// each switch re-embeds every file (vectors of two models never mix, even
+// of another dimension: bge-zh has 512) and search still finds the file
+// that holds the query's sentence.
 func TestSwitchingModelsRebuilds(t *testing.T) { eachBackend(t, testSwitchingModelsRebuilds) }
 
 func testSwitchingModelsRebuilds(t *testing.T, store index.StoreURL) {
 	data, idx := t.TempDir(), t.TempDir()
 	writeCorpus(t, data, corpus)
-	steps := []string{model.ModelName, model.Int8Name, model.Q8Name, model.ModelName, "bge-small-en-v1.5-int8", "bge-small-zh-v1.5-int8", model.ModelName}
+	// "": the default, which must be the q8 file.
+	steps := []string{"", model.FP32Name, model.Int8Name, "", "bge-small-en-v1.5-int8", "bge-small-zh-v1.5-int8", model.FP32Name}
 	for i, name := range steps {
 		e := newEngine(t, Config{DataFolder: data, Store: store, IndexFolder: idx, Model: name})
-		if m := e.Status().Model; !strings.HasPrefix(m, name+" sha256:") {
-			t.Fatalf("step %d: status model %q, want %s", i, m, name)
+		want := cmp.Or(name, model.Q8Name)
+		if m := e.Status().Model; !strings.HasPrefix(m, want+" sha256:") {
+			t.Fatalf("step %d: status model %q, want %s", i, m, want)
 		}
+		name = want
 		checkCounts(t, name, reindex(t, e, ReindexRequest{}), 4, 0, 0, 0, 4)
 		if r := top(t, e, "wild yeast culture for bread"); r.Path != "notes/sourdough.md" || r.Score <= 0.2 || r.Score > 1.001 {
 			t.Fatalf("%s: top = %+v", name, r)
@@ -113,12 +118,19 @@ func TestModelDirWithModelJSON(t *testing.T) {
 	}
 }
 
-// The default model's null cosine is the search's reference scale, so its
-// scores are the raw cosines; every bge model's null is far above it and
-// is mapped.
+// fp32 all-MiniLM-L6-v2's null cosine is the search's reference scale, and
+// the default model (q8) measured the same, so both score with their raw
+// cosines and a search at the defaults behaves as with fp32; every bge
+// model's null is far above it and is mapped.
 func TestModelNullIsReference(t *testing.T) {
-	if got := isearch.NullCosine(model.Models[0].Null); got != isearch.ReferenceNull {
-		t.Errorf("%s null %+v, search reference %+v", model.Models[0].Name, got, isearch.ReferenceNull)
+	for _, name := range []string{model.FP32Name, ""} {
+		m, err := model.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := isearch.NullCosine(m.Null); got != isearch.ReferenceNull {
+			t.Errorf("%s null %+v, search reference %+v", m.Name, got, isearch.ReferenceNull)
+		}
 	}
 	for _, name := range []string{"bge-small-en-v1.5", "bge-small-en-v1.5-int8", "bge-small-zh-v1.5-int8"} {
 		bge, err := model.Lookup(name)

@@ -108,7 +108,7 @@ func emptyCacheSession(t *testing.T, dir string, env, argv []string) {
 	}
 	// The model is being fetched into the user cache (never beside the
 	// binary), through the proxy that holds it forever.
-	modelDir := filepath.Join(cache, "micro-rag-mcp", "models", model.ModelName)
+	modelDir := filepath.Join(cache, "micro-rag-mcp", "models", model.DefaultName)
 	if !s.waitStderr("model not cached: downloading it once", initializeBound) || !strings.Contains(s.stderr.String(), modelDir) {
 		t.Errorf("the server did not log a download into %s", modelDir)
 	}
@@ -133,7 +133,7 @@ func searchSession(t *testing.T, f form, dir string, env, argv []string) {
 	if err := os.MkdirAll(models, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(model.Models[0].Dir(), filepath.Join(models, model.ModelName)); err != nil {
+	if err := os.Symlink(model.Models[0].Dir(), filepath.Join(models, model.DefaultName)); err != nil {
 		t.Fatal(err)
 	}
 	env = append(env, "XDG_CACHE_HOME="+cache)

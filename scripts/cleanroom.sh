@@ -29,7 +29,7 @@ parts=${CLEANROOM_PARTS:-ab}
 tarball=$(ls -t "$repo"/dist/micro-rag-mcp-*-linux-amd64.tar.gz 2>/dev/null | head -n1) || true
 [ -n "$tarball" ] || { log "no tarball in dist/: run make dist first"; exit 1; }
 cache="${MICRO_RAG_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/micro-rag-mcp}"
-model="$cache/models/all-MiniLM-L6-v2"
+model="$cache/models/all-MiniLM-L6-v2-q8" # the default model
 [ -s "$model/model.onnx" ] && [ -s "$model/tokenizer.json" ] || { log "no model in $model: run make setup"; exit 1; }
 
 command -v debootstrap >/dev/null || install_debian_packages debootstrap

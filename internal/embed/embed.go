@@ -40,7 +40,9 @@ const DefaultMaxBatch = 64
 // Config says where the files are and how hard to run.
 type Config struct {
 	// ModelPath and TokenizerPath name model.onnx and tokenizer.json;
-	// empty means model.Locate("").
+	// empty means fp32 all-MiniLM-L6-v2's (model.FP32Name), the reference
+	// the tests hold to sentence-transformers, not the server's default
+	// model (the engine names its model's files).
 	ModelPath, TokenizerPath string
 	// ORTLibrary is libonnxruntime.so (1.24 or newer); empty means
 	// model.ORTLibrary(""). Only the first Embedder of a process loads it.
@@ -51,7 +53,7 @@ type Config struct {
 	// for a dynamically quantised model (see New).
 	MaxBatch int
 	// Spec is how the model runs (pooling, prefixes, length); the zero
-	// value means the default model's.
+	// value means all-MiniLM-L6-v2's (fp32 and int8 files alike).
 	Spec model.Spec
 	// Reloaded, when set, is told how long creating the session again
 	// after a Release took (for the log).
@@ -137,8 +139,9 @@ func initORT(lib string) error {
 
 // New loads the tokenizer and the model and creates the session.
 func New(cfg Config) (*Embedder, error) {
+	fp32, _ := model.Lookup(model.FP32Name)
 	if cfg.ModelPath == "" || cfg.TokenizerPath == "" {
-		f, err := model.Locate("")
+		f, err := fp32.Locate("")
 		if err != nil {
 			return nil, fmt.Errorf("%w (run `make setup`, or set ModelPath and TokenizerPath)", err)
 		}
@@ -171,7 +174,7 @@ func New(cfg Config) (*Embedder, error) {
 	if cfg.MaxBatch == 1 {
 		parallel, cfg.Threads = cfg.Threads, 1
 	}
-	cfg.Spec = cmp.Or(cfg.Spec, model.Models[0].Spec)
+	cfg.Spec = cmp.Or(cfg.Spec, fp32.Spec)
 	if err := cfg.Spec.Check(); err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
 	}

@@ -27,11 +27,11 @@ func TestLocateOrder(t *testing.T) {
 	// The folder looked in, and no fix: the engine adds the one that fits
 	// the model (a download, --model-dir, the built model's asset).
 	_, err := Locate("")
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(cache, "models", ModelName)) || strings.Contains(err.Error(), "make setup") {
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(cache, "models", DefaultName)) || strings.Contains(err.Error(), "make setup") {
 		t.Fatalf("missing model: err = %v, want the folder named and no fix", err)
 	}
 
-	def := filepath.Join(cache, "models", ModelName)
+	def := filepath.Join(cache, "models", DefaultName)
 	writeModel(t, def)
 	f, err := Locate("")
 	if err != nil || f.ONNX != filepath.Join(def, ONNXName) || f.Tokenizer != filepath.Join(def, TokenizerName) {
@@ -124,8 +124,13 @@ func TestLookupAndInt8Folder(t *testing.T) {
 	t.Setenv(cachedir.Env, cache)
 	t.Setenv(EnvModelDir, "")
 	def, err := Lookup("")
-	if err != nil || def.Name != ModelName {
-		t.Fatalf("default = %+v, %v", def, err)
+	if err != nil || def.Name != Q8Name || Models[0].Name != DefaultName {
+		t.Fatalf("default = %+v, %v, want %s (Models[0])", def, err, Q8Name)
+	}
+	// fp32 is one flag away, sentence-transformers' own file.
+	fp32, err := Lookup(FP32Name)
+	if err != nil || fp32.Hub.Repo != "sentence-transformers/all-MiniLM-L6-v2" {
+		t.Fatalf("Lookup(%q) = %+v, %v", FP32Name, fp32, err)
 	}
 	m, err := Lookup(Int8Name)
 	if err != nil || m.Name != Int8Name {
@@ -135,7 +140,7 @@ func TestLookupAndInt8Folder(t *testing.T) {
 		t.Fatalf("unknown model: %v, want the known names", err)
 	}
 	// Each model has its own folder: the fp32 files do not stand in for int8.
-	writeModel(t, filepath.Join(cache, "models", ModelName))
+	writeModel(t, filepath.Join(cache, "models", FP32Name))
 	if _, err := m.Locate(""); err == nil {
 		t.Fatal("int8 model found in the fp32 folder")
 	}

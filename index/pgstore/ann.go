@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ type annIndex struct {
 	name  string // relation name, in the index's schema
 	kind  string // ANNHNSW, ANNIVFFlat or ANNHalfvec
 	lists int    // IVFFlat's lists
+	bytes int64  // its size on disk
 	m     int    // HNSW's links per node (0: pgvector's default)
 	efc   int    // HNSW's ef_construction (0: pgvector's default)
 	// The live rows and the next chunk id when an IVFFlat index was
@@ -47,14 +49,15 @@ func readANN(ctx context.Context, q queryer, table pgx.Identifier) ([]annIndex, 
 	rows, _ := q.Query(ctx, `SELECT c.relname,
 			CASE WHEN a.amname = 'ivfflat' AND pg_get_indexdef(c.oid) LIKE '%halfvec%' THEN 'halfvec' ELSE a.amname END,
 			coalesce(array_to_string(c.reloptions, ','), ''),
-			coalesce(obj_description(c.oid, 'pg_class'), '')
+			coalesce(obj_description(c.oid, 'pg_class'), ''),
+			pg_relation_size(c.oid)
 		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
 		WHERE i.indrelid = to_regclass($1) AND a.amname IN ('hnsw', 'ivfflat')
 		ORDER BY c.relname`, table.Sanitize())
 	var out []annIndex
 	var a annIndex
 	var opts, comment string
-	_, err := pgx.ForEachRow(rows, []any{&a.name, &a.kind, &opts, &comment}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&a.name, &a.kind, &opts, &comment, &a.bytes}, func() error {
 		a.lists, a.m, a.efc, a.built = 0, 0, 0, ivfBuilt{}
 		for _, o := range strings.Split(opts, ",") {
 			k, v, _ := strings.Cut(o, "=")
@@ -220,6 +223,21 @@ func (u *Updater) dropIndexes(ctx context.Context, tx pgx.Tx, names []string) er
 		}
 	}
 	return nil
+}
+
+// bufferNote warns, for status, when the vector index searches walk
+// (have's last) is larger than the server's shared_buffers: every search
+// then copies the pages it scans from the OS cache into the buffers
+// again. At 1M chunks (an 800 MB halfvec index) a 2 GB shared_buffers
+// made searches 0.89 times as long as the default 128 MB (BENCHMARKS.md).
+func bufferNote(have []annIndex, sharedBuffers int64) string {
+	if len(have) == 0 || sharedBuffers <= 0 || have[len(have)-1].bytes <= sharedBuffers {
+		return ""
+	}
+	mb := func(n int64) float64 { return float64(n) / (1 << 20) }
+	size := mb(have[len(have)-1].bytes)
+	return fmt.Sprintf("; larger (%.1f MB) than the server's shared_buffers (%.1f MB), so each search copies what it scans from the OS cache: set shared_buffers above %.0f MB for faster searches",
+		size, mb(sharedBuffers), math.Ceil(size))
 }
 
 // describeANN says for people how kNN searches of an index with have

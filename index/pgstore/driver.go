@@ -93,6 +93,11 @@ func summary(ctx context.Context, cfg index.BackendConfig) (index.Summary, error
 			return err
 		}
 		sum.VectorIndex = describeANN(have, DefaultEfSearch)
+		var shared int64
+		if err := tx.QueryRow(ctx, "SELECT pg_size_bytes(current_setting('shared_buffers'))").Scan(&shared); err != nil {
+			return err
+		}
+		sum.VectorIndex += bufferNote(have, shared)
 		return tx.QueryRow(ctx, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
 			JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'`, cfg.Namespace).Scan(&sum.Bytes)
 	})

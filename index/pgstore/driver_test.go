@@ -3,6 +3,8 @@ package pgstore
 import (
 	"context"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -100,6 +102,53 @@ func TestOwnParamsRefusesUnknownChoices(t *testing.T) {
 		dsn, err := ownParams(base+ok, &Options{})
 		if err != nil || strings.Contains(dsn, ok) {
 			t.Errorf("%s: %q, %v; want the parameter taken out", ok, dsn, err)
+		}
+	}
+}
+
+// Status says when the vector index outgrows the server's shared_buffers
+// (each search then copies its pages from the OS cache), and says nothing
+// when it fits (the shared test server: 128 MB).
+func TestSummaryNotesSmallSharedBuffers(t *testing.T) {
+	ctx := context.Background()
+	// Its own server: shared_buffers needs a restart. The folder is
+	// readable to the user the server runs as (t.TempDir's is not).
+	dir, err := os.MkdirTemp("", "pgstore-buffers-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := pgtest.StartKept(filepath.Join(dir, "pg"), "shared_buffers=128kB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	rng := rand.New(rand.NewPCG(3, 4))
+	texts := make([]string, 20_000)
+	for i := range texts {
+		texts[i] = "chunk"
+	}
+	big := makeDoc(rng, "big.md", texts...)
+	for _, tc := range []struct {
+		dsn  string
+		note bool
+	}{{pgtest.Database(t), false}, {srv.DSN("postgres"), true}} {
+		s := open(t, tc.dsn, "idx", testVersion)
+		commitDocs(t, s, big)
+		u, err := index.ParseStoreURL(tc.dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := index.ReadStoreSummary(ctx, u, "idx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(sum.VectorIndex, "than the server's shared_buffers (0.1 MB)")
+		if got != tc.note || strings.Contains(sum.VectorIndex, "shared_buffers") != tc.note {
+			t.Errorf("shared_buffers note %v, want %v: %q", got, tc.note, sum.VectorIndex)
 		}
 	}
 }

@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
 )
 
 // annIndex is a vector index on the vectors table as the catalog has it.
@@ -234,10 +235,9 @@ func bufferNote(have []annIndex, sharedBuffers int64) string {
 	if len(have) == 0 || sharedBuffers <= 0 || have[len(have)-1].bytes <= sharedBuffers {
 		return ""
 	}
-	mb := func(n int64) float64 { return float64(n) / (1 << 20) }
-	size := mb(have[len(have)-1].bytes)
-	return fmt.Sprintf("; larger (%.1f MB) than the server's shared_buffers (%.1f MB), so each search copies what it scans from the OS cache: set shared_buffers above %.0f MB for faster searches",
-		size, mb(sharedBuffers), math.Ceil(size))
+	size := have[len(have)-1].bytes
+	return fmt.Sprintf("; larger (%s) than the server's shared_buffers (%s), so each search copies what it scans from the OS cache: set shared_buffers above %s for faster searches",
+		bytesize.Format(size), bytesize.Format(sharedBuffers), bytesize.Format(size))
 }
 
 // describeANN says for people how kNN searches of an index with have

@@ -146,7 +146,7 @@ func TestSummaryNotesSmallSharedBuffers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := strings.Contains(sum.VectorIndex, "than the server's shared_buffers (0.1 MB)")
+		got := strings.Contains(sum.VectorIndex, "than the server's shared_buffers (128 KB)")
 		if got != tc.note || strings.Contains(sum.VectorIndex, "shared_buffers") != tc.note {
 			t.Errorf("shared_buffers note %v, want %v: %q", got, tc.note, sum.VectorIndex)
 		}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	pgx "github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -56,6 +57,8 @@ func Open(ctx context.Context, dsn, schemaName string, v schema.Version, opts Op
 	// of 11). Each kNN query is planned with its own values.
 	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	cfg.AfterConnect = registerVector
+	lostAt := new(atomic.Int64)
+	cfg.ShouldPing = pingSince(lostAt)
 	cfg.ConnConfig.OnNotice = logNotice(opts.Logger)
 	if !opts.ReadOnly {
 		if err := ensureExtension(ctx, cfg.ConnConfig); err != nil {
@@ -66,7 +69,7 @@ func Open(ctx context.Context, dsn, schemaName string, v schema.Version, opts Op
 	if err != nil {
 		return nil, scrubPassword(fmt.Errorf("postgres: %w", err), password)
 	}
-	s := &Store{pool: pool, name: schemaName, version: v, opts: opts, log: opts.Logger,
+	s := &Store{pool: pool, name: schemaName, version: v, opts: opts, log: opts.Logger, lostAt: lostAt,
 		q: newQueries(schemaName, v.Dim, opts.HNSW), segs: map[string]*lexical.Segment{}}
 	if err := s.createSchema(ctx); err != nil {
 		pool.Close()

@@ -16,8 +16,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
@@ -38,9 +40,10 @@ type Store struct {
 	current  atomic.Pointer[View]
 	openErr  atomic.Pointer[error]
 	efSearch atomic.Int64
-	probes   atomic.Int64 // Options.Probes, SetProbes
-	lists    atomic.Int64 // the IVFFlat index's lists as last read (0: none)
-	half     atomic.Bool  // that index is ANNHalfvec (kNN orders by its expression)
+	probes   atomic.Int64  // Options.Probes, SetProbes
+	lists    atomic.Int64  // the IVFFlat index's lists as last read (0: none)
+	half     atomic.Bool   // that index is ANNHalfvec (kNN orders by its expression)
+	lostAt   *atomic.Int64 // when a read last found its connection dropped (Unix ns; 0: never)
 
 	// mu serialises loading and publishing commits and the writer role.
 	mu           sync.Mutex
@@ -64,6 +67,33 @@ func scrubPassword(err error, password string) error {
 		return err
 	}
 	return errors.New(strings.ReplaceAll(err.Error(), password, "xxxxx"))
+}
+
+// retryRead runs read once more when its connection turned out dropped (a
+// restarted server, a terminated backend): the pool then pings each
+// connection idle since then before handing it out (pingSince), so the
+// second try runs on a live or a new connection and the reader sees no
+// failure. A read is safe to run twice.
+func (s *Store) retryRead(read func() error) error {
+	err := read()
+	// A failed dial is not tried again: the server is down, and a second
+	// dial would double the wait for saying so.
+	var dial *pgconn.ConnectError
+	if err != nil && index.Unreachable(err) && !errors.As(err, &dial) {
+		s.lostAt.Store(time.Now().UnixNano())
+		err = read()
+	}
+	return err
+}
+
+// pingSince is the pool's ShouldPing: pgx's own rule (idle over a second)
+// or idle since a dropped connection was seen, when every connection
+// idle as long may be dead too.
+func pingSince(lostAt *atomic.Int64) func(context.Context, pgxpool.ShouldPingParams) bool {
+	return func(_ context.Context, p pgxpool.ShouldPingParams) bool {
+		lost := lostAt.Load()
+		return p.IdleDuration > time.Second || lost != 0 && time.Now().Add(-p.IdleDuration).UnixNano() <= lost
+	}
 }
 
 // SetEfSearch changes Options.EfSearch for the searches that follow;

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -685,4 +686,72 @@ func (v *View) SearchLexical(query string, k int) ([]index.Hit, error) {
 		hits = append(hits, index.Hit{Record: recs[r.ID], Score: float32(r.Score), Share: r.Coverage})
 	}
 	return hits, nil
+}
+
+// Connections dropped under an open store (a restarted server, terminated
+// backends) cost a reader nothing: the read that meets a dead connection
+// runs again on a live one, and so does taking the writer's lock, however
+// recently the dead connections were used.
+func TestReadsSurviveDroppedConnections(t *testing.T) {
+	dsn := pgtest.Database(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(9, 10))
+	a := open(t, dsn, "idx", testVersion)
+	alpha := makeDoc(rng, "alpha.md", "The quarterly report covers revenue.", "Parental leave is sixteen weeks.")
+	commitDocs(t, a, alpha)
+	killer, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer killer.Close(ctx)
+	cut := func() {
+		t.Helper()
+		// Several pooled connections, all used just now.
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				v := a.acquire()
+				defer v.Release()
+				v.Search(alpha.vecs[:testDim], 2)
+			})
+		}
+		wg.Wait()
+		var n int
+		if err := killer.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n); err != nil || n == 0 {
+			t.Fatalf("terminating the store's connections: %d %v", n, err)
+		}
+	}
+	v := a.acquire()
+	defer v.Release()
+	f, _ := v.File("alpha.md")
+	ids := f.ChunkIDs
+	reads := map[string]func() error{
+		"search": func() error {
+			hits, err := v.Search(alpha.vecs[testDim:], 1)
+			if err == nil && (len(hits) != 1 || hits[0].Record.Text != "Parental leave is sixteen weeks.") {
+				err = fmt.Errorf("hits %+v", hits)
+			}
+			return err
+		},
+		"record": func() error { _, err := v.Record(ids[0]); return err },
+		"heads":  func() error { _, err := v.Heads(ids); return err },
+		"vectors": func() error {
+			_, err := v.Vectors(ids)
+			return err
+		},
+		"writer": func() error {
+			u, err := a.begin(ctx)
+			if err == nil {
+				err = u.Close()
+			}
+			return err
+		},
+	}
+	for name, read := range reads {
+		cut()
+		if err := read(); err != nil {
+			t.Errorf("%s right after the connections were dropped: %v", name, err)
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
@@ -43,14 +44,24 @@ func (s *Store) begin(ctx context.Context) (*Updater, error) {
 	if s.writerActive {
 		return nil, index.ErrLocked
 	}
-	conn, err := s.pool.Acquire(ctx)
+	var conn *pgxpool.Conn
+	var ok bool
+	// Taking the lock changes nothing until it succeeds, so a dropped
+	// connection is tried again as a read is.
+	err := s.retryRead(func() error {
+		c, err := s.pool.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		if err := c.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", s.lockKey).Scan(&ok); err != nil {
+			c.Release()
+			return fmt.Errorf("advisory lock: %w", err)
+		}
+		conn = c
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	var ok bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", s.lockKey).Scan(&ok); err != nil {
-		conn.Release()
-		return nil, fmt.Errorf("postgres: advisory lock: %w", err)
 	}
 	if !ok {
 		conn.Release()

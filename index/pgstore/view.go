@@ -53,7 +53,9 @@ func (v *View) Record(id int64) (schema.Record, error) {
 		return schema.Record{}, err
 	}
 	var r schema.Record
-	err := v.s.pool.QueryRow(v.ctx(), v.s.q.record, id).Scan(append(headFields(&r), &r.Text, &r.Headings)...)
+	err := v.s.retryRead(func() error {
+		return v.s.pool.QueryRow(v.ctx(), v.s.q.record, id).Scan(append(headFields(&r), &r.Text, &r.Headings)...)
+	})
 	if err != nil {
 		return schema.Record{}, fmt.Errorf("postgres: chunk %d: %w", id, err)
 	}
@@ -104,17 +106,21 @@ func inOrder[T any](v *View, ids []int64, what string, read func(ids []int64) (m
 
 // records reads the rows of ids by sql (heads, or with text when full).
 func (v *View) records(sql string, ids []int64, full bool) (map[int64]schema.Record, error) {
-	rows, _ := v.s.pool.Query(v.ctx(), sql, ids)
-	out := make(map[int64]schema.Record, len(ids))
-	var r schema.Record
-	scan := headFields(&r)
-	if full {
-		scan = append(scan, &r.Text, &r.Headings)
-	}
-	_, err := pgx.ForEachRow(rows, scan, func() error {
-		r.EmbeddingDim = v.s.version.Dim
-		out[r.ID] = r
-		return nil
+	var out map[int64]schema.Record
+	err := v.s.retryRead(func() error {
+		rows, _ := v.s.pool.Query(v.ctx(), sql, ids)
+		out = make(map[int64]schema.Record, len(ids))
+		var r schema.Record
+		scan := headFields(&r)
+		if full {
+			scan = append(scan, &r.Text, &r.Headings)
+		}
+		_, err := pgx.ForEachRow(rows, scan, func() error {
+			r.EmbeddingDim = v.s.version.Dim
+			out[r.ID] = r
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read chunks: %w", err)
@@ -149,6 +155,19 @@ func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 		return nil, nil
 	}
 	k = min(k, len(v.live))
+	var out []index.Match
+	if err := v.s.retryRead(func() (err error) { out, err = v.sendNearest(query, k); return err }); err != nil {
+		return nil, fmt.Errorf("postgres: kNN: %w", err)
+	}
+	// An IVFFlat iterative scan returns rows in relaxed order.
+	slices.SortStableFunc(out, func(a, b index.Match) int { return cmp.Compare(b.Score, a.Score) })
+	return out[:min(k, len(out))], nil
+}
+
+// sendNearest sends Nearest's settings and query in one batch, made
+// afresh for each try (a batch sent once remembers its connection's
+// prepared statements).
+func (v *View) sendNearest(query []float32, k int) ([]index.Match, error) {
 	ef := int(v.s.efSearch.Load())
 	// One round trip: the batch is one implicit transaction, so the
 	// setting is local to it.
@@ -174,21 +193,19 @@ func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 	defer br.Close()
 	for range b.Len() - 1 {
 		if _, err := br.Exec(); err != nil {
-			return nil, fmt.Errorf("postgres: kNN: %w", err)
+			return nil, err
 		}
 	}
 	rows, _ := br.Query()
-	out := make([]index.Match, 0, k)
+	out := make([]index.Match, 0, limit)
 	var m index.Match
 	if _, err := pgx.ForEachRow(rows, []any{&m.ID, &m.Score}, func() error {
 		out = append(out, m)
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("postgres: kNN: %w", err)
+		return nil, err
 	}
-	// An IVFFlat iterative scan returns rows in relaxed order.
-	slices.SortStableFunc(out, func(a, b index.Match) int { return cmp.Compare(b.Score, a.Score) })
-	return out[:min(k, len(out))], br.Close()
+	return out, br.Close()
 }
 
 // Search is Nearest with the records read.
@@ -232,14 +249,18 @@ func (v *View) Vectors(ids []int64) ([][]float32, error) {
 }
 
 func (v *View) vectorsOf(ids []int64) (map[int64][]float32, error) {
-	rows, _ := v.s.pool.Query(v.ctx(), v.s.q.vectors, ids)
-	out := make(map[int64][]float32, len(ids))
-	var id int64
-	var vec []float32
-	if _, err := pgx.ForEachRow(rows, []any{&id, &vec}, func() error {
-		out[id] = vec
-		vec = nil
-		return nil
+	var out map[int64][]float32
+	if err := v.s.retryRead(func() error {
+		rows, _ := v.s.pool.Query(v.ctx(), v.s.q.vectors, ids)
+		out = make(map[int64][]float32, len(ids))
+		var id int64
+		var vec []float32
+		_, err := pgx.ForEachRow(rows, []any{&id, &vec}, func() error {
+			out[id] = vec
+			vec = nil
+			return nil
+		})
+		return err
 	}); err != nil {
 		return nil, fmt.Errorf("postgres: read vectors: %w", err)
 	}

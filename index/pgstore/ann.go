@@ -232,13 +232,26 @@ func (u *Updater) dropIndexes(ctx context.Context, tx pgx.Tx, names []string) er
 // again. At 1M chunks (an 800 MB halfvec index) a 2 GB shared_buffers
 // made searches 0.89 times as long as the default 128 MB (BENCHMARKS.md).
 func bufferNote(have []annIndex, sharedBuffers int64) string {
-	if len(have) == 0 || sharedBuffers <= 0 || have[len(have)-1].bytes <= sharedBuffers {
+	size, over := overBuffers(have, sharedBuffers)
+	if !over {
 		return ""
 	}
-	size := have[len(have)-1].bytes
 	return fmt.Sprintf("; larger (%s) than the server's shared_buffers (%s), so each search copies what it scans from the OS cache: set shared_buffers above %s for faster searches",
 		bytesize.Format(size), bytesize.Format(sharedBuffers), bytesize.Format(size))
 }
+
+// overBuffers is the size of the vector index searches walk (have's
+// last), and whether it is larger than sharedBuffers.
+func overBuffers(have []annIndex, sharedBuffers int64) (int64, bool) {
+	if len(have) == 0 || sharedBuffers <= 0 {
+		return 0, false
+	}
+	size := have[len(have)-1].bytes
+	return size, size > sharedBuffers
+}
+
+// sharedBuffersSQL reads the server's shared_buffers in bytes.
+const sharedBuffersSQL = "SELECT pg_size_bytes(current_setting('shared_buffers'))"
 
 // describeANN says for people how kNN searches of an index with have
 // find neighbours, searched with ef_search ef on HNSW.

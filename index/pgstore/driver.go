@@ -94,7 +94,7 @@ func summary(ctx context.Context, cfg index.BackendConfig) (index.Summary, error
 		}
 		sum.VectorIndex = describeANN(have, DefaultEfSearch)
 		var shared int64
-		if err := tx.QueryRow(ctx, "SELECT pg_size_bytes(current_setting('shared_buffers'))").Scan(&shared); err != nil {
+		if err := tx.QueryRow(ctx, sharedBuffersSQL).Scan(&shared); err != nil {
 			return err
 		}
 		sum.VectorIndex += bufferNote(have, shared)

@@ -1,7 +1,9 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -149,6 +151,21 @@ func TestSummaryNotesSmallSharedBuffers(t *testing.T) {
 		got := strings.Contains(sum.VectorIndex, "than the server's shared_buffers (128 KB)")
 		if got != tc.note || strings.Contains(sum.VectorIndex, "shared_buffers") != tc.note {
 			t.Errorf("shared_buffers note %v, want %v: %q", got, tc.note, sum.VectorIndex)
+		}
+		// A server opening the index says it once in its log.
+		var logged bytes.Buffer
+		r, err := Open(ctx, tc.dsn, "idx", testVersion, Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		commitDocs(t, s, makeDoc(rng, "small.md", "one more"))
+		if ok, err := r.Refresh(); !ok || err != nil { // loads again: said no more
+			t.Errorf("refresh after a commit: %v %v", ok, err)
+		}
+		r.Close()
+		said := strings.Count(logged.String(), "larger than the server's shared_buffers")
+		if want := map[bool]int{true: 1, false: 0}[tc.note]; said != want || tc.note && !strings.Contains(logged.String(), "shared_buffers=\"128 KB\"") {
+			t.Errorf("the log says it %d times, want %d:\n%s", said, want, logged.String())
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/index"
 	"github.com/micro-rag/micro-rag-mcp/index/lexical"
 	"github.com/micro-rag/micro-rag-mcp/index/schema"
+	"github.com/micro-rag/micro-rag-mcp/internal/bytesize"
 )
 
 // Acquire returns the current view with a reference the caller must
@@ -103,6 +104,16 @@ func (s *Store) load(ctx context.Context) (*View, error) {
 			return err
 		}
 		s.setSearch(searchIndex(ann))
+		var shared int64
+		if err := tx.QueryRow(ctx, sharedBuffersSQL).Scan(&shared); err != nil {
+			return err
+		}
+		// Said once a process, as status says it: the server's operator
+		// reads the log, not status.
+		if size, over := overBuffers(ann, shared); over && !s.buffersSaid.Swap(true) {
+			s.log.Warn("postgres: the vector index is larger than the server's shared_buffers, so each search copies what it scans from the OS cache: set shared_buffers above the index's size for faster searches",
+				"index", bytesize.Format(size), "shared_buffers", bytesize.Format(shared))
+		}
 		v, err = s.newView(c, files, segs, tomb)
 		return err
 	})

@@ -37,13 +37,14 @@ type Store struct {
 	lockKey int64
 	q       queries
 
-	current  atomic.Pointer[View]
-	openErr  atomic.Pointer[error]
-	efSearch atomic.Int64
-	probes   atomic.Int64  // Options.Probes, SetProbes
-	lists    atomic.Int64  // the IVFFlat index's lists as last read (0: none)
-	half     atomic.Bool   // that index is ANNHalfvec (kNN orders by its expression)
-	lostAt   *atomic.Int64 // when a read last found its connection dropped (Unix ns; 0: never)
+	current     atomic.Pointer[View]
+	openErr     atomic.Pointer[error]
+	efSearch    atomic.Int64
+	probes      atomic.Int64  // Options.Probes, SetProbes
+	lists       atomic.Int64  // the IVFFlat index's lists as last read (0: none)
+	half        atomic.Bool   // that index is ANNHalfvec (kNN orders by its expression)
+	lostAt      *atomic.Int64 // when a read last found its connection dropped (Unix ns; 0: never)
+	buffersSaid atomic.Bool   // the log said the vector index outgrows shared_buffers
 
 	// mu serialises loading and publishing commits and the writer role.
 	mu           sync.Mutex

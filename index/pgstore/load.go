@@ -54,7 +54,7 @@ func (s *Store) Refresh() (bool, error) {
 func (s *Store) refreshLocked(ctx context.Context) (bool, error) {
 	var gen int64
 	var version string
-	if err := s.pool.QueryRow(ctx, s.q.metaGen).Scan(&gen, &version); err != nil {
+	if err := s.retryRead(func() error { return s.pool.QueryRow(ctx, s.q.metaGen).Scan(&gen, &version) }); err != nil {
 		return false, fmt.Errorf("postgres: read commit: %w", err)
 	}
 	if version != s.version.String() {

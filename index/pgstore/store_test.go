@@ -740,6 +740,10 @@ func TestReadsSurviveDroppedConnections(t *testing.T) {
 			_, err := v.Vectors(ids)
 			return err
 		},
+		"refresh": func() error {
+			_, err := a.Refresh()
+			return err
+		},
 		"writer": func() error {
 			u, err := a.begin(ctx)
 			if err == nil {

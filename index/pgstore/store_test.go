@@ -740,6 +740,12 @@ func TestReadsSurviveDroppedConnections(t *testing.T) {
 			_, err := v.Vectors(ids)
 			return err
 		},
+		"stored vectors": func() error {
+			if got := v.ChunkVectors("alpha.md"); len(got) != 2 {
+				return fmt.Errorf("%d vectors, want 2", len(got))
+			}
+			return nil
+		},
 		"refresh": func() error {
 			_, err := a.Refresh()
 			return err

@@ -283,15 +283,19 @@ func (v *View) ChunkVectors(path string) map[uint64][]float32 {
 	if !ok || len(f.ChunkIDs) == 0 {
 		return nil
 	}
-	rows, _ := v.s.pool.Query(v.ctx(), v.s.q.textVectors, f.ChunkIDs)
-	out := make(map[uint64][]float32, len(f.ChunkIDs))
-	var id int64
-	var text string
-	var vec []float32
-	if _, err := pgx.ForEachRow(rows, []any{&id, &text, &vec}, func() error {
-		out[schema.TextHash(text)] = vec
-		vec = nil
-		return nil
+	var out map[uint64][]float32
+	if err := v.s.retryRead(func() error {
+		rows, _ := v.s.pool.Query(v.ctx(), v.s.q.textVectors, f.ChunkIDs)
+		out = make(map[uint64][]float32, len(f.ChunkIDs))
+		var id int64
+		var text string
+		var vec []float32
+		_, err := pgx.ForEachRow(rows, []any{&id, &text, &vec}, func() error {
+			out[schema.TextHash(text)] = vec
+			vec = nil
+			return nil
+		})
+		return err
 	}); err != nil {
 		v.s.log.Warn("reading stored vectors; the file's chunks are embedded again", "path", path, "err", err)
 		return nil

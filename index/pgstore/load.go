@@ -108,8 +108,8 @@ func (s *Store) load(ctx context.Context) (*View, error) {
 		if err := tx.QueryRow(ctx, sharedBuffersSQL).Scan(&shared); err != nil {
 			return err
 		}
-		// Said once a process, as status says it: the server's operator
-		// reads the log, not status.
+		// Said once a store (a server opens one), as status says it:
+		// the server's operator reads the log, not status.
 		if size, over := overBuffers(ann, shared); over && !s.buffersSaid.Swap(true) {
 			s.log.Warn("postgres: the vector index is larger than the server's shared_buffers, so each search copies what it scans from the OS cache: set shared_buffers above the index's size for faster searches",
 				"index", bytesize.Format(size), "shared_buffers", bytesize.Format(shared))

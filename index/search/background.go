@@ -12,8 +12,8 @@ const backgroundSample = 512
 // background is the query's mean cosine with the folder's chunks (vec
 // normalised): about 0 for a query about nothing the folder is about,
 // higher the more of the folder shares its topic. Up to backgroundSample
-// chunks are read, spread evenly over the files in path order (each file
-// weighs the same, a long manual as much as a short page); the same
+// chunks are read, spread evenly over the files in path order, and each
+// file weighs the same (a long manual as much as a short page); the same
 // chunks for every query of one view, so the estimate does not jitter
 // between identical searches. The mean of the cosines is the cosine with
 // the sample's mean vector, kept per view: a query costs one dot product,
@@ -44,9 +44,15 @@ func sampleCentroid(snap index.View) ([]float64, error) {
 	return c.([]float64), nil
 }
 
-// readCentroid reads the sampled chunks' vectors and returns their mean.
+// readCentroid reads the sampled chunks' vectors and returns the mean of
+// each file's mean: every file weighs the same, so one long file (a log,
+// a data dump) does not make the folder look as if it were all about it.
 func readCentroid(snap index.View) ([]float64, error) {
-	ids := sampleChunks(snap, backgroundSample)
+	groups := sampleChunks(snap, backgroundSample)
+	var ids []int64
+	for _, g := range groups {
+		ids = append(ids, g...)
+	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -55,38 +61,40 @@ func readCentroid(snap index.View) ([]float64, error) {
 		return nil, err
 	}
 	c := make([]float64, len(vecs[0]))
-	for _, v := range vecs {
-		for i, x := range v {
-			c[i] += float64(x)
+	for _, g := range groups {
+		file := vecs[:len(g)]
+		vecs = vecs[len(g):]
+		w := 1 / float64(len(file)*len(groups))
+		for _, v := range file {
+			for i, x := range v {
+				c[i] += float64(x) * w
+			}
 		}
-	}
-	for i := range c {
-		c[i] /= float64(len(vecs))
 	}
 	return c, nil
 }
 
-// sampleChunks picks up to n live chunk ids: every chunk when the folder
-// has no more than n, otherwise n picks spread evenly over the files, the
-// k-th pick of a file taking its chunk at k times a stride. The work is
-// O(n), not O(files).
-func sampleChunks(snap index.View, n int) []int64 {
+// sampleChunks picks up to n live chunk ids, grouped by file in path
+// order (no group empty): every chunk when the folder has no more than n,
+// otherwise n picks spread evenly over the files, the k-th pick of a file
+// taking its chunk at k times a stride. The work is O(n), not O(files).
+func sampleChunks(snap index.View, n int) [][]int64 {
 	paths := snap.Paths()
 	if len(paths) == 0 {
 		return nil
 	}
+	var groups [][]int64
 	if snap.Chunks() <= n {
-		var ids []int64
 		for _, p := range paths {
-			if f, ok := snap.File(p); ok {
-				ids = append(ids, f.ChunkIDs...)
+			if f, ok := snap.File(p); ok && len(f.ChunkIDs) > 0 {
+				groups = append(groups, f.ChunkIDs)
 			}
 		}
-		return ids
+		return groups
 	}
-	ids := make([]int64, 0, n)
 	seen := make(map[int64]bool, n)
 	picks := map[int]int{} // picks so far per file
+	last := -1             // the file of the last group
 	for j := range n {
 		at := j * len(paths) / n
 		f, ok := snap.File(paths[at])
@@ -98,10 +106,14 @@ func sampleChunks(snap index.View, n int) []int64 {
 		// A stride coprime with most chunk counts walks the file's
 		// chunks instead of taking its first ones.
 		id := f.ChunkIDs[(k*7919+len(f.ChunkIDs)/2)%len(f.ChunkIDs)]
-		if !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
+		if seen[id] {
+			continue
 		}
+		seen[id] = true
+		if at != last {
+			groups, last = append(groups, nil), at
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], id)
 	}
-	return ids
+	return groups
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
@@ -29,16 +30,21 @@ func TestBackgroundIsMeanCosine(t *testing.T) {
 	if err != nil || math.Abs(got-want) > 1e-6 {
 		t.Fatalf("random query: background %v (%v), want the mean cosine %v", got, err, want)
 	}
-	// The folder's own direction: the sum of its vectors, normalised.
-	for _, id := range ids {
+	// The folder's own direction: the mean of its files' mean vectors,
+	// normalised; the probe along it gets that mean's length.
+	files := snap.Paths()
+	for _, p := range files {
+		f, _ := snap.File(p)
 		for i := range testDim {
 			unitI := make([]float32, testDim)
 			unitI[i] = 1
-			c, err := snap.Similarities(unitI, []int64{id})
+			c, err := snap.Similarities(unitI, f.ChunkIDs)
 			if err != nil {
 				t.Fatal(err)
 			}
-			centroid[i] += c[0]
+			for _, x := range c {
+				centroid[i] += x / float32(len(c)*len(files))
+			}
 		}
 	}
 	var norm float64
@@ -48,9 +54,38 @@ func TestBackgroundIsMeanCosine(t *testing.T) {
 	for i := range centroid {
 		centroid[i] /= float32(math.Sqrt(norm))
 	}
-	top := math.Sqrt(norm) / float64(len(ids))
+	top := math.Sqrt(norm)
 	if on, err := background(snap, centroid); err != nil || math.Abs(on-top) > 1e-5 || on <= got {
-		t.Errorf("the folder's centroid: background %v (%v), want |Σv|/N = %v, above a random query's %v", on, err, top, got)
+		t.Errorf("the folder's centroid: background %v (%v), want its length %v, above a random query's %v", on, err, top, got)
+	}
+}
+
+// Each file weighs the same in the background, however long: a short
+// page on the query's topic beside a long file on nothing near it (a log,
+// a data dump) is half the folder, not one chunk in hundreds. Below and
+// above the sample size.
+func TestBackgroundWeighsFilesAlike(t *testing.T) {
+	for _, long := range []int{300, 3 * backgroundSample} {
+		text := strings.Repeat("2026-11-04 12:00:01 worker heartbeat ok, queue depth nominal.\n", long*16)
+		snap := buildSnapshot(t, 2, func(f int) (string, string) {
+			if f == 0 {
+				return "gifts.md", "Gifts from suppliers must be declared."
+			}
+			return "server-log.txt", text
+		}, func(f int) []float32 {
+			vec := make([]float32, testDim)
+			vec[f] = 1 // the page along e0, every log chunk along e1
+			return vec
+		})
+		f, _ := snap.File("server-log.txt")
+		if len(f.ChunkIDs) < long {
+			t.Fatalf("the long file has %d chunks, want at least %d", len(f.ChunkIDs), long)
+		}
+		probe := make([]float32, testDim)
+		probe[0] = 1
+		if got, err := background(snap, probe); err != nil || math.Abs(got-0.5) > 1e-6 {
+			t.Errorf("%d log chunks: background %v (%v), want 0.5: the page is one of two files", len(f.ChunkIDs), got, err)
+		}
 	}
 }
 
@@ -59,7 +94,14 @@ func TestBackgroundIsMeanCosine(t *testing.T) {
 func TestSampleChunksSpreadsOverFiles(t *testing.T) {
 	snap := testSnapshot(t, 6)
 	const n = 5
-	ids := sampleChunks(snap, n)
+	groups := sampleChunks(snap, n)
+	var ids []int64
+	for _, g := range groups {
+		if len(g) == 0 {
+			t.Errorf("an empty group in %v", groups)
+		}
+		ids = append(ids, g...)
+	}
 	if len(ids) == 0 || len(ids) > n {
 		t.Fatalf("%d ids, want 1 to %d", len(ids), n)
 	}
@@ -79,7 +121,10 @@ func TestSampleChunksSpreadsOverFiles(t *testing.T) {
 	if len(files) < n {
 		t.Errorf("%d picks from %d files of %d", len(ids), len(files), len(snap.Paths()))
 	}
-	again := sampleChunks(snap, n)
+	var again []int64
+	for _, g := range sampleChunks(snap, n) {
+		again = append(again, g...)
+	}
 	if len(again) != len(ids) {
 		t.Fatalf("second sample %v, first %v", again, ids)
 	}
@@ -169,20 +214,22 @@ func TestBackgroundFollowsTheView(t *testing.T) {
 	}
 }
 
+// meanCosine is the probe's cosine with each file's chunks, averaged
+// within each file and then over the files.
 func meanCosine(t *testing.T, snap index.View, probe []float32) float64 {
 	t.Helper()
-	var ids []int64
+	var sum float64
 	for _, p := range snap.Paths() {
 		f, _ := snap.File(p)
-		ids = append(ids, f.ChunkIDs...)
+		cos, err := snap.Similarities(probe, f.ChunkIDs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var file float64
+		for _, c := range cos {
+			file += float64(c)
+		}
+		sum += file / float64(len(cos))
 	}
-	cos, err := snap.Similarities(probe, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, c := range cos {
-		sum += float64(c)
-	}
-	return sum / float64(len(cos))
+	return sum / float64(len(snap.Paths()))
 }

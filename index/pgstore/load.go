@@ -104,12 +104,15 @@ func (s *Store) load(ctx context.Context) (*View, error) {
 			return err
 		}
 		s.setSearch(searchIndex(ann))
-		var shared int64
-		if err := tx.QueryRow(ctx, sharedBuffersSQL).Scan(&shared); err != nil {
-			return err
-		}
 		// Said once a store (a server opens one), as status says it:
-		// the server's operator reads the log, not status.
+		// the server's operator reads the log, not status. Once said,
+		// later loads do not ask the server again.
+		var shared int64
+		if !s.buffersSaid.Load() {
+			if err := tx.QueryRow(ctx, sharedBuffersSQL).Scan(&shared); err != nil {
+				return err
+			}
+		}
 		if size, over := overBuffers(ann, shared); over && !s.buffersSaid.Swap(true) {
 			s.log.Warn("postgres: the vector index is larger than the server's shared_buffers, so each search copies what it scans from the OS cache: set shared_buffers above the index's size for faster searches",
 				"index", bytesize.Format(size), "shared_buffers", bytesize.Format(shared))

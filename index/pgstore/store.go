@@ -87,6 +87,18 @@ func (s *Store) retryRead(read func() error) error {
 	return err
 }
 
+// eachRow runs sql with args through retryRead, scanning each row into
+// scan and then calling row; start runs before each try, so a second try
+// begins from nothing.
+func (s *Store) eachRow(ctx context.Context, start func(), scan []any, row func() error, sql string, args ...any) error {
+	return s.retryRead(func() error {
+		start()
+		rows, _ := s.pool.Query(ctx, sql, args...)
+		_, err := pgx.ForEachRow(rows, scan, row)
+		return err
+	})
+}
+
 // pingSince is the pool's ShouldPing: pgx's own rule (idle over a second)
 // or idle since a dropped connection was seen, when every connection
 // idle as long may be dead too.

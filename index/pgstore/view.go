@@ -107,21 +107,16 @@ func inOrder[T any](v *View, ids []int64, what string, read func(ids []int64) (m
 // records reads the rows of ids by sql (heads, or with text when full).
 func (v *View) records(sql string, ids []int64, full bool) (map[int64]schema.Record, error) {
 	var out map[int64]schema.Record
-	err := v.s.retryRead(func() error {
-		rows, _ := v.s.pool.Query(v.ctx(), sql, ids)
-		out = make(map[int64]schema.Record, len(ids))
-		var r schema.Record
-		scan := headFields(&r)
-		if full {
-			scan = append(scan, &r.Text, &r.Headings)
-		}
-		_, err := pgx.ForEachRow(rows, scan, func() error {
-			r.EmbeddingDim = v.s.version.Dim
-			out[r.ID] = r
-			return nil
-		})
-		return err
-	})
+	var r schema.Record
+	scan := headFields(&r)
+	if full {
+		scan = append(scan, &r.Text, &r.Headings)
+	}
+	err := v.s.eachRow(v.ctx(), func() { out = make(map[int64]schema.Record, len(ids)) }, scan, func() error {
+		r.EmbeddingDim = v.s.version.Dim
+		out[r.ID] = r
+		return nil
+	}, sql, ids)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read chunks: %w", err)
 	}
@@ -250,18 +245,13 @@ func (v *View) Vectors(ids []int64) ([][]float32, error) {
 
 func (v *View) vectorsOf(ids []int64) (map[int64][]float32, error) {
 	var out map[int64][]float32
-	if err := v.s.retryRead(func() error {
-		rows, _ := v.s.pool.Query(v.ctx(), v.s.q.vectors, ids)
-		out = make(map[int64][]float32, len(ids))
-		var id int64
-		var vec []float32
-		_, err := pgx.ForEachRow(rows, []any{&id, &vec}, func() error {
-			out[id] = vec
-			vec = nil
-			return nil
-		})
-		return err
-	}); err != nil {
+	var id int64
+	var vec []float32
+	if err := v.s.eachRow(v.ctx(), func() { out = make(map[int64][]float32, len(ids)) }, []any{&id, &vec}, func() error {
+		out[id] = vec
+		vec = nil
+		return nil
+	}, v.s.q.vectors, ids); err != nil {
 		return nil, fmt.Errorf("postgres: read vectors: %w", err)
 	}
 	return out, nil
@@ -284,19 +274,14 @@ func (v *View) ChunkVectors(path string) map[uint64][]float32 {
 		return nil
 	}
 	var out map[uint64][]float32
-	if err := v.s.retryRead(func() error {
-		rows, _ := v.s.pool.Query(v.ctx(), v.s.q.textVectors, f.ChunkIDs)
-		out = make(map[uint64][]float32, len(f.ChunkIDs))
-		var id int64
-		var text string
-		var vec []float32
-		_, err := pgx.ForEachRow(rows, []any{&id, &text, &vec}, func() error {
-			out[schema.TextHash(text)] = vec
-			vec = nil
-			return nil
-		})
-		return err
-	}); err != nil {
+	var id int64
+	var text string
+	var vec []float32
+	if err := v.s.eachRow(v.ctx(), func() { out = make(map[uint64][]float32, len(f.ChunkIDs)) }, []any{&id, &text, &vec}, func() error {
+		out[schema.TextHash(text)] = vec
+		vec = nil
+		return nil
+	}, v.s.q.textVectors, f.ChunkIDs); err != nil {
 		v.s.log.Warn("reading stored vectors; the file's chunks are embedded again", "path", path, "err", err)
 		return nil
 	}

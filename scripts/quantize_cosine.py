@@ -76,14 +76,19 @@ def sets(mancorpus):
 
 
 class Embedder:
-    def __init__(self, onnx_path, tok):
+    """batch is the texts a Run: 1 for a quantised file, as the server runs
+    one (its activations' per-tensor scale would take a batch's other texts
+    and their padding into account)."""
+
+    def __init__(self, onnx_path, tok, batch):
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = 2
         self.s = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
         self.tok = tok
+        self.batch = batch
 
-    def embed(self, texts, batch=32):
-        out = []
+    def embed(self, texts):
+        out, batch = [], self.batch
         for i in range(0, len(texts), batch):
             enc = self.tok.encode_batch(texts[i : i + batch])
             ids = np.array([e.ids for e in enc], dtype=np.int64)
@@ -114,12 +119,12 @@ def main():
     data = sets(args.mancorpus)
     if args.sets:
         data = [d for d in data if d[0] in args.sets.split(",")]
-    ref = Embedder(args.fp32, tok)
+    ref = Embedder(args.fp32, tok, 32)
     base = {(name, kind): ref.embed(texts) for name, qs, ps in data for kind, texts in (("questions", qs), ("passages", ps)) if texts}
     print("| model | set | kind | n | cos mean | cos min |")
     print("|---|---|---|---:|---:|---:|")
     for m in args.models:
-        e = Embedder(m, tok)
+        e = Embedder(m, tok, 1)
         label = f"{os.path.basename(os.path.dirname(m)) or m} {os.path.basename(m)}"
         pooled, vecs, moved = [], {}, []
         for name, qs, ps in data:

@@ -513,7 +513,7 @@ func TestQ8SourceURLs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const release = "https://github.com/micro-rag/micro-rag-mcp/releases/download/model-all-MiniLM-L6-v2-q8-98ffcba233c7/"
+	const release = "https://github.com/micro-rag/micro-rag-mcp/releases/download/model-all-MiniLM-L6-v2-q8-cda294d983d8/"
 	if len(m.Hub.Files) != 2 {
 		t.Fatalf("%s downloads %d files, want 2", Q8Name, len(m.Hub.Files))
 	}
@@ -526,7 +526,7 @@ func TestQ8SourceURLs(t *testing.T) {
 			t.Errorf("%s is not pinned: sha256 %q, size %d", f.Remote, f.SHA256, f.Size)
 		}
 	}
-	if got, want := m.Hub.Page(), "https://github.com/micro-rag/micro-rag-mcp/releases/tag/model-all-MiniLM-L6-v2-q8-98ffcba233c7"; got != want {
+	if got, want := m.Hub.Page(), "https://github.com/micro-rag/micro-rag-mcp/releases/tag/model-all-MiniLM-L6-v2-q8-cda294d983d8"; got != want {
 		t.Errorf("Page %q, want %q", got, want)
 	}
 	if got, want := HubSource.Page(), "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2/tree/main"; got != want {

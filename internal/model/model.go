@@ -57,8 +57,8 @@ const Q8Name = "all-MiniLM-L6-v2-q8"
 // equal scripts/versions.env's MODEL_Q8_ONNX_SHA256 and
 // MODEL_TOKENIZER_SHA256 (a test reads them).
 var Q8Source = projectRelease(Q8Name,
-	RemoteFile{Remote: ONNXName, Local: ONNXName, Size: 62093679,
-		SHA256: "98ffcba233c7b12ea603647726b863369aa9d25f597bfd4ba9110beb1c0913a8"},
+	RemoteFile{Remote: ONNXName, Local: ONNXName, Size: 58883044,
+		SHA256: "cda294d983d875b74f405a87d421447076ddfbc7f149d86ced571ca656414722"},
 	RemoteFile{Remote: TokenizerName, Local: TokenizerName, Size: 711661,
 		SHA256: "da0e79933b9ed51798a3ae27893d3c5fa4a201126cef75586296df9b4d2c62a0"})
 

@@ -156,6 +156,39 @@ func TestWalkerNamesAndLinks(t *testing.T) {
 	}
 }
 
+// TestWalkerLinkToTheFolderItself: a link back to the data folder, by
+// an absolute path or by ".", is a folder behind a link: not followed (its
+// files are walked under their own names) and not reported as leading
+// outside, which it does not.
+func TestWalkerLinkToTheFolderItself(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WriteFile(t, filepath.Join(root, "a.md"), []byte("a"))
+	testutil.Symlink(t, root, filepath.Join(root, "self"))
+	testutil.Symlink(t, ".", filepath.Join(root, "dot"))
+	w := &Walker{Folder: openFolder(t, root), Exts: map[string]bool{".md": true, "": true}}
+	skips := &Skips{}
+	w.Skipped = skips.Add
+	var jobs []string
+	if err := w.Walk(context.Background(), func(j *FileJob) error {
+		if j.Kind == Skipped {
+			j.Rel += " (skipped)"
+		}
+		jobs = append(jobs, j.Rel)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if g := skips.Groups(); len(g) != 0 {
+		t.Errorf("skip groups %+v, want none", g)
+	}
+	if !slices.Equal(jobs, []string{"a.md"}) {
+		t.Errorf("walked %q, want only a.md", jobs)
+	}
+}
+
 // A CSV or TSV file over TableCap is not emitted but reported as a large
 // table; one within it, and other files of any size, are emitted.
 func TestWalkerTableCap(t *testing.T) {

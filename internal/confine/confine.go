@@ -46,14 +46,15 @@ func escapes(err error) bool {
 // of dir (absolute, symlinks resolved). os.Root refuses every absolute link
 // target, even one inside the folder; such a link is resolved by path and
 // op runs again, still through the root, on the relative result, so a swap
-// between the two steps cannot lead outside either.
+// between the two steps cannot lead outside either. A link to the folder
+// itself is inside: op gets ".".
 func Do[T any](root *os.Root, dir, name string, op func(string) (T, error)) (T, error) {
 	v, err := op(name)
 	if !escapes(err) {
 		return v, err
 	}
 	target, rerr := filepath.EvalSymlinks(filepath.Join(dir, name))
-	if rerr != nil || !Within(dir, target) || target == dir {
+	if rerr != nil || !Within(dir, target) {
 		return v, ErrOutside
 	}
 	rel, rerr := filepath.Rel(dir, target)

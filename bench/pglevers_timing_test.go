@@ -34,7 +34,9 @@ import (
 // A lever is kind:pP:kK[:noindex], comma-separated: the nearest K by the
 // kind's order through an IVFFlat index probed P lists, re-scored by the
 // full vectors to 10. Kinds: vector (the full vectors), halfvec
-// (embedding::halfvec), bq (binary_quantize(embedding)::bit, Hamming),
+// (embedding::halfvec), halfvecip (the same by inner product: an index of
+// halfvec_ip_ops, built by -pglevers.setup), bq
+// (binary_quantize(embedding)::bit, Hamming),
 // bqc (the same of the embedding minus the table's mean, written $MEAN in
 // -pglevers.setup), halfvec2 (halfvec on two shards, ids even and odd,
 // searched at once on two connections: partial indexes WHERE id % 2 = 0
@@ -195,6 +197,10 @@ func leverSQL(b *testing.B, spec, mean string) (sql string, shards int, sets []s
 		order = `v.embedding <=> $1::vector`
 	case "halfvec", "halfvec2":
 		order = `v.embedding::halfvec(384) <=> $1::vector::halfvec(384)`
+	case "halfvecip":
+		// Unit vectors: the negative inner product ranks as the cosine
+		// distance does, without the two norms (an index of halfvec_ip_ops).
+		order = `v.embedding::halfvec(384) <#> $1::vector::halfvec(384)`
 	case "bq":
 		order = `binary_quantize(v.embedding)::bit(384) <~> binary_quantize($1::vector)`
 	case "bqc":

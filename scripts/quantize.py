@@ -193,7 +193,8 @@ def find_outliers(model, reader, split_at, split_above, fp32_at, fp32_top):
 def apply_outliers(model, choice):
     """Rewrites the fused graph so that per-tensor int8 activations no longer
     spend their range on a few channels (BERT's outlier dimensions, largest
-    at [CLS] and [SEP]); both rewrites are exact in fp32.
+    at [CLS] and [SEP]); in fp32 both compute the same product, up to
+    rounding.
     split: channel c with k copies becomes k channels of x_c/k, its weight
     row repeated k times (outlier channel splitting); the op's input grows
     by the copies. fp32: the chosen channels are zeroed in the quantised
@@ -202,6 +203,9 @@ def apply_outliers(model, choice):
     names of the fp32 MatMuls, which must stay unquantised."""
     from onnx import helper, numpy_helper
 
+    both = set(choice["split"]) & set(choice["fp32"])
+    if both:
+        sys.exit(f"quantize: an op is either split or given fp32 channels, not both: {sorted(both)}")
     inits = {t.name: t for t in model.graph.initializer}
     ops = {n.name: n for n in model.graph.node}
     added, side = [], []

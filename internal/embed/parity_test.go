@@ -27,27 +27,14 @@ func TestMatchesONNXReference(t *testing.T) {
 			tol = 1e-2
 		}
 		t.Run(m.Name, func(t *testing.T) {
-			files, err := m.Locate("")
-			if err != nil {
-				t.Fatalf("%v (the bge models come with `make models`)", err)
-			}
-			e, err := New(Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, Spec: m.Spec})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer e.Close()
+			e := openModel(t, m, "the bge models come with `make models`")
 			gs := loadGoldenFile(t, "testdata/golden-"+m.Name+".jsonl", e.Dim(), 70)
 			worst, truncated, queries := 0.0, 0, 0
 			var v []float32
 			for i, g := range gs {
+				v = embedGolden(t, e, v, g)
 				if g.Query {
-					v, err = e.EmbedQuery(v[:0], g.Text)
 					queries++
-				} else {
-					v, err = e.Embed(v[:0], []string{g.Text})
-				}
-				if err != nil {
-					t.Fatal(err)
 				}
 				d := 1 - cosine(v, g.Embedding)
 				worst = max(worst, d)
@@ -166,27 +153,12 @@ func TestDefaultModelNearFP32(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := m.Locate("")
-	if err != nil {
-		t.Fatalf("%v (make setup builds it)", err)
-	}
-	e, err := New(Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, Spec: m.Spec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := openModel(t, m, "make setup builds it")
 	gs := loadGoldenFile(t, "testdata/golden-"+model.FP32Name+".jsonl", e.Dim(), 70)
 	var v []float32
 	sum, worst := 0.0, 0.0
 	for i, g := range gs {
-		if g.Query {
-			v, err = e.EmbedQuery(v[:0], g.Text)
-		} else {
-			v, err = e.Embed(v[:0], []string{g.Text})
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		v = embedGolden(t, e, v, g)
 		d := 1 - cosine(v, g.Embedding)
 		sum, worst = sum+d, max(worst, d)
 		if d > 0.005 {
@@ -198,4 +170,36 @@ func TestDefaultModelNearFP32(t *testing.T) {
 		t.Errorf("mean 1-cos %.4f with fp32 over %d texts, want at most 0.002", mean, len(gs))
 	}
 	t.Logf("%s against fp32, %d texts: mean 1-cos %.5f, max %.5f", m.Name, len(gs), mean, worst)
+}
+
+// openModel opens the table's model m from the cache, closed when the test
+// ends; missing says how a missing model is installed.
+func openModel(t *testing.T, m model.Model, missing string) *Embedder {
+	t.Helper()
+	files, err := m.Locate("")
+	if err != nil {
+		t.Fatalf("%v (%s)", err, missing)
+	}
+	e, err := New(Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, Spec: m.Spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// embedGolden embeds one reference text into v[:0] as the server does: a
+// query with the query prefix, a passage alone in its Run.
+func embedGolden(t *testing.T, e *Embedder, v []float32, g golden) []float32 {
+	t.Helper()
+	var err error
+	if g.Query {
+		v, err = e.EmbedQuery(v[:0], g.Text)
+	} else {
+		v, err = e.Embed(v[:0], []string{g.Text})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

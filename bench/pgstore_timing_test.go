@@ -25,6 +25,7 @@ var (
 	pgSizes  = flag.String("pgstore.sizes", "100k", "index sizes for the Postgres backend benchmark")
 	pgANN    = flag.String("pgstore.ann", pgstore.DefaultANN, "the Postgres vector indexes, comma-separated: halfvec, ivfflat or hnsw; the first is built by the ingest, each later one by converting the index (a commit with no change, timed as convert-s), then searched")
 	pgEfs    = flag.String("pgstore.ef", "100,200,400,800,exact", "hnsw.ef_search values the Postgres searches run with on HNSW (exact: no index)")
+	pgShard  = flag.Int64("pgstore.shardrows", 0, "live chunks from which IVFFlat is built in shards (0: pgstore's ShardRows; above the size: one index)")
 	pgProbes = flag.String("pgstore.probes", "auto,exact", "ivfflat.probes values the Postgres searches run with on IVFFlat (auto: pgstore's for the index's lists; exact: no index)")
 	pgM      = flag.Int("pgstore.m", 0, "HNSW m of the Postgres index (0: pgstore.DefaultHNSW)")
 	pgEfc    = flag.Int("pgstore.efc", 0, "HNSW ef_construction of the Postgres index (0: pgstore.DefaultHNSW)")
@@ -104,7 +105,7 @@ func BenchmarkPgstore(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		opts := pgstore.Options{ANN: anns[0], HNSW: pgstore.HNSW{M: *pgM, EfConstruction: *pgEfc}}
+		opts := pgstore.Options{ANN: anns[0], HNSW: pgstore.HNSW{M: *pgM, EfConstruction: *pgEfc}, ShardRows: *pgShard}
 		s, err := pgstore.Open(ctx, srv.DSN(db), "bench", benchVersion, opts)
 		if err != nil {
 			b.Fatal(err)

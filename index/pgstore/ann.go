@@ -32,6 +32,52 @@ type annIndex struct {
 type ivfBuilt struct {
 	Rows   int64 `json:"rows"`
 	NextID int64 `json:"next_id"`
+	// A sharded build is Shards partial indexes, one a shard (chunk ids
+	// with id % Shards = Shard), searched at once; unsharded: 0 and 0.
+	Shard  int `json:"shard,omitempty"`
+	Shards int `json:"shards,omitempty"`
+}
+
+// shards is the number of partial indexes a's build made (1: unsharded).
+func (a annIndex) shards() int { return max(1, a.built.Shards) }
+
+// setName names the build a belongs to: its name without the shard's
+// suffix.
+func (a annIndex) setName() string {
+	if a.shards() == 1 {
+		return a.name
+	}
+	return strings.TrimSuffix(a.name, shardSuffix(a.built.Shard))
+}
+
+func shardSuffix(shard int) string { return "_s" + strconv.Itoa(shard) }
+
+// members are the indexes of have in a's build.
+func members(have []annIndex, a annIndex) []annIndex {
+	var out []annIndex
+	for _, b := range have {
+		if b.kind == a.kind && b.setName() == a.setName() {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// complete says whether every shard of a's build is in have.
+func complete(have []annIndex, a annIndex) bool {
+	return len(members(have, a)) == a.shards()
+}
+
+// shardsFor is the number of shards an IVFFlat index of rows live chunks
+// is built in: ivfShards from shardRows rows (where each shard's probes
+// are still 4 % of its lists, so a query scans as many rows as one index
+// would, spread over the cores), and a sharded index keeps its shards
+// down to half that (no rebuild back and forth around shardRows).
+func shardsFor(rows, shardRows int64, have *annIndex) int {
+	if rows >= shardRows || (have != nil && have.shards() > 1 && rows >= shardRows/2) {
+		return ivfShards
+	}
+	return 1
 }
 
 // queryer is what readANN needs of a pool, connection or transaction.
@@ -100,14 +146,15 @@ func (s *Store) wantANN(have []annIndex) string {
 func isIVF(kind string) bool { return kind == ANNIVFFlat || kind == ANNHalfvec }
 
 // searchIndex is what a kNN query needs to know of the index: IVFFlat's
-// lists (0 for HNSW or none) and whether it is ANNHalfvec.
-func searchIndex(have []annIndex) (lists int, half bool) {
+// lists a shard (0 for HNSW or none), whether it is ANNHalfvec, and its
+// shards.
+func searchIndex(have []annIndex) (lists int, half bool, shards int) {
 	for _, a := range have {
-		if isIVF(a.kind) {
-			return a.lists, a.kind == ANNHalfvec
+		if isIVF(a.kind) && complete(have, a) {
+			return a.lists, a.kind == ANNHalfvec, a.shards()
 		}
 	}
-	return 0, false
+	return 0, false, 1
 }
 
 // annPlan is what a commit does to the vector index.
@@ -116,19 +163,31 @@ type annPlan struct {
 	buildHNSW  bool     // after the copy
 	buildIVF   int      // lists of an IVFFlat index built after the copy (0: none)
 	dropAfter  []string // after the new index is built
-	lists      int      // the IVFFlat lists searched after the commit (0: HNSW)
+	lists      int      // the IVFFlat lists a shard searched after the commit (0: HNSW)
 	half       bool     // the IVFFlat index (built or kept) is ANNHalfvec
+	shards     int      // the IVFFlat index's shards (built or kept; 0: HNSW)
+}
+
+// changes says whether the plan builds or drops an index.
+func (p annPlan) changes() bool {
+	return len(p.dropBefore) > 0 || p.buildHNSW || p.buildIVF > 0 || len(p.dropAfter) > 0
 }
 
 // planANN decides a commit's work on the vector index: have is the index
 // as it stands, rows the live chunks after the commit, nextID the next
-// chunk id after it, bulk whether the commit at least doubles the index.
-func planANN(want string, have []annIndex, rows, nextID int64, bulk bool) annPlan {
+// chunk id after it, bulk whether the commit at least doubles the index,
+// shardRows the rows from which IVFFlat is built in shards.
+func planANN(want string, have []annIndex, rows, nextID int64, bulk bool, shardRows int64) annPlan {
 	var p annPlan
-	var same *annIndex
+	var same *annIndex // the first complete build of the wanted kind
 	for i := range have {
-		if have[i].kind == want && same == nil {
+		if have[i].kind == want && complete(have, have[i]) {
 			same = &have[i]
+			break
+		}
+	}
+	for i := range have {
+		if same != nil && have[i].kind == want && have[i].setName() == same.setName() {
 			continue
 		}
 		// Another kind (or a second of the same): HNSW goes before the
@@ -154,14 +213,17 @@ func planANN(want string, have []annIndex, rows, nextID int64, bulk bool) annPla
 		}
 	case ANNIVFFlat, ANNHalfvec:
 		p.half = want == ANNHalfvec
+		p.shards = shardsFor(rows, shardRows, same)
 		added := nextID - 1
 		if same != nil {
 			added = nextID - same.built.NextID
 		}
-		if same == nil || added > same.built.Rows {
-			p.buildIVF = listsFor(rows)
+		if same == nil || added > same.built.Rows || p.shards != same.shards() {
+			p.buildIVF = listsFor(rows / int64(p.shards))
 			if same != nil {
-				p.dropAfter = append(p.dropAfter, same.name)
+				for _, m := range members(have, *same) {
+					p.dropAfter = append(p.dropAfter, m.name)
+				}
 			}
 		}
 		p.lists = p.buildIVF
@@ -190,9 +252,11 @@ func ivfMemory(lists, dim int) int64 {
 // table in tx, of their halfvec casts when half, under a name of
 // generation gen (the old one stays until it is dropped, so readers keep
 // an index), noting the live rows and the next chunk id in its comment.
-func (u *Updater) buildIVFFlat(ctx context.Context, tx pgx.Tx, lists int, half bool, gen int64) error {
+// In shards > 1 it is one partial index a shard, each of lists lists
+// (the predicate is the one the shard's kNN statement has).
+func (u *Updater) buildIVFFlat(ctx context.Context, tx pgx.Tx, lists int, half bool, shards int, gen int64) error {
 	s := u.s
-	s.log.Info("postgres: building the IVFFlat index", "lists", lists, "rows", u.live, "halfvec", half)
+	s.log.Info("postgres: building the IVFFlat index", "lists", lists, "shards", shards, "rows", u.live, "halfvec", half)
 	if err := raiseBuildMemory(ctx, tx, min(ivfMemory(lists, s.version.Dim), s.opts.BuildMemory)); err != nil {
 		return err
 	}
@@ -201,15 +265,24 @@ func (u *Updater) buildIVFFlat(ctx context.Context, tx pgx.Tx, lists int, half b
 		// The same expression as nearestHalf's ORDER BY.
 		prefix, column = "vectors_halfvec_", fmt.Sprintf("(embedding::halfvec(%d)) halfvec_cosine_ops", s.version.Dim)
 	}
-	name := prefix + strconv.FormatInt(gen, 10)
-	q := pgx.Identifier{s.name, name}.Sanitize()
-	if err := createIndex(ctx, tx, fmt.Sprintf("CREATE INDEX %s ON %s USING ivfflat (%s) WITH (lists = %d)",
-		pgx.Identifier{name}.Sanitize(), s.q.vectorsTable.Sanitize(), column, lists), "IVFFlat"); err != nil {
-		return err
+	for shard := range shards {
+		name, where, built := prefix+strconv.FormatInt(gen, 10), "", ivfBuilt{Rows: int64(u.live), NextID: u.nextID}
+		if shards > 1 {
+			name += shardSuffix(shard)
+			where = " WHERE " + shardPredicate("id", shard, shards)
+			built.Shard, built.Shards = shard, shards
+		}
+		if err := createIndex(ctx, tx, fmt.Sprintf("CREATE INDEX %s ON %s USING ivfflat (%s) WITH (lists = %d)%s",
+			pgx.Identifier{name}.Sanitize(), s.q.vectorsTable.Sanitize(), column, lists, where), "IVFFlat"); err != nil {
+			return err
+		}
+		note, _ := json.Marshal(built)
+		q := pgx.Identifier{s.name, name}.Sanitize()
+		if _, err := tx.Exec(ctx, fmt.Sprintf("COMMENT ON INDEX %s IS %s", q, quoteLiteral(string(note)))); err != nil {
+			return err
+		}
 	}
-	note, _ := json.Marshal(ivfBuilt{Rows: int64(u.live), NextID: u.nextID})
-	_, err := tx.Exec(ctx, fmt.Sprintf("COMMENT ON INDEX %s IS %s", q, quoteLiteral(string(note))))
-	return err
+	return nil
 }
 
 // quoteLiteral quotes s as an SQL string literal (COMMENT takes no
@@ -227,7 +300,7 @@ func (u *Updater) dropIndexes(ctx context.Context, tx pgx.Tx, names []string) er
 }
 
 // bufferNote warns, for status, when the vector index searches walk
-// (have's last) is larger than the server's shared_buffers: every search
+// (have's last build, every shard) is larger than the server's shared_buffers: every search
 // then copies the pages it scans from the OS cache into the buffers
 // again. At 1M chunks (an 800 MB halfvec index) a 2 GB shared_buffers
 // made searches 0.89 times as long as the default 128 MB (BENCHMARKS.md).
@@ -241,12 +314,15 @@ func bufferNote(have []annIndex, sharedBuffers int64) string {
 }
 
 // overBuffers is the size of the vector index searches walk (have's
-// last), and whether it is larger than sharedBuffers.
+// last build, every shard), and whether it is larger than sharedBuffers.
 func overBuffers(have []annIndex, sharedBuffers int64) (int64, bool) {
 	if len(have) == 0 || sharedBuffers <= 0 {
 		return 0, false
 	}
-	size := have[len(have)-1].bytes
+	var size int64
+	for _, m := range members(have, have[len(have)-1]) {
+		size += m.bytes
+	}
 	return size, size > sharedBuffers
 }
 
@@ -260,11 +336,15 @@ func describeANN(have []annIndex, ef int) string {
 		return "none yet: every vector compared (exact)"
 	}
 	a := have[len(have)-1]
-	switch a.kind {
-	case ANNIVFFlat:
-		return fmt.Sprintf("IVFFlat (lists %d, probes %d a query)", a.lists, probesFor(max(a.lists, 1)))
-	case ANNHalfvec:
-		return fmt.Sprintf("IVFFlat over halfvec (lists %d, probes %d a query)", a.lists, probesFor(max(a.lists, 1)))
+	if isIVF(a.kind) {
+		what := "IVFFlat"
+		if a.kind == ANNHalfvec {
+			what = "IVFFlat over halfvec"
+		}
+		if n := a.shards(); n > 1 {
+			return fmt.Sprintf("%s in %d shards searched at once (lists %d, probes %d a query, each)", what, n, a.lists, probesFor(max(a.lists, 1)))
+		}
+		return fmt.Sprintf("%s (lists %d, probes %d a query)", what, a.lists, probesFor(max(a.lists, 1)))
 	}
 	return fmt.Sprintf("HNSW, m %d, ef_construction %d, ef_search %d", cmp.Or(a.m, 16), cmp.Or(a.efc, 64), min(ef, MaxEfSearch))
 }

@@ -45,6 +45,9 @@ func TestPlanANN(t *testing.T) {
 	hnsw := annIndex{name: "vectors_hnsw", kind: ANNHNSW}
 	ivf := annIndex{name: "vectors_ivfflat_3", kind: ANNIVFFlat, lists: 5, built: ivfBuilt{Rows: 5000, NextID: 5001}}
 	half := annIndex{name: "vectors_halfvec_3", kind: ANNHalfvec, lists: 5, built: ivfBuilt{Rows: 5000, NextID: 5001}}
+	big := annIndex{name: "vectors_halfvec_7", kind: ANNHalfvec, lists: 400, built: ivfBuilt{Rows: 400_000, NextID: 400_001}}
+	shard0 := annIndex{name: "vectors_halfvec_8_s0", kind: ANNHalfvec, lists: 300, built: ivfBuilt{Rows: 600_000, NextID: 600_001, Shard: 0, Shards: 2}}
+	shard1 := annIndex{name: "vectors_halfvec_8_s1", kind: ANNHalfvec, lists: 300, built: ivfBuilt{Rows: 600_000, NextID: 600_001, Shard: 1, Shards: 2}}
 	for _, c := range []struct {
 		name       string
 		want       string
@@ -53,28 +56,43 @@ func TestPlanANN(t *testing.T) {
 		bulk       bool
 		plan       annPlan
 	}{
-		{"new ivfflat index", ANNIVFFlat, nil, 3000, 3001, false, annPlan{buildIVF: 3, lists: 3}},
-		{"ivfflat, fewer added than it held", ANNIVFFlat, []annIndex{ivf}, 9000, 10001, false, annPlan{lists: 5}},
+		{"new ivfflat index", ANNIVFFlat, nil, 3000, 3001, false, annPlan{buildIVF: 3, lists: 3, shards: 1}},
+		{"ivfflat, fewer added than it held", ANNIVFFlat, []annIndex{ivf}, 9000, 10001, false, annPlan{lists: 5, shards: 1}},
 		{"ivfflat, more added than it held", ANNIVFFlat, []annIndex{ivf}, 9000, 10002, false,
-			annPlan{buildIVF: 9, dropAfter: []string{"vectors_ivfflat_3"}, lists: 9}},
-		{"ivfflat, a bulk commit that adds little", ANNIVFFlat, []annIndex{ivf}, 9000, 6000, true, annPlan{lists: 5}},
-		{"new halfvec index", ANNHalfvec, nil, 3000, 3001, false, annPlan{buildIVF: 3, lists: 3, half: true}},
-		{"halfvec, fewer added than it held", ANNHalfvec, []annIndex{half}, 9000, 10001, false, annPlan{lists: 5, half: true}},
+			annPlan{buildIVF: 9, dropAfter: []string{"vectors_ivfflat_3"}, lists: 9, shards: 1}},
+		{"ivfflat, a bulk commit that adds little", ANNIVFFlat, []annIndex{ivf}, 9000, 6000, true, annPlan{lists: 5, shards: 1}},
+		{"new halfvec index", ANNHalfvec, nil, 3000, 3001, false, annPlan{buildIVF: 3, lists: 3, half: true, shards: 1}},
+		{"halfvec, fewer added than it held", ANNHalfvec, []annIndex{half}, 9000, 10001, false, annPlan{lists: 5, half: true, shards: 1}},
 		{"ivfflat to halfvec", ANNHalfvec, []annIndex{ivf}, 9000, 9001, false,
-			annPlan{buildIVF: 9, dropAfter: []string{"vectors_ivfflat_3"}, lists: 9, half: true}},
+			annPlan{buildIVF: 9, dropAfter: []string{"vectors_ivfflat_3"}, lists: 9, half: true, shards: 1}},
 		{"halfvec to ivfflat", ANNIVFFlat, []annIndex{half}, 9000, 9001, false,
-			annPlan{buildIVF: 9, dropAfter: []string{"vectors_halfvec_3"}, lists: 9}},
+			annPlan{buildIVF: 9, dropAfter: []string{"vectors_halfvec_3"}, lists: 9, shards: 1}},
 		{"halfvec to hnsw", ANNHNSW, []annIndex{half}, 10, 11, false, annPlan{dropBefore: []string{"vectors_halfvec_3"}, buildHNSW: true}},
 		{"hnsw to ivfflat", ANNIVFFlat, []annIndex{hnsw}, 2000, 2001, false,
-			annPlan{dropBefore: []string{"vectors_hnsw"}, buildIVF: 2, lists: 2}},
+			annPlan{dropBefore: []string{"vectors_hnsw"}, buildIVF: 2, lists: 2, shards: 1}},
 		{"new hnsw index", ANNHNSW, nil, 10, 11, false, annPlan{buildHNSW: true}},
 		{"hnsw, row by row", ANNHNSW, []annIndex{hnsw}, 10, 11, false, annPlan{}},
 		{"hnsw, bulk", ANNHNSW, []annIndex{hnsw}, 10, 11, true, annPlan{dropBefore: []string{"vectors_hnsw"}, buildHNSW: true}},
 		{"ivfflat to hnsw", ANNHNSW, []annIndex{ivf}, 10, 11, false, annPlan{dropBefore: []string{"vectors_ivfflat_3"}, buildHNSW: true}},
 		{"two ivfflat indexes", ANNIVFFlat, []annIndex{ivf, {name: "vectors_ivfflat_9", kind: ANNIVFFlat, built: ivfBuilt{Rows: 1, NextID: 10001}}}, 9000, 10001, false,
-			annPlan{dropAfter: []string{"vectors_ivfflat_9"}, lists: 5}},
+			annPlan{dropAfter: []string{"vectors_ivfflat_9"}, lists: 5, shards: 1}},
+		// From ShardRows an IVFFlat index is two partial ones of half
+		// the lists each; a sharded one stays so down to half that.
+		{"new halfvec index of 1M rows", ANNHalfvec, nil, 1_000_000, 1_000_001, true, annPlan{buildIVF: 500, lists: 500, half: true, shards: 2}},
+		{"halfvec of 600k rows, one index", ANNHalfvec, []annIndex{big}, 600_000, 600_001, false,
+			annPlan{buildIVF: 300, dropAfter: []string{"vectors_halfvec_7"}, lists: 300, half: true, shards: 2}},
+		{"halfvec of 400k rows, one index", ANNHalfvec, []annIndex{big}, 400_000, 600_001, false, annPlan{lists: 400, half: true, shards: 1}},
+		{"halfvec of 300k rows, two shards", ANNHalfvec, []annIndex{shard0, shard1}, 300_000, 600_001, false, annPlan{lists: 300, half: true, shards: 2}},
+		{"halfvec of 200k rows, two shards", ANNHalfvec, []annIndex{shard0, shard1}, 200_000, 600_001, false,
+			annPlan{buildIVF: 200, dropAfter: []string{"vectors_halfvec_8_s0", "vectors_halfvec_8_s1"}, lists: 200, half: true, shards: 1}},
+		{"halfvec, one shard of two left", ANNHalfvec, []annIndex{shard1}, 600_000, 600_001, false,
+			annPlan{buildIVF: 300, dropAfter: []string{"vectors_halfvec_8_s1"}, lists: 300, half: true, shards: 2}},
+		{"two shards to ivfflat", ANNIVFFlat, []annIndex{shard0, shard1}, 600_000, 600_001, false,
+			annPlan{buildIVF: 300, dropAfter: []string{"vectors_halfvec_8_s0", "vectors_halfvec_8_s1"}, lists: 300, shards: 2}},
+		{"two shards to hnsw", ANNHNSW, []annIndex{shard0, shard1}, 600_000, 600_001, false,
+			annPlan{dropBefore: []string{"vectors_halfvec_8_s0", "vectors_halfvec_8_s1"}, buildHNSW: true}},
 	} {
-		got := planANN(c.want, c.have, c.rows, c.next, c.bulk)
+		got := planANN(c.want, c.have, c.rows, c.next, c.bulk, ShardRows)
 		if fmt.Sprint(got) != fmt.Sprint(c.plan) {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.plan)
 		}
@@ -157,6 +175,14 @@ func TestIVFFlatRebuiltAsItGrows(t *testing.T) {
 			t.Errorf("kNN %v, exact %v", ids, want)
 		}
 	}
+}
+
+func matchIDs(res []index.Match) []int64 {
+	ids := make([]int64, len(res))
+	for i, m := range res {
+		ids[i] = m.ID
+	}
+	return ids
 }
 
 // exactNearest ranks every chunk of docs by cosine with q in Go: the
@@ -292,6 +318,15 @@ func TestHalfvecSearchWalksItsIndex(t *testing.T) {
 	if len(have) != 1 || have[0].kind != ANNHalfvec {
 		t.Fatalf("indexes %+v, want one %s", have, ANNHalfvec)
 	}
+	if plan := knnPlan(t, s, s.q.nearestHalf, unit(rng, testDim)); !strings.Contains(plan, "Index Scan using "+have[0].name) {
+		t.Errorf("the halfvec kNN statement does not walk %s:\n%s", have[0].name, plan)
+	}
+}
+
+// knnPlan is the plan of the kNN statement sql for query q, sequential
+// scans off (so an index that matches is taken even on a small table).
+func knnPlan(t *testing.T, s *Store, sql string, q []float32) string {
+	t.Helper()
 	ctx := context.Background()
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -301,13 +336,104 @@ func TestHalfvecSearchWalksItsIndex(t *testing.T) {
 	if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
 		t.Fatal(err)
 	}
-	rows, _ := tx.Query(ctx, "EXPLAIN "+s.q.nearestHalf, unit(rng, testDim), int64(1<<40), int64(1<<40), 20)
+	rows, _ := tx.Query(ctx, "EXPLAIN "+sql, q, int64(1<<40), int64(1<<40), 20)
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := strings.Join(lines, "\n")
-	if !strings.Contains(plan, "Index Scan using "+have[0].name) {
-		t.Errorf("the halfvec kNN statement does not walk %s:\n%s", have[0].name, plan)
+	return strings.Join(lines, "\n")
+}
+
+// From shardRows live chunks the IVFFlat index is one partial index a
+// shard, each kNN statement walks its own, and kNN still answers with the
+// exact ranking while every list is probed; a writer with the default
+// shardRows and a run that changes nothing turns it back into one index,
+// and a reader searches whichever it finds.
+func TestIVFFlatInShards(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Database(t)
+	s, err := Open(ctx, dsn, "idx", testVersion, Options{ShardRows: 3000})
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer s.Close()
+	reader := open(t, dsn, "idx", testVersion)
+	rng := rand.New(rand.NewPCG(17, 18))
+	u := begin(t, s)
+	docs := putMany(t, u, rng, 0, 4000)
+	u.Close()
+	have := annOf(t, s)
+	names := func(have []annIndex) (out []string) {
+		for _, a := range have {
+			out = append(out, a.name)
+		}
+		return out
+	}
+	if len(have) != 2 || have[0].kind != ANNHalfvec || have[0].lists != 2 || have[1].lists != 2 ||
+		have[0].built != (ivfBuilt{Rows: 4000, NextID: 4001, Shard: 0, Shards: 2}) || have[1].built.Shard != 1 {
+		t.Fatalf("after 4,000 chunks with shardRows 3,000: %+v", have)
+	}
+	if s.shards.Load() != 2 || s.lists.Load() != 2 {
+		t.Errorf("the writer searches %d shards of %d lists, want 2 of 2", s.shards.Load(), s.lists.Load())
+	}
+	if !strings.Contains(describeANN(have, 0), "2 shards") {
+		t.Errorf("status says %q", describeANN(have, 0))
+	}
+	// Each shard's statement walks that shard's partial index.
+	for i, sql := range s.q.nearestShard[1] {
+		if plan := knnPlan(t, s, sql, unit(rng, testDim)); !strings.Contains(plan, "Index Scan using "+have[i].name) {
+			t.Errorf("shard %d's kNN statement does not walk %s:\n%s", i, have[i].name, plan)
+		}
+	}
+	check := func(st *Store, when string) {
+		t.Helper()
+		v := st.acquire()
+		defer v.Release()
+		for _, d := range docs[:5] {
+			want, _ := exactNearest(t, v, docs, d.vecs[:testDim], 10)
+			res, err := v.Nearest(d.vecs[:testDim], 10)
+			if ids := matchIDs(res); err != nil || !slices.Equal(ids, want) {
+				t.Errorf("%s: kNN %v (%v), exact %v", when, ids, err, want)
+			}
+		}
+	}
+	check(s, "the writer, two shards")
+	if _, err := reader.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if reader.shards.Load() != 2 {
+		t.Errorf("the reader searches %d shards, want 2", reader.shards.Load())
+	}
+	check(reader, "a reader, two shards")
+	// 4,000 rows are fewer than half the default's: one index again.
+	s2 := open(t, dsn, "idx", testVersion)
+	u = begin(t, s2)
+	commit(t, u, schema.EndOfRun)
+	u.Close()
+	if got := annOf(t, s2); len(got) != 1 || got[0].shards() != 1 || got[0].lists != 4 || slices.Contains(names(have), got[0].name) {
+		t.Fatalf("after a run with no change and the default shardRows: %+v", got)
+	}
+	if _, err := reader.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if reader.shards.Load() != 1 {
+		t.Errorf("the reader searches %d shards, want 1", reader.shards.Load())
+	}
+	check(reader, "a reader, one index")
+	// And a run that changes nothing with shardRows 3,000 shards it.
+	u = begin(t, s)
+	if !u.dirty {
+		t.Error("a run on an index to shard is not dirty")
+	}
+	commit(t, u, schema.EndOfRun)
+	u.Close()
+	if got := annOf(t, s); len(got) != 2 || got[0].shards() != 2 {
+		t.Fatalf("after a run with no change and shardRows 3,000: %+v", got)
+	}
+	// A run after it has nothing to do.
+	u = begin(t, s)
+	if u.dirty {
+		t.Error("a run on a sharded index that needs nothing is dirty")
+	}
+	u.Close()
 }

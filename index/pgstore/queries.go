@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -22,6 +23,9 @@ type queries struct {
 	// nearestHalf walks a halfvec IVFFlat index (ANNHalfvec): candidates
 	// in half-precision order, scored by their full vectors.
 	nearestHalf string
+	// nearestShard[half][i] are nearest (half: nearestHalf) limited to
+	// shard i of a sharded IVFFlat index: its partial index's predicate.
+	nearestShard [2][ivfShards]string
 	// a commit
 	reset                                 []string
 	markDead, deleteFiles, deleteUnlisted string
@@ -90,7 +94,19 @@ func newQueries(schemaName string, dim int, g HNSW) queries {
 		filesTable:   pgx.Identifier{schemaName, "files"},
 		createHNSW:   createHNSW,
 	}
+	for i := range ivfShards {
+		for h, sql := range []string{q.nearest, q.nearestHalf} {
+			q.nearestShard[h][i] = strings.Replace(sql, "WHERE v.id < $2", "WHERE "+shardPredicate("v.id", i, ivfShards)+" AND v.id < $2", 1)
+		}
+	}
 	return q
+}
+
+// shardPredicate selects shard i of n by the chunk id (column), written
+// the same in the partial index and in its kNN statement, so the planner
+// proves the one from the other.
+func shardPredicate(column string, i, n int) string {
+	return fmt.Sprintf("%s %% %d = %d", column, n, i)
 }
 
 // tables are the quoted names of one index's schema and tables.

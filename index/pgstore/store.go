@@ -43,6 +43,7 @@ type Store struct {
 	probes      atomic.Int64  // Options.Probes, SetProbes
 	lists       atomic.Int64  // the IVFFlat index's lists as last read (0: none)
 	half        atomic.Bool   // that index is ANNHalfvec (kNN orders by its expression)
+	shards      atomic.Int64  // that index's shards, searched at once (0 or 1: one index)
 	lostAt      *atomic.Int64 // when a read last found its connection dropped (Unix ns; 0: never)
 	buffersSaid atomic.Bool   // the log said the vector index outgrows shared_buffers
 
@@ -126,11 +127,20 @@ func (s *Store) probesNow() int {
 	return probesFor(max(int(s.lists.Load()), 1))
 }
 
-// setSearch notes the IVFFlat index kNN queries walk: its lists (0:
-// none) and whether it is ANNHalfvec.
-func (s *Store) setSearch(lists int, half bool) {
+// setSearch notes the IVFFlat index kNN queries walk: its lists a shard
+// (0: none), whether it is ANNHalfvec, and its shards.
+func (s *Store) setSearch(lists int, half bool, shards int) {
 	s.half.Store(half)
 	s.lists.Store(int64(lists))
+	s.shards.Store(int64(shards))
+}
+
+// shardRows is Options.ShardRows, else ShardRows.
+func (s *Store) shardRows() int64 {
+	if s.opts.ShardRows > 0 {
+		return s.opts.ShardRows
+	}
+	return ShardRows
 }
 
 // SetProbes sets ivfflat.probes for later kNN queries on an IVFFlat index

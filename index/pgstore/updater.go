@@ -82,9 +82,10 @@ func (s *Store) begin(ctx context.Context) (*Updater, error) {
 	if !u.rebuilt {
 		u.base = s.acquire()
 	}
-	if s.opts.ANN != "" && !u.rebuilt {
-		// A vector index of another kind is converted by the next
-		// commit, even a run that changes no file.
+	if !u.rebuilt {
+		// A vector index of another kind (the ann parameter), or one
+		// to shard, is converted by the next commit, even a run that
+		// changes no file; a stray index beside it goes too.
 		have, err := s.readANN(ctx, conn)
 		if err != nil {
 			u.head.Release()
@@ -92,8 +93,7 @@ func (s *Store) begin(ctx context.Context) (*Updater, error) {
 			u.unlock(s.lockKey)
 			return nil, err
 		}
-		// Another kind beside the wanted one (a stray index) goes too.
-		if len(have) > 0 && (len(have) > 1 || have[0].kind != s.opts.ANN) {
+		if len(have) > 0 && planANN(s.wantANN(have), have, int64(len(u.head.live)), u.head.nextID, false, s.shardRows()).changes() {
 			u.dirty = true
 		}
 	}
@@ -248,7 +248,7 @@ func (u *Updater) Commit(end schema.RunEnd) error {
 		return fmt.Errorf("postgres: commit: %w", err)
 	}
 	wrote, added, removed := time.Since(began), len(u.addRecs), len(u.removeIDs)
-	s.setSearch(plan.lists, plan.half)
+	s.setSearch(plan.lists, plan.half, plan.shards)
 	u.published(ctx, c.gen, c.last, c.lex, c.raw)
 	s.log.Debug("postgres: commit", "generation", c.gen, "added", added, "removed", removed,
 		"transaction", wrote, "publish", time.Since(began)-wrote)
@@ -307,7 +307,7 @@ func (u *Updater) write(ctx context.Context, tx pgx.Tx, c pendingCommit) (plan a
 		return plan, err
 	}
 	bulk := len(u.addRecs) >= s.opts.BulkMin && len(u.addRecs) >= len(u.head.live)
-	plan = planANN(s.wantANN(have), have, int64(u.live), u.nextID, bulk)
+	plan = planANN(s.wantANN(have), have, int64(u.live), u.nextID, bulk, s.shardRows())
 	// The statements around the copies go in two round trips (a batch
 	// runs in order and stops at the first error).
 	var before pgx.Batch
@@ -337,7 +337,7 @@ func (u *Updater) write(ctx context.Context, tx pgx.Tx, c pendingCommit) (plan a
 	// Readers keep searching the old IVFFlat index while the new one
 	// builds; dropping it locks the table until the commit, just after.
 	if plan.buildIVF > 0 {
-		if err := u.buildIVFFlat(ctx, tx, plan.buildIVF, plan.half, c.gen); err != nil {
+		if err := u.buildIVFFlat(ctx, tx, plan.buildIVF, plan.half, plan.shards, c.gen); err != nil {
 			return plan, err
 		}
 	}

@@ -3,9 +3,11 @@ package pgstore
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -161,27 +163,55 @@ func (v *View) Nearest(query []float32, k int) ([]index.Match, error) {
 
 // sendNearest sends Nearest's settings and query in one batch, made
 // afresh for each try (a batch sent once remembers its connection's
-// prepared statements).
+// prepared statements); a sharded IVFFlat index gets one such batch a
+// shard, on connections of their own at once, the rows merged.
 func (v *View) sendNearest(query []float32, k int) ([]index.Match, error) {
 	ef := int(v.s.efSearch.Load())
-	// One round trip: the batch is one implicit transaction, so the
-	// setting is local to it.
-	b := &pgx.Batch{}
-	sql, limit := v.s.q.nearest, k
+	var settings [][2]string
+	sqls, limit := []string{v.s.q.nearest}, k
 	if ef == ExactSearch {
 		// A sequential scan: every distance computed, no graph.
-		b.Queue("SELECT set_config('enable_indexscan', 'off', true)")
+		settings = [][2]string{{"enable_indexscan", "off"}}
 	} else {
-		b.Queue("SELECT set_config('hnsw.ef_search', $1, true)", strconv.Itoa(min(max(ef, k), MaxEfSearch)))
 		// Both settings are sent: the index may have changed kind since
 		// lists was read, and the other is ignored.
-		b.Queue("SELECT set_config('ivfflat.probes', $1, true)", strconv.Itoa(v.s.probesNow()))
+		settings = [][2]string{
+			{"hnsw.ef_search", strconv.Itoa(min(max(ef, k), MaxEfSearch))},
+			{"ivfflat.probes", strconv.Itoa(v.s.probesNow())},
+		}
+		half := 0
 		if v.s.half.Load() {
 			// Half precision moves a cosine by about 1e-5, enough to
 			// swap near-ties: the nearest 2k by it are scored at full
-			// precision and cut to k below.
-			sql, limit = v.s.q.nearestHalf, 2*k
+			// precision and cut to k by Nearest.
+			sqls, limit, half = []string{v.s.q.nearestHalf}, 2*k, 1
 		}
+		if v.s.shards.Load() == ivfShards {
+			sqls = v.s.q.nearestShard[half][:]
+		}
+	}
+	if len(sqls) == 1 {
+		return v.nearestBatch(settings, sqls[0], query, limit)
+	}
+	found := make([][]index.Match, len(sqls))
+	errs := make([]error, len(sqls))
+	var wg sync.WaitGroup
+	for i, sql := range sqls {
+		wg.Go(func() { found[i], errs[i] = v.nearestBatch(settings, sql, query, limit) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return slices.Concat(found...), nil
+}
+
+// nearestBatch runs sql's kNN query with settings (local to the batch,
+// one implicit transaction) in one round trip.
+func (v *View) nearestBatch(settings [][2]string, sql string, query []float32, limit int) ([]index.Match, error) {
+	b := &pgx.Batch{}
+	for _, s := range settings {
+		b.Queue("SELECT set_config($1, $2, true)", s[0], s[1])
 	}
 	b.Queue(sql, query, v.nextID, v.gen, limit)
 	br := v.s.pool.SendBatch(v.ctx(), b)

@@ -215,6 +215,10 @@ type Engine struct {
 	nudge      chan struct{}
 	version    schema.Version // of the loaded model
 	embedder   *embed.Embedder
+	// queries embeds search queries when the model names a query model
+	// (model.Model.Queries) that could be had; nil: embedder does.
+	queries    *embed.Embedder
+	queryModel string // the model queries are embedded by
 	store      index.Backend
 	model      string
 	null       isearch.NullCosine // the model's null cosine (model.Model.Null)
@@ -653,15 +657,74 @@ func (e *Engine) loadModel(ctx context.Context) error {
 		emb.Close()
 		return loadErr(err, fixModel)
 	}
-	nullQueries, err := embedNullQueries(emb)
+	queries := e.loadQueryModel(ctx, m, lib, emb.Dim())
+	queryEmb, queryModel := emb, m.Name
+	if queries != nil {
+		queryEmb, queryModel = queries, m.Queries
+	}
+	nullQueries, err := embedNullQueries(queryEmb)
 	if err != nil {
 		emb.Close()
+		if queries != nil {
+			queries.Close()
+		}
 		return loadErr(err, fixEmbedder)
 	}
-	e.embedder, e.version, e.model, e.chunking = emb, version, version.Model, chunking
+	e.embedder, e.queries, e.queryModel, e.version, e.model, e.chunking = emb, queries, queryModel, version, version.Model, chunking
 	e.null, e.nullQueries = isearch.NullCosine(m.Null), nullQueries
-	e.log.Info("model loaded", "model", version.Model, "ms", time.Since(start).Milliseconds())
+	e.log.Info("model loaded", "model", version.Model, "queries", queryModel, "ms", time.Since(start).Milliseconds())
 	return nil
+}
+
+// loadQueryModel starts the embedder of m's query model (model.Model.Queries:
+// the q8 file's fp32 original), from the cache or downloaded once. Nil
+// when m names none or it cannot be had: m then embeds its own queries,
+// as the log says. With the q8 passages, fp32 queries kept every small
+// set's hybrid hit@5 and answer@5 at fp32's, where q8 queries lost 4
+// questions (docs/int8.md, "Queries in fp32").
+func (e *Engine) loadQueryModel(ctx context.Context, m model.Model, lib string, dim int) *embed.Embedder {
+	if m.Queries == "" || m.User {
+		return nil
+	}
+	qm, err := model.Lookup(m.Queries)
+	if err != nil {
+		e.log.Warn("queries are embedded by the model itself", "model", m.Name, "err", err)
+		return nil
+	}
+	var files model.Files
+	if e.cfg.ModelDir != "" || os.Getenv(model.EnvModelDir) != "" {
+		// Model files placed by hand: the query model only from the
+		// cache, never downloaded.
+		files, err = model.FilesIn(qm.Dir())
+	} else if files, err = qm.Locate(""); err != nil {
+		e.log.Info("query model not cached: downloading it once", "model", qm.Name, "dir", qm.Dir())
+		files, err = model.EnsureOnce(ctx, qm.Dir(), hubOf(qm), e.log)
+	}
+	if err != nil {
+		e.log.Warn("queries are embedded by the model itself: its query model is not there", "model", m.Name, "query_model", qm.Name, "err", err)
+		return nil
+	}
+	emb, err := embed.New(embed.Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, ORTLibrary: lib, Spec: qm.Spec,
+		Reloaded: func(took time.Duration) {
+			e.log.Info("query model loaded again after idle", "ms", took.Milliseconds())
+		}})
+	if err == nil && emb.Dim() != dim {
+		emb.Close()
+		err = fmt.Errorf("its vectors have %d dimensions, the model's %d", emb.Dim(), dim)
+	}
+	if err != nil {
+		e.log.Warn("queries are embedded by the model itself: its query model does not load", "model", m.Name, "query_model", qm.Name, "err", err)
+		return nil
+	}
+	return emb
+}
+
+// queryEmbedder embeds search queries: the query model's, else the model's.
+func (e *Engine) queryEmbedder() *embed.Embedder {
+	if e.queries != nil {
+		return e.queries
+	}
+	return e.embedder
 }
 
 // embedNullQueries embeds isearch.NullQueries as queries, once per model,
@@ -1056,6 +1119,9 @@ func (e *Engine) Close() error {
 	}
 	if e.store != nil {
 		e.store.Close()
+	}
+	if e.queries != nil {
+		e.queries.Close()
 	}
 	if e.embedder != nil {
 		return e.embedder.Close()

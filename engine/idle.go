@@ -64,13 +64,18 @@ func (e *Engine) releaseIfIdle(now time.Time) {
 }
 
 // release frees what the next search or run can rebuild: the model's
-// session with ONNX Runtime's arena, the PDF engine, and the Go heap
+// session (and the query model's) with ONNX Runtime's arena, the PDF engine, and the Go heap
 // they leave free. The tokenizer and the index stay. Call with e.idle.mu
 // held and no work running.
 func (e *Engine) release() {
 	before := residentKB()
 	if err := e.embedder.Release(); err != nil {
 		e.log.Warn("releasing the model session", "err", err)
+	}
+	if e.queries != nil {
+		if err := e.queries.Release(); err != nil {
+			e.log.Warn("releasing the query model session", "err", err)
+		}
 	}
 	if err := e.pdf.Close(); err != nil {
 		e.log.Warn("closing the PDF engine", "err", err)

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/micro-rag/micro-rag-mcp/index"
 	isearch "github.com/micro-rag/micro-rag-mcp/index/search"
+	"github.com/micro-rag/micro-rag-mcp/internal/cachedir"
+	"github.com/micro-rag/micro-rag-mcp/internal/embed"
 	"github.com/micro-rag/micro-rag-mcp/internal/model"
 )
 
@@ -155,4 +158,74 @@ func TestMissingRuntimeFixOnce(t *testing.T) {
 	if err == nil || strings.Count(err.Error(), "make setup") != 1 || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("missing runtime: %q, want one line naming the fix once", err)
 	}
+}
+
+// The default model embeds passages with its int8 file and queries with
+// its fp32 original: a query's vector is the fp32 model's, not q8's.
+func TestQueriesEmbeddedByFP32(t *testing.T) {
+	e := newEngine(t, Config{DataFolder: t.TempDir(), IndexFolder: t.TempDir()})
+	if !strings.HasPrefix(e.model, model.Q8Name+" ") || e.queryModel != model.FP32Name {
+		t.Fatalf("passages by %s, queries by %s; want %s and %s", e.model, e.queryModel, model.Q8Name, model.FP32Name)
+	}
+	fp32, err := embed.New(embed.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fp32.Close()
+	const q = "a present from a vendor"
+	want, err := fp32.EmbedQuery(nil, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.embedQuery(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q8, err := e.embedder.EmbedQuery(nil, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := maxAbsDiff(got, want); d > 1e-6 {
+		t.Errorf("the query's vector is %g from fp32's", d)
+	}
+	// The check can tell the two apart.
+	if d := maxAbsDiff(q8, want); d < 1e-4 {
+		t.Errorf("q8's query vector is only %g from fp32's", d)
+	}
+}
+
+// Model files placed by hand (--model-dir) and no fp32 in the cache: q8
+// embeds its own queries, and search works.
+func TestQueriesByQ8WithoutFP32(t *testing.T) {
+	q8, err := model.Lookup(model.Q8Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := q8.Dir() // the real cache's, before the cache moves
+	ort, err := model.ORTLibrary("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(cachedir.Env, t.TempDir())
+	data := t.TempDir()
+	writeCorpus(t, data, corpus)
+	e := newEngine(t, Config{DataFolder: data, IndexFolder: t.TempDir(), ModelDir: dir, ORTLibrary: ort})
+	if e.queries != nil || e.queryModel != model.Q8Name {
+		t.Fatalf("queries by %s (%v), want %s's own", e.queryModel, e.queries, model.Q8Name)
+	}
+	reindex(t, e, ReindexRequest{})
+	if r := top(t, e, "wild yeast culture for bread"); r.Path != "notes/sourdough.md" {
+		t.Errorf("top = %+v, want notes/sourdough.md", r)
+	}
+}
+
+func maxAbsDiff(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return math.Inf(1)
+	}
+	var d float64
+	for i := range a {
+		d = max(d, math.Abs(float64(a[i]-b[i])))
+	}
+	return d
 }

@@ -76,7 +76,7 @@ func (e *Engine) source(ctx context.Context) (isearch.Source, isearch.Options) {
 func (e *Engine) embedQuery(query string) ([]float32, error) {
 	done := e.working()
 	defer done()
-	vec, err := e.embedder.EmbedQuery(make([]float32, 0, embed.Dim), query)
+	vec, err := e.queryEmbedder().EmbedQuery(make([]float32, 0, embed.Dim), query)
 	if err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)
 	}

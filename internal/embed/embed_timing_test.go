@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/internal/tokenizer"
 )
 
@@ -144,4 +145,39 @@ func BenchmarkEmbedTokensParallel(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(2*len(ids)*b.N)/b.Elapsed().Seconds(), "chunks/s")
+}
+
+// BenchmarkEmbedQuery is one search query's embedding (a short question),
+// by the fp32 file with 1 or 2 intra-op threads and by the default q8 file
+// (located as TestDefaultModelNearFP32 does), taking turns.
+func BenchmarkEmbedQuery(b *testing.B) {
+	const q = "how do I keep a sourdough starter alive over the holidays"
+	m, err := model.Lookup(model.Q8Name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	files, err := m.Locate("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	q8, err := New(Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, Spec: m.Spec})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { q8.Close() })
+	fp1, fp2 := benchEmbedder(b, 1), benchEmbedder(b, 2)
+	for _, c := range []struct {
+		name string
+		e    *Embedder
+	}{{"q8", q8}, {"fp32-threads-1", fp1}, {"fp32-threads-2", fp2}} {
+		b.Run(c.name, func(b *testing.B) {
+			var dst []float32
+			for b.Loop() {
+				var err error
+				if dst, err = c.e.EmbedQuery(dst[:0], q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

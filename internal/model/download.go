@@ -95,6 +95,16 @@ func Ensure(ctx context.Context, dir string, src Source, log *slog.Logger) (File
 	return newDownloader().ensure(ctx, dir, src, log)
 }
 
+// EnsureOnce is Ensure with one attempt a file, no retries: for a model
+// that only improves on one already there (the default's query model), so
+// that a machine without the network does not wait on retries at every
+// start.
+func EnsureOnce(ctx context.Context, dir string, src Source, log *slog.Logger) (Files, error) {
+	d := newDownloader()
+	d.attempts = 1
+	return d.ensure(ctx, dir, src, log)
+}
+
 // downloader holds the knobs tests turn down.
 type downloader struct {
 	client        *http.Client

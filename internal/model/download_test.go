@@ -304,6 +304,24 @@ func TestEnsureRetriesServerErrors(t *testing.T) {
 	}
 }
 
+// EnsureOnce asks once: a server error fails it at once, leaving no file.
+func TestEnsureOnceIsNotRetried(t *testing.T) {
+	h, srv := newHub(t, testFiles())
+	h.serve = func(w http.ResponseWriter, r *http.Request, body []byte, n int64) {
+		http.Error(w, "try later", http.StatusInternalServerError)
+	}
+	dir := t.TempDir()
+	if _, err := EnsureOnce(context.Background(), dir, testSource(srv.URL), nil); err == nil {
+		t.Fatal("EnsureOnce succeeded against a failing server")
+	}
+	if n := h.requests.Load(); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left %d files behind", len(left))
+	}
+}
+
 func TestEnsureNotFoundIsNotRetried(t *testing.T) {
 	h, srv := newHub(t, map[string][]byte{"tokenizer.json": []byte("{}")})
 	src := testSource(srv.URL) // model.onnx is missing: 404

@@ -116,6 +116,12 @@ type Model struct {
 	// User: described by a model.json in a folder the user gave, not
 	// from Models.
 	User bool
+	// Queries names the model whose files embed search queries, when it
+	// is cached or can be downloaded (else this model embeds them): a
+	// model of the same vectors at a higher precision. A query is one
+	// short text, so its precision costs a few milliseconds a search,
+	// while every passage keeps this model's speed.
+	Queries string
 	// Null is the model's cosine between a query and unrelated passages,
 	// which search maps onto fp32 all-MiniLM-L6-v2's scale (the one fusion
 	// and the score threshold were tuned on) so that they mean the same
@@ -167,7 +173,7 @@ var minilmNull = NullCosine{Mean: 0.069, Spread: 0.092}
 // (DefaultName).
 var Models = []Model{
 	{Name: Q8Name, Hub: Q8Source, About: "English, int8 made by this project from all-MiniLM-L6-v2 (the default): fp32's answers at about twice its indexing speed where the CPU has VNNI",
-		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}, Null: minilmNull},
+		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}, Null: minilmNull, Queries: FP32Name},
 	{Name: FP32Name, Hub: HubSource, About: "English, fp32: sentence-transformers' exact vectors",
 		Spec: Spec{Pooling: PoolMean, MaxLength: 256, Lowercase: &yes}, Null: minilmNull},
 	{Name: Int8Name, Hub: HubSourceInt8, About: "English, int8: faster to index where the CPU has VNNI (2.4× measured), about 1.1× elsewhere; loses some answers",

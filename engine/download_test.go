@@ -20,7 +20,7 @@ import (
 // engine loads without a restart. The model is served from a local HTTP
 // server holding the files of the real cache.
 func TestModelDownloadRetried(t *testing.T) {
-	srv := serveModel(t, model.FP32Name, http.StatusServiceUnavailable)
+	srv := serveModel(t, http.StatusServiceUnavailable, model.FP32Name)
 	e := startFailing(t, Config{DataFolder: t.TempDir(), IndexFolder: t.TempDir(), ORTLibrary: srv.ort, Model: model.FP32Name}, "download model")
 	ctx := context.Background()
 	if _, err := e.Reindex(ctx, ReindexRequest{}, nil); err == nil || !strings.Contains(err.Error(), "trying again") {
@@ -35,8 +35,9 @@ func TestModelDownloadRetried(t *testing.T) {
 
 // TestBuiltModelDownloadedOnFirstRun: with an empty cache,
 // --model all-MiniLM-L6-v2-q8 downloads both files from the project's
-// release (here a local server holding the real cache's files at the
-// release's paths) and then indexes and finds a document. While the
+// release and its query model's from the hub (here a local server holding
+// the real cache's files at their sources' paths) and then indexes and
+// finds a document. While the
 // release is not there (404: a hash never published) the load is tried
 // again and its fix names the offline routes and the fp32 fallback.
 func TestBuiltModelDownloadedOnFirstRun(t *testing.T) {
@@ -44,7 +45,7 @@ func TestBuiltModelDownloadedOnFirstRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := serveModel(t, m.Name, http.StatusNotFound)
+	srv := serveModel(t, http.StatusNotFound, m.Name, model.FP32Name)
 	cache := cachedir.Path()
 	data := t.TempDir()
 	writeCorpus(t, data, corpus)
@@ -68,14 +69,21 @@ func TestBuiltModelDownloadedOnFirstRun(t *testing.T) {
 
 	srv.up.Store(true)
 	waitLoaded(t, e)
-	if n := srv.served.Load(); n != 2 {
-		t.Errorf("%d files served, want model.onnx and tokenizer.json once each", n)
+	// The q8 file and its query model, fp32, from the hub.
+	if n := srv.served.Load(); n != 4 {
+		t.Errorf("%d files served, want model.onnx and tokenizer.json of each model once", n)
 	}
 	for _, f := range m.Hub.Files {
 		sum, err := model.FileSHA256(filepath.Join(cache, "models", model.Q8Name, f.Local))
 		if err != nil || sum != f.SHA256 {
 			t.Errorf("%s in the cache: sha256 %s (%v), want %s", f.Local, sum, err, f.SHA256)
 		}
+	}
+	if e.queryModel != model.FP32Name || e.queries == nil {
+		t.Errorf("queries embedded by %s, want %s", e.queryModel, model.FP32Name)
+	}
+	if _, err := model.FilesIn(filepath.Join(cache, "models", model.FP32Name)); err != nil {
+		t.Errorf("the query model is not in the cache: %v", err)
 	}
 	// After the initial reindex (a reindex waits for it), all four files.
 	if res := reindex(t, e, ReindexRequest{}); res.ChunksTotal != 4 {
@@ -97,27 +105,34 @@ type modelServer struct {
 // paths of its source, points hubOf at that server and moves the cache to
 // an empty folder. Until up, it answers down (503: no network; 404: a
 // release not published).
-func serveModel(t *testing.T, name string, down int) *modelServer {
+func serveModel(t *testing.T, down int, names ...string) *modelServer {
 	t.Helper()
-	m, err := model.Lookup(name)
-	if err != nil {
-		t.Fatal(err)
+	var models []model.Model
+	var cached []string // each model's folder, before the cache moves to an empty one
+	for _, name := range names {
+		m, err := model.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		models, cached = append(models, m), append(cached, m.Dir())
 	}
 	ms := &modelServer{}
+	var err error
 	if ms.ort, err = model.ORTLibrary(""); err != nil {
 		t.Fatal(err)
 	}
-	cached := m.Dir() // before the cache moves to an empty folder
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !ms.up.Load() {
 			http.Error(w, http.StatusText(down), down)
 			return
 		}
-		for _, f := range m.Hub.Files {
-			if r.URL.Path == strings.TrimPrefix(m.Hub.URL(f), m.Hub.BaseURL) {
-				ms.served.Add(1)
-				http.ServeFile(w, r, filepath.Join(cached, f.Local))
-				return
+		for i, m := range models {
+			for _, f := range m.Hub.Files {
+				if r.URL.Path == strings.TrimPrefix(m.Hub.URL(f), m.Hub.BaseURL) {
+					ms.served.Add(1)
+					http.ServeFile(w, r, filepath.Join(cached[i], f.Local))
+					return
+				}
 			}
 		}
 		http.NotFound(w, r)

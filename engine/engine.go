@@ -619,6 +619,7 @@ func (e *Engine) loadModel(ctx context.Context) error {
 		return err
 	}
 	files, err := m.Locate(e.cfg.ModelDir)
+	downloaded := err != nil
 	if err != nil {
 		if e.cfg.ModelDir != "" || os.Getenv(model.EnvModelDir) != "" {
 			return loadErr(err, fixModelDir)
@@ -657,7 +658,7 @@ func (e *Engine) loadModel(ctx context.Context) error {
 		emb.Close()
 		return loadErr(err, fixModel)
 	}
-	queries := e.loadQueryModel(ctx, m, lib, emb.Dim())
+	queries := e.loadQueryModel(ctx, m, lib, emb.Dim(), downloaded)
 	queryEmb, queryModel := emb, m.Name
 	if queries != nil {
 		queryEmb, queryModel = queries, m.Queries
@@ -677,12 +678,14 @@ func (e *Engine) loadModel(ctx context.Context) error {
 }
 
 // loadQueryModel starts the embedder of m's query model (model.Model.Queries:
-// the q8 file's fp32 original), from the cache or downloaded once. Nil
-// when m names none or it cannot be had: m then embeds its own queries,
-// as the log says. With the q8 passages, fp32 queries kept every small
+// the q8 file's fp32 original) from the cache, or downloads it once when
+// m itself was just downloaded (a first run); a model found in place
+// (unpacked offline, or given by hand) never makes it fetch anything.
+// Nil when m names none or it cannot be had: m then embeds its own
+// queries, as the log says. With the q8 passages, fp32 queries kept every small
 // set's hybrid hit@5 and answer@5 at fp32's, where q8 queries lost 4
 // questions (docs/int8.md, "Queries in fp32").
-func (e *Engine) loadQueryModel(ctx context.Context, m model.Model, lib string, dim int) *embed.Embedder {
+func (e *Engine) loadQueryModel(ctx context.Context, m model.Model, lib string, dim int, withModel bool) *embed.Embedder {
 	if m.Queries == "" || m.User {
 		return nil
 	}
@@ -696,7 +699,7 @@ func (e *Engine) loadQueryModel(ctx context.Context, m model.Model, lib string, 
 		// Model files placed by hand: the query model only from the
 		// cache, never downloaded.
 		files, err = model.FilesIn(qm.Dir())
-	} else if files, err = qm.Locate(""); err != nil {
+	} else if files, err = qm.Locate(""); err != nil && withModel {
 		e.log.Info("query model not cached: downloading it once", "model", qm.Name, "dir", qm.Dir())
 		files, err = model.EnsureOnce(ctx, qm.Dir(), hubOf(qm), e.log)
 	}

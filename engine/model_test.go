@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/micro-rag/micro-rag-mcp/index"
@@ -194,28 +197,55 @@ func TestQueriesEmbeddedByFP32(t *testing.T) {
 	}
 }
 
-// Model files placed by hand (--model-dir) and no fp32 in the cache: q8
-// embeds its own queries, and search works.
+// Without fp32 in the cache, a q8 file found in place (given by hand with
+// --model-dir, or unpacked into the cache from the release's asset)
+// embeds its own queries, fetches nothing, and search works.
 func TestQueriesByQ8WithoutFP32(t *testing.T) {
 	q8, err := model.Lookup(model.Q8Name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := q8.Dir() // the real cache's, before the cache moves
+	real := q8.Dir() // the real cache's, before the cache moves
 	ort, err := model.ORTLibrary("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(cachedir.Env, t.TempDir())
-	data := t.TempDir()
-	writeCorpus(t, data, corpus)
-	e := newEngine(t, Config{DataFolder: data, IndexFolder: t.TempDir(), ModelDir: dir, ORTLibrary: ort})
-	if e.queries != nil || e.queryModel != model.Q8Name {
-		t.Fatalf("queries by %s (%v), want %s's own", e.queryModel, e.queries, model.Q8Name)
-	}
-	reindex(t, e, ReindexRequest{})
-	if r := top(t, e, "wild yeast culture for bread"); r.Path != "notes/sourdough.md" {
-		t.Errorf("top = %+v, want notes/sourdough.md", r)
+	var asked atomic.Int64
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		http.NotFound(w, r)
+	}))
+	defer hub.Close()
+	prev := hubOf
+	hubOf = func(m model.Model) model.Source { s := m.Hub; s.BaseURL = hub.URL; return s }
+	t.Cleanup(func() { hubOf = prev })
+	for _, c := range []string{"model-dir", "cache"} {
+		t.Run(c, func(t *testing.T) {
+			cache := t.TempDir()
+			t.Setenv(cachedir.Env, cache)
+			t.Setenv(model.EnvModelDir, "")
+			cfg := Config{IndexFolder: t.TempDir(), ORTLibrary: ort, DataFolder: t.TempDir()}
+			if c == "model-dir" {
+				cfg.ModelDir = real
+			} else {
+				os.MkdirAll(filepath.Join(cache, "models"), 0o755)
+				if err := os.Symlink(real, filepath.Join(cache, "models", model.Q8Name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			writeCorpus(t, cfg.DataFolder, corpus)
+			e := newEngine(t, cfg)
+			if e.queries != nil || e.queryModel != model.Q8Name {
+				t.Fatalf("queries by %s (%v), want %s's own", e.queryModel, e.queries, model.Q8Name)
+			}
+			reindex(t, e, ReindexRequest{})
+			if r := top(t, e, "wild yeast culture for bread"); r.Path != "notes/sourdough.md" {
+				t.Errorf("top = %+v, want notes/sourdough.md", r)
+			}
+			if n := asked.Load(); n != 0 {
+				t.Errorf("%d requests to the hub", n)
+			}
+		})
 	}
 }
 

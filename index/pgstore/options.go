@@ -60,9 +60,10 @@ type Options struct {
 // ivfShards partial indexes searched at once, one connection each: at
 // 1M chunks a search took 0.59 times as long on an idle 2-core machine
 // (two shards of 500 lists probed 20 each, against 1000 lists probed 40,
-// recall@10 0.9935 against 0.9950; BENCHMARKS.md). From 500k rows each shard's probes are 4 % of
-// its lists, so a query scans no more rows than one index's would; below
-// it, the 10-probe floor would make shards scan more.
+// recall@10 0.9935 against 0.9950; BENCHMARKS.md). From 500k rows each
+// shard's probes are 4 % of its lists, so a query scans no more rows
+// than one index's would; below it, the 10-probe floor would make shards
+// scan more.
 const ShardRows = 500_000
 
 // ivfShards is the number of shards of a sharded IVFFlat index: the cores

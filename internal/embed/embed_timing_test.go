@@ -149,22 +149,14 @@ func BenchmarkEmbedTokensParallel(b *testing.B) {
 
 // BenchmarkEmbedQuery is one search query's embedding (a short question),
 // by the fp32 file with 1 or 2 intra-op threads and by the default q8 file
-// (located as TestDefaultModelNearFP32 does), taking turns.
+// (opened as TestDefaultModelNearFP32 opens it), taking turns.
 func BenchmarkEmbedQuery(b *testing.B) {
 	const q = "how do I keep a sourdough starter alive over the holidays"
 	m, err := model.Lookup(model.Q8Name)
 	if err != nil {
 		b.Fatal(err)
 	}
-	files, err := m.Locate("")
-	if err != nil {
-		b.Fatal(err)
-	}
-	q8, err := New(Config{ModelPath: files.ONNX, TokenizerPath: files.Tokenizer, Spec: m.Spec})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { q8.Close() })
+	q8 := openModel(b, m, "make setup builds it")
 	fp1, fp2 := benchEmbedder(b, 1), benchEmbedder(b, 2)
 	for _, c := range []struct {
 		name string

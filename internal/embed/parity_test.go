@@ -174,7 +174,7 @@ func TestDefaultModelNearFP32(t *testing.T) {
 
 // openModel opens the table's model m from the cache, closed when the test
 // ends; missing says how a missing model is installed.
-func openModel(t *testing.T, m model.Model, missing string) *Embedder {
+func openModel(t testing.TB, m model.Model, missing string) *Embedder {
 	t.Helper()
 	files, err := m.Locate("")
 	if err != nil {

@@ -16,8 +16,8 @@ import (
 // TestBundledModel unpacks the lean release tarball and the model's own
 // release asset, once into the package's root (beside bin/) and once into
 // an empty cache folder, and runs the package's binary with --model
-// all-MiniLM-L6-v2-q8 and no network: it must index a small folder and find
-// the right file. The model's first-run download needs the network, which
+// all-MiniLM-L6-v2-q8 and no network: it must index a small folder, embed
+// its queries with the asset's fp32 model, and find the right file. The model's first-run download needs the network, which
 // is denied, so only the asset's copy can make that first run work.
 func TestBundledModel(t *testing.T) {
 	docs := t.TempDir()
@@ -75,6 +75,11 @@ func TestBundledModel(t *testing.T) {
 			}
 			if strings.Contains(s.stderr.String(), "downloading") {
 				t.Errorf("the server speaks of a download:\n%s", s.stderr.String())
+			}
+			// The asset's fp32 files embed the queries, as a first run
+			// online does.
+			if !strings.Contains(s.stderr.String(), "queries="+model.FP32Name+" ") {
+				t.Errorf("queries are not embedded by the asset's %s:\n%s", model.FP32Name, s.stderr.String())
 			}
 			// The model was used where it was unpacked: nothing fetched or
 			// copied into the other place.

@@ -162,18 +162,23 @@ func TestLayout(t *testing.T) {
 }
 
 // checkModelAsset checks the model's release asset: exactly the two files
-// under models/all-MiniLM-L6-v2-q8/, with scripts/versions.env's hashes,
-// and its .sha256 beside it as the tarball has one.
+// under models/all-MiniLM-L6-v2-q8/ and the two of the fp32 model its
+// queries are embedded by, with scripts/versions.env's hashes, and its
+// .sha256 beside it as the tarball has one.
 func checkModelAsset(t *testing.T) {
 	name := filepath.Base(dist.model)
 	q8 := "models/" + model.Q8Name + "/"
+	fp32 := "models/" + model.FP32Name + "/"
 	files := tarFiles(t, dist.model)
-	pins := map[string]string{q8 + model.ONNXName: "MODEL_Q8_ONNX_SHA256", q8 + model.TokenizerName: "MODEL_TOKENIZER_SHA256"}
+	pins := map[string]string{
+		q8 + model.ONNXName: "MODEL_Q8_ONNX_SHA256", q8 + model.TokenizerName: "MODEL_TOKENIZER_SHA256",
+		fp32 + model.ONNXName: "MODEL_ONNX_SHA256", fp32 + model.TokenizerName: "MODEL_TOKENIZER_SHA256",
+	}
 	for member, e := range files {
 		pinName, ok := pins[member]
 		switch {
 		case !ok:
-			t.Errorf("%s holds %s; want only %s%s and %s%s", name, member, q8, model.ONNXName, q8, model.TokenizerName)
+			t.Errorf("%s holds %s; want only model.onnx and tokenizer.json under %s and %s", name, member, q8, fp32)
 		case !e.regular || e.mode.Perm() != 0o644:
 			t.Errorf("%s: %s is not a regular 0644 file (%v)", name, member, e.mode)
 		case hex.EncodeToString(e.sha256) != pin(t, pinName):

@@ -6,7 +6,8 @@
 # $ORIGIN/../lib run path); README, LICENSE and every third-party licence
 # text. From the same files, scripts/pack.py writes the wheel and the two
 # npm tarballs. Beside them, dist/micro-rag-mcp-VERSION-model-all-MiniLM-L6-v2-q8.tar.gz:
-# the project's int8 model as its own release asset, checked against its pins;
+# the project's int8 model and the fp32 model its queries are embedded by, as
+# their own release asset, checked against their pins;
 # and dist/model-all-MiniLM-L6-v2-q8-<12 hex of its SHA-256>/, its two files
 # as the assets of the release of that tag, where a first run downloads them.
 # Run through `make dist`, after setup.sh and setup-dist.sh.
@@ -52,7 +53,9 @@ cache="${MICRO_RAG_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/micro-rag-mcp}"
 # in the packages, which would then pass 40 MB. Built as make
 # models builds it when missing; a file that differs from its pin is refused,
 # not rebuilt over. Checked here, before the long build, on the very copy
-# that is packed.
+# that is packed. The asset carries fp32 all-MiniLM-L6-v2 beside it: the
+# default model embeds queries with it (model.Model.Queries), and an
+# offline first run fetches nothing, so without it queries would be int8's.
 q8=all-MiniLM-L6-v2-q8
 q8src="$cache/models/$q8"
 if [ ! -f "$q8src/model.onnx" ] || [ ! -f "$q8src/tokenizer.json" ]; then
@@ -67,6 +70,20 @@ for f in "model.onnx $MODEL_Q8_ONNX_SHA256 MODEL_Q8_ONNX_SHA256" "tokenizer.json
 	read -r file want pin <<<"$f"
 	if ! verify "$q8stage/$file" "$want"; then
 		log "refusing to pack $q8src/$file: its SHA-256 is $(sha256sum "$q8stage/$file" | cut -c1-64), scripts/versions.env's $pin is $want; delete $q8src and run make models"
+		exit 1
+	fi
+done
+fp32=all-MiniLM-L6-v2
+fp32src="$cache/models/$fp32"
+fp32stage="$stage/model/models/$fp32"
+mkdir -p "$fp32stage"
+for f in "model.onnx $MODEL_ONNX_SHA256 MODEL_ONNX_SHA256" "tokenizer.json $MODEL_TOKENIZER_SHA256 MODEL_TOKENIZER_SHA256"; do
+	read -r file want pin <<<"$f"
+	[ -f "$fp32src/$file" ] || { log "$fp32src lacks $file (the default model's query model): run make setup"; exit 1; }
+	cp "$fp32src/$file" "$fp32stage/"
+	chmod 0644 "$fp32stage/$file"
+	if ! verify "$fp32stage/$file" "$want"; then
+		log "refusing to pack $fp32src/$file: its SHA-256 is $(sha256sum "$fp32stage/$file" | cut -c1-64), scripts/versions.env's $pin is $want; delete $fp32src and run make setup"
 		exit 1
 	fi
 done
@@ -157,9 +174,10 @@ pack_tar() {
 	log "dist/$out ($(du -h "dist/$out" | cut -f1)), sha256 $(cut -d' ' -f1 "dist/$out.sha256")"
 }
 pack_tar "$name.tar.gz" "$stage" "$name"
-# Only the two files, no folder entries: unpacked into a folder that
-# already has models/, it changes nothing but the model's own files.
-pack_tar "micro-rag-mcp-$version-model-$q8.tar.gz" "$stage/model" "models/$q8/model.onnx" "models/$q8/tokenizer.json"
+# Only the model files, no folder entries: unpacked into a folder that
+# already has models/, it changes nothing but the models' own files.
+pack_tar "micro-rag-mcp-$version-model-$q8.tar.gz" "$stage/model" "models/$q8/model.onnx" "models/$q8/tokenizer.json" \
+	"models/$fp32/model.onnx" "models/$fp32/tokenizer.json"
 # The same two files under the names and tag the first-run download asks
 # for (model.ModelReleaseTag): the release of this tag is made once per hash.
 q8tag="model-$q8-${MODEL_Q8_ONNX_SHA256:0:12}"

@@ -426,3 +426,29 @@ func scaleUnitVectors(b []byte, dim int, f float32) int {
 	}
 	return n
 }
+
+// TestFirstSearchWaitsForInitialCommit: a search sent right after start,
+// on a folder never indexed, waits (within the model's 5 s) for the
+// start-up run's first commit and answers from it, where it used to answer
+// empty while the run was under way. The filler files make the run last
+// long enough for the search to meet it.
+func TestFirstSearchWaitsForInitialCommit(t *testing.T) {
+	data := t.TempDir()
+	writeCorpus(t, data, corpus)
+	for i := range 30 {
+		writeCorpus(t, data, map[string]string{fmt.Sprintf("zz-filler/%02d.txt", i): fmt.Sprintf("Minutes of weekly meeting number %d: the budget line %d was approved and the printer on floor %d was moved.", i, i*7, i%5)})
+	}
+	e, err := New(Config{DataFolder: data, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	e.Start(context.Background())
+	res, err := e.Search(context.Background(), isearch.Request{Query: "wild yeast culture for bread", TopK: 5, ScoreThreshold: 0.2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) == 0 || res[0].Path != "notes/sourdough.md" {
+		t.Fatalf("first search after start: %+v, want notes/sourdough.md first", res)
+	}
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"time"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -15,12 +16,15 @@ import (
 var ErrNoIndex = errors.New("the index is not loaded yet; try again in a few seconds")
 
 // snapshot waits briefly for the store and takes the current snapshot; the
-// caller releases it.
+// caller releases it. While the initial reindex of an index that holds
+// nothing yet runs, it also waits, within the same ModelWait, for that
+// run's first commit: a small folder is then searchable whole, where the
+// snapshot would otherwise answer "nothing" for the first seconds. An
+// index that holds any chunk is read at once, as always.
 func (e *Engine) snapshot(ctx context.Context) (index.View, error) {
 	wctx, cancel := context.WithTimeout(ctx, ModelWait)
-	err := e.WaitModel(wctx)
-	cancel()
-	if err != nil {
+	defer cancel()
+	if err := e.WaitModel(wctx); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -33,8 +37,28 @@ func (e *Engine) snapshot(ctx context.Context) (index.View, error) {
 	if snap == nil {
 		return nil, ErrNoIndex
 	}
+	for snap.Chunks() == 0 && e.initialDue.Load() {
+		select {
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				snap.Release()
+				return nil, ctx.Err()
+			}
+			return snap, nil
+		case <-time.After(firstCommitPoll):
+		}
+		snap.Release()
+		if snap = e.store.Acquire(); snap == nil {
+			return nil, ErrNoIndex
+		}
+	}
 	return snap, nil
 }
+
+// firstCommitPoll is how often a search waiting for the initial reindex's
+// first commit looks again (a commit publishes a new snapshot; no signal
+// is needed for a wait this short).
+const firstCommitPoll = 25 * time.Millisecond
 
 // ReadChunk returns chunk i of path with up to around chunks on each side,
 // overlaps written once, PDF pages marked.

@@ -14,6 +14,11 @@ import (
 	"github.com/micro-rag/micro-rag-mcp/stages/extract"
 )
 
+// FirstCheckpoint is when a run that starts on an empty index commits its
+// first files, so that a new folder is searchable within seconds (a search
+// waits that long for them) and not only at the first Checkpoint.
+const FirstCheckpoint = 2 * time.Second
+
 // Config is one reindex run.
 type Config struct {
 	Walker        stages.Walker
@@ -156,7 +161,8 @@ func Reindex(ctx context.Context, cfg Config, w index.Updater) (Result, error) {
 		cfg.Walker.Paths = nil
 	}
 	cnt := counters{forecast: newForecast(), batchSize: cfg.Embedder.BatchSize()}
-	writer := &stages.Writer{Index: w, Glob: cfg.Walker.Glob, InScope: cfg.Walker.InScope, Checkpoint: cfg.Checkpoint, Logger: cfg.Logger}
+	writer := &stages.Writer{Index: w, Glob: cfg.Walker.Glob, InScope: cfg.Walker.InScope, Checkpoint: cfg.Checkpoint,
+		FirstCheckpoint: min(FirstCheckpoint, cfg.Checkpoint), Logger: cfg.Logger}
 	run := wire(ctx, cfg, w, &cnt, writer)
 	stopProgress := startProgress(&cnt, cfg.Progress)
 	stats, err := run.Wait()

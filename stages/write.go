@@ -44,9 +44,13 @@ type Writer struct {
 	Glob       *glob.Glob            // the run's scope: only files it matches can be removed
 	InScope    func(rel string) bool // narrows the scope further (a run over some paths); nil = all
 	Checkpoint time.Duration         // commit this often so early results become searchable; 0 = never before Finish
-	Logger     *slog.Logger          // warnings about skipped files and parts; nil = none
-	Now        func() time.Time      // the clock checkpoints are timed by; nil = time.Now
-	Tally      Tally
+	// FirstCheckpoint, when shorter, times the first commit of a run that
+	// starts on an empty index: its first files become searchable within
+	// seconds instead of a Checkpoint later (a search waits for them).
+	FirstCheckpoint time.Duration
+	Logger          *slog.Logger     // warnings about skipped files and parts; nil = none
+	Now             func() time.Time // the clock checkpoints are timed by; nil = time.Now
+	Tally           Tally
 
 	Failures  []Failure // what could not be read this run, and why
 	Truncated []Failure // what this run indexed only in part (MaxFileChunks), and why
@@ -55,6 +59,7 @@ type Writer struct {
 	kept        []string // folders that could not be listed, with a trailing "/"
 	lastCommit  time.Time
 	uncommitted bool // files applied since the last commit
+	firstDue    bool // the first commit is timed by FirstCheckpoint
 }
 
 func (w *Writer) init() {
@@ -65,6 +70,7 @@ func (w *Writer) init() {
 		w.seen = map[string]bool{}
 		w.lastCommit = w.Now()
 		w.Logger = cmp.Or(w.Logger, slog.New(slog.DiscardHandler))
+		w.firstDue = w.FirstCheckpoint > 0 && len(w.Index.Before()) == 0
 	}
 }
 
@@ -130,7 +136,11 @@ func (w *Writer) Apply(job *FileJob) error {
 // one that takes hours to embed are committed without waiting for it.
 func (w *Writer) Tick() error {
 	w.init()
-	if w.Checkpoint <= 0 || w.Now().Sub(w.lastCommit) < w.Checkpoint {
+	every := w.Checkpoint
+	if w.firstDue {
+		every = min(every, w.FirstCheckpoint)
+	}
+	if every <= 0 || w.Now().Sub(w.lastCommit) < every {
 		return nil
 	}
 	return w.Save()
@@ -147,7 +157,7 @@ func (w *Writer) Save() error {
 	if err := w.Index.Commit(schema.MidRun); err != nil {
 		return err
 	}
-	w.lastCommit, w.uncommitted = w.Now(), false
+	w.lastCommit, w.uncommitted, w.firstDue = w.Now(), false, false
 	return nil
 }
 

@@ -227,3 +227,54 @@ func TestWriterRemovesInPathOrder(t *testing.T) {
 		t.Errorf("removed %v, want %v", idx.removed, want)
 	}
 }
+
+// TestWriterFirstCheckpoint: a run on an empty index commits its first
+// files FirstCheckpoint in, then every Checkpoint; a run on an index that
+// holds files waits the full Checkpoint for its first commit.
+func TestWriterFirstCheckpoint(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		idx   *memIndex
+		first bool // a commit after FirstCheckpoint
+	}{
+		{"empty index", newMemIndex(), true},
+		{"index with files", newMemIndex("old.md"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			w := &Writer{Index: tc.idx, Checkpoint: 30 * time.Second, FirstCheckpoint: 2 * time.Second, Now: func() time.Time { return now }}
+			if err := w.Apply(&FileJob{Rel: "a.md", Kind: Touched}); err != nil {
+				t.Fatal(err)
+			}
+			now = now.Add(1900 * time.Millisecond)
+			if err := w.Tick(); err != nil || len(tc.idx.commits) != 0 {
+				t.Fatalf("a commit before FirstCheckpoint: %v, commits %v", err, tc.idx.commits)
+			}
+			now = now.Add(200 * time.Millisecond)
+			if err := w.Tick(); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(tc.idx.commits) == 1; got != tc.first {
+				t.Fatalf("commits %v at 2.1 s, want a commit: %v", tc.idx.commits, tc.first)
+			}
+			// After it, the next commit waits a full Checkpoint.
+			if err := w.Apply(&FileJob{Rel: "b.md", Kind: Touched}); err != nil {
+				t.Fatal(err)
+			}
+			now = now.Add(5 * time.Second)
+			if err := w.Tick(); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(tc.idx.commits) == 1; got != tc.first {
+				t.Fatalf("commits %v 5 s after the first, want as many as at 2.1 s", tc.idx.commits)
+			}
+			now = now.Add(30 * time.Second)
+			if err := w.Tick(); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[bool]int{true: 2, false: 1}[tc.first]; len(tc.idx.commits) != want {
+				t.Fatalf("commits %v after a Checkpoint more, want %d", tc.idx.commits, want)
+			}
+		})
+	}
+}

@@ -253,7 +253,7 @@ func (c *common) searchableIndex(ctx context.Context, eng *engine.Engine) error 
 func (c *common) whyNoMatch(ctx context.Context, eng *engine.Engine, out isearch.Output, committed index.Summary, threshold float64) error {
 	if committed.LastReindex == "" { // never committed
 		if committed.Reindexing {
-			return errors.New("no passages matched: the index holds no files yet; a reindex in another process is building it, and search finds its files from its first commit (a checkpoint every 30 s, or its end)")
+			return errors.New("no passages matched: the index holds no files yet; a reindex in another process is building it, and search finds its files from its first commit (2 s in on an empty index, then a checkpoint every 30 s, or its end)")
 		}
 		return fmt.Errorf("no passages matched: the index holds no files yet; to build it, run: %s", c.reindexCommand())
 	}

@@ -106,7 +106,7 @@ func (s IndexState) Describe() string {
 // Searchable says what search answers from while indexing runs.
 func (s IndexState) Searchable() string {
 	if s.SearchableFiles == 0 {
-		return "nothing is committed yet, so search finds nothing until the run's first commit (2 s in when the index was empty, else the first checkpoint: every 30 s by default)"
+		return "nothing is committed yet, so search finds nothing until the run commits its first finished files (from 2 s in on an empty index, else at the first checkpoint: every 30 s by default)"
 	}
 	return fmt.Sprintf("search answers from the %s files (%s chunks) committed so far", Thousands(s.SearchableFiles), Thousands(s.SearchableChunks))
 }

@@ -32,7 +32,7 @@ func TestRunSlot(t *testing.T) {
 		t.Fatalf("initial indexing behind a reindex: %v, want busy", err)
 	}
 	if msg := err.Error(); !strings.HasPrefix(msg, "reindex, 340 of 1,200 files, running for ") ||
-		!strings.HasSuffix(msg, "; nothing is committed yet, so search finds nothing until the run's first commit (2 s in when the index was empty, else the first checkpoint: every 30 s by default)") {
+		!strings.HasSuffix(msg, "; nothing is committed yet, so search finds nothing until the run commits its first finished files (from 2 s in on an empty index, else at the first checkpoint: every 30 s by default)") {
 		t.Errorf("busy message %q", msg)
 	}
 

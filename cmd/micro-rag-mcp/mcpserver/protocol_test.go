@@ -237,7 +237,7 @@ func TestWireIndexNoteOnlyWhilePending(t *testing.T) {
 func TestIndexNoteAfterFailedRun(t *testing.T) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.Local)
 	note := IndexNote(engine.IndexState{Activity: "initial indexing failed", Pending: true, LastRunError: "conn closed", RetryAt: at})
-	for _, want := range []string{"the last indexing failed (conn closed)", "tried again at 03:04:05", "nothing is committed yet, so search finds nothing until the run's first commit (2 s in when the index was empty, else the first checkpoint: every 30 s by default). Results may be incomplete."} {
+	for _, want := range []string{"the last indexing failed (conn closed)", "tried again at 03:04:05", "nothing is committed yet, so search finds nothing until the run commits its first finished files (from 2 s in on an empty index, else at the first checkpoint: every 30 s by default). Results may be incomplete."} {
 		if !strings.Contains(note, want) {
 			t.Errorf("note %q lacks %q", note, want)
 		}

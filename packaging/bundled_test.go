@@ -116,6 +116,40 @@ func TestDistRefusesAlteredModel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	checkDistRefuses(t, cache, "refusing to pack "+filepath.Join(q8, model.ONNXName), "MODEL_Q8_ONNX_SHA256", "run make models")
+}
+
+// TestDistRefusesAlteredQueryModel: the q8 files as pinned, but the fp32
+// query model the asset carries beside them differs from its pin.
+func TestDistRefusesAlteredQueryModel(t *testing.T) {
+	q8, _ := model.Lookup(model.Q8Name)
+	fp32, _ := model.Lookup(model.FP32Name)
+	cache := t.TempDir()
+	dirs := map[string]string{q8.Name: q8.Dir(), fp32.Name: fp32.Dir()}
+	for name, real := range dirs {
+		dir := filepath.Join(cache, "models", name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{model.ONNXName, model.TokenizerName} {
+			if err := os.Symlink(filepath.Join(real, f), filepath.Join(dir, f)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	altered := filepath.Join(cache, "models", fp32.Name, model.ONNXName)
+	os.Remove(altered)
+	if err := os.WriteFile(altered, []byte("not the pinned file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkDistRefuses(t, cache, "refusing to pack "+altered, "MODEL_ONNX_SHA256", "run make setup")
+}
+
+// checkDistRefuses runs scripts/dist.sh with cache as the cache folder: it
+// must fail before building, its output holding every want, and leave
+// dist/ as it was.
+func checkDistRefuses(t *testing.T, cache string, wants ...string) {
+	t.Helper()
 	before, err := os.ReadFile(filepath.Join(dist.dist, "SOURCE"))
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +161,7 @@ func TestDistRefusesAlteredModel(t *testing.T) {
 	if err == nil {
 		t.Fatalf("dist.sh packed a model that differs from its pin:\n%s", out)
 	}
-	for _, want := range []string{"refusing to pack " + filepath.Join(q8, model.ONNXName), "MODEL_Q8_ONNX_SHA256", "run make models"} {
+	for _, want := range wants {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("dist.sh's error lacks %q:\n%s", want, out)
 		}

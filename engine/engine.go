@@ -673,7 +673,11 @@ func (e *Engine) loadModel(ctx context.Context) error {
 	}
 	e.embedder, e.queries, e.queryModel, e.version, e.model, e.chunking = emb, queries, queryModel, version, version.Model, chunking
 	e.null, e.nullQueries = isearch.NullCosine(m.Null), nullQueries
-	e.log.Info("model loaded", "model", version.Model, "queries", queryModel, "ms", time.Since(start).Milliseconds())
+	runtime := embed.RuntimeVersion()
+	e.log.Info("model loaded", "model", version.Model, "queries", queryModel, "onnxruntime", runtime, "ms", time.Since(start).Milliseconds())
+	if advice := model.ORTAdvice(runtime); advice != "" {
+		e.log.Warn(advice)
+	}
 	return nil
 }
 

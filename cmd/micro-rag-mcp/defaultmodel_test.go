@@ -16,8 +16,14 @@ import (
 // project's int8 file (the index's version names all-MiniLM-L6-v2-q8 and
 // that file's hash), and one started with --model all-MiniLM-L6-v2 rebuilds
 // the index with the fp32 file; a search without --model then names the
-// flag that opens it.
+// flag that opens it. Each server's log names the ONNX Runtime it loaded,
+// the one make setup installs, with no warning about its version.
 func TestDefaultModelIsQ8(t *testing.T) {
+	checkRuntime := func(logs string) {
+		if !strings.Contains(logs, "onnxruntime="+model.ORTTested+" ") || strings.Contains(logs, "this build is measured with") {
+			t.Errorf("the log does not name ONNX Runtime %s without a warning:\n%s", model.ORTTested, logs)
+		}
+	}
 	data, idx := copySample(t), t.TempDir()
 	for _, step := range []struct {
 		flags []string
@@ -26,7 +32,7 @@ func TestDefaultModelIsQ8(t *testing.T) {
 		{nil, model.Q8Name},
 		{[]string{"--model", model.FP32Name}, model.FP32Name},
 	} {
-		c := startServer(t, data, append([]string{"--index-folder", idx}, step.flags...)...)
+		c := startServerEnv(t, nil, checkRuntime, data, append([]string{"--index-folder", idx}, step.flags...)...)
 		reindex(t, c, nil) // after the server's own first run, which builds the index
 		waitForTop(t, c, sampleQueries[1].query, sampleQueries[1].path)
 		c.Close()

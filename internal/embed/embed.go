@@ -324,6 +324,15 @@ func discoverNames(path string) ([]string, string, int, error) {
 	return names, out.Name, dim, nil
 }
 
+// RuntimeVersion is the loaded ONNX Runtime's version, such as "1.24.3";
+// empty before the first New has loaded the library.
+func RuntimeVersion() string {
+	if !ort.IsInitialized() {
+		return ""
+	}
+	return ort.GetVersion()
+}
+
 // Tokenizer is the embedder's tokenizer (read-only, safe to share).
 func (e *Embedder) Tokenizer() *tokenizer.Tokenizer { return e.tok }
 

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/micro-rag/micro-rag-mcp/internal/model"
 	"github.com/micro-rag/micro-rag-mcp/internal/tokenizer"
 )
 
@@ -25,6 +26,15 @@ func testEmbedder(t testing.TB) *Embedder {
 		t.Fatalf("creating the embedder (run `make setup` first): %v", err)
 	}
 	return e
+}
+
+// TestRuntimeVersion: once an embedder is made, RuntimeVersion reads the
+// loaded library's version: the one make setup installs.
+func TestRuntimeVersion(t *testing.T) {
+	testEmbedder(t)
+	if got := RuntimeVersion(); got != model.ORTTested {
+		t.Errorf("RuntimeVersion() = %q, want %q", got, model.ORTTested)
+	}
 }
 
 // golden is one reference embedding: of a passage, or of a query (after

@@ -556,6 +556,20 @@ func TestQ8SourceURLs(t *testing.T) {
 // make models and make dist check, and the release's tag follows the
 // model file's, so a quantiser change cannot ship a stale pin.
 func TestQ8PinsMatchVersionsEnv(t *testing.T) {
+	env := versionsEnv(t)
+	for i, name := range []string{"MODEL_Q8_ONNX_SHA256", "MODEL_TOKENIZER_SHA256"} {
+		if got := Q8Source.Files[i].SHA256; env[name] == "" || got != env[name] {
+			t.Errorf("%s is pinned at %q in Go, scripts/versions.env's %s is %q", Q8Source.Files[i].Remote, got, name, env[name])
+		}
+	}
+	if want := "model-" + Q8Name + "-" + env["MODEL_Q8_ONNX_SHA256"][:12]; Q8Source.Revision != want {
+		t.Errorf("release tag %q, want %q", Q8Source.Revision, want)
+	}
+}
+
+// versionsEnv is scripts/versions.env's assignments.
+func versionsEnv(t *testing.T) map[string]string {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "scripts", "versions.env"))
 	if err != nil {
 		t.Fatal(err)
@@ -566,13 +580,25 @@ func TestQ8PinsMatchVersionsEnv(t *testing.T) {
 			env[k] = strings.Trim(v, `"`)
 		}
 	}
-	for i, name := range []string{"MODEL_Q8_ONNX_SHA256", "MODEL_TOKENIZER_SHA256"} {
-		if got := Q8Source.Files[i].SHA256; env[name] == "" || got != env[name] {
-			t.Errorf("%s is pinned at %q in Go, scripts/versions.env's %s is %q", Q8Source.Files[i].Remote, got, name, env[name])
+	return env
+}
+
+// TestORTAdvice: the release make setup installs is the one ORTAdvice
+// takes as tested; another patch of its line passes, any other line (or
+// a version it cannot read) gets a warning naming both versions.
+func TestORTAdvice(t *testing.T) {
+	if got := versionsEnv(t)["ORT_VERSION"]; got != ORTTested {
+		t.Errorf("ORTTested is %q, scripts/versions.env's ORT_VERSION %q", ORTTested, got)
+	}
+	for _, v := range []string{ORTTested, "1.24.1", "1.24.0"} {
+		if a := ORTAdvice(v); a != "" {
+			t.Errorf("ORTAdvice(%q) = %q, want none", v, a)
 		}
 	}
-	if want := "model-" + Q8Name + "-" + env["MODEL_Q8_ONNX_SHA256"][:12]; Q8Source.Revision != want {
-		t.Errorf("release tag %q, want %q", Q8Source.Revision, want)
+	for _, v := range []string{"1.25.1", "1.31.1", "1.2.4", "2.24.3", ""} {
+		if a := ORTAdvice(v); !strings.Contains(a, "ONNX Runtime "+v+" is not the "+ORTTested) || !strings.Contains(a, "1.8x slower") {
+			t.Errorf("ORTAdvice(%q) = %q, want a warning naming both versions and the cost", v, a)
+		}
 	}
 }
 

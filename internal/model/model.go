@@ -221,6 +221,28 @@ const (
 	EnvORTLib   = "MICRO_RAG_ORT_LIB"
 )
 
+// ORTTested is the ONNX Runtime release make setup installs (scripts/
+// versions.env's ORT_VERSION, a test checks); its release line is the one
+// the int8 default is measured with.
+const ORTTested = "1.24.3"
+
+// ORTAdvice is empty for a library of ORTTested's release line (1.24.x),
+// else a warning for the log naming version: 1.25 and later run the int8
+// default's u8-weight products 2.3x slower on AVX-512 VNNI (BENCHMARKS.md),
+// a cost nothing else would show.
+func ORTAdvice(version string) string {
+	line := func(v string) string {
+		major, rest, _ := strings.Cut(v, ".")
+		minor, _, _ := strings.Cut(rest, ".")
+		return major + "." + minor
+	}
+	if line(version) == line(ORTTested) {
+		return ""
+	}
+	return fmt.Sprintf("ONNX Runtime %s is not the %s this build is measured with (the release packages and make setup carry it; "+
+		"1.25 and later index about 1.8x slower with the int8 default on CPUs with AVX-512 VNNI)", version, ORTTested)
+}
+
 // Files are the absolute paths of the model's two files.
 type Files struct {
 	ONNX, Tokenizer string

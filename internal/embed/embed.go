@@ -279,13 +279,16 @@ func dynamicQuant(path string) (bool, error) {
 
 // discoverNames checks the model's signature and returns its inputs in the
 // order Embed feeds them (input_ids, attention_mask[, token_type_ids]) and
-// the token-level output and its hidden size.
+// the token-level output and its hidden size. The signature is read from
+// the file itself; one the reader cannot parse is asked of onnxruntime.
 func discoverNames(path string) ([]string, string, int, error) {
-	ins, outs, err := ort.GetInputOutputInfo(path)
+	ins, outs, err := readGraphIO(path)
 	if err != nil {
-		return nil, "", 0, fmt.Errorf("embed: reading %s: %w", path, err)
+		if ins, outs, err = sessionGraphIO(path); err != nil {
+			return nil, "", 0, fmt.Errorf("embed: reading %s: %w", path, err)
+		}
 	}
-	byName := map[string]ort.InputOutputInfo{}
+	byName := map[string]graphValue{}
 	for _, in := range ins {
 		byName[in.Name] = in
 	}
@@ -297,31 +300,58 @@ func discoverNames(path string) ([]string, string, int, error) {
 				names = names[:i] // some exports drop it; it is all zeros anyway
 				break
 			}
-			return nil, "", 0, fmt.Errorf("embed: %s has no input %q (inputs: %v)", path, n, ins)
+			return nil, "", 0, fmt.Errorf("embed: %s has no input %q (inputs: %s)", path, n, valueNames(ins))
 		}
-		if in.DataType != ort.TensorElementDataTypeInt64 {
-			return nil, "", 0, fmt.Errorf("embed: input %q is %s, want int64", n, in.DataType)
+		if in.ElemType != onnxInt64 {
+			return nil, "", 0, fmt.Errorf("embed: input %q is of ONNX type %d, want int64", n, in.ElemType)
 		}
 	}
 	if len(ins) != len(names) {
-		return nil, "", 0, fmt.Errorf("embed: %s has unexpected inputs %v", path, ins)
+		return nil, "", 0, fmt.Errorf("embed: %s has unexpected inputs %s", path, valueNames(ins))
 	}
-	var out *ort.InputOutputInfo
+	var out *graphValue
 	for i := range outs {
 		o := &outs[i]
-		if o.OrtValueType == ort.ONNXTypeTensor && o.DataType == ort.TensorElementDataTypeFloat && len(o.Dimensions) == 3 &&
-			(out == nil || o.Name == "last_hidden_state") {
+		if o.ElemType == onnxFloat && len(o.Dims) == 3 && (out == nil || o.Name == "last_hidden_state") {
 			out = o
 		}
 	}
 	if out == nil {
-		return nil, "", 0, fmt.Errorf("embed: %s has no [batch, seq, hidden] float output (outputs: %v)", path, outs)
+		return nil, "", 0, fmt.Errorf("embed: %s has no [batch, seq, hidden] float output (outputs: %s)", path, valueNames(outs))
 	}
-	dim := int(out.Dimensions[2])
+	dim := int(out.Dims[2])
 	if dim <= 0 {
-		return nil, "", 0, fmt.Errorf("embed: output %q of %s has no fixed hidden size (shape %v)", out.Name, path, out.Dimensions)
+		return nil, "", 0, fmt.Errorf("embed: output %q of %s has no fixed hidden size (shape %v)", out.Name, path, out.Dims)
 	}
 	return names, out.Name, dim, nil
+}
+
+// sessionGraphIO is readGraphIO by way of an onnxruntime session.
+func sessionGraphIO(path string) (ins, outs []graphValue, err error) {
+	oins, oouts, err := ort.GetInputOutputInfo(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	convert := func(infos []ort.InputOutputInfo) []graphValue {
+		vs := make([]graphValue, len(infos))
+		for i, info := range infos {
+			vs[i] = graphValue{Name: info.Name, Dims: info.Dimensions}
+			if info.OrtValueType == ort.ONNXTypeTensor {
+				vs[i].ElemType = int32(info.DataType)
+			}
+		}
+		return vs
+	}
+	return convert(oins), convert(oouts), nil
+}
+
+// valueNames lists vs's names for an error.
+func valueNames(vs []graphValue) string {
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = v.Name
+	}
+	return fmt.Sprintf("%q", names)
 }
 
 // RuntimeVersion is the loaded ONNX Runtime's version, such as "1.24.3";

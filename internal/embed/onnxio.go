@@ -59,7 +59,7 @@ func readGraphIO(path string) (ins, outs []graphValue, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &protoReader{r: f, end: st.Size()}
+	r := &protoReader{r: &window{r: f}, end: st.Size()}
 	var graph *span
 	for r.pos < r.end {
 		num, wire, err := r.key()
@@ -135,9 +135,38 @@ type span struct{ start, end int64 }
 
 // protoReader walks protobuf fields of a file between pos and end.
 type protoReader struct {
-	r        io.ReaderAt
+	r        *window
 	pos, end int64
 	buf      [binary.MaxVarintLen64]byte
+}
+
+// window reads a file through one 64 KiB buffer, so that walking many
+// small fields costs a read a buffer, not one a field.
+type window struct {
+	r   io.ReaderAt
+	buf []byte
+	off int64 // of buf[0] in the file
+}
+
+// ReadAt is io.ReaderAt's, served from the buffer when it holds [off,
+// off+len(p)), else from a buffer refilled at off.
+func (w *window) ReadAt(p []byte, off int64) (int, error) {
+	if off >= w.off && off+int64(len(p)) <= w.off+int64(len(w.buf)) {
+		return copy(p, w.buf[off-w.off:]), nil
+	}
+	if len(p) > 1<<16 {
+		return w.r.ReadAt(p, off)
+	}
+	if cap(w.buf) < 1<<16 {
+		w.buf = make([]byte, 1<<16)
+	}
+	n, err := w.r.ReadAt(w.buf[:cap(w.buf)], off)
+	w.buf, w.off = w.buf[:n], off
+	if n >= len(p) {
+		return copy(p, w.buf), nil
+	}
+	copy(p, w.buf)
+	return n, err
 }
 
 // sub is a reader over s alone.

@@ -689,9 +689,9 @@ func (e *Engine) loadModel(ctx context.Context) error {
 	}
 	e.embedder, e.queries, e.queryModel, e.version, e.model, e.chunking = emb, queries, queryModel, version, version.Model, chunking
 	e.null, e.nullQueries = isearch.NullCosine(m.Null), nullQueries
-	runtime := embed.RuntimeVersion()
-	e.log.Info("model loaded", "model", version.Model, "queries", queryModel, "onnxruntime", runtime, "ms", time.Since(start).Milliseconds())
-	if advice := model.ORTAdvice(runtime); advice != "" {
+	ortVersion := embed.RuntimeVersion()
+	e.log.Info("model loaded", "model", version.Model, "queries", queryModel, "onnxruntime", ortVersion, "ms", time.Since(start).Milliseconds())
+	if advice := model.ORTAdvice(ortVersion); advice != "" {
 		e.log.Warn(advice)
 	}
 	return nil

@@ -162,7 +162,7 @@ func Reindex(ctx context.Context, cfg Config, w index.Updater) (Result, error) {
 	}
 	cnt := counters{forecast: newForecast(), batchSize: cfg.Embedder.BatchSize()}
 	writer := &stages.Writer{Index: w, Glob: cfg.Walker.Glob, InScope: cfg.Walker.InScope, Checkpoint: cfg.Checkpoint,
-		FirstCheckpoint: min(FirstCheckpoint, cfg.Checkpoint), Logger: cfg.Logger}
+		FirstCheckpoint: FirstCheckpoint, Logger: cfg.Logger}
 	run := wire(ctx, cfg, w, &cnt, writer)
 	stopProgress := startProgress(&cnt, cfg.Progress)
 	stats, err := run.Wait()

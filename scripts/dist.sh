@@ -62,31 +62,27 @@ if [ ! -f "$q8src/model.onnx" ] || [ ! -f "$q8src/tokenizer.json" ]; then
 	log "$q8src lacks model.onnx or tokenizer.json: building it as make models does (scripts/quantize.sh)"
 	"$here/quantize.sh" || { log "could not build $q8: run make models, then make dist again"; exit 1; }
 fi
+# stage_model NAME PIN FIX: copies NAME's model.onnx (pinned by the
+# versions.env variable PIN) and tokenizer.json from the cache into the
+# asset's staging folder and checks the copies; a missing or altered file
+# stops the build with FIX, before anything is built.
+stage_model() {
+	local src="$cache/models/$1" dst="$stage/model/models/$1" fix=$3 f file var
+	mkdir -p "$dst"
+	for f in "model.onnx $2" "tokenizer.json MODEL_TOKENIZER_SHA256"; do
+		read -r file var <<<"$f"
+		[ -f "$src/$file" ] || { log "$src lacks $file: $fix"; exit 1; }
+		cp "$src/$file" "$dst/" && chmod 0644 "$dst/$file"
+		if ! verify "$dst/$file" "${!var}"; then
+			log "refusing to pack $src/$file: its SHA-256 is $(sha256sum "$dst/$file" | cut -c1-64), scripts/versions.env's $var is ${!var}; delete $src and $fix"
+			exit 1
+		fi
+	done
+}
+stage_model "$q8" MODEL_Q8_ONNX_SHA256 "run make models"
 q8stage="$stage/model/models/$q8"
-mkdir -p "$q8stage"
-cp "$q8src/model.onnx" "$q8src/tokenizer.json" "$q8stage/"
-chmod 0644 "$q8stage/model.onnx" "$q8stage/tokenizer.json"
-for f in "model.onnx $MODEL_Q8_ONNX_SHA256 MODEL_Q8_ONNX_SHA256" "tokenizer.json $MODEL_TOKENIZER_SHA256 MODEL_TOKENIZER_SHA256"; do
-	read -r file want pin <<<"$f"
-	if ! verify "$q8stage/$file" "$want"; then
-		log "refusing to pack $q8src/$file: its SHA-256 is $(sha256sum "$q8stage/$file" | cut -c1-64), scripts/versions.env's $pin is $want; delete $q8src and run make models"
-		exit 1
-	fi
-done
 fp32=all-MiniLM-L6-v2
-fp32src="$cache/models/$fp32"
-fp32stage="$stage/model/models/$fp32"
-mkdir -p "$fp32stage"
-for f in "model.onnx $MODEL_ONNX_SHA256 MODEL_ONNX_SHA256" "tokenizer.json $MODEL_TOKENIZER_SHA256 MODEL_TOKENIZER_SHA256"; do
-	read -r file want pin <<<"$f"
-	[ -f "$fp32src/$file" ] || { log "$fp32src lacks $file (the default model's query model): run make setup"; exit 1; }
-	cp "$fp32src/$file" "$fp32stage/"
-	chmod 0644 "$fp32stage/$file"
-	if ! verify "$fp32stage/$file" "$want"; then
-		log "refusing to pack $fp32src/$file: its SHA-256 is $(sha256sum "$fp32stage/$file" | cut -c1-64), scripts/versions.env's $pin is $want; delete $fp32src and run make setup"
-		exit 1
-	fi
-done
+stage_model "$fp32" MODEL_ONNX_SHA256 "run make setup (the default model embeds its queries with it)"
 
 # Compiled by zig's clang against glibc 2.28's symbols (scripts/oldglibc),
 # so the binary needs no glibc newer than its libraries do (2.27); GCC's
